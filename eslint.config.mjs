@@ -1,0 +1,65 @@
+// One lint setup for the whole repo: type-aware TypeScript rules, Nx module boundaries, and Prettier owning format.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+import nx from '@nx/eslint-plugin';
+import prettier from 'eslint-config-prettier';
+
+/** Modules that do I/O. Pure libraries (tag `type:pure`) may import none of them. */
+const ioModules = ['node:*', 'nats', '@nats-io/*', 'postgres', 'drizzle-orm', 'drizzle-orm/*', '@electric-sql/*', '@opentelemetry/*', 'testcontainers', '@testcontainers/*'];
+const nodeBuiltins = ['fs', 'path', 'os', 'net', 'http', 'https', 'child_process', 'crypto', 'dgram', 'dns', 'tls', 'worker_threads', 'cluster', 'process'];
+
+export default tseslint.config(
+  { ignores: ['**/node_modules/**', '**/dist/**', '**/.nx/**', '**/coverage/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: {
+      parserOptions: { projectService: { allowDefaultProject: ['*.mjs', '*.js'] }, tsconfigRootDir: import.meta.dirname },
+    },
+    plugins: { '@nx': nx },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/only-throw-error': 'error',
+      'no-restricted-syntax': ['error', { selector: 'ExportAllDeclaration', message: 'Export named symbols (no `export *`).' }],
+      '@nx/enforce-module-boundaries': [
+        'error',
+        {
+          enforceBuildableLibDependency: false,
+          allow: [],
+          depConstraints: [
+            { sourceTag: 'type:pure', onlyDependOnLibsWithTags: ['type:pure'], bannedExternalImports: ioModules },
+            { sourceTag: 'type:io', onlyDependOnLibsWithTags: ['type:pure', 'type:io'] },
+            { sourceTag: 'type:service', onlyDependOnLibsWithTags: ['type:pure', 'type:io'] },
+            { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:pure', 'type:io', 'type:service'] },
+            { sourceTag: 'type:testing', onlyDependOnLibsWithTags: ['type:pure', 'type:io', 'type:service', 'type:testing'] },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // Node built-ins without the `node:` prefix slip past bannedExternalImports; forbid them in pure code too.
+    files: ['libs/contracts/src/**/*.ts', 'libs/core/src/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: nodeBuiltins.map((name) => ({ name, message: 'Pure libraries do no I/O: pass time, ids and data in as arguments.' })),
+          patterns: [{ group: ioModules, message: 'Pure libraries do no I/O: pass time, ids and data in as arguments.' }],
+        },
+      ],
+    },
+  },
+  {
+    files: ['**/*.spec.ts', '**/test/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-non-null-assertion': 'off',
+      '@typescript-eslint/no-unsafe-member-access': 'off',
+      '@typescript-eslint/no-unsafe-assignment': 'off',
+    },
+  },
+  { files: ['**/*.mjs', '**/*.js'], ...tseslint.configs.disableTypeChecked },
+  prettier,
+);

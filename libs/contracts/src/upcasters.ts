@@ -1,0 +1,80 @@
+import { z } from 'zod';
+import { JsonObjectSchema, JsonValueSchema, ToolNameSchema } from './ids';
+import { ContractViolation } from './errors';
+import { formatIssues } from './format-issues';
+import { RUN_REQUEST_VERSION } from './run-request';
+import { CURRENT_EVENT_VERSIONS, type EventType } from './event-data';
+
+type Upcaster = (data: unknown) => unknown;
+
+/** run_requested v1 (release 0.1): the plan sat at the top level of the event. */
+const RunRequestedV1 = z.object({
+  runId: z.string(),
+  plan: z.array(z.object({ tool: ToolNameSchema, args: JsonObjectSchema })),
+  input: JsonValueSchema.optional(),
+});
+
+/** thought v1 (release 0.1): a model name, free text, tool calls or an output, and total tokens only. */
+const ThoughtV1 = z.object({
+  step: z.number().int().nonnegative(),
+  model: z.string(),
+  text: z.string().optional(),
+  calls: z.array(z.object({ callId: z.string(), tool: ToolNameSchema, args: JsonObjectSchema })).optional(),
+  output: JsonValueSchema.optional(),
+  usage: z.object({ totalTokens: z.number().int().nonnegative() }),
+});
+
+function parseLegacy<T>(schema: z.ZodType<T>, data: unknown, what: string): T {
+  const parsed = schema.safeParse(data);
+  if (!parsed.success) throw new ContractViolation(`invalid ${what}`, formatIssues(parsed.error));
+  return parsed.data;
+}
+
+/** `UPCASTERS[type][v]` turns data of version v into version v + 1. */
+export const UPCASTERS: Partial<Record<EventType, Record<number, Upcaster>>> = {
+  run_requested: {
+    1: (data) => {
+      const old = parseLegacy(RunRequestedV1, data, 'run_requested v1');
+      return {
+        request: {
+          v: RUN_REQUEST_VERSION,
+          runId: old.runId,
+          agent: { kind: 'scripted', steps: old.plan },
+          ...(old.input === undefined ? {} : { input: old.input }),
+        },
+      };
+    },
+  },
+  thought: {
+    1: (data) => {
+      const old = parseLegacy(ThoughtV1, data, 'thought v1');
+      const decision =
+        old.calls && old.calls.length > 0
+          ? { kind: 'tool_calls', calls: old.calls }
+          : { kind: 'complete', ...(old.output === undefined ? {} : { output: old.output }) };
+      return {
+        step: old.step,
+        model: { id: old.model, promptVersion: 'unversioned' },
+        ...(old.text === undefined ? {} : { content: old.text }),
+        decision,
+        usage: { inputTokens: 0, outputTokens: old.usage.totalTokens },
+        finishReason: 'unknown',
+      };
+    },
+  },
+};
+
+/** Applies upcasters from `fromVersion` up to the current version of `type`. */
+export function upcast(type: EventType, fromVersion: number, data: unknown): unknown {
+  const chain = UPCASTERS[type] ?? {};
+  let v = fromVersion;
+  let current = data;
+  for (let step = chain[v]; step !== undefined; step = chain[v]) {
+    current = step(current);
+    v += 1;
+  }
+  if (v !== CURRENT_EVENT_VERSIONS[type]) {
+    throw new ContractViolation(`no upcaster turns ${type} v${v} into v${CURRENT_EVENT_VERSIONS[type]}`);
+  }
+  return current;
+}

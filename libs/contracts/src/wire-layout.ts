@@ -1,0 +1,41 @@
+/** Stream, subject and bucket names: the wire layout every service and client agrees on. */
+export const STREAMS = {
+  requests: 'DURA_REQUESTS',
+  runs: 'DURA_RUNS',
+  tasks: 'DURA_TASKS',
+  deadLetters: 'DURA_DLQ',
+} as const;
+
+export const SUBJECTS = {
+  submit: 'dura.submit',
+  signal: 'dura.signal',
+  runPrefix: 'dura.run',
+  allRuns: 'dura.run.*',
+  toolTaskPrefix: 'dura.task.tool',
+  allToolTasks: 'dura.task.tool.>',
+  decideTask: 'dura.task.decide',
+  deadLetterPrefix: 'dura.dlq',
+  allDeadLetters: 'dura.dlq.>',
+} as const;
+
+export const BUCKETS = { snapshots: 'dura_snapshots', payloads: 'dura_payloads' } as const;
+
+/** The run's log subject. All of a run's events share it, so one expected-sequence check guards the whole run. */
+export function runSubject(runId: string): string {
+  return `${SUBJECTS.runPrefix}.${runId}`;
+}
+
+export function runIdFromSubject(subject: string): string | undefined {
+  const prefix = `${SUBJECTS.runPrefix}.`;
+  if (!subject.startsWith(prefix)) return undefined;
+  const rest = subject.slice(prefix.length);
+  return rest.length > 0 && !rest.includes('.') ? rest : undefined;
+}
+
+export function toolTaskSubject(tool: string): string {
+  return `${SUBJECTS.toolTaskPrefix}.${tool}`;
+}
+
+export function deadLetterSubject(source: string): string {
+  return `${SUBJECTS.deadLetterPrefix}.${source}`;
+}
