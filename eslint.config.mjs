@@ -41,7 +41,7 @@ export default tseslint.config(
   },
   {
     // Node built-ins without the `node:` prefix slip past bannedExternalImports; forbid them in pure code too.
-    files: ['libs/contracts/src/**/*.ts', 'libs/core/src/**/*.ts'],
+    files: ['libs/contracts/src/**/*.ts', 'libs/core/src/**/*.ts', 'proto/src/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',

@@ -1,0 +1,2 @@
+export { createDuraClient } from './client';
+export type { DuraClient, SubmitRunInput, SubmitResult, WatchOptions } from './client';

@@ -1,0 +1,156 @@
+import type { RunEvent, RunEventOf } from '@dura/contracts';
+import { InvalidTransition } from './errors';
+import { canApply, STATUS_AFTER } from './lifecycle';
+import { initialRunState, type CallState, type RunState } from './run-state';
+
+/**
+ * The one fold. Pure: the same state and event always give the same next state, and the input is never mutated.
+ * Throws `InvalidTransition` when the event cannot follow the state (wrong lifecycle status, unknown call,
+ * another run's event, or a sequence that does not move forward).
+ */
+export function evolve(state: RunState, event: RunEvent): RunState {
+  const reject = (reason: string): never => {
+    throw new InvalidTransition(event.type, state.status, event.seq, reason);
+  };
+  if (event.seq <= state.lastSeq) reject(`sequence ${event.seq} is not after ${state.lastSeq}`);
+  if (state.runId !== null && event.meta.runId !== state.runId) {
+    reject(`event belongs to run ${event.meta.runId}, not ${state.runId}`);
+  }
+  if (!canApply(event.type, state.status)) reject('not allowed by the run lifecycle');
+
+  const base: RunState = {
+    ...state,
+    status: STATUS_AFTER[event.type] ?? state.status,
+    lastSeq: event.seq,
+    eventCount: state.eventCount + 1,
+    updatedAt: event.meta.ts,
+  };
+  return applyData(base, event, reject);
+}
+
+/** Folds events into a state, starting from `from` (a snapshot) or from the empty run. */
+export function fold(events: Iterable<RunEvent>, from: RunState = initialRunState()): RunState {
+  let state = from;
+  for (const event of events) state = evolve(state, event);
+  return state;
+}
+
+function applyData(state: RunState, event: RunEvent, reject: (reason: string) => never): RunState {
+  switch (event.type) {
+    case 'run_requested':
+      return {
+        ...state,
+        runId: event.meta.runId,
+        request: event.data.request,
+        correlationId: event.meta.correlationId,
+        createdAt: event.meta.ts,
+      };
+    case 'run_rejected':
+      return { ...state, runId: event.meta.runId, error: event.data.error, createdAt: state.createdAt ?? event.meta.ts };
+    case 'thought':
+      return onThought(state, event, reject);
+    case 'tool_call_requested':
+      return onToolCallRequested(state, event, reject);
+    case 'tool_call_completed':
+      return resolveCall(state, event.data.callId, reject, (call) => ({
+        ...call,
+        status: 'completed',
+        attempts: Math.max(call.attempts, event.data.attempt),
+        resolvedSeq: event.seq,
+        result: event.data.result,
+      }));
+    case 'tool_call_failed':
+      return resolveCall(state, event.data.callId, reject, (call) => ({
+        ...call,
+        status: event.data.retryable ? 'pending' : 'failed',
+        attempts: Math.max(call.attempts, event.data.attempt),
+        error: event.data.error,
+        ...(event.data.retryable ? {} : { resolvedSeq: event.seq }),
+      }));
+    case 'wait_requested':
+      return { ...state, waiting: { ...event.data } };
+    case 'signal_received': {
+      const signal = { ...event.data, seq: event.seq };
+      const resumes = state.waiting?.kind === 'signal' && state.waiting.signal === event.data.name;
+      return resumes
+        ? { ...state, status: 'running', waiting: null, signals: [...state.signals, signal] }
+        : { ...state, signals: [...state.signals, signal] };
+    }
+    case 'timer_fired':
+      return state.waiting?.waitId === event.data.waitId ? { ...state, status: 'running', waiting: null } : state;
+    case 'child_run_completed':
+      return state.waiting?.kind === 'child' && state.waiting.childRunId === event.data.childRunId
+        ? { ...state, status: state.status === 'waiting' ? 'running' : state.status, waiting: null }
+        : state;
+    case 'run_completed':
+      return { ...state, output: event.data.output, openDecision: null };
+    case 'run_failed':
+      return { ...state, error: event.data.error, openDecision: null, waiting: null };
+    case 'run_cancelled':
+      return { ...state, openDecision: null, waiting: null };
+    case 'run_started':
+    case 'child_run_requested':
+    case 'snapshot_taken':
+    case 'budget_exceeded':
+      return state;
+  }
+}
+
+function onThought(state: RunState, event: RunEventOf<'thought'>, reject: (reason: string) => never): RunState {
+  if (state.openDecision !== null) reject(`the decision at seq ${state.openDecision.seq} is not fully recorded yet`);
+  if (state.calls.some((call) => call.status === 'pending')) reject('tool calls are still pending');
+  return {
+    ...state,
+    decisions: state.decisions + 1,
+    openDecision: { seq: event.seq, decision: event.data.decision },
+    usage: {
+      inputTokens: state.usage.inputTokens + event.data.usage.inputTokens,
+      outputTokens: state.usage.outputTokens + event.data.usage.outputTokens,
+    },
+  };
+}
+
+function onToolCallRequested(
+  state: RunState,
+  event: RunEventOf<'tool_call_requested'>,
+  reject: (reason: string) => never,
+): RunState {
+  const decision = state.openDecision?.decision;
+  if (decision?.kind !== 'tool_calls') reject('no open decision asked for tool calls');
+  const planned = decision.kind === 'tool_calls' ? decision.calls : [];
+  if (!planned.some((call) => call.callId === event.data.callId)) {
+    reject(`call ${event.data.callId} is not part of the open decision`);
+  }
+  if (state.calls.some((call) => call.callId === event.data.callId)) reject(`call ${event.data.callId} already requested`);
+  if (event.data.step !== state.steps + 1) reject(`step ${event.data.step} is not the next step (${state.steps + 1})`);
+  const call: CallState = {
+    callId: event.data.callId,
+    step: event.data.step,
+    tool: event.data.tool,
+    args: event.data.args,
+    idempotencyKey: event.data.idempotencyKey,
+    status: 'pending',
+    attempts: 0,
+    requestedSeq: event.seq,
+    intentId: event.meta.id,
+  };
+  const calls = [...state.calls, call];
+  const allRecorded = planned.every((p) => calls.some((c) => c.callId === p.callId));
+  return { ...state, steps: call.step, calls, openDecision: allRecorded ? null : state.openDecision };
+}
+
+function resolveCall(
+  state: RunState,
+  callId: string,
+  reject: (reason: string) => never,
+  update: (call: CallState) => CallState,
+): RunState {
+  const index = state.calls.findIndex((call) => call.callId === callId);
+  if (index < 0) reject(`call ${callId} was never requested`);
+  const call = state.calls[index] as CallState;
+  // A second observation of a resolved call (a relay retry after the dedupe window) changes nothing.
+  if (call.status !== 'pending') return state;
+  const calls = state.calls.slice();
+  calls[index] = update(call);
+  return { ...state, calls };
+}

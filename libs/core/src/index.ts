@@ -1,0 +1,11 @@
+export { initialRunState, isTerminal, TERMINAL_STATUSES } from './run-state';
+export type { RunState, RunStatus, CallState, CallStatus, WaitState } from './run-state';
+export { evolve, fold } from './evolve';
+export { ALLOWED_FROM, STATUS_AFTER, canApply } from './lifecycle';
+export { InvalidTransition } from './errors';
+export { canonicalJson } from './canonical-json';
+export { argsHash, idempotencyKey, decisionEventId, callId } from './idempotency';
+export { resolveReferences, planReferenceIssues, BadReference } from './references';
+export type { ReferenceScope } from './references';
+export { nextAction, followUps, nextCallId } from './next-action';
+export type { PlannerAction, EventDraft } from './next-action';

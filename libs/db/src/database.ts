@@ -1,0 +1,80 @@
+import postgres from 'postgres';
+import { PGlite } from '@electric-sql/pglite';
+import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
+import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
+import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
+import { sql } from 'drizzle-orm';
+import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import { DuraError } from '@dura/contracts';
+
+/** The drizzle database every service codes against, whichever driver is underneath. */
+export type Db = PgDatabase<PgQueryResultHKT, Record<string, never>>;
+
+export interface DbHandle {
+  readonly db: Db;
+  readonly kind: 'postgres' | 'pglite';
+  /** Applies a service's migrations once, even when several replicas start together. */
+  migrate(options: { folder: string; table: string }): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Connects to Postgres at `url`, or opens an embedded PGlite (in memory, or in `pgliteDir`) when no URL is given. */
+export async function openDatabase(options: { url?: string; pgliteDir?: string; maxConnections?: number }): Promise<DbHandle> {
+  return options.url ? openPostgres(options.url, options.maxConnections ?? 10) : openPglite(options.pgliteDir);
+}
+
+async function openPostgres(url: string, max: number): Promise<DbHandle> {
+  const client = postgres(url, { max, onnotice: () => undefined, connect_timeout: 10 });
+  try {
+    await client`select 1`;
+  } catch (err) {
+    await client.end({ timeout: 1 }).catch(() => undefined);
+    throw new DuraError(
+      'database_unreachable',
+      `cannot connect to Postgres at ${redact(url)} (${(err as Error).message}); check DATABASE_URL and that the server is up`,
+      { retryable: true, cause: err },
+    );
+  }
+  const db = drizzlePostgres(client) as unknown as Db;
+  return {
+    db,
+    kind: 'postgres',
+    async migrate({ folder, table }) {
+      // One connection, so the advisory lock and the migration share a session.
+      const single = postgres(url, { max: 1, onnotice: () => undefined });
+      try {
+        const lockDb = drizzlePostgres(single);
+        await lockDb.execute(sql`select pg_advisory_lock(hashtext(${table}))`);
+        await migratePostgres(lockDb, { migrationsFolder: folder, migrationsTable: table });
+        await lockDb.execute(sql`select pg_advisory_unlock(hashtext(${table}))`);
+      } finally {
+        await single.end({ timeout: 5 });
+      }
+    },
+    close: () => client.end({ timeout: 5 }),
+  };
+}
+
+async function openPglite(dataDir: string | undefined): Promise<DbHandle> {
+  const client = dataDir ? new PGlite(dataDir) : new PGlite();
+  await client.waitReady;
+  const pglite = drizzlePglite(client);
+  return {
+    db: pglite as unknown as Db,
+    kind: 'pglite',
+    migrate: ({ folder, table }) => migratePglite(pglite, { migrationsFolder: folder, migrationsTable: table }),
+    close: () => client.close(),
+  };
+}
+
+/** Hides the password of a connection URL in messages and logs. */
+export function redact(url: string): string {
+  return url.replace(/\/\/([^:/@]+):[^@]*@/, '//$1:***@');
+}
+
+/** Rows of a raw `db.execute` result: an array with postgres.js, `{ rows }` with PGlite. */
+export function rowsOf<T>(result: unknown): T[] {
+  if (Array.isArray(result)) return result as T[];
+  return ((result as { rows?: T[] }).rows ?? []) as T[];
+}

@@ -1,0 +1,2 @@
+export { openDatabase, redact, rowsOf } from './database';
+export type { Db, DbHandle } from './database';

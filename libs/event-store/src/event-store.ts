@@ -1,0 +1,123 @@
+import { AckPolicy, DeliverPolicy, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
+import { headers as natsHeaders, nanos } from '@nats-io/nats-core';
+import { decodeEvent, runSubject, STREAMS, type NewEvent, type RunEvent } from '@dura/contracts';
+import { CorruptEvent } from './errors';
+import { mapAppendError } from './jetstream-errors';
+
+export interface AppendOptions {
+  /**
+   * Stream sequence of the run's last event as the caller folded it (0 = the run has no events yet).
+   * `'any'` appends without the check: only for facts that cannot conflict, such as tool observations.
+   */
+  expectedSeq: number | 'any';
+}
+
+export interface AppendResult {
+  /** Stream sequence of each appended event, in order. */
+  seqs: number[];
+  lastSeq: number;
+  /** True when JetStream reported a msg-id it had already stored: the caller should re-read before deciding. */
+  duplicate: boolean;
+}
+
+/** The run log on JetStream: one subject per run, append-only. */
+export interface EventStore {
+  /** Appends in order; every event carries its `meta.id` as `Nats-Msg-Id` so retries are dropped as duplicates. */
+  append(runId: string, events: readonly NewEvent[], options: AppendOptions): Promise<AppendResult>;
+  /** Reads the run's events with `seq >= fromSeq` (default: all), upcast to the current versions. */
+  read(runId: string, options?: { fromSeq?: number }): Promise<RunEvent[]>;
+}
+
+export const EVENT_TYPE_HEADER = 'Dura-Event-Type';
+const READ_BATCH = 1000;
+const encoder = new TextEncoder();
+
+export function createEventStore(deps: { js: JetStreamClient; jsm: JetStreamManager; ackTimeoutMs?: number }): EventStore {
+  const { js, jsm } = deps;
+  const timeout = deps.ackTimeoutMs ?? 5000;
+
+  async function append(runId: string, events: readonly NewEvent[], options: AppendOptions): Promise<AppendResult> {
+    const seqs: number[] = [];
+    let expected = options.expectedSeq;
+    let duplicate = false;
+    for (const event of events) {
+      const headers = natsHeaders();
+      headers.set(EVENT_TYPE_HEADER, event.type);
+      if (event.meta.trace) headers.set('traceparent', event.meta.trace);
+      try {
+        const ack = await js.publish(runSubject(runId), encoder.encode(JSON.stringify(event)), {
+          msgID: event.meta.id,
+          headers,
+          timeout,
+          ...(expected === 'any' ? {} : { expect: { lastSubjectSequence: expected } }),
+        });
+        duplicate ||= ack.duplicate;
+        seqs.push(ack.seq);
+        if (expected !== 'any') expected = ack.seq;
+      } catch (err) {
+        throw mapAppendError(err, runId, expected === 'any' ? undefined : expected);
+      }
+    }
+    return { seqs, lastSeq: seqs.at(-1) ?? 0, duplicate };
+  }
+
+  async function read(runId: string, options: { fromSeq?: number } = {}): Promise<RunEvent[]> {
+    const messages = await readRaw(js, jsm, runSubject(runId), options.fromSeq ?? 1);
+    return messages.map(decodeStored);
+  }
+
+  return { append, read };
+}
+
+/** Decodes one stored message; a message that is not a valid event becomes a `CorruptEvent` naming its seq. */
+export function decodeStored(msg: { seq: number; data: Uint8Array }): RunEvent {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(new TextDecoder().decode(msg.data));
+  } catch (err) {
+    throw new CorruptEvent(msg.seq, 'payload is not JSON', err);
+  }
+  try {
+    return decodeEvent(raw, msg.seq);
+  } catch (err) {
+    throw new CorruptEvent(msg.seq, (err as Error).message, err);
+  }
+}
+
+/**
+ * Reads every message on `subject` from `fromSeq` through a short-lived consumer. The consumer's
+ * `num_pending` at creation tells how many to expect, so the read ends without waiting on a timeout.
+ */
+export async function readRaw(
+  js: JetStreamClient,
+  jsm: JetStreamManager,
+  subject: string,
+  fromSeq: number,
+): Promise<{ seq: number; data: Uint8Array }[]> {
+  const info = await jsm.consumers.add(STREAMS.runs, {
+    filter_subject: subject,
+    deliver_policy: DeliverPolicy.StartSequence,
+    opt_start_seq: Math.max(1, fromSeq),
+    ack_policy: AckPolicy.None,
+    inactive_threshold: nanos(30_000),
+    mem_storage: true,
+    num_replicas: 1,
+  });
+  const out: { seq: number; data: Uint8Array }[] = [];
+  try {
+    const total = info.num_pending;
+    const consumer = js.consumers.getConsumerFromInfo(info);
+    while (out.length < total) {
+      const batch = await consumer.fetch({ max_messages: Math.min(READ_BATCH, total - out.length), expires: 5000 });
+      let got = 0;
+      for await (const msg of batch as AsyncIterable<JsMsg>) {
+        out.push({ seq: msg.seq, data: msg.data });
+        got += 1;
+      }
+      if (got === 0) break;
+    }
+  } finally {
+    jsm.consumers.delete(STREAMS.runs, info.name).catch(() => undefined);
+  }
+  return out;
+}

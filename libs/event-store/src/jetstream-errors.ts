@@ -1,0 +1,29 @@
+import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
+import { NoRespondersError, RequestError, TimeoutError } from '@nats-io/nats-core';
+import { DuraError } from '@dura/contracts';
+import { ConcurrencyConflict, StreamUnavailable } from './errors';
+
+/** JetStream API error codes Dura acts on. */
+export const JS_CODES = {
+  wrongLastSequence: JetStreamApiCodes.StreamWrongLastSequence,
+  streamNotFound: JetStreamApiCodes.StreamNotFound,
+  consumerNotFound: JetStreamApiCodes.ConsumerNotFound,
+} as const;
+
+export function isJsApiError(err: unknown, code: number): boolean {
+  return err instanceof JetStreamApiError && err.code === code;
+}
+
+/** Maps a failed publish to one typed error per failure the caller must treat differently. */
+export function mapAppendError(err: unknown, runId: string, expectedSeq: number | undefined): DuraError {
+  if (err instanceof DuraError) return err;
+  if (isJsApiError(err, JS_CODES.wrongLastSequence)) return new ConcurrencyConflict(runId, expectedSeq ?? -1, err);
+  if (err instanceof NoRespondersError || (err instanceof RequestError && err.isNoResponders())) {
+    return new StreamUnavailable('no JetStream stream answered for dura.run.*: is the server up and were the streams created?', err);
+  }
+  if (err instanceof TimeoutError) {
+    return new StreamUnavailable('JetStream did not acknowledge the append in time; it is safe to retry (msg-id dedupes)', err);
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  return new StreamUnavailable(`append to run ${runId} failed: ${message}`, err);
+}

@@ -1,0 +1,49 @@
+import { z } from 'zod';
+import { DuraError } from '@dura/contracts';
+
+/** Bad configuration: the process cannot start. Services exit with code 2 on it. */
+export class ConfigError extends DuraError {
+  readonly problems: string[];
+
+  constructor(service: string, problems: string[]) {
+    super('config_error', `${service}: invalid configuration\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.problems = problems;
+  }
+}
+
+export const CONFIG_EXIT_CODE = 2;
+
+/**
+ * Reads one service's configuration from environment variables. Schema keys are the variable names,
+ * so every error names the variable to fix.
+ */
+export function loadConfig<S extends z.ZodObject>(
+  service: string,
+  schema: S,
+  env: Record<string, string | undefined> = process.env,
+): z.infer<S> {
+  const picked = Object.fromEntries(
+    Object.keys(schema.shape).map((key) => [key, env[key] === '' ? undefined : env[key]]),
+  );
+  const parsed = schema.safeParse(picked);
+  if (parsed.success) return parsed.data;
+  throw new ConfigError(
+    service,
+    parsed.error.issues.map((issue) => {
+      const name = String(issue.path[0] ?? '(config)');
+      const value = env[name];
+      return `${name}: ${issue.message}${value === undefined ? ' (not set)' : ` (got ${JSON.stringify(value)})`}`;
+    }),
+  );
+}
+
+/** Shared pieces of the per-service schemas. */
+export const configFields = {
+  natsUrl: z.string().regex(/^(nats|tls|ws|wss):\/\/.+/, 'must be a NATS URL such as nats://127.0.0.1:4222'),
+  databaseUrl: z.string().regex(/^postgres(ql)?:\/\/.+/, 'must be a Postgres URL such as postgres://user@host:5432/db'),
+  port: z.coerce.number().int().min(0).max(65535),
+  positiveInt: z.coerce.number().int().positive(),
+  logLevel: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+  logFormat: z.enum(['json', 'pretty']).default('json'),
+  replicas: z.coerce.number().int().min(1).max(5).default(1),
+};

@@ -1,0 +1,77 @@
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { DuraError } from '@dura/contracts';
+import type { Logger } from './logger';
+
+export interface HttpResponse {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface Route {
+  method: 'GET' | 'POST';
+  /** Path with `:name` parameters, e.g. `/runs/:id/events`. */
+  path: string;
+  handle(request: { params: Record<string, string>; query: URLSearchParams; req: IncomingMessage }): Promise<HttpResponse>;
+}
+
+export interface HttpServerHandle {
+  readonly port: number;
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+/** A JSON HTTP server with a tiny router. Errors become JSON `{error: {code, message}}`, never a crashed process. */
+export async function startHttpServer(options: { port: number; host?: string; routes: Route[]; log: Logger }): Promise<HttpServerHandle> {
+  const compiled = options.routes.map((route) => ({ route, ...compile(route.path) }));
+  const server: Server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const send = (response: HttpResponse): void => {
+      res.writeHead(response.status, { 'content-type': 'application/json', ...response.headers });
+      res.end(JSON.stringify(response.body));
+    };
+    const match = compiled
+      .map((c) => ({ c, m: c.regex.exec(url.pathname) }))
+      .find(({ c, m }) => m !== null && c.route.method === req.method);
+    if (!match?.m) {
+      send({ status: 404, body: { error: { code: 'not_found', message: `no route for ${req.method} ${url.pathname}` } } });
+      return;
+    }
+    const params = Object.fromEntries(match.c.names.map((name, i) => [name, decodeURIComponent(match.m?.[i + 1] ?? '')]));
+    match.c.route
+      .handle({ params, query: url.searchParams, req })
+      .then(send)
+      .catch((err: unknown) => {
+        const known = err instanceof DuraError;
+        if (!known) options.log.error('http handler failed', { path: url.pathname, err });
+        send({
+          status: known && err.code.endsWith('not_found') ? 404 : known && !err.retryable ? 400 : 500,
+          body: { error: known ? { code: err.code, message: err.message } : { code: 'internal', message: 'internal error' } },
+        });
+      });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host ?? '0.0.0.0', () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  return {
+    port,
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function compile(path: string): { regex: RegExp; names: string[] } {
+  const names: string[] = [];
+  const pattern = path.replace(/:([A-Za-z]+)/g, (_, name: string) => {
+    names.push(name);
+    return '([^/]+)';
+  });
+  return { regex: new RegExp(`^${pattern}/?$`), names };
+}

@@ -1,0 +1,13 @@
+export { loadConfig, configFields, ConfigError, CONFIG_EXIT_CODE } from './config';
+export { createLogger } from './logger';
+export type { Logger, LogLevel, LogFields } from './logger';
+export { connectNats } from './nats';
+export type { NatsHandles } from './nats';
+export { buildDeadLetter, publishDeadLetter, deadLetterFromMsg } from './dead-letter';
+export type { DeadLetterInput } from './dead-letter';
+export { ensureDurableConsumer, startConsumerLoop } from './consumer-loop';
+export type { DurableConsumerSpec, ConsumerLoop, ConsumerLoopOptions } from './consumer-loop';
+export { startHttpServer } from './http-server';
+export type { Route, HttpResponse, HttpServerHandle } from './http-server';
+export { runMain } from './main-runner';
+export type { Stoppable } from './main-runner';

@@ -1,0 +1,14 @@
+export { startNatsServer } from './nats-server';
+export type { NatsServerHandle } from './nats-server';
+export type { StartNatsServerOptions } from './nats-options';
+export { createTestDatabase } from './test-database';
+export type { TestDatabaseHandle, CreateTestDatabaseOptions } from './test-database';
+export { spawnManaged } from './managed-process';
+export type { ManagedProcess, ProcessExit, SpawnManagedOptions } from './managed-process';
+export { spawnTsEntry } from './spawn-ts-entry';
+export type { SpawnTsEntryOptions } from './spawn-ts-entry';
+export { useTestInfra } from './use-test-infra';
+export type { TestInfra, UseTestInfraOptions } from './use-test-infra';
+export type { InfraMode } from './infra-mode';
+export { freePort } from './ports';
+export { repoRoot } from './repo-root';

@@ -1,0 +1,32 @@
+import { createRequire } from 'node:module';
+import { isAbsolute, join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { spawnManaged, type ManagedProcess } from './managed-process';
+import { repoRoot } from './repo-root';
+
+export interface SpawnTsEntryOptions {
+  name: string;
+  /** Absolute path, or a path relative to the repo root. */
+  entry: string;
+  env?: Record<string, string | undefined>;
+  args?: string[];
+}
+
+function tsxLoaderUrl(): string {
+  // `--import tsx` would be resolved from the child's cwd; an absolute URL works from anywhere.
+  const require = createRequire(join(repoRoot(), 'package.json'));
+  return pathToFileURL(require.resolve('tsx')).href;
+}
+
+/** Spawns a TypeScript entry point with tsx: `node --import tsx <entry>` (tsx resolved from the repo). */
+export function spawnTsEntry(opts: SpawnTsEntryOptions): ManagedProcess {
+  const root = repoRoot();
+  const entry = isAbsolute(opts.entry) ? opts.entry : resolve(root, opts.entry);
+  return spawnManaged({
+    name: opts.name,
+    command: process.execPath,
+    args: ['--import', tsxLoaderUrl(), entry, ...(opts.args ?? [])],
+    cwd: root,
+    ...(opts.env ? { env: opts.env } : {}),
+  });
+}

@@ -1,0 +1,49 @@
+import type { z } from 'zod';
+import { DuraError, type JsonValue } from '@dura/contracts';
+
+/**
+ * How the gateway may treat a call whose outcome is unknown after a crash:
+ * `idempotent` tools may run again (the key reaches the external system); `unsafe` ones never run blindly twice.
+ */
+export type ToolSafety = 'idempotent' | 'unsafe';
+
+export interface ToolContext {
+  /** Pass this to the external system (header, request id): it is the same on every retry of this call. */
+  idempotencyKey: string;
+  runId: string;
+  callId: string;
+  attempt: number;
+  signal: AbortSignal;
+}
+
+export type ToolStatus =
+  | { state: 'succeeded'; result: JsonValue }
+  | { state: 'failed'; error: { code: string; message: string } }
+  | { state: 'unknown' };
+
+export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
+  name: string;
+  description: string;
+  input: S;
+  safety: ToolSafety;
+  /** Upper bound for one attempt; the signal aborts when it passes. */
+  timeoutMs?: number;
+  execute(args: z.infer<S>, ctx: ToolContext): Promise<JsonValue>;
+  /** Asks the external system what happened to `idempotencyKey`, for reconciling a call interrupted by a crash. */
+  status?(idempotencyKey: string, ctx: { signal: AbortSignal }): Promise<ToolStatus>;
+}
+
+/** Declares a tool; the input schema validates arguments before `execute` ever sees them. */
+export function defineTool<S extends z.ZodType>(definition: ToolDefinition<S>): ToolDefinition<S> {
+  return definition;
+}
+
+/** A tool failure. `retryable` decides whether the gateway tries again (after `retryAfterMs`, when given). */
+export class ToolError extends DuraError {
+  readonly retryAfterMs: number | undefined;
+
+  constructor(code: string, message: string, options: { retryable: boolean; retryAfterMs?: number; cause?: unknown }) {
+    super(code, message, options);
+    this.retryAfterMs = options.retryAfterMs;
+  }
+}

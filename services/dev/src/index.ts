@@ -1,0 +1,3 @@
+export { startStack } from './stack';
+export type { Stack, StackOptions } from './stack';
+export { formatEvent } from './format-event';

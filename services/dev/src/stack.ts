@@ -1,0 +1,80 @@
+import { join } from 'node:path';
+import { createDuraClient, type DuraClient } from '@dura/client';
+import { openDatabase, type DbHandle } from '@dura/db';
+import { createPlanner, createScriptedModel } from '@dura/planner';
+import { createProjector, migrateProjector, projectorRoutes } from '@dura/projector';
+import { connectNats, startHttpServer, type HttpServerHandle, type Logger, type NatsHandles } from '@dura/service-kit';
+import { createToolGateway, migrateGateway } from '@dura/tool-gateway';
+import { builtinRegistry } from '@dura/tools';
+import { startEmbeddedNats, type EmbeddedNats } from './embedded-nats';
+
+export interface StackOptions {
+  natsUrl?: string;
+  databaseUrl?: string;
+  dataDir?: string;
+  httpPort: number;
+  log: Logger;
+}
+
+export interface Stack {
+  natsUrl: string;
+  apiUrl: string;
+  database: 'postgres' | 'pglite';
+  client: DuraClient;
+  stop(): Promise<void>;
+}
+
+/**
+ * `dura dev`: planner, tool-gateway and projector in one process, each with its own NATS connection, over a
+ * private nats-server and an embedded PGlite unless NATS_URL / DATABASE_URL point elsewhere.
+ */
+export async function startStack(options: StackOptions): Promise<Stack> {
+  const stops: (() => Promise<void>)[] = [];
+  const stopAll = async (): Promise<void> => {
+    for (const stop of stops.reverse()) await stop().catch(() => undefined);
+  };
+  try {
+    let embedded: EmbeddedNats | undefined;
+    if (!options.natsUrl) {
+      embedded = await startEmbeddedNats(options.dataDir);
+      stops.push(() => (embedded as EmbeddedNats).stop());
+    }
+    const natsUrl = options.natsUrl ?? (embedded as EmbeddedNats).url;
+    const database: DbHandle = await openDatabase({
+      ...(options.databaseUrl ? { url: options.databaseUrl } : {}),
+      ...(options.dataDir ? { pgliteDir: join(options.dataDir, 'pglite') } : {}),
+    });
+    stops.push(() => database.close());
+    await migrateGateway(database);
+    await migrateProjector(database);
+
+    const connect = async (name: string): Promise<NatsHandles> => {
+      const handles = await connectNats(natsUrl, name, options.log);
+      stops.push(() => handles.nc.drain());
+      return handles;
+    };
+    const tools = builtinRegistry();
+    const planner = createPlanner({ ...(await connect('dura-dev-planner')), model: createScriptedModel(), tools, log: options.log.child({ service: 'planner' }) });
+    const gateway = createToolGateway({ ...(await connect('dura-dev-gateway')), db: database.db, tools, log: options.log.child({ service: 'tool-gateway' }) });
+    const projector = createProjector({ ...(await connect('dura-dev-projector')), db: database.db, log: options.log.child({ service: 'projector' }) });
+    await planner.start();
+    stops.push(() => planner.stop());
+    await gateway.start();
+    stops.push(() => gateway.stop());
+    await projector.start();
+    stops.push(() => projector.stop());
+    const http: HttpServerHandle = await startHttpServer({
+      port: options.httpPort,
+      host: '127.0.0.1',
+      routes: projectorRoutes(database.db, projector.position),
+      log: options.log,
+    }).catch(() => startHttpServer({ port: 0, host: '127.0.0.1', routes: projectorRoutes(database.db, projector.position), log: options.log }));
+    stops.push(() => http.close());
+
+    const client = createDuraClient(await connect('dura-dev-client'));
+    return { natsUrl, apiUrl: http.url, database: database.kind, client, stop: stopAll };
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+}

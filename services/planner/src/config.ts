@@ -1,0 +1,16 @@
+import { z } from 'zod';
+import { configFields, loadConfig } from '@dura/service-kit';
+
+export const PlannerConfigSchema = z.object({
+  NATS_URL: configFields.natsUrl.default('nats://127.0.0.1:4222'),
+  PLANNER_CONCURRENCY: configFields.positiveInt.default(16),
+  DURA_STREAM_REPLICAS: configFields.replicas,
+  DURA_DUPLICATE_WINDOW_MS: configFields.positiveInt.default(120_000),
+  LOG_LEVEL: configFields.logLevel,
+  LOG_FORMAT: configFields.logFormat,
+});
+export type PlannerConfig = z.infer<typeof PlannerConfigSchema>;
+
+export function loadPlannerConfig(env?: Record<string, string | undefined>): PlannerConfig {
+  return loadConfig('planner', PlannerConfigSchema, env);
+}

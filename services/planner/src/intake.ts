@@ -1,0 +1,115 @@
+import type { JetStreamClient, JsMsg } from '@nats-io/jetstream';
+import {
+  formatIssues,
+  newEvent,
+  RunIdSchema,
+  RunRequestSchema,
+  type ErrorInfo,
+  type RunRequest,
+} from '@dura/contracts';
+import { canonicalJson, decisionEventId } from '@dura/core';
+import { ConcurrencyConflict, type EventStore } from '@dura/event-store';
+import { deadLetterFromMsg, publishDeadLetter, type Logger } from '@dura/service-kit';
+import type { ToolRegistry } from '@dura/tools';
+import { checkPlan } from './plan-check';
+import type { RunDriver } from './run-driver';
+
+export interface IntakeDeps {
+  store: EventStore;
+  js: JetStreamClient;
+  driver: RunDriver;
+  tools: ToolRegistry;
+  log: Logger;
+  clock: () => Date;
+}
+
+interface Rejection {
+  error: ErrorInfo;
+  issues?: string[];
+}
+
+export const REQUESTS_DLQ_SOURCE = 'requests';
+
+/**
+ * Handles one message from `dura.submit`. A valid request starts its run (idempotently: a redelivered or
+ * resubmitted request with the same run id joins the existing run). An invalid one is never lost and never
+ * blocks the next: it is dead-lettered with the reason, and when it names a run id that run gets a
+ * `run_rejected` event so a client watching it learns why.
+ */
+export function createIntake(deps: IntakeDeps) {
+  const { store, js, driver, tools, log, clock } = deps;
+
+  async function reject(msg: JsMsg, runId: string | undefined, rejection: Rejection): Promise<void> {
+    log.warn('run request rejected', { runId, seq: msg.seq, error: rejection.error, issues: rejection.issues });
+    const letter = deadLetterFromMsg(msg, REQUESTS_DLQ_SOURCE, rejection.error, {
+      now: clock(),
+      ...(rejection.issues ? { issues: rejection.issues } : {}),
+      ...(runId ? { runId } : {}),
+    });
+    await publishDeadLetter(js, letter);
+    if (!runId) return;
+    const event = newEvent(
+      'run_rejected',
+      { error: rejection.error, ...(rejection.issues ? { issues: rejection.issues } : {}) },
+      { id: decisionEventId(runId, 0, 0), runId, ts: clock().toISOString(), correlationId: runId },
+    );
+    try {
+      await store.append(runId, [event], { expectedSeq: 0 });
+    } catch (err) {
+      // The run id already has a history; the dead letter is the record of this rejection.
+      if (!(err instanceof ConcurrencyConflict)) throw err;
+    }
+  }
+
+  async function start(msg: JsMsg, request: RunRequest & { runId: string }): Promise<void> {
+    const { runId } = request;
+    const event = newEvent(
+      'run_requested',
+      { request },
+      { id: decisionEventId(runId, 0, 0), runId, ts: clock().toISOString(), correlationId: runId },
+    );
+    try {
+      await store.append(runId, [event], { expectedSeq: 0 });
+    } catch (err) {
+      if (!(err instanceof ConcurrencyConflict)) throw err;
+    }
+    const { state } = await driver.load(runId);
+    if (state.request === null || canonicalJson(state.request) !== canonicalJson(request)) {
+      await reject(msg, undefined, {
+        error: {
+          code: 'run_id_conflict',
+          message: `run id ${runId} is already used by ${state.request ? 'a different request' : `a run that is ${state.status}`}; submit with a new run id`,
+        },
+      });
+      return;
+    }
+    await driver.drive(runId);
+  }
+
+  return async function handleSubmit(msg: JsMsg): Promise<void> {
+    const headerId = msg.headers?.get('Nats-Msg-Id');
+    let body: unknown;
+    try {
+      body = JSON.parse(msg.string());
+    } catch (err) {
+      const hint = RunIdSchema.safeParse(headerId).data;
+      await reject(msg, hint, { error: { code: 'bad_json', message: `request is not valid JSON: ${(err as Error).message}` } });
+      return;
+    }
+    const hint =
+      RunIdSchema.safeParse((body as { runId?: unknown } | null)?.runId).data ?? RunIdSchema.safeParse(headerId).data;
+    const parsed = RunRequestSchema.safeParse(body);
+    if (!parsed.success) {
+      const issues = formatIssues(parsed.error);
+      await reject(msg, hint, { error: { code: 'invalid_request', message: 'request does not match the RunRequest schema' }, issues });
+      return;
+    }
+    const runId = parsed.data.runId ?? hint ?? `run-${msg.seq}`;
+    const problem = checkPlan(parsed.data, tools);
+    if (problem) {
+      await reject(msg, runId, { error: { code: problem.code, message: problem.message }, issues: problem.issues });
+      return;
+    }
+    await start(msg, { ...parsed.data, runId });
+  };
+}

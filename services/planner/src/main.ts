@@ -1,0 +1,26 @@
+import { connectNats, createLogger, runMain } from '@dura/service-kit';
+import { builtinRegistry } from '@dura/tools';
+import { loadPlannerConfig } from './config';
+import { createPlanner } from './planner';
+import { createScriptedModel } from './scripted-model';
+
+runMain('planner', async () => {
+  const config = loadPlannerConfig();
+  const log = createLogger({ service: 'planner', level: config.LOG_LEVEL, format: config.LOG_FORMAT });
+  const nats = await connectNats(config.NATS_URL, 'dura-planner', log);
+  const planner = createPlanner({
+    ...nats,
+    model: createScriptedModel(),
+    tools: builtinRegistry(),
+    log,
+    concurrency: config.PLANNER_CONCURRENCY,
+    streams: { replicas: config.DURA_STREAM_REPLICAS, duplicateWindowMs: config.DURA_DUPLICATE_WINDOW_MS, storage: 'file' },
+  });
+  await planner.start();
+  return {
+    async stop() {
+      await planner.stop();
+      await nats.nc.drain();
+    },
+  };
+});

@@ -1,0 +1,75 @@
+import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
+import { DecideTaskSchema, formatIssues, ContractViolation, STREAMS, SUBJECTS } from '@dura/contracts';
+import { createEventStore, ensureStreams, type StreamOptions, DEFAULT_STREAM_OPTIONS } from '@dura/event-store';
+import { ensureDurableConsumer, startConsumerLoop, type ConsumerLoop, type Logger } from '@dura/service-kit';
+import type { ToolRegistry } from '@dura/tools';
+import { createIntake } from './intake';
+import type { Model } from './model';
+import { createRunDriver } from './run-driver';
+
+export interface PlannerDeps {
+  js: JetStreamClient;
+  jsm: JetStreamManager;
+  model: Model;
+  tools: ToolRegistry;
+  log: Logger;
+  clock?: () => Date;
+  concurrency?: number;
+  streams?: StreamOptions;
+}
+
+export const PLANNER_CONSUMERS = {
+  intake: { stream: STREAMS.requests, durable: 'planner-intake', filterSubject: SUBJECTS.submit, maxDeliver: 10, ackWaitMs: 60_000 },
+  decide: { stream: STREAMS.tasks, durable: 'planner-decide', filterSubject: SUBJECTS.decideTask, maxDeliver: 10, ackWaitMs: 60_000 },
+} as const;
+
+/**
+ * The planner: starts runs from `dura.submit` and moves them forward on every decide task. Stateless: any
+ * replica can take any run, and a killed replica's messages are redelivered to another.
+ */
+export function createPlanner(deps: PlannerDeps) {
+  const clock = deps.clock ?? (() => new Date());
+  const store = createEventStore({ js: deps.js, jsm: deps.jsm });
+  const driver = createRunDriver({ store, js: deps.js, model: deps.model, log: deps.log, clock });
+  const handleSubmit = createIntake({ store, js: deps.js, driver, tools: deps.tools, log: deps.log, clock });
+  const loops: ConsumerLoop[] = [];
+
+  async function handleDecide(data: string): Promise<void> {
+    let body: unknown;
+    try {
+      body = JSON.parse(data);
+    } catch (err) {
+      throw new ContractViolation(`decide task is not JSON: ${(err as Error).message}`);
+    }
+    const task = DecideTaskSchema.safeParse(body);
+    if (!task.success) throw new ContractViolation('decide task does not match its schema', formatIssues(task.error));
+    await driver.drive(task.data.runId, task.data.trace ? { trace: task.data.trace } : {});
+  }
+
+  return {
+    driver,
+    async start(): Promise<void> {
+      await ensureStreams(deps.jsm, deps.streams ?? DEFAULT_STREAM_OPTIONS);
+      await ensureDurableConsumer(deps.jsm, PLANNER_CONSUMERS.intake);
+      await ensureDurableConsumer(deps.jsm, PLANNER_CONSUMERS.decide);
+      const concurrency = deps.concurrency ?? 16;
+      loops.push(
+        startConsumerLoop({ js: deps.js, spec: PLANNER_CONSUMERS.intake, source: 'requests', concurrency, log: deps.log, handle: handleSubmit }),
+        startConsumerLoop({
+          js: deps.js,
+          spec: PLANNER_CONSUMERS.decide,
+          source: 'decide',
+          concurrency,
+          log: deps.log,
+          handle: (msg) => handleDecide(msg.string()),
+        }),
+      );
+      deps.log.info('planner started', { concurrency });
+    },
+    async stop(): Promise<void> {
+      await Promise.all(loops.map((loop) => loop.stop()));
+    },
+  };
+}
+
+export type Planner = ReturnType<typeof createPlanner>;

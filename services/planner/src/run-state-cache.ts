@@ -1,0 +1,35 @@
+import type { RunState } from '@dura/core';
+
+export interface CachedRun {
+  state: RunState;
+  /** Id of the last folded event: the causation of whatever the planner appends next. */
+  lastEventId: string | undefined;
+}
+
+/**
+ * A bounded LRU of folded runs. Only a cache (invariant 1): every use reads the log's tail after
+ * `state.lastSeq`, so a stale entry costs a longer read, never a wrong decision.
+ */
+export class RunStateCache {
+  readonly #entries = new Map<string, CachedRun>();
+
+  constructor(private readonly capacity: number) {}
+
+  get(runId: string): CachedRun | undefined {
+    const entry = this.#entries.get(runId);
+    if (entry) {
+      this.#entries.delete(runId);
+      this.#entries.set(runId, entry);
+    }
+    return entry;
+  }
+
+  set(runId: string, entry: CachedRun): void {
+    this.#entries.delete(runId);
+    this.#entries.set(runId, entry);
+    if (this.#entries.size > this.capacity) {
+      const oldest = this.#entries.keys().next().value;
+      if (oldest !== undefined) this.#entries.delete(oldest);
+    }
+  }
+}

@@ -1,0 +1,65 @@
+import type { Decision, JsonValue } from '@dura/contracts';
+import { BadReference, nextCallId, resolveReferences, type RunState } from '@dura/core';
+import type { Model, ModelTurn } from './model';
+
+/**
+ * The deterministic model: the plan comes with the run request. Step N of the plan becomes the N-th tool call,
+ * with `$steps.K.field` references resolved from recorded results; after the last step it completes with the
+ * plan's `output` (references resolved), or with the last step's result.
+ */
+export function createScriptedModel(): Model {
+  return {
+    decide: ({ state, request }) => Promise.resolve(scriptedTurn(state, request.agent.steps, request.agent.output, request.input)),
+  };
+}
+
+export function scriptedTurn(
+  state: RunState,
+  steps: readonly { tool: string; args: Record<string, JsonValue> }[],
+  output: JsonValue | undefined,
+  input: JsonValue | undefined,
+): ModelTurn {
+  const decision = scriptedDecision(state, steps, output, input);
+  const content =
+    decision.kind === 'tool_calls'
+      ? `step ${state.steps + 1} of ${steps.length}: ${decision.calls.map((c) => c.tool).join(', ')}`
+      : decision.kind === 'complete'
+        ? `plan finished after ${steps.length} steps`
+        : `plan failed: ${decision.error.message}`;
+  return {
+    decision,
+    content,
+    usage: { inputTokens: 0, outputTokens: 0 },
+    model: { id: 'scripted', promptVersion: '1' },
+    finishReason: decision.kind === 'tool_calls' ? 'tool_calls' : 'stop',
+  };
+}
+
+function scriptedDecision(
+  state: RunState,
+  steps: readonly { tool: string; args: Record<string, JsonValue> }[],
+  output: JsonValue | undefined,
+  input: JsonValue | undefined,
+): Decision {
+  const failed = state.calls.find((call) => call.status === 'failed');
+  if (failed) {
+    return {
+      kind: 'fail',
+      error: { code: 'tool_failed', message: `step ${failed.step} (${failed.tool}) failed: ${failed.error?.message ?? 'unknown error'}` },
+    };
+  }
+  const results = new Map(state.calls.map((call) => [call.step, call.result ?? null] as const));
+  const scope = { results, input };
+  try {
+    const next = steps[state.steps];
+    if (next) {
+      const args = resolveReferences(next.args, scope) as Record<string, JsonValue>;
+      return { kind: 'tool_calls', calls: [{ callId: nextCallId(state, 0), tool: next.tool, args }] };
+    }
+    const final = output === undefined ? results.get(state.steps) : resolveReferences(output, scope);
+    return final === undefined ? { kind: 'complete' } : { kind: 'complete', output: final };
+  } catch (err) {
+    if (err instanceof BadReference) return { kind: 'fail', error: { code: err.code, message: err.message } };
+    throw err;
+  }
+}

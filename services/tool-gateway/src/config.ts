@@ -1,0 +1,19 @@
+import { z } from 'zod';
+import { configFields, loadConfig } from '@dura/service-kit';
+
+export const GatewayConfigSchema = z.object({
+  NATS_URL: configFields.natsUrl.default('nats://127.0.0.1:4222'),
+  DATABASE_URL: configFields.databaseUrl,
+  GATEWAY_CONCURRENCY: configFields.positiveInt.default(32),
+  GATEWAY_MAX_ATTEMPTS: configFields.positiveInt.default(3),
+  RELAY_POLL_MS: configFields.positiveInt.default(250),
+  DURA_STREAM_REPLICAS: configFields.replicas,
+  DURA_DUPLICATE_WINDOW_MS: configFields.positiveInt.default(120_000),
+  LOG_LEVEL: configFields.logLevel,
+  LOG_FORMAT: configFields.logFormat,
+});
+export type GatewayConfig = z.infer<typeof GatewayConfigSchema>;
+
+export function loadGatewayConfig(env?: Record<string, string | undefined>): GatewayConfig {
+  return loadConfig('tool-gateway', GatewayConfigSchema, env);
+}

@@ -1,0 +1,32 @@
+import { openDatabase } from '@dura/db';
+import { connectNats, createLogger, runMain } from '@dura/service-kit';
+import { builtinRegistry } from '@dura/tools';
+import { loadGatewayConfig } from './config';
+import { createToolGateway } from './gateway';
+import { migrateGateway } from './migrations';
+
+runMain('tool-gateway', async () => {
+  const config = loadGatewayConfig();
+  const log = createLogger({ service: 'tool-gateway', level: config.LOG_LEVEL, format: config.LOG_FORMAT });
+  const database = await openDatabase({ url: config.DATABASE_URL });
+  await migrateGateway(database);
+  const nats = await connectNats(config.NATS_URL, 'dura-tool-gateway', log);
+  const gateway = createToolGateway({
+    ...nats,
+    db: database.db,
+    tools: builtinRegistry(),
+    log,
+    concurrency: config.GATEWAY_CONCURRENCY,
+    maxAttempts: config.GATEWAY_MAX_ATTEMPTS,
+    relayPollMs: config.RELAY_POLL_MS,
+    streams: { replicas: config.DURA_STREAM_REPLICAS, duplicateWindowMs: config.DURA_DUPLICATE_WINDOW_MS, storage: 'file' },
+  });
+  await gateway.start();
+  return {
+    async stop() {
+      await gateway.stop();
+      await nats.nc.drain();
+      await database.close();
+    },
+  };
+});

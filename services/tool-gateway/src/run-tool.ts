@@ -1,0 +1,50 @@
+import { DuraError, JsonValueSchema, type JsonValue, type ToolTask } from '@dura/contracts';
+import { ToolError, type ToolDefinition } from '@dura/tools';
+
+export type ToolOutcome =
+  | { ok: true; result: JsonValue; durationMs: number }
+  | { ok: false; error: { code: string; message: string; retryable: boolean }; durationMs: number };
+
+const DEFAULT_TIMEOUT_MS = 60_000;
+
+/**
+ * Runs one attempt of a tool: validates the arguments, enforces the timeout through the abort signal, and
+ * turns every way it can end into an outcome. Never throws.
+ */
+export async function runTool(tool: ToolDefinition, task: ToolTask, attempt: number): Promise<ToolOutcome> {
+  const started = performance.now();
+  const elapsed = (): number => performance.now() - started;
+  const args = tool.input.safeParse(task.args);
+  if (!args.success) {
+    const message = `invalid arguments for ${tool.name}: ${args.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`;
+    return { ok: false, error: { code: 'invalid_args', message, retryable: false }, durationMs: elapsed() };
+  }
+  const timeoutMs = tool.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new Error(`timed out after ${timeoutMs} ms`)), timeoutMs);
+  try {
+    const aborted = new Promise<never>((_, reject) => {
+      controller.signal.addEventListener('abort', () => reject(controller.signal.reason as Error), { once: true });
+    });
+    const result = await Promise.race([
+      tool.execute(args.data, { idempotencyKey: task.idempotencyKey, runId: task.runId, callId: task.callId, attempt, signal: controller.signal }),
+      aborted,
+    ]);
+    const json = JsonValueSchema.safeParse(result);
+    if (!json.success) {
+      return { ok: false, error: { code: 'invalid_result', message: `${tool.name} returned a value that is not JSON`, retryable: false }, durationMs: elapsed() };
+    }
+    return { ok: true, result: json.data, durationMs: elapsed() };
+  } catch (err) {
+    return { ok: false, error: describe(err, controller.signal.aborted), durationMs: elapsed() };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function describe(err: unknown, timedOut: boolean): { code: string; message: string; retryable: boolean } {
+  if (timedOut) return { code: 'timeout', message: (err as Error).message, retryable: true };
+  if (err instanceof ToolError || err instanceof DuraError) return { code: err.code, message: err.message, retryable: err.retryable };
+  // An unexpected exception from a tool: assume transient, bounded by the attempt limit.
+  return { code: 'tool_error', message: err instanceof Error ? err.message : String(err), retryable: true };
+}
