@@ -1,0 +1,81 @@
+import { connect } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/nats-core';
+import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import postgres from 'postgres';
+import { freePort, spawnTsEntry, type ManagedProcess } from '@dura/testing';
+
+/** Spawns one Dura service as its own OS process and waits until it says it is ready. */
+export async function startService(
+  name: 'planner' | 'tool-gateway' | 'projector',
+  env: Record<string, string>,
+): Promise<ManagedProcess> {
+  const ready = { planner: /planner started/, 'tool-gateway': /tool gateway started/, projector: /projector api listening/ }[name];
+  const proc = spawnTsEntry({ name, entry: `services/${name}/src/main.ts`, env: { LOG_LEVEL: 'info', ...env } });
+  await proc.waitForOutput(ready, 60_000);
+  return proc;
+}
+
+export interface SystemHandles {
+  nc: NatsConnection;
+  js: JetStreamClient;
+  jsm: JetStreamManager;
+  sql: postgres.Sql;
+  apiUrl: string;
+  env: Record<string, string>;
+  close(): Promise<void>;
+}
+
+/** Plain connections a test uses to observe the system from outside: NATS, the database, the projector's URL. */
+export async function openSystem(natsUrl: string, databaseUrl: string): Promise<SystemHandles> {
+  const port = await freePort();
+  const nc = await connect({ servers: natsUrl });
+  const sql = postgres(databaseUrl, { max: 2, onnotice: () => undefined });
+  return {
+    nc,
+    js: jetstream(nc),
+    jsm: await jetstreamManager(nc),
+    sql,
+    apiUrl: `http://127.0.0.1:${port}`,
+    env: { NATS_URL: natsUrl, DATABASE_URL: databaseUrl, PROJECTOR_HTTP_PORT: String(port) },
+    async close() {
+      await nc.close();
+      await sql.end({ timeout: 5 });
+    },
+  };
+}
+
+/** Polls `probe` until it returns a value, or fails with the last reason after `timeoutMs`. */
+export async function eventually<T>(probe: () => Promise<T | undefined>, timeoutMs = 30_000, what = 'condition'): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const value = await probe();
+      if (value !== undefined) return value;
+    } catch (err) {
+      last = err;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+}
+
+export async function getJson(url: string): Promise<{ status: number; body: unknown }> {
+  const response = await fetch(url);
+  return { status: response.status, body: await response.json() };
+}
+
+/** A scripted run of `steps` echo calls, each referencing the previous result. */
+export function echoPlan(runId: string, steps: number) {
+  return {
+    v: 1,
+    runId,
+    agent: {
+      kind: 'scripted',
+      steps: Array.from({ length: steps }, (_, i) => ({
+        tool: 'echo',
+        args: i === 0 ? { step: 1, note: 'first' } : { step: i + 1, previous: `$steps.${i}.step` },
+      })),
+    },
+  };
+}
