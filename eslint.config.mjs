@@ -6,6 +6,20 @@ import prettier from 'eslint-config-prettier';
 
 /** Modules that do I/O. Pure libraries (tag `type:pure`) may import none of them. */
 const ioModules = ['node:*', 'nats', '@nats-io/*', 'postgres', 'drizzle-orm', 'drizzle-orm/*', '@electric-sql/*', '@opentelemetry/*', 'testcontainers', '@testcontainers/*'];
+const boundaries = (extraTags) => [
+  'error',
+  {
+    enforceBuildableLibDependency: false,
+    allow: [],
+    depConstraints: [
+      { sourceTag: 'type:pure', onlyDependOnLibsWithTags: ['type:pure', ...extraTags], bannedExternalImports: ioModules },
+      { sourceTag: 'type:io', onlyDependOnLibsWithTags: ['type:pure', 'type:io', ...extraTags] },
+      { sourceTag: 'type:service', onlyDependOnLibsWithTags: ['type:pure', 'type:io', ...extraTags] },
+      { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:pure', 'type:io', 'type:service', ...extraTags] },
+      { sourceTag: 'type:testing', onlyDependOnLibsWithTags: ['type:pure', 'type:io', 'type:service', 'type:testing'] },
+    ],
+  },
+];
 const nodeBuiltins = ['fs', 'path', 'os', 'net', 'http', 'https', 'child_process', 'crypto', 'dgram', 'dns', 'tls', 'worker_threads', 'cluster', 'process'];
 
 export default tseslint.config(
@@ -23,20 +37,7 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/only-throw-error': 'error',
       'no-restricted-syntax': ['error', { selector: 'ExportAllDeclaration', message: 'Export named symbols (no `export *`).' }],
-      '@nx/enforce-module-boundaries': [
-        'error',
-        {
-          enforceBuildableLibDependency: false,
-          allow: [],
-          depConstraints: [
-            { sourceTag: 'type:pure', onlyDependOnLibsWithTags: ['type:pure'], bannedExternalImports: ioModules },
-            { sourceTag: 'type:io', onlyDependOnLibsWithTags: ['type:pure', 'type:io'] },
-            { sourceTag: 'type:service', onlyDependOnLibsWithTags: ['type:pure', 'type:io'] },
-            { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:pure', 'type:io', 'type:service'] },
-            { sourceTag: 'type:testing', onlyDependOnLibsWithTags: ['type:pure', 'type:io', 'type:service', 'type:testing'] },
-          ],
-        },
-      ],
+      '@nx/enforce-module-boundaries': boundaries([]),
     },
   },
   {
@@ -53,8 +54,10 @@ export default tseslint.config(
     },
   },
   {
+    // Tests may use the test harness (type:testing); production code may not.
     files: ['**/*.spec.ts', '**/test/**/*.ts'],
     rules: {
+      '@nx/enforce-module-boundaries': boundaries(['type:testing']),
       '@typescript-eslint/no-non-null-assertion': 'off',
       '@typescript-eslint/no-unsafe-member-access': 'off',
       '@typescript-eslint/no-unsafe-assignment': 'off',

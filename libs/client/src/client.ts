@@ -77,7 +77,7 @@ export function createDuraClient(deps: { js: JetStreamClient; jsm: JetStreamMana
     return fold(await store.read(runId));
   }
 
-  return { submitRun, watchRun, getRun, readEvents: store.read };
+  return { submitRun, watchRun, getRun, readEvents: (runId: string, options?: { fromSeq?: number }) => store.read(runId, options) };
 }
 
 export type DuraClient = ReturnType<typeof createDuraClient>;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { JsonObjectSchema, JsonValueSchema, RunIdSchema, ToolNameSchema } from './ids';
 
-/** Wire version of run requests this release writes; older requests are accepted while listed in `RUN_REQUEST_VERSIONS`. */
+/** Wire version of run requests. A new version must keep accepting the old one (parse both, upgrade on intake). */
 export const RUN_REQUEST_VERSION = 1;
 
 /**

@@ -76,5 +76,5 @@ export function redact(url: string): string {
 /** Rows of a raw `db.execute` result: an array with postgres.js, `{ rows }` with PGlite. */
 export function rowsOf<T>(result: unknown): T[] {
   if (Array.isArray(result)) return result as T[];
-  return ((result as { rows?: T[] }).rows ?? []) as T[];
+  return (result as { rows?: T[] }).rows ?? [];
 }

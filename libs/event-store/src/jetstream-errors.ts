@@ -19,7 +19,7 @@ export function mapAppendError(err: unknown, runId: string, expectedSeq: number 
   if (err instanceof DuraError) return err;
   if (isJsApiError(err, JS_CODES.wrongLastSequence)) return new ConcurrencyConflict(runId, expectedSeq ?? -1, err);
   if (err instanceof NoRespondersError || (err instanceof RequestError && err.isNoResponders())) {
-    return new StreamUnavailable('no JetStream stream answered for dura.run.*: is the server up and were the streams created?', err);
+    return new StreamUnavailable('no JetStream stream captures this subject: start any Dura service once (services create the streams) and check NATS_URL', err);
   }
   if (err instanceof TimeoutError) {
     return new StreamUnavailable('JetStream did not acknowledge the append in time; it is safe to retry (msg-id dedupes)', err);

@@ -57,7 +57,7 @@ export async function eventually<T>(probe: () => Promise<T | undefined>, timeout
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`);
 }
 
 export async function getJson(url: string): Promise<{ status: number; body: unknown }> {

@@ -75,7 +75,7 @@ export function createEffectLedger(db: Db, clock: () => Date) {
           durationMs: Math.round(durationMs),
         })
         .where(eq(effects.idempotencyKey, key));
-      await enqueue(tx as unknown as Db, observation, false);
+      await enqueue(tx, observation, false);
     });
   }
 
