@@ -29,7 +29,7 @@ export const httpRequestTool = defineTool({
         method: args.method,
         headers: {
           ...(hasBody ? { 'content-type': 'application/json' } : {}),
-          ...args.headers,
+          ...withoutIdempotencyKey(args.headers),
           'idempotency-key': ctx.idempotencyKey,
         },
         ...(hasBody ? { body: JSON.stringify(args.body) } : {}),
@@ -52,6 +52,11 @@ export const httpRequestTool = defineTool({
     return { status: response.status, body: parseBody(text, response.headers.get('content-type')) };
   },
 });
+
+/** The call's key is the only Idempotency-Key a request may carry, whatever case the caller wrote. */
+function withoutIdempotencyKey(headers: Record<string, string> | undefined): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers ?? {}).filter(([name]) => name.toLowerCase() !== 'idempotency-key'));
+}
 
 function parseBody(text: string, contentType: string | null): JsonValue {
   if (contentType?.includes('json')) {
