@@ -82,7 +82,7 @@ describe('a 5-step run through three separate service processes', () => {
     const state = await client.getRun(runId);
     expect(state.status).toBe('completed');
     expect(state.calls).toHaveLength(2);
-    const [{ count }] = await system.sql<{ count: string }[]>`select count(*) from effects where run_id = ${runId}`;
-    expect(Number(count)).toBe(2);
+    const rows = await system.sql<{ count: string }[]>`select count(*) from effects where run_id = ${runId}`;
+    expect(Number(rows[0]?.count)).toBe(2);
   });
 });
