@@ -60,6 +60,8 @@ export function createDuraClient(deps: { js: JetStreamClient; jsm: JetStreamMana
     const messages = await consumer.consume({ max_messages: 256 });
     const abort = (): void => void messages.close();
     options.signal?.addEventListener('abort', abort, { once: true });
+    // 'abort' never fires for a signal that aborted before (or while) the consumer was set up.
+    if (options.signal?.aborted) abort();
     try {
       for await (const msg of messages) {
         const event = decodeStored(msg);

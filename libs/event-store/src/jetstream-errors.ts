@@ -18,7 +18,8 @@ export function isJsApiError(err: unknown, code: number): boolean {
 export function mapAppendError(err: unknown, runId: string, expectedSeq: number | undefined): DuraError {
   if (err instanceof DuraError) return err;
   if (isJsApiError(err, JS_CODES.wrongLastSequence)) return new ConcurrencyConflict(runId, expectedSeq ?? -1, err);
-  if (err instanceof NoRespondersError || (err instanceof RequestError && err.isNoResponders())) {
+  // nats.js 3 reports a publish nobody answered as JetStreamNotEnabled, with the no-responders error as its cause.
+  if (isNoResponders(err) || (err instanceof Error && isNoResponders(err.cause))) {
     return new StreamUnavailable('no JetStream stream captures this subject: start any Dura service once (services create the streams) and check NATS_URL', err);
   }
   if (err instanceof TimeoutError) {
@@ -26,4 +27,8 @@ export function mapAppendError(err: unknown, runId: string, expectedSeq: number 
   }
   const message = err instanceof Error ? err.message : String(err);
   return new StreamUnavailable(`append to run ${runId} failed: ${message}`, err);
+}
+
+function isNoResponders(err: unknown): boolean {
+  return err instanceof NoRespondersError || (err instanceof RequestError && err.isNoResponders());
 }

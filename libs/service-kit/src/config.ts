@@ -32,7 +32,8 @@ export function loadConfig<S extends z.ZodObject>(
     parsed.error.issues.map((issue) => {
       const name = String(issue.path[0] ?? '(config)');
       const value = env[name];
-      return `${name}: ${issue.message}${value === undefined ? ' (not set)' : ` (got ${JSON.stringify(value)})`}`;
+      // '' was parsed as unset; quoting it back would contradict the "received undefined" in the issue.
+      return `${name}: ${issue.message}${value === undefined || value === '' ? ' (not set)' : ` (got ${JSON.stringify(value)})`}`;
     }),
   );
 }

@@ -26,21 +26,32 @@ export interface HttpServerHandle {
 export async function startHttpServer(options: { port: number; host?: string; routes: Route[]; log: Logger }): Promise<HttpServerHandle> {
   const compiled = options.routes.map((route) => ({ route, ...compile(route.path) }));
   const server: Server = createServer((req, res) => {
-    const url = new URL(req.url ?? '/', 'http://localhost');
     const send = (response: HttpResponse): void => {
       res.writeHead(response.status, { 'content-type': 'application/json', ...response.headers });
       res.end(JSON.stringify(response.body));
     };
-    const match = compiled
-      .map((c) => ({ c, m: c.regex.exec(url.pathname) }))
-      .find(({ c, m }) => m !== null && c.route.method === req.method);
-    if (!match?.m) {
-      send({ status: 404, body: { error: { code: 'not_found', message: `no route for ${req.method} ${url.pathname}` } } });
+    let url: URL;
+    let route: Route;
+    let params: Record<string, string>;
+    try {
+      url = new URL(req.url ?? '/', 'http://localhost');
+      const match = compiled
+        .map((c) => ({ c, m: c.regex.exec(url.pathname) }))
+        .find(({ c, m }) => m !== null && c.route.method === req.method);
+      if (!match?.m) {
+        send({ status: 404, body: { error: { code: 'not_found', message: `no route for ${req.method} ${url.pathname}` } } });
+        return;
+      }
+      route = match.c.route;
+      params = Object.fromEntries(match.c.names.map((name, i) => [name, decodeURIComponent(match.m?.[i + 1] ?? '')]));
+    } catch (err) {
+      // A throw in this listener is an uncaught exception: one bad request line would kill the service.
+      send({ status: 400, body: { error: { code: 'bad_request', message: `malformed request target: ${(err as Error).message}` } } });
       return;
     }
-    const params = Object.fromEntries(match.c.names.map((name, i) => [name, decodeURIComponent(match.m?.[i + 1] ?? '')]));
-    match.c.route
-      .handle({ params, query: url.searchParams, req })
+    // Through a promise, so a handler that throws synchronously is answered like one that rejects.
+    Promise.resolve()
+      .then(() => route.handle({ params, query: url.searchParams, req }))
       .then(send)
       .catch((err: unknown) => {
         const known = err instanceof DuraError;

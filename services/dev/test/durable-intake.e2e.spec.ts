@@ -39,7 +39,9 @@ async function deadLetters(): Promise<DeadLetter[]> {
 describe('run requests', () => {
   it('published while no planner runs are kept, and complete once a planner starts', async () => {
     // The gateway created the streams, so the request is stored durably with no planner listening.
-    const ack = await system.js.publish(SUBJECTS.submit, JSON.stringify(echoPlan('e2e-early', 3)), { msgID: 'e2e-early' });
+    const ack = await system.js.publish(SUBJECTS.submit, JSON.stringify(echoPlan('e2e-early', 3)), {
+      msgID: 'e2e-early',
+    });
     expect(ack.stream).toBe(STREAMS.requests);
     const before = await readRaw(system.js, system.jsm, 'dura.run.e2e-early', 1);
     expect(before).toHaveLength(0);
@@ -51,11 +53,25 @@ describe('run requests', () => {
   });
 
   it('that are malformed are rejected with the reason, visible to operators, and do not stop the next run', async () => {
-    const publish = (payload: string, msgID: string) => system.js.publish(SUBJECTS.submit, payload, { msgID });
+    const publish = (payload: string, msgID: string) =>
+      system.js.publish(SUBJECTS.submit, payload, { msgID });
     await publish('{"v":1, "runId": "e2e-bad-json", agent: oops}', 'e2e-bad-json');
-    await publish(JSON.stringify({ v: 1, runId: 'e2e-wrong-schema', agent: { kind: 'scripted', steps: 'nope' } }), 'e2e-wrong-schema');
     await publish(
-      JSON.stringify({ v: 1, runId: 'e2e-unknown-tool', agent: { kind: 'scripted', steps: [{ tool: 'echo', args: {} }, { tool: 'deploy.rocket', args: {} }] } }),
+      JSON.stringify({ v: 1, runId: 'e2e-wrong-schema', agent: { kind: 'scripted', steps: 'nope' } }),
+      'e2e-wrong-schema',
+    );
+    await publish(
+      JSON.stringify({
+        v: 1,
+        runId: 'e2e-unknown-tool',
+        agent: {
+          kind: 'scripted',
+          steps: [
+            { tool: 'echo', args: {} },
+            { tool: 'deploy.rocket', args: {} },
+          ],
+        },
+      }),
       'e2e-unknown-tool',
     );
     await publish(JSON.stringify({ hello: 'world' }), 'not a valid run id');
@@ -67,7 +83,11 @@ describe('run requests', () => {
     const expectations = [
       { runId: 'e2e-bad-json', code: 'bad_json', issue: undefined },
       { runId: 'e2e-wrong-schema', code: 'invalid_request', issue: /agent\.steps/ },
-      { runId: 'e2e-unknown-tool', code: 'unknown_tool', issue: /agent\.steps\.1\.tool: unknown tool "deploy\.rocket"/ },
+      {
+        runId: 'e2e-unknown-tool',
+        code: 'unknown_tool',
+        issue: /agent\.steps\.1\.tool: unknown tool "deploy\.rocket"/,
+      },
     ];
     for (const { runId, code, issue } of expectations) {
       const events = await drain(runId);
@@ -90,7 +110,12 @@ describe('run requests', () => {
       return all.length >= 4 ? all : undefined;
     });
     const bySource = letters.filter((letter) => letter.source === 'requests');
-    expect(bySource.map((l) => l.error.code).sort()).toEqual(['bad_json', 'invalid_request', 'invalid_request', 'unknown_tool']);
+    expect(bySource.map((l) => l.error.code).sort()).toEqual([
+      'bad_json',
+      'invalid_request',
+      'invalid_request',
+      'unknown_tool',
+    ]);
     const badJson = bySource.find((l) => l.error.code === 'bad_json');
     expect(badJson?.payload).toContain('agent: oops');
     expect(badJson?.error.message).toMatch(/not valid JSON/);

@@ -4,17 +4,32 @@ import { spawnTsEntry } from '@dura/testing';
 describe('service entry points', () => {
   it.each([
     ['planner', { NATS_URL: 'http://localhost:4222' }, /NATS_URL: must be a NATS URL/],
-    ['tool-gateway', { NATS_URL: 'nats://127.0.0.1:1', DATABASE_URL: undefined }, /DATABASE_URL: .*\(not set\)/],
-    ['projector', { DATABASE_URL: 'postgres://x@127.0.0.1/db', PROJECTOR_HTTP_PORT: 'eighty' }, /PROJECTOR_HTTP_PORT: .*"eighty"/],
-  ] as const)('%s exits with code 2 and names the variable when its configuration is invalid', async (name, env, message) => {
-    const proc = spawnTsEntry({ name, entry: `services/${name}/src/main.ts`, env: { ...env } });
-    const exit = await proc.exited;
-    expect(exit.code).toBe(2);
-    expect(proc.output()).toMatch(message);
-  });
+    [
+      'tool-gateway',
+      { NATS_URL: 'nats://127.0.0.1:1', DATABASE_URL: undefined },
+      /DATABASE_URL: .*\(not set\)/,
+    ],
+    [
+      'projector',
+      { DATABASE_URL: 'postgres://x@127.0.0.1/db', PROJECTOR_HTTP_PORT: 'eighty' },
+      /PROJECTOR_HTTP_PORT: .*"eighty"/,
+    ],
+  ] as const)(
+    '%s exits with code 2 and names the variable when its configuration is invalid',
+    async (name, env, message) => {
+      const proc = spawnTsEntry({ name, entry: `services/${name}/src/main.ts`, env: { ...env } });
+      const exit = await proc.exited;
+      expect(exit.code).toBe(2);
+      expect(proc.output()).toMatch(message);
+    },
+  );
 
   it('the planner exits 1 with a hint when NATS is unreachable', async () => {
-    const proc = spawnTsEntry({ name: 'planner', entry: 'services/planner/src/main.ts', env: { NATS_URL: 'nats://127.0.0.1:1' } });
+    const proc = spawnTsEntry({
+      name: 'planner',
+      entry: 'services/planner/src/main.ts',
+      env: { NATS_URL: 'nats://127.0.0.1:1' },
+    });
     const exit = await proc.exited;
     expect(exit.code).toBe(1);
     expect(proc.output()).toMatch(/cannot connect to NATS at nats:\/\/127\.0\.0\.1:1.*set NATS_URL/);
@@ -33,6 +48,8 @@ describe('service entry points', () => {
     expect(output).toMatch(/embedded nats-server/);
     expect(output).toMatch(/embedded PGlite/);
     expect(output.match(/tool_call_completed/g)).toHaveLength(5);
-    expect(output).toMatch(/run_completed\s+output \{"image":"checkout:9f2c1e7","deployment":"dep-[0-9a-f]{12}"\}/);
+    expect(output).toMatch(
+      /run_completed\s+output \{"image":"checkout:9f2c1e7","deployment":"dep-[0-9a-f]{12}"\}/,
+    );
   }, 90_000);
 });

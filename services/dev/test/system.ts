@@ -9,8 +9,16 @@ export async function startService(
   name: 'planner' | 'tool-gateway' | 'projector',
   env: Record<string, string>,
 ): Promise<ManagedProcess> {
-  const ready = { planner: /planner started/, 'tool-gateway': /tool gateway started/, projector: /projector api listening/ }[name];
-  const proc = spawnTsEntry({ name, entry: `services/${name}/src/main.ts`, env: { LOG_LEVEL: 'info', ...env } });
+  const ready = {
+    planner: /planner started/,
+    'tool-gateway': /tool gateway started/,
+    projector: /projector api listening/,
+  }[name];
+  const proc = spawnTsEntry({
+    name,
+    entry: `services/${name}/src/main.ts`,
+    env: { LOG_LEVEL: 'info', ...env },
+  });
   await proc.waitForOutput(ready, 60_000);
   return proc;
 }
@@ -45,7 +53,11 @@ export async function openSystem(natsUrl: string, databaseUrl: string): Promise<
 }
 
 /** Polls `probe` until it returns a value, or fails with the last reason after `timeoutMs`. */
-export async function eventually<T>(probe: () => Promise<T | undefined>, timeoutMs = 30_000, what = 'condition'): Promise<T> {
+export async function eventually<T>(
+  probe: () => Promise<T | undefined>,
+  timeoutMs = 30_000,
+  what = 'condition',
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   while (Date.now() < deadline) {
@@ -57,7 +69,9 @@ export async function eventually<T>(probe: () => Promise<T | undefined>, timeout
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`);
+  throw new Error(
+    `timed out after ${timeoutMs} ms waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`,
+  );
 }
 
 export async function getJson(url: string): Promise<{ status: number; body: unknown }> {

@@ -12,7 +12,8 @@ const processes: ManagedProcess[] = [];
 
 beforeAll(async () => {
   system = await openSystem(infra().nats.url, infra().db.url);
-  for (const name of ['planner', 'tool-gateway', 'projector'] as const) processes.push(await startService(name, system.env));
+  for (const name of ['planner', 'tool-gateway', 'projector'] as const)
+    processes.push(await startService(name, system.env));
 }, 120_000);
 
 afterAll(async () => {
@@ -24,7 +25,9 @@ describe('a 5-step run through three separate service processes', () => {
   it('completes, in order, with the projection equal to the fold of the log and one effect per key', async () => {
     const runId = 'e2e-five-steps';
     // A plain NATS client, as a Go or Python producer would publish it.
-    const ack = await system.js.publish(SUBJECTS.submit, JSON.stringify(echoPlan(runId, 5)), { msgID: runId });
+    const ack = await system.js.publish(SUBJECTS.submit, JSON.stringify(echoPlan(runId, 5)), {
+      msgID: runId,
+    });
     expect(ack.duplicate).toBe(false);
 
     const client = createDuraClient(system);
@@ -52,10 +55,14 @@ describe('a 5-step run through three separate service processes', () => {
     expect(folded.status).toBe('completed');
     expect(folded.steps).toBe(5);
 
-    const projected = await eventually(async () => {
-      const { status, body } = await getJson(`${system.apiUrl}/runs/${runId}`);
-      return status === 200 && (body as { lastSeq: number }).lastSeq === folded.lastSeq ? body : undefined;
-    }, 30_000, 'the projector to reach the end of the run');
+    const projected = await eventually(
+      async () => {
+        const { status, body } = await getJson(`${system.apiUrl}/runs/${runId}`);
+        return status === 200 && (body as { lastSeq: number }).lastSeq === folded.lastSeq ? body : undefined;
+      },
+      30_000,
+      'the projector to reach the end of the run',
+    );
     expect(projected).toEqual(JSON.parse(JSON.stringify(folded)));
 
     const { body: page } = await getJson(`${system.apiUrl}/runs/${runId}/events?limit=1000`);
@@ -65,7 +72,9 @@ describe('a 5-step run through three separate service processes', () => {
       select idempotency_key, status, tool from effects where run_id = ${runId} order by step`;
     expect(effects).toHaveLength(5);
     expect(effects.every((row) => row.status === 'succeeded' && row.tool === 'echo')).toBe(true);
-    const intentKeys = watched.flatMap((e) => (e.type === 'tool_call_requested' ? [e.data.idempotencyKey] : []));
+    const intentKeys = watched.flatMap((e) =>
+      e.type === 'tool_call_requested' ? [e.data.idempotencyKey] : [],
+    );
     expect(effects.map((row) => row.idempotency_key)).toEqual(intentKeys);
     expect(new Set(intentKeys).size).toBe(5);
   });

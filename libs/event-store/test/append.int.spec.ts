@@ -1,0 +1,132 @@
+import { JetStreamApiError } from '@nats-io/jetstream';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { DuraError } from '@dura/contracts';
+import {
+  ConcurrencyConflict,
+  createEventStore,
+  ensureStreams,
+  JS_CODES,
+  type EventStore,
+} from '../src/index';
+import { useNatsConnections, useTestInfra } from './infra';
+import { runEvents } from './run-events';
+
+const infra = useTestInfra({ database: false });
+const open = useNatsConnections(infra);
+let store: EventStore;
+let rival: EventStore;
+
+beforeAll(async () => {
+  const [mine, theirs] = await Promise.all([open(), open()]);
+  await ensureStreams(mine.jsm);
+  store = createEventStore(mine);
+  // A second replica on its own connection, racing the first.
+  rival = createEventStore(theirs);
+});
+
+describe('append', () => {
+  it('starts a new run with expectedSeq 0 and returns the stream sequence of each event', async () => {
+    const run = runEvents('new-run');
+    const result = await store.append('new-run', [run.requested(), run.started()], { expectedSeq: 0 });
+
+    expect(result.duplicate).toBe(false);
+    expect(result.seqs).toHaveLength(2);
+    expect(result.seqs[1]).toBeGreaterThan(result.seqs[0]!);
+    expect(result.lastSeq).toBe(result.seqs[1]);
+    const events = await store.read('new-run');
+    expect(events.map((e) => [e.type, e.seq])).toEqual([
+      ['run_requested', result.seqs[0]],
+      ['run_started', result.seqs[1]],
+    ]);
+  });
+
+  it('refuses a stale expectedSeq with a typed, retryable ConcurrencyConflict and leaves the log as it was', async () => {
+    const run = runEvents('stale');
+    const first = await store.append('stale', [run.requested(), run.started()], { expectedSeq: 0 });
+
+    for (const stale of [0, first.seqs[0]!]) {
+      const error = await store
+        .append('stale', [run.thought()], { expectedSeq: stale })
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ConcurrencyConflict);
+      expect(error).toBeInstanceOf(DuraError);
+      expect(error).toMatchObject({
+        name: 'ConcurrencyConflict',
+        code: 'concurrency_conflict',
+        retryable: true,
+        runId: 'stale',
+        expectedSeq: stale,
+      });
+      const cause = (error as Error).cause;
+      expect(cause).toBeInstanceOf(JetStreamApiError);
+      expect((cause as JetStreamApiError).code).toBe(JS_CODES.wrongLastSequence);
+    }
+    expect((await store.read('stale')).map((e) => e.seq)).toEqual(first.seqs);
+  });
+
+  it('lets exactly one of two concurrent appends with the same expectedSeq win (20 races)', async () => {
+    for (let i = 0; i < 20; i += 1) {
+      const runId = `race-${i}`;
+      const a = runEvents(`${runId}-a`);
+      const b = runEvents(`${runId}-b`);
+      // Even rounds race to create the run, odd rounds race to extend it.
+      const expectedSeq =
+        i % 2 === 0 ? 0 : (await store.append(runId, [a.requested()], { expectedSeq: 0 })).lastSeq;
+
+      const results = await Promise.allSettled([
+        store.append(runId, [a.thought()], { expectedSeq }),
+        rival.append(runId, [b.thought()], { expectedSeq }),
+      ]);
+
+      const won = results.filter((r) => r.status === 'fulfilled');
+      const lost = results.filter((r) => r.status === 'rejected');
+      expect(won, runId).toHaveLength(1);
+      expect(lost[0]?.reason, runId).toBeInstanceOf(ConcurrencyConflict);
+      const log = await store.read(runId);
+      expect(log, runId).toHaveLength(i % 2 === 0 ? 1 : 2);
+      expect(log.at(-1)?.seq).toBe(won[0]?.value.lastSeq);
+    }
+  });
+
+  it('reports a retried append with the same meta.id as a duplicate and keeps one copy', async () => {
+    const run = runEvents('retried');
+    const requested = run.requested();
+    const first = await store.append('retried', [requested], { expectedSeq: 0 });
+
+    // The same publish retried (e.g. the ack was lost), with the expectation the caller had then.
+    const retry = await store.append('retried', [requested], { expectedSeq: 0 });
+    expect(retry).toEqual({ seqs: first.seqs, lastSeq: first.lastSeq, duplicate: true });
+    const unchecked = await rival.append('retried', [requested], { expectedSeq: 'any' });
+    expect(unchecked.duplicate).toBe(true);
+
+    expect(await store.read('retried')).toHaveLength(1);
+  });
+
+  it('completes a batch that was cut short: the stored prefix is deduplicated, the rest appended', async () => {
+    const run = runEvents('cut-short');
+    const [requested, started, thought] = [run.requested(), run.started(), run.thought()];
+    await store.append('cut-short', [requested], { expectedSeq: 0 });
+
+    const retry = await store.append('cut-short', [requested, started, thought], { expectedSeq: 0 });
+
+    expect(retry.duplicate).toBe(true);
+    const log = await store.read('cut-short');
+    expect(log.map((e) => e.meta.id)).toEqual([requested, started, thought].map((e) => e.meta.id));
+    expect(retry.seqs).toEqual(log.map((e) => e.seq));
+  });
+
+  it("appends without a sequence check when expectedSeq is 'any'", async () => {
+    const run = runEvents('unchecked');
+    const first = await store.append('unchecked', [run.requested(), run.started()], { expectedSeq: 0 });
+
+    // The rival never folded the run; an unchecked append goes in after whatever is there.
+    const result = await rival.append('unchecked', [run.thought()], { expectedSeq: 'any' });
+
+    expect(result).toMatchObject({ duplicate: false, lastSeq: first.lastSeq + 1 });
+    expect((await store.read('unchecked')).map((e) => e.type)).toEqual([
+      'run_requested',
+      'run_started',
+      'thought',
+    ]);
+  });
+});

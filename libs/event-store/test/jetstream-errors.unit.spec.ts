@@ -1,0 +1,135 @@
+import { JetStreamApiError, RetentionPolicy, StorageType } from '@nats-io/jetstream';
+import { nanos, NoRespondersError, RequestError, TimeoutError } from '@nats-io/nats-core';
+import { describe, expect, it } from 'vitest';
+import { ContractViolation, DuraError, STREAMS } from '@dura/contracts';
+import {
+  ConcurrencyConflict,
+  CorruptEvent,
+  decodeStored,
+  DEFAULT_STREAM_OPTIONS,
+  JS_CODES,
+  mapAppendError,
+  streamConfigs,
+  StreamUnavailable,
+} from '../src/index';
+import { runEvents } from './run-events';
+
+const apiError = (err_code: number, description: string) =>
+  new JetStreamApiError({ err_code, code: 400, description });
+const bytes = (text: string) => new TextEncoder().encode(text);
+
+function thrown(fn: () => unknown): unknown {
+  try {
+    fn();
+  } catch (err) {
+    return err;
+  }
+  throw new Error('expected a throw');
+}
+
+describe('mapAppendError', () => {
+  it('turns wrong-last-sequence into ConcurrencyConflict, keeping the server error as cause', () => {
+    const cause = apiError(JS_CODES.wrongLastSequence, 'wrong last sequence: 7');
+    const error = mapAppendError(cause, 'run-1', 5);
+    expect(error).toBeInstanceOf(ConcurrencyConflict);
+    expect(error).toMatchObject({
+      code: 'concurrency_conflict',
+      retryable: true,
+      runId: 'run-1',
+      expectedSeq: 5,
+      cause,
+    });
+    expect(error.message).toMatch(/run-1.*seq 5.*re-fold/);
+  });
+
+  it.each([
+    ['a timeout', new TimeoutError(), /did not acknowledge.*safe to retry/],
+    ['no responders', new NoRespondersError('dura.run.x'), /no JetStream stream captures/],
+    [
+      'a request nobody answered',
+      new RequestError('', { cause: new NoRespondersError('dura.run.x') }),
+      /captures/,
+    ],
+    [
+      'nats.js 3 reporting no responders',
+      new Error('jetstream is not enabled', {
+        cause: new RequestError('', { cause: new NoRespondersError('dura.run.x') }),
+      }),
+      /captures/,
+    ],
+    [
+      'any other server error',
+      apiError(10077, 'maximum messages exceeded'),
+      /run-1 failed: maximum messages exceeded/,
+    ],
+    ['a thrown string', 'socket hang up', /run-1 failed: socket hang up/],
+  ])('turns %s into a retryable StreamUnavailable that says what happened', (_, cause, message) => {
+    const error = mapAppendError(cause, 'run-1', 3);
+    expect(error).toBeInstanceOf(StreamUnavailable);
+    expect(error).toMatchObject({ code: 'stream_unavailable', retryable: true, cause });
+    expect(error.message).toMatch(message);
+  });
+
+  it('passes a DuraError through unchanged', () => {
+    const original = new DuraError('custom', 'already typed');
+    expect(mapAppendError(original, 'run-1', 0)).toBe(original);
+  });
+});
+
+describe('decodeStored', () => {
+  const event = runEvents('run-1').started();
+
+  it('decodes an event and stamps the stream sequence on it', () => {
+    expect(decodeStored({ seq: 42, data: bytes(JSON.stringify(event)) })).toEqual({ ...event, seq: 42 });
+  });
+
+  it('names the seq of bytes that are not JSON', () => {
+    const error = thrown(() => decodeStored({ seq: 9, data: bytes('{nope') }));
+    expect(error).toBeInstanceOf(CorruptEvent);
+    expect(error).toMatchObject({ code: 'corrupt_event', retryable: false, seq: 9 });
+    expect((error as Error).message).toBe('event at seq 9: payload is not JSON');
+    expect((error as Error).cause).toBeInstanceOf(SyntaxError);
+  });
+
+  it('names the seq and the contract problem of JSON that is not an event', () => {
+    const data = bytes(JSON.stringify({ ...event, type: 'run_exploded' }));
+    const error = thrown(() => decodeStored({ seq: 11, data }));
+    expect(error).toBeInstanceOf(CorruptEvent);
+    expect(error).toMatchObject({
+      seq: 11,
+      message: expect.stringMatching(/seq 11.*unknown type "run_exploded"/),
+    });
+    expect((error as Error).cause).toBeInstanceOf(ContractViolation);
+  });
+});
+
+describe('streamConfigs', () => {
+  it('describes the four streams; only the task stream is a work queue, and runs never expire', () => {
+    const configs = streamConfigs(DEFAULT_STREAM_OPTIONS);
+    expect(configs.map((c) => [c.name, c.retention])).toEqual([
+      [STREAMS.requests, RetentionPolicy.Limits],
+      [STREAMS.runs, RetentionPolicy.Limits],
+      [STREAMS.tasks, RetentionPolicy.Workqueue],
+      [STREAMS.deadLetters, RetentionPolicy.Limits],
+    ]);
+    expect(configs.find((c) => c.name === STREAMS.runs)).not.toHaveProperty('max_age');
+    for (const config of configs) {
+      expect(config).toMatchObject({
+        num_replicas: 1,
+        storage: StorageType.File,
+        duplicate_window: nanos(120_000),
+      });
+    }
+  });
+
+  it('applies replicas, storage and the dedupe window to every stream', () => {
+    const configs = streamConfigs({ replicas: 3, storage: 'memory', duplicateWindowMs: 5_000 });
+    for (const config of configs) {
+      expect(config).toMatchObject({
+        num_replicas: 3,
+        storage: StorageType.Memory,
+        duplicate_window: nanos(5_000),
+      });
+    }
+  });
+});
