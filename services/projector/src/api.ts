@@ -18,11 +18,11 @@ class BadQuery extends DuraError {
   }
 }
 
-function intParam(query: URLSearchParams, name: string, fallback: number, max = Number.MAX_SAFE_INTEGER): number {
+function intParam(query: URLSearchParams, name: string, fallback: number, max = Number.MAX_SAFE_INTEGER, min = 0): number {
   const raw = query.get(name);
   if (raw === null) return fallback;
   const value = Number(raw);
-  if (!Number.isInteger(value) || value < 0) throw new BadQuery(`query parameter ${name} must be a non-negative integer, got "${raw}"`);
+  if (!Number.isInteger(value) || value < min) throw new BadQuery(`query parameter ${name} must be an integer >= ${min}, got "${raw}"`);
   return Math.min(value, max);
 }
 
@@ -38,7 +38,7 @@ export function projectorRoutes(db: Db, position: () => number): Route[] {
       method: 'GET',
       path: '/runs',
       async handle({ query }) {
-        const limit = intParam(query, 'limit', 50, MAX_PAGE);
+        const limit = intParam(query, 'limit', 50, MAX_PAGE, 1);
         const status = query.get('status');
         const where: SQL[] = status ? [eq(runs.status, status)] : [];
         const rows = await db
@@ -64,7 +64,7 @@ export function projectorRoutes(db: Db, position: () => number): Route[] {
       path: '/runs/:id/events',
       async handle({ params, query }) {
         const fromSeq = intParam(query, 'fromSeq', 0);
-        const limit = intParam(query, 'limit', 100, MAX_PAGE);
+        const limit = intParam(query, 'limit', 100, MAX_PAGE, 1);
         const rows = await db
           .select({ event: runEvents.event, seq: runEvents.seq })
           .from(runEvents)

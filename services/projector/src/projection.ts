@@ -1,5 +1,5 @@
 import { eq, inArray, sql } from 'drizzle-orm';
-import { runIdFromSubject, type RunEvent } from '@dura/contracts';
+import { ContractViolation, runIdFromSubject, type RunEvent } from '@dura/contracts';
 import { evolve, initialRunState, type RunState } from '@dura/core';
 import type { Db } from '@dura/db';
 import { decodeStored } from '@dura/event-store';
@@ -44,6 +44,11 @@ export async function applyBatch(db: Db, batch: readonly StreamMessage[]): Promi
       let event: RunEvent;
       try {
         event = decodeStored(msg);
+        // The subject is the run's log: an event naming another run must not touch that run's state.
+        if (event.meta.runId !== runId) {
+          const where = `event at seq ${msg.seq} names run ${event.meta.runId}`;
+          throw new ContractViolation(`${where} but was appended to ${msg.subject}`);
+        }
         const next = evolve(states.get(event.meta.runId) ?? initialRunState(), event);
         states.set(event.meta.runId, next);
       } catch (err) {

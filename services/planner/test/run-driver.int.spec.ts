@@ -1,0 +1,235 @@
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import {
+  STREAMS,
+  ToolTaskSchema,
+  newEvent,
+  type NewEvent,
+  type RunEvent,
+  type ScriptedStep,
+  type ToolCall,
+} from '@dura/contracts';
+import { decisionEventId, idempotencyKey } from '@dura/core';
+import { useTestInfra } from '@dura/testing';
+import { createRunDriver, createScriptedModel, type RunDriver } from '../src/index';
+import { scriptedRequest, thoughtData } from './run-history';
+import {
+  connect,
+  countingModel,
+  prepare,
+  storedMessages,
+  testEvent,
+  testLogger,
+  typesOf,
+  type Connections,
+  type CountingModel,
+} from './support';
+
+vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
+
+const infra = useTestInfra({ database: false });
+let setup: Connections;
+let conn: Connections;
+let model: CountingModel;
+let driver: RunDriver;
+
+beforeAll(async () => {
+  setup = await prepare(infra().nats.url);
+  conn = await connect(infra().nats.url, 'planner');
+  model = countingModel(createScriptedModel());
+  driver = createRunDriver({
+    store: conn.store,
+    js: conn.js,
+    model,
+    log: testLogger('planner'),
+    clock: () => new Date(),
+  });
+});
+
+afterAll(async () => {
+  await conn?.close();
+  await setup?.close();
+});
+
+/** Appends a run request the way intake does: first event of the run, id `<runId>@0.0`. */
+async function request(runId: string, steps: ScriptedStep[]) {
+  const event = newEvent(
+    'run_requested',
+    { request: scriptedRequest(runId, steps) },
+    {
+      id: decisionEventId(runId, 0, 0),
+      runId,
+      ts: new Date().toISOString(),
+      correlationId: runId,
+    },
+  );
+  return (await setup.store.append(runId, [event], { expectedSeq: 0 })).lastSeq;
+}
+
+/** Appends `events` after the run's event at `lastSeq`, each guarded like a planner append. */
+async function appendAfter(runId: string, lastSeq: number, events: NewEvent[]): Promise<void> {
+  let expected = lastSeq;
+  for (const event of events)
+    expected = (await setup.store.append(runId, [event], { expectedSeq: expected })).lastSeq;
+}
+
+async function toolTasksFor(key: string) {
+  const messages = await storedMessages(setup.jsm, STREAMS.tasks, 'dura.task.tool.>');
+  return messages.filter((msg) => msg.header?.get('Nats-Msg-Id') === key);
+}
+
+describe('a run driven by createRunDriver', () => {
+  const runId = 'run-driven';
+  const key = idempotencyKey({ runId, step: 1, tool: 'echo', args: { n: 1 } });
+
+  it('appends run_started, thought and the intent, then dispatches the tool task with msg-id = key', async () => {
+    await request(runId, [{ tool: 'echo', args: { n: 1 } }]);
+    const calls = model.calls;
+    const outcome = await driver.drive(runId);
+    expect(outcome).toMatchObject({ modelCalls: 1, dispatched: 1, state: { status: 'running', steps: 1 } });
+    expect(model.calls - calls).toBe(1);
+
+    const log = await setup.store.read(runId);
+    expect(typesOf(log)).toEqual(['run_requested', 'run_started', 'thought', 'tool_call_requested']);
+    // Every decision event is named after the sequence it was decided at, and caused by the event before it.
+    for (const [i, event] of log.entries()) {
+      if (i === 0) continue;
+      expect(event.meta.id).toBe(decisionEventId(runId, log[i - 1]!.seq, 0));
+      expect(event.meta.causationId).toBe(log[i - 1]!.meta.id);
+    }
+    const intent = log[3] as Extract<RunEvent, { type: 'tool_call_requested' }>;
+    expect(intent.data).toEqual({
+      callId: 'call-1',
+      step: 1,
+      tool: 'echo',
+      args: { n: 1 },
+      idempotencyKey: key,
+    });
+
+    const [task, ...others] = await toolTasksFor(key);
+    expect(others).toEqual([]);
+    expect(task?.subject).toBe('dura.task.tool.echo');
+    expect(ToolTaskSchema.parse(task?.json())).toEqual({
+      v: 1,
+      runId,
+      callId: 'call-1',
+      step: 1,
+      tool: 'echo',
+      args: { n: 1 },
+      idempotencyKey: key,
+      causationId: intent.meta.id,
+      correlationId: runId,
+    });
+  });
+
+  it('re-dispatches a pending call on the next drive without asking the model, deduped by the broker', async () => {
+    const calls = model.calls;
+    expect(await driver.drive(runId)).toMatchObject({ modelCalls: 0, dispatched: 1 });
+    expect(model.calls).toBe(calls);
+    expect(await toolTasksFor(key)).toHaveLength(1);
+    expect(await setup.store.read(runId)).toHaveLength(4);
+  });
+
+  it('asks the model again only once the observation is in the log, and completes', async () => {
+    const completed = testEvent(
+      runId,
+      'tool_call_completed',
+      { callId: 'call-1', idempotencyKey: key, result: { n: 1 }, attempt: 1, deduped: false, durationMs: 1 },
+      1,
+    );
+    await setup.store.append(runId, [completed], { expectedSeq: 'any' });
+    expect(await driver.drive(runId)).toMatchObject({
+      modelCalls: 1,
+      dispatched: 0,
+      state: { status: 'completed', output: { n: 1 } },
+    });
+    expect(typesOf(await setup.store.read(runId)).slice(-3)).toEqual([
+      'tool_call_completed',
+      'thought',
+      'run_completed',
+    ]);
+    expect(await driver.drive(runId)).toMatchObject({ modelCalls: 0, dispatched: 0 });
+  });
+});
+
+describe('resuming after a crash between a recorded decision and its follow-ups', () => {
+  it('records the missing intent from the recorded thought, without calling the model', async () => {
+    const runId = 'run-resume-intent';
+    const requested = await request(runId, [{ tool: 'echo', args: { n: 7 } }]);
+    const decision = {
+      kind: 'tool_calls' as const,
+      calls: [{ callId: 'call-1', tool: 'echo', args: { n: 7 } }],
+    };
+    await appendAfter(runId, requested, [
+      testEvent(runId, 'run_started', {}, 1),
+      testEvent(runId, 'thought', thoughtData(decision, 0), 2),
+    ]);
+
+    const calls = model.calls;
+    const outcome = await driver.drive(runId);
+    expect(model.calls).toBe(calls);
+    expect(outcome).toMatchObject({ modelCalls: 0, dispatched: 1 });
+    const log = await setup.store.read(runId);
+    expect(typesOf(log)).toEqual(['run_requested', 'run_started', 'thought', 'tool_call_requested']);
+    const key = idempotencyKey({ runId, step: 1, tool: 'echo', args: { n: 7 } });
+    expect(log[3]?.data).toEqual({
+      callId: 'call-1',
+      step: 1,
+      tool: 'echo',
+      args: { n: 7 },
+      idempotencyKey: key,
+    });
+    expect(await toolTasksFor(key)).toHaveLength(1);
+  });
+
+  it('records only the intents still missing from a multi-call decision', async () => {
+    const runId = 'run-resume-partial';
+    const requested = await request(runId, []);
+    const calls: ToolCall[] = [
+      { callId: 'call-1', tool: 'echo', args: { a: 1 } },
+      { callId: 'call-2', tool: 'echo', args: { b: 2 } },
+    ];
+    const firstKey = idempotencyKey({ runId, step: 1, tool: 'echo', args: { a: 1 } });
+    await appendAfter(runId, requested, [
+      testEvent(runId, 'run_started', {}, 1),
+      testEvent(runId, 'thought', thoughtData({ kind: 'tool_calls', calls }, 0), 2),
+      testEvent(runId, 'tool_call_requested', { ...calls[0]!, step: 1, idempotencyKey: firstKey }, 3),
+    ]);
+
+    const before = model.calls;
+    expect(await driver.drive(runId)).toMatchObject({ modelCalls: 0, dispatched: 2 });
+    expect(model.calls).toBe(before);
+    const intents = (await setup.store.read(runId)).filter((e) => e.type === 'tool_call_requested');
+    expect(intents.map((e) => e.data)).toEqual([
+      { callId: 'call-1', step: 1, tool: 'echo', args: { a: 1 }, idempotencyKey: firstKey },
+      {
+        callId: 'call-2',
+        step: 2,
+        tool: 'echo',
+        args: { b: 2 },
+        idempotencyKey: idempotencyKey({ runId, step: 2, tool: 'echo', args: { b: 2 } }),
+      },
+    ]);
+  });
+
+  it('appends the completion a recorded complete decision implies, without calling the model', async () => {
+    const runId = 'run-resume-complete';
+    const requested = await request(runId, []);
+    await appendAfter(runId, requested, [
+      testEvent(runId, 'run_started', {}, 1),
+      testEvent(runId, 'thought', thoughtData({ kind: 'complete', output: 'done' }, 0), 2),
+    ]);
+
+    const before = model.calls;
+    expect(await driver.drive(runId)).toMatchObject({
+      modelCalls: 0,
+      state: { status: 'completed', output: 'done' },
+    });
+    expect(model.calls).toBe(before);
+    expect(typesOf(await setup.store.read(runId))).toEqual([
+      'run_requested',
+      'run_started',
+      'thought',
+      'run_completed',
+    ]);
+  });
+});

@@ -1,0 +1,121 @@
+import type { JetStreamManager, MsgRequest, StoredMsg } from '@nats-io/jetstream';
+import { newEvent, type EventData, type EventType, type NewEvent, type RunEvent } from '@dura/contracts';
+import { createEventStore, ensureStreams, type EventStore, type StreamOptions } from '@dura/event-store';
+import { connectNats, createLogger, type Logger, type NatsHandles } from '@dura/service-kit';
+import type { Model, ModelTurn } from '../src/index';
+
+export const STREAM_OPTIONS: StreamOptions = { replicas: 1, duplicateWindowMs: 120_000, storage: 'file' };
+
+/** Silent unless DURA_TEST_VERBOSE=1. */
+export function testLogger(service: string): Logger {
+  const verbose = process.env['DURA_TEST_VERBOSE'] === '1';
+  const write = verbose ? (line: string) => process.stderr.write(`${line}\n`) : () => undefined;
+  return createLogger({ service, level: 'debug', format: 'pretty', write });
+}
+
+export interface Connections extends NatsHandles {
+  store: EventStore;
+  close(): Promise<void>;
+}
+
+/** One replica's own NATS connection, with an event store on it. */
+export async function connect(natsUrl: string, name = 'test'): Promise<Connections> {
+  const nats = await connectNats(natsUrl, name);
+  return { ...nats, store: createEventStore(nats), close: () => nats.nc.close() };
+}
+
+export async function prepare(natsUrl: string): Promise<Connections> {
+  const conn = await connect(natsUrl, 'test-setup');
+  try {
+    await ensureStreams(conn.jsm, STREAM_OPTIONS);
+  } catch (err) {
+    await conn.close();
+    throw err;
+  }
+  return conn;
+}
+
+/** A Model that counts its calls and can take its time, so concurrent drivers really overlap. */
+export interface CountingModel extends Model {
+  readonly calls: number;
+}
+
+export function countingModel(inner: Model, delayMs: () => number = () => 0): CountingModel {
+  let calls = 0;
+  return {
+    get calls() {
+      return calls;
+    },
+    async decide(input): Promise<ModelTurn> {
+      calls += 1;
+      const turn = await inner.decide(input);
+      const delay = delayMs();
+      if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
+      return turn;
+    },
+  };
+}
+
+/** Event meta for events a test writes itself: ids that never collide with the planner's `<runId>@<seq>.<i>`. */
+export function testEvent<T extends EventType>(
+  runId: string,
+  type: T,
+  data: EventData<T>,
+  n: number,
+): NewEvent {
+  return newEvent(type, data, {
+    id: `${runId}:test-${n}`,
+    runId,
+    ts: new Date().toISOString(),
+    correlationId: runId,
+  });
+}
+
+/** Every stored message of `stream` whose subject matches `subject` (wildcards allowed), in stream order. */
+export async function storedMessages(
+  jsm: JetStreamManager,
+  stream: string,
+  subject: string,
+): Promise<StoredMsg[]> {
+  const out: StoredMsg[] = [];
+  for (let seq = 1; ;) {
+    // The server (2.9+) answers next_by_subj on the plain msg-get API; nats.js only types it for direct get.
+    const msg = await jsm.streams.getMessage(stream, { seq, next_by_subj: subject } as unknown as MsgRequest);
+    if (!msg) return out;
+    out.push(msg);
+    seq = msg.seq + 1;
+  }
+}
+
+export function countBy<T>(
+  items: readonly T[],
+  key: (item: T) => string | number,
+): Map<string | number, number> {
+  const counts = new Map<string | number, number>();
+  for (const item of items) counts.set(key(item), (counts.get(key(item)) ?? 0) + 1);
+  return counts;
+}
+
+export const typesOf = (events: readonly RunEvent[]): string[] => events.map((e) => e.type);
+
+/** Polls `probe` until it returns a value, or fails naming `what` after `timeoutMs`. */
+export async function eventually<T>(
+  probe: () => Promise<T | undefined>,
+  what: string,
+  timeoutMs = 20_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const value = await probe();
+      if (value !== undefined) return value;
+    } catch (err) {
+      last = err;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(
+    `timed out after ${timeoutMs} ms waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`,
+  );
+}

@@ -1,0 +1,198 @@
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { asc, eq } from 'drizzle-orm';
+import { runSubject } from '@dura/contracts';
+import { useTestInfra } from '@dura/testing';
+import {
+  applyBatch,
+  createProjector,
+  projectionErrors,
+  readCheckpoint,
+  runEvents,
+  runs,
+  type Projector,
+} from '../src/index';
+import {
+  RunScript,
+  STREAM_OPTIONS,
+  appendInterleaved,
+  asJson,
+  caughtUp,
+  connect,
+  foldLog,
+  prepare,
+  snapshot,
+  streamMessages,
+  testLogger,
+  type Connections,
+} from './support';
+
+vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
+
+const infra = useTestInfra();
+let setup: Connections;
+let conn: Connections;
+let projector: Projector | undefined;
+
+beforeAll(async () => {
+  setup = await prepare(infra().nats.url, infra().db.url);
+  conn = await connect(infra().nats.url, infra().db.url, 'projector');
+  // Small batches, so one pass spans several transactions.
+  projector = createProjector({
+    ...conn,
+    log: testLogger('projector'),
+    batchSize: 4,
+    streams: STREAM_OPTIONS,
+  });
+  await projector.start();
+});
+
+afterAll(async () => {
+  await projector?.stop();
+  await conn?.close();
+  await setup?.close();
+});
+
+describe('the projection', () => {
+  it('folds events appended with the event store into runs and run_events', async () => {
+    const scripts = [
+      RunScript.complete('run-a', 3),
+      RunScript.complete('run-b', 1),
+      new RunScript('run-c').request().start(),
+    ];
+    await appendInterleaved(setup.store, scripts);
+    const position = await caughtUp(setup, projector!.position);
+    expect(await readCheckpoint(setup.db)).toBe(position);
+
+    for (const script of scripts) {
+      const logged = await setup.store.read(script.runId);
+      expect(logged).toHaveLength(script.events.length);
+      const [row] = await setup.db.select().from(runs).where(eq(runs.runId, script.runId));
+      const folded = foldLog(await streamMessages(setup)).get(script.runId);
+      expect(row?.state).toEqual(asJson(folded));
+      expect(row).toMatchObject({
+        status: folded?.status,
+        lastSeq: logged.at(-1)?.seq,
+        eventCount: logged.length,
+        steps: folded?.steps,
+      });
+      const events = await setup.db
+        .select()
+        .from(runEvents)
+        .where(eq(runEvents.runId, script.runId))
+        .orderBy(asc(runEvents.seq));
+      expect(events.map((e) => e.event)).toEqual(asJson(logged));
+      expect(events.map((e) => [e.seq, e.type])).toEqual(logged.map((e) => [e.seq, e.type]));
+    }
+    expect((await setup.db.select().from(runs).where(eq(runs.runId, 'run-a')))[0]?.status).toBe('completed');
+    expect((await setup.db.select().from(runs).where(eq(runs.runId, 'run-c')))[0]?.status).toBe('running');
+  });
+
+  it('treats a redelivery of the same messages through applyBatch as a no-op', async () => {
+    const before = await snapshot(setup.db);
+    const messages = await streamMessages(setup);
+    const checkpoint = await readCheckpoint(setup.db);
+
+    expect(await applyBatch(setup.db, messages)).toEqual({ checkpoint, applied: 0 });
+    expect(await applyBatch(setup.db, messages.slice(-3))).toEqual({ checkpoint, applied: 0 });
+    expect(await applyBatch(setup.db, [])).toEqual({ checkpoint, applied: 0 });
+    expect(await snapshot(setup.db)).toEqual(before);
+  });
+
+  it('applies only the unseen tail of a batch that overlaps the checkpoint', async () => {
+    await projector?.stop();
+    projector = undefined;
+    const script = RunScript.complete('run-overlap', 1);
+    await appendInterleaved(setup.store, [script]);
+    const messages = await streamMessages(setup);
+    const checkpoint = await readCheckpoint(setup.db);
+    const fresh = messages.filter((msg) => msg.seq > checkpoint);
+    expect(fresh).toHaveLength(script.events.length);
+
+    const result = await applyBatch(setup.db, messages.slice(-(fresh.length + 4)));
+    expect(result).toEqual({ checkpoint: messages.at(-1)?.seq, applied: fresh.length });
+    const once = await snapshot(setup.db);
+    expect(await applyBatch(setup.db, messages)).toEqual({ checkpoint: messages.at(-1)?.seq, applied: 0 });
+    expect(await snapshot(setup.db)).toEqual(once);
+    expect(once.runs.find((row) => row.runId === 'run-overlap')?.state).toEqual(
+      asJson(foldLog(messages).get('run-overlap')),
+    );
+  });
+});
+
+describe('events the fold cannot apply', () => {
+  it('land in projection_errors without stopping the projection of later events', async () => {
+    projector = createProjector({
+      ...conn,
+      log: testLogger('projector'),
+      batchSize: 4,
+      streams: STREAM_OPTIONS,
+    });
+    await projector.start();
+    const runId = 'run-poisoned';
+    const script = new RunScript(runId).request().start();
+    await appendInterleaved(setup.store, [script]);
+    // A second run_started: valid JSON, valid event, impossible for a running run.
+    const restart = new RunScript(runId).add('run_started', {}).events[0]!;
+    const invalid = await setup.store.append(
+      runId,
+      [{ ...restart, meta: { ...restart.meta, id: 'restarted' } }],
+      { expectedSeq: 'any' },
+    );
+    expect(invalid.duplicate).toBe(false);
+    const garbage = await setup.js.publish(runSubject(runId), new Uint8Array([0xde, 0xad, 0xbe, 0xef, 0x00]));
+    const notAnEvent = await setup.js.publish(runSubject(runId), JSON.stringify({ hello: 'world' }));
+    const rest = RunScript.complete(runId, 2);
+    for (const event of rest.events.slice(2)) {
+      await setup.store.append(runId, [{ ...event, meta: { ...event.meta, id: `${event.meta.id}-after` } }], {
+        expectedSeq: 'any',
+      });
+    }
+    await caughtUp(setup, projector.position);
+
+    const errors = await setup.db
+      .select()
+      .from(projectionErrors)
+      .where(eq(projectionErrors.runId, runId))
+      .orderBy(asc(projectionErrors.seq));
+    expect(errors.map((e) => [e.seq, e.code])).toEqual([
+      [invalid.lastSeq, 'invalid_transition'],
+      [garbage.seq, 'corrupt_event'],
+      [notAnEvent.seq, 'corrupt_event'],
+    ]);
+    expect(errors[0]?.message).toMatch(/run_started at seq \d+ cannot apply to a run that is running/);
+    expect(errors[1]?.message).toMatch(/not JSON/);
+
+    const [row] = await setup.db.select().from(runs).where(eq(runs.runId, runId));
+    expect(row?.status).toBe('completed');
+    expect(row?.state).toEqual(asJson(foldLog(await streamMessages(setup)).get(runId)));
+    const projected = await setup.db
+      .select({ seq: runEvents.seq })
+      .from(runEvents)
+      .where(eq(runEvents.runId, runId));
+    const skipped = new Set(errors.map((e) => e.seq));
+    expect(projected.some((e) => skipped.has(e.seq))).toBe(false);
+    expect(projected).toHaveLength(2 + rest.events.length - 2);
+  });
+
+  it('refuse an event whose run id is not the run of its subject, leaving that other run untouched', async () => {
+    const victim = RunScript.complete('run-victim', 1);
+    await appendInterleaved(setup.store, [victim]);
+    await caughtUp(setup, projector!.position);
+    const [before] = await setup.db.select().from(runs).where(eq(runs.runId, 'run-victim'));
+    expect(before?.status).toBe('completed');
+
+    // A valid first event, but for run-victim, published on another run's subject.
+    const stray = new RunScript('run-victim').request().events[0]!;
+    const ack = await setup.js.publish(
+      runSubject('run-intruder'),
+      JSON.stringify({ ...stray, meta: { ...stray.meta, id: 'stray' } }),
+    );
+    await caughtUp(setup, projector!.position);
+
+    const [after] = await setup.db.select().from(runs).where(eq(runs.runId, 'run-victim'));
+    expect(after).toEqual(before);
+    const [error] = await setup.db.select().from(projectionErrors).where(eq(projectionErrors.seq, ack.seq));
+    expect(error).toMatchObject({ runId: 'run-intruder', code: 'contract_violation' });
+    expect(await setup.db.select().from(runEvents).where(eq(runEvents.seq, ack.seq))).toEqual([]);
+  });
+});

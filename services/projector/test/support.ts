@@ -1,0 +1,251 @@
+import type { MsgRequest } from '@nats-io/jetstream';
+import { asc } from 'drizzle-orm';
+import {
+  STREAMS,
+  newEvent,
+  runIdFromSubject,
+  type EventData,
+  type EventType,
+  type JsonObject,
+  type JsonValue,
+  type NewEvent,
+} from '@dura/contracts';
+import { evolve, idempotencyKey, initialRunState, type RunState } from '@dura/core';
+import { openDatabase, type Db, type DbHandle } from '@dura/db';
+import {
+  createEventStore,
+  decodeStored,
+  ensureStreams,
+  type EventStore,
+  type StreamOptions,
+} from '@dura/event-store';
+import { connectNats, createLogger, type Logger, type NatsHandles } from '@dura/service-kit';
+import {
+  checkpoints,
+  migrateProjector,
+  projectionErrors,
+  runEvents,
+  runs,
+  type StreamMessage,
+} from '../src/index';
+
+export const STREAM_OPTIONS: StreamOptions = { replicas: 1, duplicateWindowMs: 120_000, storage: 'file' };
+
+/** Silent unless DURA_TEST_VERBOSE=1. */
+export function testLogger(service: string): Logger {
+  const verbose = process.env['DURA_TEST_VERBOSE'] === '1';
+  const write = verbose ? (line: string) => process.stderr.write(`${line}\n`) : () => undefined;
+  return createLogger({ service, level: 'debug', format: 'pretty', write });
+}
+
+/** One replica's connections: its own NATS connection and Postgres pool, plus an event store on them. */
+export interface Connections extends NatsHandles {
+  database: DbHandle;
+  db: Db;
+  store: EventStore;
+  close(): Promise<void>;
+}
+
+export async function connect(natsUrl: string, databaseUrl: string, name = 'test'): Promise<Connections> {
+  const nats = await connectNats(natsUrl, name);
+  const database = await openDatabase({ url: databaseUrl }).catch(async (err: unknown) => {
+    await nats.nc.close();
+    throw err;
+  });
+  return {
+    ...nats,
+    database,
+    db: database.db,
+    store: createEventStore(nats),
+    async close() {
+      await Promise.allSettled([nats.nc.close(), database.close()]);
+    },
+  };
+}
+
+/** Connects, migrates the projector's tables and creates the streams. */
+export async function prepare(natsUrl: string, databaseUrl: string): Promise<Connections> {
+  const conn = await connect(natsUrl, databaseUrl, 'test-setup');
+  try {
+    await migrateProjector(conn.database);
+    await ensureStreams(conn.jsm, STREAM_OPTIONS);
+  } catch (err) {
+    await conn.close();
+    throw err;
+  }
+  return conn;
+}
+
+/** Builds a run's events as the planner and gateway would write them, with deterministic ids and times. */
+export class RunScript {
+  readonly events: NewEvent[] = [];
+  private steps = 0;
+
+  constructor(readonly runId: string) {}
+
+  add<T extends EventType>(type: T, data: EventData<T>): this {
+    const n = this.events.length;
+    this.events.push(
+      newEvent(type, data, {
+        id: `${this.runId}#${n}`,
+        runId: this.runId,
+        ts: new Date(Date.UTC(2025, 0, 1) + n * 1000).toISOString(),
+        correlationId: this.runId,
+        ...(n > 0 ? { causationId: `${this.runId}#${n - 1}` } : {}),
+      }),
+    );
+    return this;
+  }
+
+  request(steps: { tool: string; args: JsonObject }[] = []): this {
+    return this.add('run_requested', {
+      request: { v: 1, runId: this.runId, agent: { kind: 'scripted', steps } },
+    });
+  }
+
+  start(): this {
+    return this.add('run_started', {});
+  }
+
+  /** A decision for one call, its intent and its result. */
+  call(tool: string, args: JsonObject, result: JsonValue): this {
+    const step = this.steps + 1;
+    const callId = `call-${step}`;
+    const key = idempotencyKey({ runId: this.runId, step, tool, args });
+    this.steps = step;
+    return this.add('thought', thought({ kind: 'tool_calls', calls: [{ callId, tool, args }] }, step - 1))
+      .add('tool_call_requested', { callId, step, tool, args, idempotencyKey: key })
+      .add('tool_call_completed', {
+        callId,
+        idempotencyKey: key,
+        result,
+        attempt: 1,
+        deduped: false,
+        durationMs: 3,
+      });
+  }
+
+  finish(output: JsonValue): this {
+    return this.add('thought', thought({ kind: 'complete', output }, this.steps)).add('run_completed', {
+      output,
+    });
+  }
+
+  /** A complete run of `calls` echo steps. */
+  static complete(runId: string, calls: number): RunScript {
+    const script = new RunScript(runId).request().start();
+    for (let i = 1; i <= calls; i += 1) script.call('echo', { i }, { i });
+    return script.finish({ calls });
+  }
+}
+
+function thought(decision: EventData<'thought'>['decision'], step: number): EventData<'thought'> {
+  return {
+    step,
+    model: { id: 'scripted', promptVersion: 'test' },
+    decision,
+    usage: { inputTokens: 2, outputTokens: 1 },
+    finishReason: 'stop',
+  };
+}
+
+/** Appends the scripts' events one at a time, round-robin, so runs interleave on the stream. */
+export async function appendInterleaved(store: EventStore, scripts: RunScript[]): Promise<void> {
+  const longest = Math.max(...scripts.map((s) => s.events.length));
+  for (let i = 0; i < longest; i += 1) {
+    for (const script of scripts) {
+      const event = script.events[i];
+      if (event) await store.append(script.runId, [event], { expectedSeq: 'any' });
+    }
+  }
+}
+
+/** Every message on the run stream, in order, as the projector's consumer sees them. */
+export async function streamMessages(conn: Connections): Promise<StreamMessage[]> {
+  const out: StreamMessage[] = [];
+  for (let seq = 1; ;) {
+    // The server (2.9+) answers next_by_subj on the plain msg-get API; nats.js only types it for direct get.
+    const query = { seq, next_by_subj: 'dura.run.*' } as unknown as MsgRequest;
+    const msg = await conn.jsm.streams.getMessage(STREAMS.runs, query);
+    if (!msg) return out;
+    out.push({ seq: msg.seq, subject: msg.subject, data: msg.data });
+    seq = msg.seq + 1;
+  }
+}
+
+/**
+ * The fold of each run's log (its subject), written independently of the projector: every decodable event
+ * of that run that is a valid transition, in order; everything else skipped.
+ */
+export function foldLog(messages: readonly StreamMessage[]): Map<string, RunState> {
+  const states = new Map<string, RunState>();
+  for (const msg of messages) {
+    const runId = runIdFromSubject(msg.subject);
+    try {
+      const event = decodeStored(msg);
+      if (runId === undefined || event.meta.runId !== runId) continue;
+      states.set(runId, evolve(states.get(runId) ?? initialRunState(), event));
+    } catch {
+      // Not part of the run's state.
+    }
+  }
+  return states;
+}
+
+/** Plain JSON, as the state comes back out of a jsonb column or an HTTP body. */
+export const asJson = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
+
+/** Everything the projection wrote, in a stable order, for comparing two databases or two moments. */
+export async function snapshot(db: Db) {
+  return {
+    runs: await db.select().from(runs).orderBy(asc(runs.runId)),
+    events: await db.select().from(runEvents).orderBy(asc(runEvents.seq)),
+    errors: await db
+      .select({
+        seq: projectionErrors.seq,
+        runId: projectionErrors.runId,
+        code: projectionErrors.code,
+        message: projectionErrors.message,
+      })
+      .from(projectionErrors)
+      .orderBy(asc(projectionErrors.seq)),
+    checkpoints: await db.select().from(checkpoints),
+  };
+}
+
+export async function lastStreamSeq(conn: Connections): Promise<number> {
+  return (await conn.jsm.streams.info(STREAMS.runs)).state.last_seq;
+}
+
+/** Polls `probe` until it returns a value, or fails naming `what` after `timeoutMs`. */
+export async function eventually<T>(
+  probe: () => Promise<T | undefined>,
+  what: string,
+  timeoutMs = 20_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const value = await probe();
+      if (value !== undefined) return value;
+    } catch (err) {
+      last = err;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(
+    `timed out after ${timeoutMs} ms waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`,
+  );
+}
+
+/** Resolves once `position()` has reached the end of the run stream. */
+export async function caughtUp(conn: Connections, position: () => number): Promise<number> {
+  const target = await lastStreamSeq(conn);
+  return eventually(
+    () => Promise.resolve(position() >= target ? position() : undefined),
+    `the projection to reach seq ${target}`,
+  );
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,0 +1,177 @@
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { asc, inArray, isNull, like } from 'drizzle-orm';
+import type { Subscription } from '@nats-io/nats-core';
+import { STREAMS, newEvent, runSubject } from '@dura/contracts';
+import { useTestInfra } from '@dura/testing';
+import { createRelay, outbox, type Relay } from '../src/index';
+import {
+  connect,
+  decideTasks,
+  eventually,
+  prepare,
+  sleep,
+  storedMessages,
+  testLogger,
+  type Connections,
+} from './support';
+
+vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
+
+const infra = useTestInfra();
+const opened: Connections[] = [];
+const running: Relay[] = [];
+let setup: Connections;
+
+beforeAll(async () => {
+  setup = await prepare(infra().nats.url, infra().db.url);
+});
+
+afterAll(async () => {
+  await Promise.allSettled(running.map((relay) => relay.stop()));
+  await Promise.allSettled(opened.map((conn) => conn.close()));
+  await setup?.close();
+});
+
+async function relayOn(name: string, options: { batchSize?: number } = {}): Promise<Relay> {
+  const conn = await connect(infra().nats.url, infra().db.url, name);
+  opened.push(conn);
+  return createRelay({ db: conn.db, js: conn.js, log: testLogger(name), pollMs: 50, ...options });
+}
+
+/** Queues an observation the way the gateway's transaction does: straight into the outbox. */
+async function queue(runId: string, msgId: string, n: number): Promise<void> {
+  const event = newEvent(
+    'tool_call_completed',
+    {
+      callId: `call-${n}`,
+      idempotencyKey: `${runId}:${n}`,
+      result: { n },
+      attempt: 1,
+      deduped: false,
+      durationMs: 1,
+    },
+    { id: msgId, runId, ts: new Date().toISOString(), correlationId: runId },
+  );
+  await setup.db.insert(outbox).values({ runId, msgId, subject: runSubject(runId), payload: event });
+}
+
+async function logged(subject: string): Promise<{ seq: number; msgId: string | undefined }[]> {
+  const messages = await storedMessages(setup.jsm, STREAMS.runs, subject);
+  return messages.map((msg) => ({ seq: msg.seq, msgId: msg.header?.get('Nats-Msg-Id') }));
+}
+
+async function unsent(prefix: string): Promise<number> {
+  return (
+    await setup.db
+      .select()
+      .from(outbox)
+      .where(like(outbox.runId, `${prefix}%`))
+  ).filter((row) => row.sentAt === null).length;
+}
+
+describe('the outbox relay', () => {
+  it('publishes rows in id order, across batches and runs, with the observation id as msg-id', async () => {
+    // Msg-ids sort against insertion order, so ordering by anything but the id would show.
+    const queued: string[] = [];
+    for (let n = 1; n <= 12; n += 1) {
+      const msgId = `${String.fromCharCode(122 - n)}-${n}`;
+      await queue(`run-order-${n % 2}`, msgId, n);
+      queued.push(msgId);
+    }
+    const relay = await relayOn('relay-order', { batchSize: 5 });
+    expect(await relay.relayOnce()).toBe(5);
+    expect(await relay.relayOnce()).toBe(5);
+    expect(await relay.relayOnce()).toBe(2);
+    expect(await relay.relayOnce()).toBe(0);
+
+    const log = await logged('dura.run.*');
+    expect(log.map((entry) => entry.msgId)).toEqual(queued);
+    const rows = await setup.db
+      .select()
+      .from(outbox)
+      .where(inArray(outbox.msgId, queued))
+      .orderBy(asc(outbox.id));
+    expect(rows.map((row) => row.msgId)).toEqual(queued);
+    expect(rows.every((row) => row.sentAt !== null)).toBe(true);
+
+    // Each observation is followed by a decide task for its run, keyed by the observation's sequence.
+    const decides = await decideTasks(setup.jsm, 'run-order-1');
+    const seqsOfRun1 = (await logged(runSubject('run-order-1'))).map((entry) => entry.seq);
+    expect(decides.map((d) => d.task.afterSeq)).toEqual(seqsOfRun1);
+    expect(decides.map((d) => d.msgId)).toEqual(seqsOfRun1.map((seq) => `run-order-1@${seq}`));
+  });
+
+  it('never relays a row twice when two relays run relayOnce concurrently (FOR UPDATE SKIP LOCKED)', async () => {
+    const ROWS = 60;
+    for (let n = 1; n <= ROWS; n += 1) await queue(`run-race-${n % 3}`, `race-${n}`, n);
+    // A core subscription sees every publish, including ones JetStream would drop as duplicates.
+    const seen = new Map<string, number>();
+    const sub: Subscription = setup.nc.subscribe('dura.run.*', {
+      callback: (_err, msg) => {
+        const id = msg.headers?.get('Nats-Msg-Id') ?? '';
+        if (id.startsWith('race-')) seen.set(id, (seen.get(id) ?? 0) + 1);
+      },
+    });
+    await setup.nc.flush();
+    try {
+      const [first, second] = [
+        await relayOn('relay-a', { batchSize: 4 }),
+        await relayOn('relay-b', { batchSize: 4 }),
+      ];
+      let relayed = 0;
+      for (let round = 0; (await unsent('run-race-')) > 0 && round < 100; round += 1) {
+        const counts = await Promise.all([
+          first.relayOnce(),
+          second.relayOnce(),
+          first.relayOnce(),
+          second.relayOnce(),
+        ]);
+        relayed += counts.reduce((a, b) => a + b, 0);
+      }
+      expect(relayed).toBe(ROWS);
+      await setup.nc.flush();
+      await sleep(100);
+    } finally {
+      sub.unsubscribe();
+    }
+    expect(seen.size).toBe(ROWS);
+    expect([...seen.values()].every((count) => count === 1)).toBe(true);
+    const log = (await logged('dura.run.*')).filter((entry) => entry.msgId?.startsWith('race-'));
+    expect(log).toHaveLength(ROWS);
+    expect(new Set(log.map((entry) => entry.msgId)).size).toBe(ROWS);
+  });
+
+  it('keeps rows queued while NATS is down and publishes them once it is back', async () => {
+    const relay = await relayOn('relay-offline');
+    relay.start();
+    running.push(relay);
+
+    await infra().nats.kill();
+    try {
+      for (let n = 1; n <= 5; n += 1) await queue('run-offline', `offline-${n}`, n);
+      relay.wake();
+      await sleep(1500);
+      expect(await unsent('run-offline')).toBe(5);
+    } finally {
+      await infra().nats.restart();
+    }
+
+    await eventually(
+      async () => ((await unsent('run-offline')) === 0 ? true : undefined),
+      'the relay to catch up after the restart',
+      30_000,
+    );
+    const log = await logged(runSubject('run-offline'));
+    expect(log.map((entry) => entry.msgId)).toEqual([
+      'offline-1',
+      'offline-2',
+      'offline-3',
+      'offline-4',
+      'offline-5',
+    ]);
+    expect((await decideTasks(setup.jsm, 'run-offline')).map((d) => d.task.afterSeq)).toEqual(
+      log.map((entry) => entry.seq),
+    );
+    expect(await setup.db.select().from(outbox).where(isNull(outbox.sentAt))).toEqual([]);
+  });
+});

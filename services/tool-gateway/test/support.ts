@@ -1,0 +1,222 @@
+import type { JetStreamManager, MsgRequest, StoredMsg } from '@nats-io/jetstream';
+import { eq, isNull, sql } from 'drizzle-orm';
+import { z } from 'zod';
+import {
+  DecideTaskSchema,
+  STREAMS,
+  SUBJECTS,
+  TASK_VERSION,
+  decodeEvent,
+  runSubject,
+  toolTaskSubject,
+  type JsonObject,
+  type RunEvent,
+  type ToolTask,
+} from '@dura/contracts';
+import { idempotencyKey } from '@dura/core';
+import { openDatabase, type Db, type DbHandle } from '@dura/db';
+import { ensureStreams, type StreamOptions } from '@dura/event-store';
+import { connectNats, createLogger, type Logger, type NatsHandles } from '@dura/service-kit';
+import { defineTool, type ToolDefinition, type ToolSafety, type ToolStatus } from '@dura/tools';
+import { effects, migrateGateway, outbox, type EffectRow } from '../src/index';
+
+export const STREAM_OPTIONS: StreamOptions = { replicas: 1, duplicateWindowMs: 120_000, storage: 'file' };
+
+/** Silent unless DURA_TEST_VERBOSE=1: expected dead letters and retries would read like failures. */
+export function testLogger(service: string): Logger {
+  const verbose = process.env['DURA_TEST_VERBOSE'] === '1';
+  const write = verbose ? (line: string) => process.stderr.write(`${line}\n`) : () => undefined;
+  return createLogger({ service, level: 'debug', format: 'pretty', write });
+}
+
+/** One "replica's worth" of connections: its own NATS connection and its own Postgres pool. */
+export interface Connections extends NatsHandles {
+  database: DbHandle;
+  db: Db;
+  close(): Promise<void>;
+}
+
+export async function connect(natsUrl: string, databaseUrl: string, name = 'test'): Promise<Connections> {
+  const nats = await connectNats(natsUrl, name);
+  const database = await openDatabase({ url: databaseUrl, maxConnections: 10 }).catch(
+    async (err: unknown) => {
+      await nats.nc.close();
+      throw err;
+    },
+  );
+  return {
+    ...nats,
+    database,
+    db: database.db,
+    async close() {
+      await Promise.allSettled([nats.nc.close(), database.close()]);
+    },
+  };
+}
+
+/** Connects, migrates the gateway tables and creates the streams. */
+export async function prepare(natsUrl: string, databaseUrl: string): Promise<Connections> {
+  const conn = await connect(natsUrl, databaseUrl, 'test-setup');
+  try {
+    await migrateGateway(conn.database);
+    await ensureStreams(conn.jsm, STREAM_OPTIONS);
+  } catch (err) {
+    await conn.close();
+    throw err;
+  }
+  return conn;
+}
+
+/** A tool that counts how often it really ran, per idempotency key. */
+export interface CountingTool {
+  tool: ToolDefinition;
+  runs(key?: string): number;
+}
+
+export function countingTool(
+  name: string,
+  options: {
+    safety?: ToolSafety;
+    delayMs?: number;
+    /** Called on every execution (1-based count for this key); may throw to fail the attempt. */
+    behave?: (execution: number) => void;
+    status?: (key: string) => ToolStatus;
+  } = {},
+): CountingTool {
+  const counts = new Map<string, number>();
+  const tool = defineTool({
+    name,
+    description: `test tool ${name}`,
+    input: z.object({ n: z.number().int() }),
+    safety: options.safety ?? 'idempotent',
+    timeoutMs: 10_000,
+    async execute({ n }, ctx) {
+      const execution = (counts.get(ctx.idempotencyKey) ?? 0) + 1;
+      counts.set(ctx.idempotencyKey, execution);
+      if (options.delayMs) await new Promise((resolve) => setTimeout(resolve, options.delayMs));
+      options.behave?.(execution);
+      return { n, doubled: n * 2, attempt: ctx.attempt };
+    },
+    ...(options.status
+      ? { status: (key: string) => Promise.resolve(options.status?.(key) ?? { state: 'unknown' as const }) }
+      : {}),
+  });
+  return {
+    tool,
+    runs: (key) =>
+      key === undefined ? [...counts.values()].reduce((a, b) => a + b, 0) : (counts.get(key) ?? 0),
+  };
+}
+
+/** A tool task as the planner would dispatch it, with the real idempotency key. */
+export function toolTask(runId: string, tool: string, args: JsonObject, step = 1): ToolTask {
+  return {
+    v: TASK_VERSION,
+    runId,
+    callId: `call-${step}`,
+    step,
+    tool,
+    args,
+    idempotencyKey: idempotencyKey({ runId, step, tool, args }),
+    causationId: `${runId}@intent-${step}`,
+    correlationId: runId,
+  };
+}
+
+/** Publishes a task like the planner does: msg-id = idempotency key, unless `msgID` overrides it. */
+export async function publishTask(
+  conn: Connections,
+  task: ToolTask,
+  msgID = task.idempotencyKey,
+): Promise<void> {
+  await conn.js.publish(toolTaskSubject(task.tool), JSON.stringify(task), { msgID });
+}
+
+/** Every stored message of `stream` whose subject matches `subject` (wildcards allowed), in stream order. */
+export async function storedMessages(
+  jsm: JetStreamManager,
+  stream: string,
+  subject: string,
+): Promise<StoredMsg[]> {
+  const out: StoredMsg[] = [];
+  for (let seq = 1; ;) {
+    // The server (2.9+) answers next_by_subj on the plain msg-get API; nats.js only types it for direct get.
+    const query = { seq, next_by_subj: subject } as unknown as MsgRequest;
+    const msg = await jsm.streams.getMessage(stream, query);
+    if (!msg) return out;
+    out.push(msg);
+    seq = msg.seq + 1;
+  }
+}
+
+export interface LoggedEvent {
+  msgId: string | undefined;
+  event: RunEvent;
+}
+
+/** The run's log with each event's Nats-Msg-Id. */
+export async function runLog(jsm: JetStreamManager, runId: string): Promise<LoggedEvent[]> {
+  const messages = await storedMessages(jsm, STREAMS.runs, runSubject(runId));
+  return messages.map((msg) => ({
+    msgId: msg.header?.get('Nats-Msg-Id') || undefined,
+    event: decodeEvent(msg.json(), msg.seq),
+  }));
+}
+
+export async function decideTasks(jsm: JetStreamManager, runId: string) {
+  const messages = await storedMessages(jsm, STREAMS.tasks, SUBJECTS.decideTask);
+  return messages
+    .map((msg) => ({ msgId: msg.header?.get('Nats-Msg-Id'), task: DecideTaskSchema.parse(msg.json()) }))
+    .filter(({ task }) => task.runId === runId);
+}
+
+export async function effectRow(db: Db, key: string): Promise<EffectRow | undefined> {
+  const [row] = await db.select().from(effects).where(eq(effects.idempotencyKey, key));
+  return row;
+}
+
+export async function outboxRows(db: Db, runId: string) {
+  return db.select().from(outbox).where(eq(outbox.runId, runId)).orderBy(outbox.id);
+}
+
+export async function unsentCount(db: Db): Promise<number> {
+  const [row] = await db
+    .select({ n: sql<number>`count(*)::int` })
+    .from(outbox)
+    .where(isNull(outbox.sentAt));
+  return row?.n ?? 0;
+}
+
+/** Polls `probe` until it returns a value, or fails naming `what` and the last error after `timeoutMs`. */
+export async function eventually<T>(
+  probe: () => Promise<T | undefined>,
+  what: string,
+  timeoutMs = 20_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const value = await probe();
+      if (value !== undefined) return value;
+    } catch (err) {
+      last = err;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(
+    `timed out after ${timeoutMs} ms waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`,
+  );
+}
+
+/** Waits until the run's log holds an event with msg-id `msgId`, and every outbox row of the run is sent. */
+export async function settledLog(conn: Connections, runId: string, msgId: string): Promise<LoggedEvent[]> {
+  return eventually(async () => {
+    const rows = await outboxRows(conn.db, runId);
+    if (rows.length === 0 || rows.some((row) => row.sentAt === null)) return undefined;
+    const log = await runLog(conn.jsm, runId);
+    return log.some((entry) => entry.msgId === msgId) ? log : undefined;
+  }, `${msgId} on the log of ${runId}`);
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
