@@ -5,22 +5,58 @@ import nx from '@nx/eslint-plugin';
 import prettier from 'eslint-config-prettier';
 
 /** Modules that do I/O. Pure libraries (tag `type:pure`) may import none of them. */
-const ioModules = ['node:*', 'nats', '@nats-io/*', 'postgres', 'drizzle-orm', 'drizzle-orm/*', '@electric-sql/*', '@opentelemetry/*', 'testcontainers', '@testcontainers/*'];
+const ioModules = [
+  'node:*',
+  'nats',
+  '@nats-io/*',
+  'postgres',
+  'drizzle-orm',
+  'drizzle-orm/*',
+  '@electric-sql/*',
+  '@opentelemetry/*',
+  'testcontainers',
+  '@testcontainers/*',
+];
 const boundaries = (extraTags) => [
   'error',
   {
     enforceBuildableLibDependency: false,
     allow: [],
     depConstraints: [
-      { sourceTag: 'type:pure', onlyDependOnLibsWithTags: ['type:pure', ...extraTags], bannedExternalImports: ioModules },
+      {
+        sourceTag: 'type:pure',
+        onlyDependOnLibsWithTags: ['type:pure', ...extraTags],
+        bannedExternalImports: ioModules,
+      },
       { sourceTag: 'type:io', onlyDependOnLibsWithTags: ['type:pure', 'type:io', ...extraTags] },
       { sourceTag: 'type:service', onlyDependOnLibsWithTags: ['type:pure', 'type:io', ...extraTags] },
-      { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:pure', 'type:io', 'type:service', ...extraTags] },
-      { sourceTag: 'type:testing', onlyDependOnLibsWithTags: ['type:pure', 'type:io', 'type:service', 'type:testing'] },
+      {
+        sourceTag: 'type:app',
+        onlyDependOnLibsWithTags: ['type:pure', 'type:io', 'type:service', ...extraTags],
+      },
+      {
+        sourceTag: 'type:testing',
+        onlyDependOnLibsWithTags: ['type:pure', 'type:io', 'type:service', 'type:testing'],
+      },
     ],
   },
 ];
-const nodeBuiltins = ['fs', 'path', 'os', 'net', 'http', 'https', 'child_process', 'crypto', 'dgram', 'dns', 'tls', 'worker_threads', 'cluster', 'process'];
+const nodeBuiltins = [
+  'fs',
+  'path',
+  'os',
+  'net',
+  'http',
+  'https',
+  'child_process',
+  'crypto',
+  'dgram',
+  'dns',
+  'tls',
+  'worker_threads',
+  'cluster',
+  'process',
+];
 
 export default tseslint.config(
   { ignores: ['**/node_modules/**', '**/dist/**', '**/.nx/**', '**/coverage/**'] },
@@ -28,7 +64,10 @@ export default tseslint.config(
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {
-      parserOptions: { projectService: { allowDefaultProject: ['*.mjs', '*.js'] }, tsconfigRootDir: import.meta.dirname },
+      parserOptions: {
+        projectService: { allowDefaultProject: ['*.mjs', '*.js'] },
+        tsconfigRootDir: import.meta.dirname,
+      },
     },
     plugins: { '@nx': nx },
     rules: {
@@ -36,7 +75,10 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/only-throw-error': 'error',
-      'no-restricted-syntax': ['error', { selector: 'ExportAllDeclaration', message: 'Export named symbols (no `export *`).' }],
+      'no-restricted-syntax': [
+        'error',
+        { selector: 'ExportAllDeclaration', message: 'Export named symbols (no `export *`).' },
+      ],
       '@nx/enforce-module-boundaries': boundaries([]),
     },
   },
@@ -47,8 +89,16 @@ export default tseslint.config(
       'no-restricted-imports': [
         'error',
         {
-          paths: nodeBuiltins.map((name) => ({ name, message: 'Pure libraries do no I/O: pass time, ids and data in as arguments.' })),
-          patterns: [{ group: ioModules, message: 'Pure libraries do no I/O: pass time, ids and data in as arguments.' }],
+          paths: nodeBuiltins.map((name) => ({
+            name,
+            message: 'Pure libraries do no I/O: pass time, ids and data in as arguments.',
+          })),
+          patterns: [
+            {
+              group: ioModules,
+              message: 'Pure libraries do no I/O: pass time, ids and data in as arguments.',
+            },
+          ],
         },
       ],
     },

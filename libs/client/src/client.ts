@@ -31,7 +31,12 @@ export interface WatchOptions {
   signal?: AbortSignal;
 }
 
-const TERMINAL_EVENTS: ReadonlySet<EventType> = new Set(['run_completed', 'run_failed', 'run_cancelled', 'run_rejected']);
+const TERMINAL_EVENTS: ReadonlySet<EventType> = new Set([
+  'run_completed',
+  'run_failed',
+  'run_cancelled',
+  'run_rejected',
+]);
 
 /** The client SDK: submit runs, follow them live, and read their state, all typed from the wire contract. */
 export function createDuraClient(deps: { js: JetStreamClient; jsm: JetStreamManager }) {
@@ -79,7 +84,12 @@ export function createDuraClient(deps: { js: JetStreamClient; jsm: JetStreamMana
     return fold(await store.read(runId));
   }
 
-  return { submitRun, watchRun, getRun, readEvents: (runId: string, options?: { fromSeq?: number }) => store.read(runId, options) };
+  return {
+    submitRun,
+    watchRun,
+    getRun,
+    readEvents: (runId: string, options?: { fromSeq?: number }) => store.read(runId, options),
+  };
 }
 
 export type DuraClient = ReturnType<typeof createDuraClient>;

@@ -57,18 +57,34 @@ export function decodeEvent(raw: unknown, seq: number): RunEvent {
   }
   const { type, v, meta } = envelope.data;
   if (!isEventType(type)) {
-    throw new ContractViolation(`event at seq ${seq} has unknown type "${type}"`);
+    throw new ContractViolation(`event at seq ${seq} has unknown type "${type}"`, [
+      `type: unknown event type "${type}"`,
+    ]);
   }
   const current = CURRENT_EVENT_VERSIONS[type];
   if (v > current) {
     throw new ContractViolation(
       `event at seq ${seq} (${type}) is version ${v}, newer than this release understands (${current}); upgrade Dura`,
+      [`v: ${type} version ${v} is newer than ${current}`],
     );
   }
-  const upcasted = upcast(type, v, envelope.data.data);
+  const upcasted = upcastAt(seq, type, v, envelope.data.data);
   const data = EventDataSchemas[type].safeParse(upcasted);
   if (!data.success) {
-    throw new ContractViolation(`event at seq ${seq} (${type} v${v}) has invalid data`, formatIssues(data.error));
+    throw new ContractViolation(
+      `event at seq ${seq} (${type} v${v}) has invalid data`,
+      formatIssues(data.error),
+    );
   }
   return { type, v: current, data: data.data, meta, seq } as RunEvent;
+}
+
+/** Upcasts, naming the event's position when an old version's data does not match its old schema. */
+function upcastAt(seq: number, type: EventType, v: number, data: unknown): unknown {
+  try {
+    return upcast(type, v, data);
+  } catch (error) {
+    if (!(error instanceof ContractViolation)) throw error;
+    throw new ContractViolation(`event at seq ${seq} (${type} v${v}): ${error.message}`, error.issues, error);
+  }
 }

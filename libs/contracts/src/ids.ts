@@ -5,14 +5,20 @@ export const RunIdSchema = z
   .string()
   .min(1)
   .max(128)
-  .regex(/^[A-Za-z0-9_-]+$/, 'run id may contain only letters, digits, "_" and "-" (it becomes a NATS subject token)');
+  .regex(
+    /^[A-Za-z0-9_-]+$/,
+    'run id may contain only letters, digits, "_" and "-" (it becomes a NATS subject token)',
+  );
 
 /** Tool names are dotted lower-case words, e.g. `http.request`; each dot-separated part is a subject token. */
 export const ToolNameSchema = z
   .string()
   .min(1)
   .max(100)
-  .regex(/^[a-z][a-z0-9_-]*(\.[a-z][a-z0-9_-]*)*$/, 'tool name must be dotted lower-case words, e.g. "http.request"');
+  .regex(
+    /^[a-z][a-z0-9_-]*(\.[a-z][a-z0-9_-]*)*$/,
+    'tool name must be dotted lower-case words, e.g. "http.request"',
+  );
 
 export const JsonValueSchema: z.ZodType<JsonValue> = z.lazy(() =>
   z.union([

@@ -12,7 +12,8 @@ export function canonicalJson(value: JsonValue): string {
     return JSON.stringify(value);
   }
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (typeof value !== 'object') throw new DuraError('not_json', `canonical JSON has no form for a ${typeof value}`);
+  if (typeof value !== 'object')
+    throw new DuraError('not_json', `canonical JSON has no form for a ${typeof value}`);
   const keys = Object.keys(value)
     .filter((key) => value[key] !== undefined)
     .sort();

@@ -7,7 +7,10 @@ export class InvalidTransition extends DuraError {
   readonly seq: number;
 
   constructor(eventType: string, fromStatus: string, seq: number, reason: string) {
-    super('invalid_transition', `${eventType} at seq ${seq} cannot apply to a run that is ${fromStatus}: ${reason}`);
+    super(
+      'invalid_transition',
+      `${eventType} at seq ${seq} cannot apply to a run that is ${fromStatus}: ${reason}`,
+    );
     this.eventType = eventType;
     this.fromStatus = fromStatus;
     this.seq = seq;

@@ -38,6 +38,8 @@ export function fold(events: Iterable<RunEvent>, from: RunState = initialRunStat
 function applyData(state: RunState, event: RunEvent, reject: (reason: string) => never): RunState {
   switch (event.type) {
     case 'run_requested':
+      if (event.data.request.runId !== event.meta.runId)
+        reject(`the request names run ${event.data.request.runId}`);
       return {
         ...state,
         runId: event.meta.runId,
@@ -46,7 +48,12 @@ function applyData(state: RunState, event: RunEvent, reject: (reason: string) =>
         createdAt: event.meta.ts,
       };
     case 'run_rejected':
-      return { ...state, runId: event.meta.runId, error: event.data.error, createdAt: state.createdAt ?? event.meta.ts };
+      return {
+        ...state,
+        runId: event.meta.runId,
+        error: event.data.error,
+        createdAt: state.createdAt ?? event.meta.ts,
+      };
     case 'thought':
       return onThought(state, event, reject);
     case 'tool_call_requested':
@@ -77,7 +84,9 @@ function applyData(state: RunState, event: RunEvent, reject: (reason: string) =>
         : { ...state, signals: [...state.signals, signal] };
     }
     case 'timer_fired':
-      return state.waiting?.waitId === event.data.waitId ? { ...state, status: 'running', waiting: null } : state;
+      return state.waiting?.waitId === event.data.waitId
+        ? { ...state, status: 'running', waiting: null }
+        : state;
     case 'child_run_completed':
       return state.waiting?.kind === 'child' && state.waiting.childRunId === event.data.childRunId
         ? { ...state, status: state.status === 'waiting' ? 'running' : state.status, waiting: null }
@@ -96,9 +105,24 @@ function applyData(state: RunState, event: RunEvent, reject: (reason: string) =>
   }
 }
 
-function onThought(state: RunState, event: RunEventOf<'thought'>, reject: (reason: string) => never): RunState {
-  if (state.openDecision !== null) reject(`the decision at seq ${state.openDecision.seq} is not fully recorded yet`);
+function onThought(
+  state: RunState,
+  event: RunEventOf<'thought'>,
+  reject: (reason: string) => never,
+): RunState {
+  if (state.openDecision !== null)
+    reject(`the decision at seq ${state.openDecision.seq} is not fully recorded yet`);
   if (state.calls.some((call) => call.status === 'pending')) reject('tool calls are still pending');
+  const { decision } = event.data;
+  if (decision.kind === 'tool_calls') {
+    const ids = decision.calls.map((call) => call.callId);
+    if (
+      new Set(ids).size !== ids.length ||
+      ids.some((id) => state.calls.some((call) => call.callId === id))
+    ) {
+      reject('the decision reuses a call id');
+    }
+  }
   return {
     ...state,
     decisions: state.decisions + 1,
@@ -121,8 +145,10 @@ function onToolCallRequested(
   if (!planned.some((call) => call.callId === event.data.callId)) {
     reject(`call ${event.data.callId} is not part of the open decision`);
   }
-  if (state.calls.some((call) => call.callId === event.data.callId)) reject(`call ${event.data.callId} already requested`);
-  if (event.data.step !== state.steps + 1) reject(`step ${event.data.step} is not the next step (${state.steps + 1})`);
+  if (state.calls.some((call) => call.callId === event.data.callId))
+    reject(`call ${event.data.callId} already requested`);
+  if (event.data.step !== state.steps + 1)
+    reject(`step ${event.data.step} is not the next step (${state.steps + 1})`);
   const call: CallState = {
     callId: event.data.callId,
     step: event.data.step,

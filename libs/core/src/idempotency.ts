@@ -12,7 +12,12 @@ export function argsHash(args: JsonObject): string {
  * The effect key of one tool call: `<runId>:<step>:<tool>:<first 32 hex of the args hash>`.
  * Deterministic, so a re-driven intent gets the same key and the gateway runs the effect once.
  */
-export function idempotencyKey(parts: { runId: string; step: number; tool: string; args: JsonObject }): string {
+export function idempotencyKey(parts: {
+  runId: string;
+  step: number;
+  tool: string;
+  args: JsonObject;
+}): string {
   return `${parts.runId}:${parts.step}:${parts.tool}:${argsHash(parts.args).slice(0, 32)}`;
 }
 

@@ -2,7 +2,9 @@ import type { Decision, NewEvent } from '@dura/contracts';
 import { callId as callIdFor, idempotencyKey } from './idempotency';
 import { isTerminal, type CallState, type RunState } from './run-state';
 
-type Draft = { [K in NewEvent['type']]: { type: K; data: Extract<NewEvent, { type: K }>['data'] } }[NewEvent['type']];
+type Draft = {
+  [K in NewEvent['type']]: { type: K; data: Extract<NewEvent, { type: K }>['data'] };
+}[NewEvent['type']];
 
 /** What the planner must do next for a run, read off the folded state alone. */
 export type PlannerAction =
@@ -22,7 +24,8 @@ export function nextAction(state: RunState): PlannerAction {
   if (state.status === 'none') return { kind: 'idle', reason: 'not_requested' };
   if (isTerminal(state.status)) return { kind: 'idle', reason: 'finished' };
   if (state.status === 'pending') return { kind: 'start' };
-  if (state.openDecision !== null) return { kind: 'record', events: followUps(state, state.openDecision.decision) };
+  if (state.openDecision !== null)
+    return { kind: 'record', events: followUps(state, state.openDecision.decision) };
   const pending = state.calls.filter((call) => call.status === 'pending');
   if (pending.length > 0) return { kind: 'dispatch', calls: pending };
   if (state.status === 'waiting') return { kind: 'idle', reason: 'waiting' };
@@ -33,7 +36,9 @@ export function nextAction(state: RunState): PlannerAction {
 export function followUps(state: RunState, decision: Decision): Draft[] {
   switch (decision.kind) {
     case 'complete':
-      return [{ type: 'run_completed', data: decision.output === undefined ? {} : { output: decision.output } }];
+      return [
+        { type: 'run_completed', data: decision.output === undefined ? {} : { output: decision.output } },
+      ];
     case 'fail':
       return [{ type: 'run_failed', data: { error: decision.error } }];
     case 'tool_calls': {

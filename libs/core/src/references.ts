@@ -23,7 +23,9 @@ export function resolveReferences(value: JsonValue, scope: ReferenceScope): Json
   if (typeof value === 'string') return resolveOne(value, scope);
   if (Array.isArray(value)) return value.map((item) => resolveReferences(item, scope));
   if (value !== null && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, resolveReferences(item, scope)]));
+    return Object.fromEntries(
+      Object.entries(value).map(([key, item]) => [key, resolveReferences(item, scope)]),
+    );
   }
   return value;
 }
@@ -34,7 +36,9 @@ function resolveOne(text: string, scope: ReferenceScope): JsonValue {
   const step = match[2] === undefined ? undefined : Number(match[2]);
   let current: JsonValue | undefined = step === undefined ? scope.input : scope.results.get(step);
   if (current === undefined) {
-    throw new BadReference(step === undefined ? `${text}: the run has no input` : `${text}: step ${step} has no result`);
+    throw new BadReference(
+      step === undefined ? `${text}: the run has no input` : `${text}: step ${step} has no result`,
+    );
   }
   for (const key of (match[3] ?? '').split('.').slice(1)) {
     // Own fields only: `$input.constructor` must not reach Object.prototype and hand a function to a tool.
@@ -42,7 +46,8 @@ function resolveOne(text: string, scope: ReferenceScope): JsonValue {
       current !== null && typeof current === 'object' && Object.hasOwn(current, key)
         ? (current as Record<string, JsonValue>)[key]
         : undefined;
-    if (next === undefined) throw new BadReference(`${text}: no field "${key}" in ${JSON.stringify(current)}`);
+    if (next === undefined)
+      throw new BadReference(`${text}: no field "${key}" in ${JSON.stringify(current)}`);
     current = next;
   }
   return current;

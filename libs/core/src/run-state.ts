@@ -1,6 +1,7 @@
 import type { Decision, ErrorInfo, JsonObject, JsonValue, RunRequest, Usage } from '@dura/contracts';
 
-export type RunStatus = 'none' | 'pending' | 'running' | 'waiting' | 'completed' | 'failed' | 'cancelled' | 'rejected';
+export type RunStatus =
+  'none' | 'pending' | 'running' | 'waiting' | 'completed' | 'failed' | 'cancelled' | 'rejected';
 
 export type CallStatus = 'pending' | 'completed' | 'failed';
 

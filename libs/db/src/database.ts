@@ -20,8 +20,14 @@ export interface DbHandle {
 }
 
 /** Connects to Postgres at `url`, or opens an embedded PGlite (in memory, or in `pgliteDir`) when no URL is given. */
-export async function openDatabase(options: { url?: string; pgliteDir?: string; maxConnections?: number }): Promise<DbHandle> {
-  return options.url ? openPostgres(options.url, options.maxConnections ?? 10) : openPglite(options.pgliteDir);
+export async function openDatabase(options: {
+  url?: string;
+  pgliteDir?: string;
+  maxConnections?: number;
+}): Promise<DbHandle> {
+  return options.url
+    ? openPostgres(options.url, options.maxConnections ?? 10)
+    : openPglite(options.pgliteDir);
 }
 
 async function openPostgres(url: string, max: number): Promise<DbHandle> {
@@ -63,7 +69,8 @@ async function openPglite(dataDir: string | undefined): Promise<DbHandle> {
   return {
     db: pglite as unknown as Db,
     kind: 'pglite',
-    migrate: ({ folder, table }) => migratePglite(pglite, { migrationsFolder: folder, migrationsTable: table }),
+    migrate: ({ folder, table }) =>
+      migratePglite(pglite, { migrationsFolder: folder, migrationsTable: table }),
     close: () => client.close(),
   };
 }

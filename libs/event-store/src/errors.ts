@@ -6,10 +6,14 @@ export class ConcurrencyConflict extends DuraError {
   readonly expectedSeq: number;
 
   constructor(runId: string, expectedSeq: number, cause?: unknown) {
-    super('concurrency_conflict', `run ${runId} moved past seq ${expectedSeq} before this append; re-fold and decide again`, {
-      retryable: true,
-      cause,
-    });
+    super(
+      'concurrency_conflict',
+      `run ${runId} moved past seq ${expectedSeq} before this append; re-fold and decide again`,
+      {
+        retryable: true,
+        cause,
+      },
+    );
     this.runId = runId;
     this.expectedSeq = expectedSeq;
   }

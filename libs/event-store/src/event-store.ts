@@ -1,4 +1,10 @@
-import { AckPolicy, DeliverPolicy, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
+import {
+  AckPolicy,
+  DeliverPolicy,
+  type JetStreamClient,
+  type JetStreamManager,
+  type JsMsg,
+} from '@nats-io/jetstream';
 import { headers as natsHeaders, nanos } from '@nats-io/nats-core';
 import { decodeEvent, runSubject, STREAMS, type NewEvent, type RunEvent } from '@dura/contracts';
 import { CorruptEvent } from './errors';
@@ -32,11 +38,19 @@ export const EVENT_TYPE_HEADER = 'Dura-Event-Type';
 const READ_BATCH = 1000;
 const encoder = new TextEncoder();
 
-export function createEventStore(deps: { js: JetStreamClient; jsm: JetStreamManager; ackTimeoutMs?: number }): EventStore {
+export function createEventStore(deps: {
+  js: JetStreamClient;
+  jsm: JetStreamManager;
+  ackTimeoutMs?: number;
+}): EventStore {
   const { js, jsm } = deps;
   const timeout = deps.ackTimeoutMs ?? 5000;
 
-  async function append(runId: string, events: readonly NewEvent[], options: AppendOptions): Promise<AppendResult> {
+  async function append(
+    runId: string,
+    events: readonly NewEvent[],
+    options: AppendOptions,
+  ): Promise<AppendResult> {
     const seqs: number[] = [];
     let expected = options.expectedSeq;
     let duplicate = false;
@@ -108,7 +122,10 @@ export async function readRaw(
     const total = info.num_pending;
     const consumer = js.consumers.getConsumerFromInfo(info);
     while (out.length < total) {
-      const batch = await consumer.fetch({ max_messages: Math.min(READ_BATCH, total - out.length), expires: 5000 });
+      const batch = await consumer.fetch({
+        max_messages: Math.min(READ_BATCH, total - out.length),
+        expires: 5000,
+      });
       let got = 0;
       for await (const msg of batch as AsyncIterable<JsMsg>) {
         out.push({ seq: msg.seq, data: msg.data });

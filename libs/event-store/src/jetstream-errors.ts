@@ -17,13 +17,20 @@ export function isJsApiError(err: unknown, code: number): boolean {
 /** Maps a failed publish to one typed error per failure the caller must treat differently. */
 export function mapAppendError(err: unknown, runId: string, expectedSeq: number | undefined): DuraError {
   if (err instanceof DuraError) return err;
-  if (isJsApiError(err, JS_CODES.wrongLastSequence)) return new ConcurrencyConflict(runId, expectedSeq ?? -1, err);
+  if (isJsApiError(err, JS_CODES.wrongLastSequence))
+    return new ConcurrencyConflict(runId, expectedSeq ?? -1, err);
   // nats.js 3 reports a publish nobody answered as JetStreamNotEnabled, with the no-responders error as its cause.
   if (isNoResponders(err) || (err instanceof Error && isNoResponders(err.cause))) {
-    return new StreamUnavailable('no JetStream stream captures this subject: start any Dura service once (services create the streams) and check NATS_URL', err);
+    return new StreamUnavailable(
+      'no JetStream stream captures this subject: start any Dura service once (services create the streams) and check NATS_URL',
+      err,
+    );
   }
   if (err instanceof TimeoutError) {
-    return new StreamUnavailable('JetStream did not acknowledge the append in time; it is safe to retry (msg-id dedupes)', err);
+    return new StreamUnavailable(
+      'JetStream did not acknowledge the append in time; it is safe to retry (msg-id dedupes)',
+      err,
+    );
   }
   const message = err instanceof Error ? err.message : String(err);
   return new StreamUnavailable(`append to run ${runId} failed: ${message}`, err);

@@ -18,7 +18,11 @@ export interface StreamOptions {
   storage: 'file' | 'memory';
 }
 
-export const DEFAULT_STREAM_OPTIONS: StreamOptions = { replicas: 1, duplicateWindowMs: 120_000, storage: 'file' };
+export const DEFAULT_STREAM_OPTIONS: StreamOptions = {
+  replicas: 1,
+  duplicateWindowMs: 120_000,
+  storage: 'file',
+};
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -33,15 +37,37 @@ export function streamConfigs(options: StreamOptions): NamedStreamConfig[] {
     discard: DiscardPolicy.Old,
   };
   return [
-    { ...common, name: STREAMS.requests, subjects: [SUBJECTS.submit, SUBJECTS.signal], retention: RetentionPolicy.Limits, max_age: nanos(7 * DAY_MS) },
-    { ...common, name: STREAMS.runs, subjects: [SUBJECTS.allRuns], retention: RetentionPolicy.Limits, allow_direct: true, deny_delete: true },
+    {
+      ...common,
+      name: STREAMS.requests,
+      subjects: [SUBJECTS.submit, SUBJECTS.signal],
+      retention: RetentionPolicy.Limits,
+      max_age: nanos(7 * DAY_MS),
+    },
+    {
+      ...common,
+      name: STREAMS.runs,
+      subjects: [SUBJECTS.allRuns],
+      retention: RetentionPolicy.Limits,
+      allow_direct: true,
+      deny_delete: true,
+    },
     { ...common, name: STREAMS.tasks, subjects: ['dura.task.>'], retention: RetentionPolicy.Workqueue },
-    { ...common, name: STREAMS.deadLetters, subjects: [SUBJECTS.allDeadLetters], retention: RetentionPolicy.Limits, max_age: nanos(30 * DAY_MS) },
+    {
+      ...common,
+      name: STREAMS.deadLetters,
+      subjects: [SUBJECTS.allDeadLetters],
+      retention: RetentionPolicy.Limits,
+      max_age: nanos(30 * DAY_MS),
+    },
   ];
 }
 
 /** Creates the streams, or updates them in place when their settings changed. Safe to call from every replica. */
-export async function ensureStreams(jsm: JetStreamManager, options: StreamOptions = DEFAULT_STREAM_OPTIONS): Promise<void> {
+export async function ensureStreams(
+  jsm: JetStreamManager,
+  options: StreamOptions = DEFAULT_STREAM_OPTIONS,
+): Promise<void> {
   for (const config of streamConfigs(options)) {
     await ensureStream(jsm, config);
   }

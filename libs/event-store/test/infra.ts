@@ -1,3 +1,5 @@
+import { retryUntil } from '@dura/testing';
+export { retryUntil };
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { connect, type NodeConnectionOptions } from '@nats-io/transport-node';
@@ -25,21 +27,4 @@ export function useNatsConnections(
     open.push(nc);
     return { nc, js: jetstream(nc), jsm: await jetstreamManager(nc) };
   };
-}
-
-/** Retries `attempt` until it resolves or `timeoutMs` passes; rethrows the last error. */
-export async function retryUntil<T>(
-  attempt: () => Promise<T>,
-  timeoutMs = 15_000,
-  pauseMs = 100,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await attempt();
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((resolve) => setTimeout(resolve, pauseMs));
-    }
-  }
 }

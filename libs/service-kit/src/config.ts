@@ -41,7 +41,9 @@ export function loadConfig<S extends z.ZodObject>(
 /** Shared pieces of the per-service schemas. */
 export const configFields = {
   natsUrl: z.string().regex(/^(nats|tls|ws|wss):\/\/.+/, 'must be a NATS URL such as nats://127.0.0.1:4222'),
-  databaseUrl: z.string().regex(/^postgres(ql)?:\/\/.+/, 'must be a Postgres URL such as postgres://user@host:5432/db'),
+  databaseUrl: z
+    .string()
+    .regex(/^postgres(ql)?:\/\/.+/, 'must be a Postgres URL such as postgres://user@host:5432/db'),
   port: z.coerce.number().int().min(0).max(65535),
   positiveInt: z.coerce.number().int().positive(),
   logLevel: z.enum(['debug', 'info', 'warn', 'error']).default('info'),

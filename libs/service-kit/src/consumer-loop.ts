@@ -1,4 +1,10 @@
-import { AckPolicy, DeliverPolicy, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
+import {
+  AckPolicy,
+  DeliverPolicy,
+  type JetStreamClient,
+  type JetStreamManager,
+  type JsMsg,
+} from '@nats-io/jetstream';
 import { nanos } from '@nats-io/nats-core';
 import { DuraError, ContractViolation } from '@dura/contracts';
 import { isJsApiError, JS_CODES } from '@dura/event-store';
@@ -94,13 +100,20 @@ export function startConsumerLoop(options: ConsumerLoopOptions): ConsumerLoop {
     const error =
       err instanceof DuraError
         ? { code: err.code, message: err.message }
-        : { code: 'max_deliveries', message: `gave up after ${deliveries} deliveries: ${(err as Error)?.message ?? String(err)}` };
+        : {
+            code: 'max_deliveries',
+            message: `gave up after ${deliveries} deliveries: ${(err as Error)?.message ?? String(err)}`,
+          };
     const issues = err instanceof ContractViolation ? err.issues : undefined;
     try {
       const runId = options.runIdOf?.(msg);
       await publishDeadLetter(
         js,
-        deadLetterFromMsg(msg, options.source, error, { now: now(), ...(issues ? { issues } : {}), ...(runId ? { runId } : {}) }),
+        deadLetterFromMsg(msg, options.source, error, {
+          now: now(),
+          ...(issues ? { issues } : {}),
+          ...(runId ? { runId } : {}),
+        }),
       );
       log.error('message dead-lettered', { subject: msg.subject, seq: msg.seq, deliveries, error });
       msg.term();

@@ -13,7 +13,11 @@ export interface Route {
   method: 'GET' | 'POST';
   /** Path with `:name` parameters, e.g. `/runs/:id/events`. */
   path: string;
-  handle(request: { params: Record<string, string>; query: URLSearchParams; req: IncomingMessage }): Promise<HttpResponse>;
+  handle(request: {
+    params: Record<string, string>;
+    query: URLSearchParams;
+    req: IncomingMessage;
+  }): Promise<HttpResponse>;
 }
 
 export interface HttpServerHandle {
@@ -23,7 +27,12 @@ export interface HttpServerHandle {
 }
 
 /** A JSON HTTP server with a tiny router. Errors become JSON `{error: {code, message}}`, never a crashed process. */
-export async function startHttpServer(options: { port: number; host?: string; routes: Route[]; log: Logger }): Promise<HttpServerHandle> {
+export async function startHttpServer(options: {
+  port: number;
+  host?: string;
+  routes: Route[];
+  log: Logger;
+}): Promise<HttpServerHandle> {
   const compiled = options.routes.map((route) => ({ route, ...compile(route.path) }));
   const server: Server = createServer((req, res) => {
     const send = (response: HttpResponse): void => {
@@ -39,14 +48,24 @@ export async function startHttpServer(options: { port: number; host?: string; ro
         .map((c) => ({ c, m: c.regex.exec(url.pathname) }))
         .find(({ c, m }) => m !== null && c.route.method === req.method);
       if (!match?.m) {
-        send({ status: 404, body: { error: { code: 'not_found', message: `no route for ${req.method} ${url.pathname}` } } });
+        send({
+          status: 404,
+          body: { error: { code: 'not_found', message: `no route for ${req.method} ${url.pathname}` } },
+        });
         return;
       }
       route = match.c.route;
-      params = Object.fromEntries(match.c.names.map((name, i) => [name, decodeURIComponent(match.m?.[i + 1] ?? '')]));
+      params = Object.fromEntries(
+        match.c.names.map((name, i) => [name, decodeURIComponent(match.m?.[i + 1] ?? '')]),
+      );
     } catch (err) {
       // A throw in this listener is an uncaught exception: one bad request line would kill the service.
-      send({ status: 400, body: { error: { code: 'bad_request', message: `malformed request target: ${(err as Error).message}` } } });
+      send({
+        status: 400,
+        body: {
+          error: { code: 'bad_request', message: `malformed request target: ${(err as Error).message}` },
+        },
+      });
       return;
     }
     // Through a promise, so a handler that throws synchronously is answered like one that rejects.
@@ -58,7 +77,11 @@ export async function startHttpServer(options: { port: number; host?: string; ro
         if (!known) options.log.error('http handler failed', { path: url.pathname, err });
         send({
           status: known && err.code.endsWith('not_found') ? 404 : known && !err.retryable ? 400 : 500,
-          body: { error: known ? { code: err.code, message: err.message } : { code: 'internal', message: 'internal error' } },
+          body: {
+            error: known
+              ? { code: err.code, message: err.message }
+              : { code: 'internal', message: 'internal error' },
+          },
         });
       });
   });

@@ -33,7 +33,8 @@ export function runMain(service: string, start: () => Promise<Stoppable>): void 
         process.stderr.write(`${err.message}\n`);
         process.exit(CONFIG_EXIT_CODE);
       }
-      const detail = err instanceof DuraError ? `${err.code}: ${err.message}` : (err as Error).stack ?? String(err);
+      const detail =
+        err instanceof DuraError ? `${err.code}: ${err.message}` : ((err as Error).stack ?? String(err));
       process.stderr.write(`${service}: failed to start: ${detail}\n`);
       process.exit(1);
     });

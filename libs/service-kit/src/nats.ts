@@ -17,7 +17,13 @@ export interface NatsHandles {
 export async function connectNats(url: string, name: string, log?: Logger): Promise<NatsHandles> {
   let nc: NatsConnection;
   try {
-    nc = await connect({ servers: url, name, maxReconnectAttempts: -1, reconnectTimeWait: 250, timeout: 5000 });
+    nc = await connect({
+      servers: url,
+      name,
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 250,
+      timeout: 5000,
+    });
   } catch (err) {
     throw new DuraError(
       'nats_unreachable',
@@ -28,15 +34,20 @@ export async function connectNats(url: string, name: string, log?: Logger): Prom
   if (log) void logStatus(nc, log);
   const jsm = await jetstreamManager(nc, { timeout: 10_000 }).catch((err: unknown) => {
     void nc.close();
-    throw new DuraError('jetstream_disabled', `NATS at ${url} has no JetStream; start it with -js (${(err as Error).message})`, {
-      cause: err,
-    });
+    throw new DuraError(
+      'jetstream_disabled',
+      `NATS at ${url} has no JetStream; start it with -js (${(err as Error).message})`,
+      {
+        cause: err,
+      },
+    );
   });
   return { nc, js: jetstream(nc, { timeout: 10_000 }), jsm };
 }
 
 async function logStatus(nc: NatsConnection, log: Logger): Promise<void> {
   for await (const status of nc.status()) {
-    if (status.type === 'disconnect' || status.type === 'reconnect') log.warn(`nats ${status.type}`, { server: status.server });
+    if (status.type === 'disconnect' || status.type === 'reconnect')
+      log.warn(`nats ${status.type}`, { server: status.server });
   }
 }

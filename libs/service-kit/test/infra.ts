@@ -1,3 +1,5 @@
+import { retryUntil as eventually } from '@dura/testing';
+export { eventually };
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
@@ -36,19 +38,6 @@ export function recordingLogger(): { log: Logger; records: Record<string, unknow
     write: (line) => records.push(JSON.parse(line) as Record<string, unknown>),
   });
   return { log, records };
-}
-
-/** Polls `probe` until it stops throwing, or rethrows its last error after `timeoutMs`. */
-export async function eventually<T>(probe: () => T | Promise<T>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await probe();
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await sleep(50);
-    }
-  }
 }
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

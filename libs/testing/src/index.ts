@@ -12,3 +12,4 @@ export type { TestInfra, UseTestInfraOptions } from './use-test-infra';
 export type { InfraMode } from './infra-mode';
 export { freePort } from './ports';
 export { repoRoot } from './repo-root';
+export { eventually, retryUntil } from './eventually';

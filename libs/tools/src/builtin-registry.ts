@@ -1,5 +1,12 @@
 import { httpRequestTool } from './builtin/http-request';
-import { buildImageTool, deployTool, echoTool, failTool, notifyTool, runTestsTool } from './builtin/demo-tools';
+import {
+  buildImageTool,
+  deployTool,
+  echoTool,
+  failTool,
+  notifyTool,
+  runTestsTool,
+} from './builtin/demo-tools';
 import { ToolRegistry } from './registry';
 import type { ToolDefinition } from './tool';
 

@@ -42,7 +42,11 @@ export function defineTool<S extends z.ZodType>(definition: ToolDefinition<S>): 
 export class ToolError extends DuraError {
   readonly retryAfterMs: number | undefined;
 
-  constructor(code: string, message: string, options: { retryable: boolean; retryAfterMs?: number; cause?: unknown }) {
+  constructor(
+    code: string,
+    message: string,
+    options: { retryable: boolean; retryAfterMs?: number; cause?: unknown },
+  ) {
     super(code, message, options);
     this.retryAfterMs = options.retryAfterMs;
   }

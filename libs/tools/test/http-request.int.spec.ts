@@ -36,7 +36,13 @@ afterAll(async () => {
   await new Promise<void>((resolve) => server.close(() => resolve()));
 });
 
-const ctx = (key: string) => ({ idempotencyKey: key, runId: 'run-1', callId: 'call-1', attempt: 1, signal: new AbortController().signal });
+const ctx = (key: string) => ({
+  idempotencyKey: key,
+  runId: 'run-1',
+  callId: 'call-1',
+  attempt: 1,
+  signal: new AbortController().signal,
+});
 
 describe('http.request', () => {
   it('sends the call idempotency key and a JSON body, and returns status and parsed JSON', async () => {

@@ -6,22 +6,44 @@ describe('ToolRegistry', () => {
   const registry = builtinRegistry();
 
   it('lists the built-in tools', () => {
-    expect(registry.names()).toEqual(['demo.build', 'demo.deploy', 'demo.fail', 'demo.notify', 'demo.test', 'echo', 'http.request']);
+    expect(registry.names()).toEqual([
+      'demo.build',
+      'demo.deploy',
+      'demo.fail',
+      'demo.notify',
+      'demo.test',
+      'echo',
+      'http.request',
+    ]);
   });
 
   it('explains unknown tools and invalid arguments', () => {
     expect(registry.argumentIssues('nope', {})[0]).toMatch(/unknown tool "nope"; known tools: demo\.build/);
-    expect(registry.argumentIssues('demo.deploy', { imageTag: 'x', environment: 'mars' })[0]).toMatch(/^demo\.deploy args environment:/);
+    expect(registry.argumentIssues('demo.deploy', { imageTag: 'x', environment: 'mars' })[0]).toMatch(
+      /^demo\.deploy args environment:/,
+    );
     expect(registry.argumentIssues('demo.build', { service: 'a', commit: '1234567' })).toEqual([]);
   });
 
   it('refuses two tools with the same name', () => {
-    const tool = defineTool({ name: 'x.y', description: '', input: z.object({}), safety: 'idempotent', execute: () => Promise.resolve(null) });
+    const tool = defineTool({
+      name: 'x.y',
+      description: '',
+      input: z.object({}),
+      safety: 'idempotent',
+      execute: () => Promise.resolve(null),
+    });
     expect(() => new ToolRegistry([tool, tool])).toThrow(/registered twice/);
   });
 
   it('demo tools are deterministic in their arguments', async () => {
-    const ctx = { idempotencyKey: 'k', runId: 'r', callId: 'c', attempt: 1, signal: new AbortController().signal };
+    const ctx = {
+      idempotencyKey: 'k',
+      runId: 'r',
+      callId: 'c',
+      attempt: 1,
+      signal: new AbortController().signal,
+    };
     const a = await buildImageTool.execute({ service: 'checkout', commit: '9f2c1e7a4b' }, ctx);
     const b = await buildImageTool.execute({ service: 'checkout', commit: '9f2c1e7a4b' }, ctx);
     expect(a).toEqual(b);

@@ -20,7 +20,12 @@ const INSTALL_HINT = [
 
 /** Finds the nats-server binary: NATS_SERVER_BIN, then PATH, then /usr/sbin (where Debian installs it). */
 export function findNatsServer(env: NodeJS.ProcessEnv = process.env): string {
-  const candidates = [env.NATS_SERVER_BIN, 'nats-server', '/usr/sbin/nats-server', '/usr/local/bin/nats-server'];
+  const candidates = [
+    env.NATS_SERVER_BIN,
+    'nats-server',
+    '/usr/sbin/nats-server',
+    '/usr/local/bin/nats-server',
+  ];
   for (const candidate of candidates) {
     if (candidate && spawnSync(candidate, ['--version'], { stdio: 'ignore' }).status === 0) return candidate;
   }
@@ -50,7 +55,10 @@ export async function startEmbeddedNats(dataDir?: string): Promise<EmbeddedNats>
   process.once('exit', () => child.kill('SIGKILL'));
   await new Promise<void>((resolve, reject) => {
     let output = '';
-    const timer = setTimeout(() => reject(new DuraError('nats_start_timeout', `nats-server did not start in 10 s:\n${output}`)), 10_000);
+    const timer = setTimeout(
+      () => reject(new DuraError('nats_start_timeout', `nats-server did not start in 10 s:\n${output}`)),
+      10_000,
+    );
     child.stderr?.on('data', (chunk: Buffer) => {
       output += chunk.toString();
       if (output.includes('Server is ready')) {

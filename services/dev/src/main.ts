@@ -27,14 +27,24 @@ PROJECTOR_HTTP_PORT (default 8080), LOG_LEVEL (default warn).`;
 
 async function main(): Promise<number> {
   const { values } = parseArgs({
-    options: { once: { type: 'boolean' }, 'no-demo': { type: 'boolean' }, run: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    options: {
+      once: { type: 'boolean' },
+      'no-demo': { type: 'boolean' },
+      run: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
   });
   if (values.help) {
     console.log(HELP);
     return 0;
   }
   const config = loadConfig('dura dev', DevConfigSchema);
-  const log = createLogger({ service: 'dev', level: config.LOG_LEVEL, format: 'pretty', write: (line) => process.stderr.write(`${line}\n`) });
+  const log = createLogger({
+    service: 'dev',
+    level: config.LOG_LEVEL,
+    format: 'pretty',
+    write: (line) => process.stderr.write(`${line}\n`),
+  });
   console.log('dura dev: starting planner, tool-gateway and projector…');
   const stack = await startStack({
     ...(config.NATS_URL ? { natsUrl: config.NATS_URL } : {}),
@@ -56,16 +66,21 @@ async function main(): Promise<number> {
     let status = 'unknown';
     for await (const event of stack.client.watchRun(runId)) {
       console.log(formatEvent(event));
-      if (event.type.startsWith('run_') && event.type !== 'run_requested' && event.type !== 'run_started') status = event.type;
+      if (event.type.startsWith('run_') && event.type !== 'run_requested' && event.type !== 'run_started')
+        status = event.type;
     }
     exitCode = status === 'run_completed' ? 0 : 1;
-    console.log(`\n${runId}: ${status}. State: ${stack.apiUrl}/runs/${runId}  Events: ${stack.apiUrl}/runs/${runId}/events`);
+    console.log(
+      `\n${runId}: ${status}. State: ${stack.apiUrl}/runs/${runId}  Events: ${stack.apiUrl}/runs/${runId}/events`,
+    );
   }
   if (values.once) {
     await stack.stop();
     return exitCode;
   }
-  console.log('\nRunning. Submit runs with the client SDK or any NATS client on dura.submit; Ctrl-C to stop.');
+  console.log(
+    '\nRunning. Submit runs with the client SDK or any NATS client on dura.submit; Ctrl-C to stop.',
+  );
   await new Promise<void>((done) => {
     process.once('SIGINT', done);
     process.once('SIGTERM', done);

@@ -3,7 +3,13 @@ import { createDuraClient, type DuraClient } from '@dura/client';
 import { openDatabase, type DbHandle } from '@dura/db';
 import { createPlanner, createScriptedModel } from '@dura/planner';
 import { createProjector, migrateProjector, projectorRoutes } from '@dura/projector';
-import { connectNats, startHttpServer, type HttpServerHandle, type Logger, type NatsHandles } from '@dura/service-kit';
+import {
+  connectNats,
+  startHttpServer,
+  type HttpServerHandle,
+  type Logger,
+  type NatsHandles,
+} from '@dura/service-kit';
 import { createToolGateway, migrateGateway } from '@dura/tool-gateway';
 import { builtinRegistry } from '@dura/tools';
 import { startEmbeddedNats, type EmbeddedNats } from './embedded-nats';
@@ -54,9 +60,23 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       return handles;
     };
     const tools = builtinRegistry();
-    const planner = createPlanner({ ...(await connect('dura-dev-planner')), model: createScriptedModel(), tools, log: options.log.child({ service: 'planner' }) });
-    const gateway = createToolGateway({ ...(await connect('dura-dev-gateway')), db: database.db, tools, log: options.log.child({ service: 'tool-gateway' }) });
-    const projector = createProjector({ ...(await connect('dura-dev-projector')), db: database.db, log: options.log.child({ service: 'projector' }) });
+    const planner = createPlanner({
+      ...(await connect('dura-dev-planner')),
+      model: createScriptedModel(),
+      tools,
+      log: options.log.child({ service: 'planner' }),
+    });
+    const gateway = createToolGateway({
+      ...(await connect('dura-dev-gateway')),
+      db: database.db,
+      tools,
+      log: options.log.child({ service: 'tool-gateway' }),
+    });
+    const projector = createProjector({
+      ...(await connect('dura-dev-projector')),
+      db: database.db,
+      log: options.log.child({ service: 'projector' }),
+    });
     await planner.start();
     stops.push(() => planner.stop());
     await gateway.start();
@@ -68,7 +88,14 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       host: '127.0.0.1',
       routes: projectorRoutes(database.db, projector.position),
       log: options.log,
-    }).catch(() => startHttpServer({ port: 0, host: '127.0.0.1', routes: projectorRoutes(database.db, projector.position), log: options.log }));
+    }).catch(() =>
+      startHttpServer({
+        port: 0,
+        host: '127.0.0.1',
+        routes: projectorRoutes(database.db, projector.position),
+        log: options.log,
+      }),
+    );
     stops.push(() => http.close());
 
     const client = createDuraClient(await connect('dura-dev-client'));

@@ -100,7 +100,7 @@ describe('run requests', () => {
       const projected = await eventually(async () => {
         const { status, body } = await getJson(`${system.apiUrl}/runs/${runId}`);
         return status === 200 ? (body as { status: string; error: { code: string } }) : undefined;
-      });
+      }, `the projection of ${runId}`);
       expect(projected.status).toBe('rejected');
       expect(projected.error.code).toBe(code);
     }
@@ -108,7 +108,7 @@ describe('run requests', () => {
     const letters = await eventually(async () => {
       const all = await deadLetters();
       return all.length >= 4 ? all : undefined;
-    });
+    }, 'four dead letters');
     const bySource = letters.filter((letter) => letter.source === 'requests');
     expect(bySource.map((l) => l.error.code).sort()).toEqual([
       'bad_json',

@@ -1,3 +1,5 @@
+import { eventually } from '@dura/testing';
+export { eventually };
 import { connect } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
@@ -50,28 +52,6 @@ export async function openSystem(natsUrl: string, databaseUrl: string): Promise<
       await sql.end({ timeout: 5 });
     },
   };
-}
-
-/** Polls `probe` until it returns a value, or fails with the last reason after `timeoutMs`. */
-export async function eventually<T>(
-  probe: () => Promise<T | undefined>,
-  timeoutMs = 30_000,
-  what = 'condition',
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const value = await probe();
-      if (value !== undefined) return value;
-    } catch (err) {
-      last = err;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(
-    `timed out after ${timeoutMs} ms waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`,
-  );
 }
 
 export async function getJson(url: string): Promise<{ status: number; body: unknown }> {

@@ -60,8 +60,8 @@ describe('a 5-step run through three separate service processes', () => {
         const { status, body } = await getJson(`${system.apiUrl}/runs/${runId}`);
         return status === 200 && (body as { lastSeq: number }).lastSeq === folded.lastSeq ? body : undefined;
       },
-      30_000,
       'the projector to reach the end of the run',
+      30_000,
     );
     expect(projected).toEqual(JSON.parse(JSON.stringify(folded)));
 

@@ -40,7 +40,12 @@ export function createIntake(deps: IntakeDeps) {
   const { store, js, driver, tools, log, clock } = deps;
 
   async function reject(msg: JsMsg, runId: string | undefined, rejection: Rejection): Promise<void> {
-    log.warn('run request rejected', { runId, seq: msg.seq, error: rejection.error, issues: rejection.issues });
+    log.warn('run request rejected', {
+      runId,
+      seq: msg.seq,
+      error: rejection.error,
+      issues: rejection.issues,
+    });
     const letter = deadLetterFromMsg(msg, REQUESTS_DLQ_SOURCE, rejection.error, {
       now: clock(),
       ...(rejection.issues ? { issues: rejection.issues } : {}),
@@ -93,21 +98,30 @@ export function createIntake(deps: IntakeDeps) {
       body = JSON.parse(msg.string());
     } catch (err) {
       const hint = RunIdSchema.safeParse(headerId).data;
-      await reject(msg, hint, { error: { code: 'bad_json', message: `request is not valid JSON: ${(err as Error).message}` } });
+      await reject(msg, hint, {
+        error: { code: 'bad_json', message: `request is not valid JSON: ${(err as Error).message}` },
+      });
       return;
     }
     const hint =
-      RunIdSchema.safeParse((body as { runId?: unknown } | null)?.runId).data ?? RunIdSchema.safeParse(headerId).data;
+      RunIdSchema.safeParse((body as { runId?: unknown } | null)?.runId).data ??
+      RunIdSchema.safeParse(headerId).data;
     const parsed = RunRequestSchema.safeParse(body);
     if (!parsed.success) {
       const issues = formatIssues(parsed.error);
-      await reject(msg, hint, { error: { code: 'invalid_request', message: 'request does not match the RunRequest schema' }, issues });
+      await reject(msg, hint, {
+        error: { code: 'invalid_request', message: 'request does not match the RunRequest schema' },
+        issues,
+      });
       return;
     }
     const runId = parsed.data.runId ?? hint ?? `run-${msg.seq}`;
     const problem = checkPlan(parsed.data, tools);
     if (problem) {
-      await reject(msg, runId, { error: { code: problem.code, message: problem.message }, issues: problem.issues });
+      await reject(msg, runId, {
+        error: { code: problem.code, message: problem.message },
+        issues: problem.issues,
+      });
       return;
     }
     await start(msg, { ...parsed.data, runId });

@@ -14,7 +14,11 @@ runMain('planner', async () => {
     tools: builtinRegistry(),
     log,
     concurrency: config.PLANNER_CONCURRENCY,
-    streams: { replicas: config.DURA_STREAM_REPLICAS, duplicateWindowMs: config.DURA_DUPLICATE_WINDOW_MS, storage: 'file' },
+    streams: {
+      replicas: config.DURA_STREAM_REPLICAS,
+      duplicateWindowMs: config.DURA_DUPLICATE_WINDOW_MS,
+      storage: 'file',
+    },
   });
   await planner.start();
   return {

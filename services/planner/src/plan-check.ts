@@ -18,15 +18,24 @@ export function checkPlan(request: RunRequest, tools: ToolRegistry): PlanProblem
   const invalid: string[] = [];
   request.agent.steps.forEach((step, index) => {
     if (!tools.get(step.tool)) {
-      unknown.push(`agent.steps.${index}.tool: unknown tool "${step.tool}"; known tools: ${tools.names().join(', ')}`);
+      unknown.push(
+        `agent.steps.${index}.tool: unknown tool "${step.tool}"; known tools: ${tools.names().join(', ')}`,
+      );
     } else if (!JSON.stringify(step.args).includes('"$')) {
-      invalid.push(...tools.argumentIssues(step.tool, step.args).map((line) => `agent.steps.${index}: ${line}`));
+      invalid.push(
+        ...tools.argumentIssues(step.tool, step.args).map((line) => `agent.steps.${index}: ${line}`),
+      );
     }
   });
   invalid.push(...planReferenceIssues(request.agent.steps));
   if (unknown.length > 0) {
-    return { code: 'unknown_tool', message: `the plan uses ${unknown.length} unknown tool(s)`, issues: [...unknown, ...invalid] };
+    return {
+      code: 'unknown_tool',
+      message: `the plan uses ${unknown.length} unknown tool(s)`,
+      issues: [...unknown, ...invalid],
+    };
   }
-  if (invalid.length > 0) return { code: 'invalid_plan', message: 'the plan has invalid steps', issues: invalid };
+  if (invalid.length > 0)
+    return { code: 'invalid_plan', message: 'the plan has invalid steps', issues: invalid };
   return undefined;
 }

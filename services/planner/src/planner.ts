@@ -1,6 +1,11 @@
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import { DecideTaskSchema, formatIssues, ContractViolation, STREAMS, SUBJECTS } from '@dura/contracts';
-import { createEventStore, ensureStreams, type StreamOptions, DEFAULT_STREAM_OPTIONS } from '@dura/event-store';
+import {
+  createEventStore,
+  ensureStreams,
+  type StreamOptions,
+  DEFAULT_STREAM_OPTIONS,
+} from '@dura/event-store';
 import { ensureDurableConsumer, startConsumerLoop, type ConsumerLoop, type Logger } from '@dura/service-kit';
 import type { ToolRegistry } from '@dura/tools';
 import { createIntake } from './intake';
@@ -19,8 +24,20 @@ export interface PlannerDeps {
 }
 
 export const PLANNER_CONSUMERS = {
-  intake: { stream: STREAMS.requests, durable: 'planner-intake', filterSubject: SUBJECTS.submit, maxDeliver: 10, ackWaitMs: 60_000 },
-  decide: { stream: STREAMS.tasks, durable: 'planner-decide', filterSubject: SUBJECTS.decideTask, maxDeliver: 10, ackWaitMs: 60_000 },
+  intake: {
+    stream: STREAMS.requests,
+    durable: 'planner-intake',
+    filterSubject: SUBJECTS.submit,
+    maxDeliver: 10,
+    ackWaitMs: 60_000,
+  },
+  decide: {
+    stream: STREAMS.tasks,
+    durable: 'planner-decide',
+    filterSubject: SUBJECTS.decideTask,
+    maxDeliver: 10,
+    ackWaitMs: 60_000,
+  },
 } as const;
 
 /**
@@ -42,7 +59,8 @@ export function createPlanner(deps: PlannerDeps) {
       throw new ContractViolation(`decide task is not JSON: ${(err as Error).message}`);
     }
     const task = DecideTaskSchema.safeParse(body);
-    if (!task.success) throw new ContractViolation('decide task does not match its schema', formatIssues(task.error));
+    if (!task.success)
+      throw new ContractViolation('decide task does not match its schema', formatIssues(task.error));
     await driver.drive(task.data.runId, task.data.trace ? { trace: task.data.trace } : {});
   }
 
@@ -54,7 +72,14 @@ export function createPlanner(deps: PlannerDeps) {
       await ensureDurableConsumer(deps.jsm, PLANNER_CONSUMERS.decide);
       const concurrency = deps.concurrency ?? 16;
       loops.push(
-        startConsumerLoop({ js: deps.js, spec: PLANNER_CONSUMERS.intake, source: 'requests', concurrency, log: deps.log, handle: handleSubmit }),
+        startConsumerLoop({
+          js: deps.js,
+          spec: PLANNER_CONSUMERS.intake,
+          source: 'requests',
+          concurrency,
+          log: deps.log,
+          handle: handleSubmit,
+        }),
         startConsumerLoop({
           js: deps.js,
           spec: PLANNER_CONSUMERS.decide,

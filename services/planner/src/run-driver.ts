@@ -8,7 +8,15 @@ import {
   type RunEvent,
   type ToolTask,
 } from '@dura/contracts';
-import { decisionEventId, fold, initialRunState, nextAction, type CallState, type EventDraft, type RunState } from '@dura/core';
+import {
+  decisionEventId,
+  fold,
+  initialRunState,
+  nextAction,
+  type CallState,
+  type EventDraft,
+  type RunState,
+} from '@dura/core';
 import { ConcurrencyConflict, type EventStore } from '@dura/event-store';
 import type { Logger } from '@dura/service-kit';
 import type { Model } from './model';
@@ -49,7 +57,11 @@ export function createRunDriver(deps: RunDriverDeps) {
     return next;
   }
 
-  async function append(run: CachedRun, drafts: readonly EventDraft[], trace: string | undefined): Promise<void> {
+  async function append(
+    run: CachedRun,
+    drafts: readonly EventDraft[],
+    trace: string | undefined,
+  ): Promise<void> {
     const { state } = run;
     const runId = state.runId as string;
     const events: NewEvent[] = drafts.map((draft, index) =>
@@ -80,7 +92,9 @@ export function createRunDriver(deps: RunDriverDeps) {
           causationId: call.intentId,
           correlationId: run.state.correlationId ?? runId,
         };
-        return deps.js.publish(toolTaskSubject(call.tool), JSON.stringify(task), { msgID: call.idempotencyKey });
+        return deps.js.publish(toolTaskSubject(call.tool), JSON.stringify(task), {
+          msgID: call.idempotencyKey,
+        });
       }),
     );
   }
@@ -106,7 +120,8 @@ export function createRunDriver(deps: RunDriverDeps) {
             break;
           case 'decide': {
             const request = run.state.request;
-            if (!request) throw new DuraError('corrupt_run', `run ${runId} is running but has no recorded request`);
+            if (!request)
+              throw new DuraError('corrupt_run', `run ${runId} is running but has no recorded request`);
             const turn = await deps.model.decide({ state: run.state, request });
             modelCalls += 1;
             const thought: EventDraft = {

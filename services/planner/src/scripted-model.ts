@@ -9,7 +9,8 @@ import type { Model, ModelTurn } from './model';
  */
 export function createScriptedModel(): Model {
   return {
-    decide: ({ state, request }) => Promise.resolve(scriptedTurn(state, request.agent.steps, request.agent.output, request.input)),
+    decide: ({ state, request }) =>
+      Promise.resolve(scriptedTurn(state, request.agent.steps, request.agent.output, request.input)),
   };
 }
 
@@ -45,7 +46,10 @@ function scriptedDecision(
   if (failed) {
     return {
       kind: 'fail',
-      error: { code: 'tool_failed', message: `step ${failed.step} (${failed.tool}) failed: ${failed.error?.message ?? 'unknown error'}` },
+      error: {
+        code: 'tool_failed',
+        message: `step ${failed.step} (${failed.tool}) failed: ${failed.error?.message ?? 'unknown error'}`,
+      },
     };
   }
   const results = new Map(state.calls.map((call) => [call.step, call.result ?? null] as const));

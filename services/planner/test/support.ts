@@ -1,3 +1,5 @@
+import { eventually } from '@dura/testing';
+export { eventually };
 import type { JetStreamManager, MsgRequest, StoredMsg } from '@nats-io/jetstream';
 import { newEvent, type EventData, type EventType, type NewEvent, type RunEvent } from '@dura/contracts';
 import { createEventStore, ensureStreams, type EventStore, type StreamOptions } from '@dura/event-store';
@@ -97,25 +99,3 @@ export function countBy<T>(
 }
 
 export const typesOf = (events: readonly RunEvent[]): string[] => events.map((e) => e.type);
-
-/** Polls `probe` until it returns a value, or fails naming `what` after `timeoutMs`. */
-export async function eventually<T>(
-  probe: () => Promise<T | undefined>,
-  what: string,
-  timeoutMs = 20_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const value = await probe();
-      if (value !== undefined) return value;
-    } catch (err) {
-      last = err;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(
-    `timed out after ${timeoutMs} ms waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`,
-  );
-}

@@ -18,11 +18,18 @@ class BadQuery extends DuraError {
   }
 }
 
-function intParam(query: URLSearchParams, name: string, fallback: number, max = Number.MAX_SAFE_INTEGER, min = 0): number {
+function intParam(
+  query: URLSearchParams,
+  name: string,
+  fallback: number,
+  max = Number.MAX_SAFE_INTEGER,
+  min = 0,
+): number {
   const raw = query.get(name);
   if (raw === null) return fallback;
   const value = Number(raw);
-  if (!Number.isInteger(value) || value < min) throw new BadQuery(`query parameter ${name} must be an integer >= ${min}, got "${raw}"`);
+  if (!Number.isInteger(value) || value < min)
+    throw new BadQuery(`query parameter ${name} must be an integer >= ${min}, got "${raw}"`);
   return Math.min(value, max);
 }
 
@@ -42,7 +49,14 @@ export function projectorRoutes(db: Db, position: () => number): Route[] {
         const status = query.get('status');
         const where: SQL[] = status ? [eq(runs.status, status)] : [];
         const rows = await db
-          .select({ runId: runs.runId, status: runs.status, steps: runs.steps, lastSeq: runs.lastSeq, createdAt: runs.createdAt, updatedAt: runs.updatedAt })
+          .select({
+            runId: runs.runId,
+            status: runs.status,
+            steps: runs.steps,
+            lastSeq: runs.lastSeq,
+            createdAt: runs.createdAt,
+            updatedAt: runs.updatedAt,
+          })
           .from(runs)
           .where(and(...where))
           .orderBy(desc(runs.updatedAt))
@@ -54,7 +68,10 @@ export function projectorRoutes(db: Db, position: () => number): Route[] {
       method: 'GET',
       path: '/runs/:id',
       async handle({ params }) {
-        const [row] = await db.select({ state: runs.state }).from(runs).where(eq(runs.runId, params.id ?? ''));
+        const [row] = await db
+          .select({ state: runs.state })
+          .from(runs)
+          .where(eq(runs.runId, params.id ?? ''));
         if (!row) throw new NotFound(`no run ${params.id} in the projection (position ${position()})`);
         return { status: 200, body: row.state };
       },
@@ -73,7 +90,10 @@ export function projectorRoutes(db: Db, position: () => number): Route[] {
           .limit(limit + 1);
         const page = rows.slice(0, limit);
         const next = rows.length > limit ? rows[limit]?.seq : undefined;
-        return { status: 200, body: { events: page.map((r) => r.event), ...(next === undefined ? {} : { nextFromSeq: next }) } };
+        return {
+          status: 200,
+          body: { events: page.map((r) => r.event), ...(next === undefined ? {} : { nextFromSeq: next }) },
+        };
       },
     },
     {
@@ -81,7 +101,12 @@ export function projectorRoutes(db: Db, position: () => number): Route[] {
       path: '/projection-errors',
       async handle({ query }) {
         const before = intParam(query, 'beforeSeq', Number.MAX_SAFE_INTEGER);
-        const rows = await db.select().from(projectionErrors).where(lt(projectionErrors.seq, before)).orderBy(desc(projectionErrors.seq)).limit(100);
+        const rows = await db
+          .select()
+          .from(projectionErrors)
+          .where(lt(projectionErrors.seq, before))
+          .orderBy(desc(projectionErrors.seq))
+          .limit(100);
         return { status: 200, body: { errors: rows } };
       },
     },

@@ -16,10 +16,18 @@ runMain('projector', async () => {
     db: database.db,
     log,
     batchSize: config.PROJECTOR_BATCH_SIZE,
-    streams: { replicas: config.DURA_STREAM_REPLICAS, duplicateWindowMs: config.DURA_DUPLICATE_WINDOW_MS, storage: 'file' },
+    streams: {
+      replicas: config.DURA_STREAM_REPLICAS,
+      duplicateWindowMs: config.DURA_DUPLICATE_WINDOW_MS,
+      storage: 'file',
+    },
   });
   await projector.start();
-  const http = await startHttpServer({ port: config.PROJECTOR_HTTP_PORT, routes: projectorRoutes(database.db, projector.position), log });
+  const http = await startHttpServer({
+    port: config.PROJECTOR_HTTP_PORT,
+    routes: projectorRoutes(database.db, projector.position),
+    log,
+  });
   log.info('projector api listening', { url: http.url });
   return {
     async stop() {

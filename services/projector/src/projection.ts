@@ -24,17 +24,34 @@ export async function readCheckpoint(db: Db): Promise<number> {
  * Messages at or below the stored checkpoint are skipped, so a redelivered batch, or a second projector
  * replica racing this one, changes nothing. Returns the checkpoint after the batch.
  */
-export async function applyBatch(db: Db, batch: readonly StreamMessage[]): Promise<{ checkpoint: number; applied: number }> {
+export async function applyBatch(
+  db: Db,
+  batch: readonly StreamMessage[],
+): Promise<{ checkpoint: number; applied: number }> {
   if (batch.length === 0) return { checkpoint: await readCheckpoint(db), applied: 0 };
   return db.transaction(async (tx) => {
     await tx.insert(checkpoints).values({ name: RUNS_CHECKPOINT, lastSeq: 0 }).onConflictDoNothing();
-    const [position] = await tx.select().from(checkpoints).where(eq(checkpoints.name, RUNS_CHECKPOINT)).for('update');
+    const [position] = await tx
+      .select()
+      .from(checkpoints)
+      .where(eq(checkpoints.name, RUNS_CHECKPOINT))
+      .for('update');
     const from = position?.lastSeq ?? 0;
     const fresh = batch.filter((msg) => msg.seq > from);
     if (fresh.length === 0) return { checkpoint: from, applied: 0 };
 
-    const runIds = [...new Set(fresh.map((msg) => runIdFromSubject(msg.subject)).filter((id): id is string => id !== undefined))];
-    const existing = runIds.length === 0 ? [] : await tx.select({ runId: runs.runId, state: runs.state }).from(runs).where(inArray(runs.runId, runIds));
+    const runIds = [
+      ...new Set(
+        fresh.map((msg) => runIdFromSubject(msg.subject)).filter((id): id is string => id !== undefined),
+      ),
+    ];
+    const existing =
+      runIds.length === 0
+        ? []
+        : await tx
+            .select({ runId: runs.runId, state: runs.state })
+            .from(runs)
+            .where(inArray(runs.runId, runIds));
     const states = new Map<string, RunState>(existing.map((row) => [row.runId, row.state as RunState]));
     const eventRows: (typeof runEvents.$inferInsert)[] = [];
     const errorRows: (typeof projectionErrors.$inferInsert)[] = [];
@@ -53,7 +70,12 @@ export async function applyBatch(db: Db, batch: readonly StreamMessage[]): Promi
         states.set(event.meta.runId, next);
       } catch (err) {
         const e = err as { code?: string; message: string };
-        errorRows.push({ seq: msg.seq, runId: runId ?? null, code: e.code ?? 'projection_error', message: e.message });
+        errorRows.push({
+          seq: msg.seq,
+          runId: runId ?? null,
+          code: e.code ?? 'projection_error',
+          message: e.message,
+        });
         continue;
       }
       eventRows.push({ seq: event.seq, runId: event.meta.runId, type: event.type, event, ts: event.meta.ts });
@@ -74,7 +96,10 @@ export async function applyBatch(db: Db, batch: readonly StreamMessage[]): Promi
         createdAt: state.createdAt,
         updatedAt: state.updatedAt,
       };
-      await tx.insert(runs).values(row).onConflictDoUpdate({ target: runs.runId, set: { ...row, runId: sql`excluded.run_id` } });
+      await tx
+        .insert(runs)
+        .values(row)
+        .onConflictDoUpdate({ target: runs.runId, set: { ...row, runId: sql`excluded.run_id` } });
     }
     const checkpoint = (fresh.at(-1) as StreamMessage).seq;
     await tx.update(checkpoints).set({ lastSeq: checkpoint }).where(eq(checkpoints.name, RUNS_CHECKPOINT));

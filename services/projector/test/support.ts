@@ -1,3 +1,5 @@
+import { eventually } from '@dura/testing';
+export { eventually };
 import type { MsgRequest } from '@nats-io/jetstream';
 import { asc } from 'drizzle-orm';
 import {
@@ -215,28 +217,6 @@ export async function snapshot(db: Db) {
 
 export async function lastStreamSeq(conn: Connections): Promise<number> {
   return (await conn.jsm.streams.info(STREAMS.runs)).state.last_seq;
-}
-
-/** Polls `probe` until it returns a value, or fails naming `what` after `timeoutMs`. */
-export async function eventually<T>(
-  probe: () => Promise<T | undefined>,
-  what: string,
-  timeoutMs = 20_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const value = await probe();
-      if (value !== undefined) return value;
-    } catch (err) {
-      last = err;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(
-    `timed out after ${timeoutMs} ms waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`,
-  );
 }
 
 /** Resolves once `position()` has reached the end of the run stream. */

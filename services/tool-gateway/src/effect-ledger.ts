@@ -4,7 +4,11 @@ import { runSubject } from '@dura/contracts';
 import type { Db } from '@dura/db';
 import { effects, outbox, type EffectRow } from './db/schema';
 
-export type Claim = { kind: 'claimed'; attempt: number } | { kind: 'busy'; row: EffectRow } | { kind: 'finished'; row: EffectRow } | { kind: 'orphaned'; row: EffectRow };
+export type Claim =
+  | { kind: 'claimed'; attempt: number }
+  | { kind: 'busy'; row: EffectRow }
+  | { kind: 'finished'; row: EffectRow }
+  | { kind: 'orphaned'; row: EffectRow };
 
 /**
  * The effect ledger (DESIGN invariant 5). A key is claimed atomically: a new key by insert, a `retry` row or
@@ -42,7 +46,8 @@ export function createEffectLedger(db: Db, clock: () => Date) {
     const [row] = await db.select().from(effects).where(eq(effects.idempotencyKey, task.idempotencyKey));
     if (!row) return claim(task, leaseMs);
     if (row.status === 'succeeded' || row.status === 'failed') return { kind: 'finished', row };
-    if (row.status === 'started' && row.leaseUntil.getTime() <= now.getTime()) return { kind: 'orphaned', row };
+    if (row.status === 'started' && row.leaseUntil.getTime() <= now.getTime())
+      return { kind: 'orphaned', row };
     return { kind: 'busy', row };
   }
 
@@ -60,7 +65,9 @@ export function createEffectLedger(db: Db, clock: () => Date) {
   /** Records the outcome and its observation in ONE transaction (the outbox), so neither exists without the other. */
   async function finish(
     key: string,
-    outcome: { status: 'succeeded'; result: JsonValue } | { status: 'failed' | 'retry'; error: { code: string; message: string } },
+    outcome:
+      | { status: 'succeeded'; result: JsonValue }
+      | { status: 'failed' | 'retry'; error: { code: string; message: string } },
     observation: NewEvent,
     durationMs: number,
   ): Promise<void> {
@@ -95,7 +102,12 @@ export function createEffectLedger(db: Db, clock: () => Date) {
       : insert.onConflictDoNothing());
   }
 
-  return { claim, reclaim, finish, enqueue: (observation: NewEvent, republish: boolean) => enqueue(db, observation, republish) };
+  return {
+    claim,
+    reclaim,
+    finish,
+    enqueue: (observation: NewEvent, republish: boolean) => enqueue(db, observation, republish),
+  };
 }
 
 export type EffectLedger = ReturnType<typeof createEffectLedger>;

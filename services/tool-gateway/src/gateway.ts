@@ -1,5 +1,13 @@
 import type { JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstream';
-import { ContractViolation, DuraError, formatIssues, STREAMS, SUBJECTS, ToolTaskSchema, type ToolTask } from '@dura/contracts';
+import {
+  ContractViolation,
+  DuraError,
+  formatIssues,
+  STREAMS,
+  SUBJECTS,
+  ToolTaskSchema,
+  type ToolTask,
+} from '@dura/contracts';
 import type { Db } from '@dura/db';
 import { ensureStreams, DEFAULT_STREAM_OPTIONS, type StreamOptions } from '@dura/event-store';
 import { ensureDurableConsumer, startConsumerLoop, type ConsumerLoop, type Logger } from '@dura/service-kit';
@@ -43,21 +51,40 @@ export function createToolGateway(deps: GatewayDeps) {
   const clock = deps.clock ?? (() => new Date());
   const maxAttempts = deps.maxAttempts ?? 3;
   const ledger: EffectLedger = createEffectLedger(deps.db, clock);
-  const relay = createRelay({ db: deps.db, js: deps.js, log: deps.log, ...(deps.relayPollMs ? { pollMs: deps.relayPollMs } : {}) });
+  const relay = createRelay({
+    db: deps.db,
+    js: deps.js,
+    log: deps.log,
+    ...(deps.relayPollMs ? { pollMs: deps.relayPollMs } : {}),
+  });
   let loop: ConsumerLoop | undefined;
 
   async function execute(task: ToolTask, tool: ToolDefinition, attempt: number): Promise<void> {
     const outcome = await runTool(tool, task, attempt);
     const now = clock();
     if (outcome.ok) {
-      await ledger.finish(task.idempotencyKey, { status: 'succeeded', result: outcome.result }, completedEvent(task, outcome.result, attempt, outcome.durationMs, now), outcome.durationMs);
+      await ledger.finish(
+        task.idempotencyKey,
+        { status: 'succeeded', result: outcome.result },
+        completedEvent(task, outcome.result, attempt, outcome.durationMs, now),
+        outcome.durationMs,
+      );
     } else {
       const retry = outcome.error.retryable && attempt < maxAttempts;
       const error = { code: outcome.error.code, message: outcome.error.message };
-      await ledger.finish(task.idempotencyKey, { status: retry ? 'retry' : 'failed', error }, failedEvent(task, error, attempt, retry, now), outcome.durationMs);
+      await ledger.finish(
+        task.idempotencyKey,
+        { status: retry ? 'retry' : 'failed', error },
+        failedEvent(task, error, attempt, retry, now),
+        outcome.durationMs,
+      );
       relay.wake();
       if (retry) {
-        throw new DuraError('tool_retry', `${task.tool} attempt ${attempt} failed: ${error.message}; retrying`, { retryable: true });
+        throw new DuraError(
+          'tool_retry',
+          `${task.tool} attempt ${attempt} failed: ${error.message}; retrying`,
+          { retryable: true },
+        );
       }
       return;
     }
@@ -66,15 +93,32 @@ export function createToolGateway(deps: GatewayDeps) {
 
   /** A `started` row whose lease ran out: a replica died mid-call. Ask the tool, re-run only when that is safe. */
   async function reconcile(task: ToolTask, tool: ToolDefinition, row: EffectRow): Promise<void> {
-    const status = tool.status ? await tool.status(task.idempotencyKey, { signal: AbortSignal.timeout(30_000) }) : { state: 'unknown' as const };
+    const status = tool.status
+      ? await tool.status(task.idempotencyKey, { signal: AbortSignal.timeout(30_000) })
+      : { state: 'unknown' as const };
     const now = clock();
     if (status.state === 'succeeded') {
-      await ledger.finish(task.idempotencyKey, { status: 'succeeded', result: status.result }, completedEvent(task, status.result, row.attempts, 0, now), 0);
+      await ledger.finish(
+        task.idempotencyKey,
+        { status: 'succeeded', result: status.result },
+        completedEvent(task, status.result, row.attempts, 0, now),
+        0,
+      );
     } else if (status.state === 'failed') {
-      await ledger.finish(task.idempotencyKey, { status: 'failed', error: status.error }, failedEvent(task, status.error, row.attempts, false, now), 0);
+      await ledger.finish(
+        task.idempotencyKey,
+        { status: 'failed', error: status.error },
+        failedEvent(task, status.error, row.attempts, false, now),
+        0,
+      );
     } else if (tool.safety === 'idempotent') {
       const attempt = await ledger.reclaim(task.idempotencyKey, leaseFor(tool));
-      if (attempt === undefined) throw new DuraError('effect_in_progress', `${task.idempotencyKey} was taken over by another replica`, { retryable: true });
+      if (attempt === undefined)
+        throw new DuraError(
+          'effect_in_progress',
+          `${task.idempotencyKey} was taken over by another replica`,
+          { retryable: true },
+        );
       deps.log.warn('re-running an interrupted idempotent call', { key: task.idempotencyKey, attempt });
       await execute(task, tool, attempt);
       return;
@@ -83,7 +127,12 @@ export function createToolGateway(deps: GatewayDeps) {
         code: 'outcome_unknown',
         message: `${tool.name} is unsafe and attempt ${row.attempts} was interrupted; its outcome is unknown, so it was not run again`,
       };
-      await ledger.finish(task.idempotencyKey, { status: 'failed', error }, failedEvent(task, error, row.attempts, false, now), 0);
+      await ledger.finish(
+        task.idempotencyKey,
+        { status: 'failed', error },
+        failedEvent(task, error, row.attempts, false, now),
+        0,
+      );
     }
     relay.wake();
   }
@@ -92,7 +141,10 @@ export function createToolGateway(deps: GatewayDeps) {
     const task = parseTask(msg);
     const tool = deps.tools.get(task.tool);
     if (!tool) {
-      const error = { code: 'unknown_tool', message: `this gateway has no tool "${task.tool}"; known tools: ${deps.tools.names().join(', ')}` };
+      const error = {
+        code: 'unknown_tool',
+        message: `this gateway has no tool "${task.tool}"; known tools: ${deps.tools.names().join(', ')}`,
+      };
       await ledger.enqueue(failedEvent(task, error, 1, false, clock()), false);
       relay.wake();
       return;
@@ -109,7 +161,11 @@ export function createToolGateway(deps: GatewayDeps) {
       case 'orphaned':
         return reconcile(task, tool, claim.row);
       case 'busy':
-        throw new DuraError('effect_in_progress', `${task.idempotencyKey} is being executed by another worker`, { retryable: true });
+        throw new DuraError(
+          'effect_in_progress',
+          `${task.idempotencyKey} is being executed by another worker`,
+          { retryable: true },
+        );
     }
   }
 
@@ -150,11 +206,13 @@ function parseTask(msg: JsMsg): ToolTask {
     throw new ContractViolation(`tool task is not JSON: ${(err as Error).message}`);
   }
   const parsed = ToolTaskSchema.safeParse(body);
-  if (!parsed.success) throw new ContractViolation('tool task does not match its schema', formatIssues(parsed.error));
+  if (!parsed.success)
+    throw new ContractViolation('tool task does not match its schema', formatIssues(parsed.error));
   return parsed.data;
 }
 
 function recordedObservation(task: ToolTask, row: EffectRow, now: Date) {
-  if (row.status === 'succeeded') return completedEvent(task, row.result as never, row.attempts, row.durationMs ?? 0, now);
+  if (row.status === 'succeeded')
+    return completedEvent(task, row.result as never, row.attempts, row.durationMs ?? 0, now);
   return failedEvent(task, row.error as { code: string; message: string }, row.attempts, false, now);
 }

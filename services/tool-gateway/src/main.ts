@@ -19,7 +19,11 @@ runMain('tool-gateway', async () => {
     concurrency: config.GATEWAY_CONCURRENCY,
     maxAttempts: config.GATEWAY_MAX_ATTEMPTS,
     relayPollMs: config.RELAY_POLL_MS,
-    streams: { replicas: config.DURA_STREAM_REPLICAS, duplicateWindowMs: config.DURA_DUPLICATE_WINDOW_MS, storage: 'file' },
+    streams: {
+      replicas: config.DURA_STREAM_REPLICAS,
+      duplicateWindowMs: config.DURA_DUPLICATE_WINDOW_MS,
+      storage: 'file',
+    },
   });
   await gateway.start();
   return {

@@ -16,20 +16,45 @@ function meta(task: ToolTask, id: string, now: Date): NewEvent['meta'] {
   };
 }
 
-export function completedEvent(task: ToolTask, result: JsonValue, attempt: number, durationMs: number, now: Date): NewEvent {
+export function completedEvent(
+  task: ToolTask,
+  result: JsonValue,
+  attempt: number,
+  durationMs: number,
+  now: Date,
+): NewEvent {
   return newEvent(
     'tool_call_completed',
-    { callId: task.callId, idempotencyKey: task.idempotencyKey, result, attempt, deduped: false, durationMs: Math.round(durationMs) },
+    {
+      callId: task.callId,
+      idempotencyKey: task.idempotencyKey,
+      result,
+      attempt,
+      deduped: false,
+      durationMs: Math.round(durationMs),
+    },
     meta(task, resultEventId(task.idempotencyKey), now),
   );
 }
 
 /** A failed attempt. Retryable ones get a per-attempt id: each attempt is its own fact in the log. */
-export function failedEvent(task: ToolTask, error: ErrorInfo, attempt: number, retryable: boolean, now: Date): NewEvent {
+export function failedEvent(
+  task: ToolTask,
+  error: ErrorInfo,
+  attempt: number,
+  retryable: boolean,
+  now: Date,
+): NewEvent {
   const id = retryable ? `${task.idempotencyKey}:attempt-${attempt}` : resultEventId(task.idempotencyKey);
   return newEvent(
     'tool_call_failed',
-    { callId: task.callId, idempotencyKey: task.idempotencyKey, error: { ...error, retryable }, attempt, retryable },
+    {
+      callId: task.callId,
+      idempotencyKey: task.idempotencyKey,
+      error: { ...error, retryable },
+      attempt,
+      retryable,
+    },
     meta(task, id, now),
   );
 }

@@ -45,11 +45,24 @@ export function createRelay(options: RelayOptions) {
         headers.set(EVENT_TYPE_HEADER, event.type);
         if (event.meta.trace) headers.set('traceparent', event.meta.trace);
         const ack = await js.publish(row.subject, JSON.stringify(event), { msgID: row.msgId, headers });
-        const task: DecideTask = { v: TASK_VERSION, runId: row.runId, afterSeq: ack.seq, reason: 'observation' };
+        const task: DecideTask = {
+          v: TASK_VERSION,
+          runId: row.runId,
+          afterSeq: ack.seq,
+          reason: 'observation',
+        };
         await js.publish(SUBJECTS.decideTask, JSON.stringify(task), { msgID: `${row.runId}@${ack.seq}` });
       }
       if (rows.length > 0) {
-        await tx.update(outbox).set({ sentAt: new Date() }).where(inArray(outbox.id, rows.map((row) => row.id)));
+        await tx
+          .update(outbox)
+          .set({ sentAt: new Date() })
+          .where(
+            inArray(
+              outbox.id,
+              rows.map((row) => row.id),
+            ),
+          );
       }
       return rows.length;
     });

@@ -24,15 +24,31 @@ export async function runTool(tool: ToolDefinition, task: ToolTask, attempt: num
   const timer = setTimeout(() => controller.abort(new Error(`timed out after ${timeoutMs} ms`)), timeoutMs);
   try {
     const aborted = new Promise<never>((_, reject) => {
-      controller.signal.addEventListener('abort', () => reject(controller.signal.reason as Error), { once: true });
+      controller.signal.addEventListener('abort', () => reject(controller.signal.reason as Error), {
+        once: true,
+      });
     });
     const result = await Promise.race([
-      tool.execute(args.data, { idempotencyKey: task.idempotencyKey, runId: task.runId, callId: task.callId, attempt, signal: controller.signal }),
+      tool.execute(args.data, {
+        idempotencyKey: task.idempotencyKey,
+        runId: task.runId,
+        callId: task.callId,
+        attempt,
+        signal: controller.signal,
+      }),
       aborted,
     ]);
     const json = JsonValueSchema.safeParse(result);
     if (!json.success) {
-      return { ok: false, error: { code: 'invalid_result', message: `${tool.name} returned a value that is not JSON`, retryable: false }, durationMs: elapsed() };
+      return {
+        ok: false,
+        error: {
+          code: 'invalid_result',
+          message: `${tool.name} returned a value that is not JSON`,
+          retryable: false,
+        },
+        durationMs: elapsed(),
+      };
     }
     return { ok: true, result: json.data, durationMs: elapsed() };
   } catch (err) {
@@ -44,7 +60,8 @@ export async function runTool(tool: ToolDefinition, task: ToolTask, attempt: num
 
 function describe(err: unknown, timedOut: boolean): { code: string; message: string; retryable: boolean } {
   if (timedOut) return { code: 'timeout', message: (err as Error).message, retryable: true };
-  if (err instanceof ToolError || err instanceof DuraError) return { code: err.code, message: err.message, retryable: err.retryable };
+  if (err instanceof ToolError || err instanceof DuraError)
+    return { code: err.code, message: err.message, retryable: err.retryable };
   // An unexpected exception from a tool: assume transient, bounded by the attempt limit.
   return { code: 'tool_error', message: err instanceof Error ? err.message : String(err), retryable: true };
 }

@@ -1,3 +1,5 @@
+import { eventually } from '@dura/testing';
+export { eventually };
 import type { JetStreamManager, MsgRequest, StoredMsg } from '@nats-io/jetstream';
 import { eq, isNull, sql } from 'drizzle-orm';
 import { z } from 'zod';
@@ -185,28 +187,6 @@ export async function unsentCount(db: Db): Promise<number> {
     .from(outbox)
     .where(isNull(outbox.sentAt));
   return row?.n ?? 0;
-}
-
-/** Polls `probe` until it returns a value, or fails naming `what` and the last error after `timeoutMs`. */
-export async function eventually<T>(
-  probe: () => Promise<T | undefined>,
-  what: string,
-  timeoutMs = 20_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const value = await probe();
-      if (value !== undefined) return value;
-    } catch (err) {
-      last = err;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(
-    `timed out after ${timeoutMs} ms waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`,
-  );
 }
 
 /** Waits until the run's log holds an event with msg-id `msgId`, and every outbox row of the run is sent. */

@@ -35,7 +35,11 @@ export function runEvent<T extends EventType>(
 }
 
 /** `run_requested` data for a scripted agent. */
-export function requestedData(runId: string, steps: ScriptedStep[] = [], input?: JsonValue): EventData<'run_requested'> {
+export function requestedData(
+  runId: string,
+  steps: ScriptedStep[] = [],
+  input?: JsonValue,
+): EventData<'run_requested'> {
   return {
     request: { v: 1, runId, agent: { kind: 'scripted', steps }, ...(input === undefined ? {} : { input }) },
   };
@@ -77,7 +81,11 @@ export class RunLog {
   }
 
   /** The event that would come next, not appended. */
-  next<T extends EventType>(type: T, data: EventData<T>, overrides: Partial<EventMeta> & { seq?: number } = {}) {
+  next<T extends EventType>(
+    type: T,
+    data: EventData<T>,
+    overrides: Partial<EventMeta> & { seq?: number } = {},
+  ) {
     const gap = this.gaps.length === 0 ? 0 : (this.gaps[this.gapIndex % this.gaps.length] ?? 0);
     return runEvent(type, data, { seq: this.lastSeq + 1 + gap, runId: this.runId, ...overrides });
   }
@@ -121,7 +129,14 @@ export class RunLog {
 
   complete(id: string, result: JsonValue = { ok: true }, attempt = 1, deduped = false): this {
     const { idempotencyKey: key } = this.intent(id);
-    return this.add('tool_call_completed', { callId: id, idempotencyKey: key, result, attempt, deduped, durationMs: 12 });
+    return this.add('tool_call_completed', {
+      callId: id,
+      idempotencyKey: key,
+      result,
+      attempt,
+      deduped,
+      durationMs: 12,
+    });
   }
 
   fail(id: string, retryable: boolean, attempt = 1): this {
@@ -132,12 +147,14 @@ export class RunLog {
 
   /** Records a final `complete` thought and the completion it implies. */
   finish(output: JsonValue = 'done'): this {
-    return this.add('thought', thoughtData({ kind: 'complete', output }, this.steps)).add('run_completed', { output });
+    return this.add('thought', thoughtData({ kind: 'complete', output }, this.steps)).add('run_completed', {
+      output,
+    });
   }
 
   /** Appends `event`'s data again under a new sequence, as a relay retrying after the dedupe window would. */
   redeliver(event: RunEvent): this {
-    return this.add(event.type, event.data as never);
+    return this.add(event.type, event.data);
   }
 
   snapshot(): this {

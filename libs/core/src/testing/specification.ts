@@ -103,7 +103,10 @@ export const runSpecification = deciderSpecification<RunState, RunEvent, Planner
   evolve,
   decide: nextAction,
 });
-export const given = runSpecification.given;
+/** `given(events).when(event).then(state)` over the run's fold and planner. */
+export function given(events: readonly RunEvent[]): Given<RunState, RunEvent, PlannerAction> {
+  return runSpecification.given(events);
+}
 
 /** Freezes a value and everything reachable from it, so any write to it throws in strict mode. */
 export function deepFreeze<T>(value: T): T {
@@ -113,4 +116,3 @@ export function deepFreeze<T>(value: T): T {
   }
   return value;
 }
-

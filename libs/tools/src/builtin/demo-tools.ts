@@ -13,7 +13,10 @@ export const buildImageTool = defineTool({
   safety: 'idempotent',
   execute: async ({ service, commit }) => {
     await Promise.resolve();
-    return { imageTag: `${service}:${commit.slice(0, 7)}`, digest: `sha256:${argsHash({ service, commit })}` };
+    return {
+      imageTag: `${service}:${commit.slice(0, 7)}`,
+      digest: `sha256:${argsHash({ service, commit })}`,
+    };
   },
 });
 
@@ -35,7 +38,11 @@ export const deployTool = defineTool({
   safety: 'unsafe',
   execute: async ({ imageTag, environment }, ctx) => {
     await Promise.resolve();
-    return { environment, imageTag, deploymentId: `dep-${argsHash({ key: ctx.idempotencyKey }).slice(0, 12)}` };
+    return {
+      environment,
+      imageTag,
+      deploymentId: `dep-${argsHash({ key: ctx.idempotencyKey }).slice(0, 12)}`,
+    };
   },
 });
 
@@ -66,7 +73,10 @@ export const echoTool = defineTool({
 export const failTool = defineTool({
   name: 'demo.fail',
   description: 'Always fail with the given message.',
-  input: z.object({ message: z.string().default('failed on purpose'), retryable: z.boolean().default(false) }),
+  input: z.object({
+    message: z.string().default('failed on purpose'),
+    retryable: z.boolean().default(false),
+  }),
   safety: 'idempotent',
   execute: async ({ message, retryable }) => {
     await Promise.resolve();

@@ -21,7 +21,9 @@ export const httpRequestTool = defineTool({
   safety: 'idempotent',
   timeoutMs: 30_000,
   async execute(args, ctx) {
-    const signal = args.timeoutMs ? AbortSignal.any([ctx.signal, AbortSignal.timeout(args.timeoutMs)]) : ctx.signal;
+    const signal = args.timeoutMs
+      ? AbortSignal.any([ctx.signal, AbortSignal.timeout(args.timeoutMs)])
+      : ctx.signal;
     const hasBody = args.body !== undefined && args.method !== 'GET';
     let response: Response;
     try {
@@ -36,10 +38,14 @@ export const httpRequestTool = defineTool({
         signal,
       });
     } catch (err) {
-      throw new ToolError('http_unreachable', `${args.method} ${args.url} failed: ${(err as Error).message}`, {
-        retryable: true,
-        cause: err,
-      });
+      throw new ToolError(
+        'http_unreachable',
+        `${args.method} ${args.url} failed: ${(err as Error).message}`,
+        {
+          retryable: true,
+          cause: err,
+        },
+      );
     }
     const text = await response.text();
     if (response.status >= 500 || response.status === 429) {
@@ -55,7 +61,9 @@ export const httpRequestTool = defineTool({
 
 /** The call's key is the only Idempotency-Key a request may carry, whatever case the caller wrote. */
 function withoutIdempotencyKey(headers: Record<string, string> | undefined): Record<string, string> {
-  return Object.fromEntries(Object.entries(headers ?? {}).filter(([name]) => name.toLowerCase() !== 'idempotency-key'));
+  return Object.fromEntries(
+    Object.entries(headers ?? {}).filter(([name]) => name.toLowerCase() !== 'idempotency-key'),
+  );
 }
 
 function parseBody(text: string, contentType: string | null): JsonValue {

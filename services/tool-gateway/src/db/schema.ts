@@ -5,33 +5,45 @@ import { bigserial, index, integer, jsonb, pgTable, text, timestamp } from 'driz
  * The effect ledger: one row per idempotency key, ever. `started` rows carry a lease; a `started` row whose
  * lease ran out belongs to a crashed attempt and is reconciled, never silently re-run when the tool is unsafe.
  */
-export const effects = pgTable('effects', {
-  idempotencyKey: text('idempotency_key').primaryKey(),
-  runId: text('run_id').notNull(),
-  callId: text('call_id').notNull(),
-  step: integer('step').notNull(),
-  tool: text('tool').notNull(),
-  args: jsonb('args').notNull(),
-  /** started | retry | succeeded | failed */
-  status: text('status').notNull(),
-  attempts: integer('attempts').notNull(),
-  result: jsonb('result'),
-  error: jsonb('error'),
-  leaseUntil: timestamp('lease_until', { withTimezone: true, mode: 'date' }).notNull(),
-  startedAt: timestamp('started_at', { withTimezone: true, mode: 'date' }).notNull(),
-  finishedAt: timestamp('finished_at', { withTimezone: true, mode: 'date' }),
-  durationMs: integer('duration_ms'),
-}, (t) => [index('effects_run_idx').on(t.runId)]);
+export const effects = pgTable(
+  'effects',
+  {
+    idempotencyKey: text('idempotency_key').primaryKey(),
+    runId: text('run_id').notNull(),
+    callId: text('call_id').notNull(),
+    step: integer('step').notNull(),
+    tool: text('tool').notNull(),
+    args: jsonb('args').notNull(),
+    /** started | retry | succeeded | failed */
+    status: text('status').notNull(),
+    attempts: integer('attempts').notNull(),
+    result: jsonb('result'),
+    error: jsonb('error'),
+    leaseUntil: timestamp('lease_until', { withTimezone: true, mode: 'date' }).notNull(),
+    startedAt: timestamp('started_at', { withTimezone: true, mode: 'date' }).notNull(),
+    finishedAt: timestamp('finished_at', { withTimezone: true, mode: 'date' }),
+    durationMs: integer('duration_ms'),
+  },
+  (t) => [index('effects_run_idx').on(t.runId)],
+);
 
 /** Observations waiting to be published to the run's log; written in the same transaction as the effect. */
-export const outbox = pgTable('outbox', {
-  id: bigserial('id', { mode: 'number' }).primaryKey(),
-  runId: text('run_id').notNull(),
-  msgId: text('msg_id').notNull().unique(),
-  subject: text('subject').notNull(),
-  payload: jsonb('payload').notNull(),
-  createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
-  sentAt: timestamp('sent_at', { withTimezone: true, mode: 'date' }),
-}, (t) => [index('outbox_unsent_idx').on(t.id).where(sql`${t.sentAt} is null`)]);
+export const outbox = pgTable(
+  'outbox',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    runId: text('run_id').notNull(),
+    msgId: text('msg_id').notNull().unique(),
+    subject: text('subject').notNull(),
+    payload: jsonb('payload').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    sentAt: timestamp('sent_at', { withTimezone: true, mode: 'date' }),
+  },
+  (t) => [
+    index('outbox_unsent_idx')
+      .on(t.id)
+      .where(sql`${t.sentAt} is null`),
+  ],
+);
 
 export type EffectRow = typeof effects.$inferSelect;

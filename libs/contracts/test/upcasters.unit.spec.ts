@@ -1,0 +1,146 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import {
+  CURRENT_EVENT_VERSIONS,
+  ContractViolation,
+  EVENT_TYPES,
+  UPCASTERS,
+  WireEventSchema,
+  decodeEvent,
+  upcast,
+  type RunEvent,
+} from '../src/index';
+import { sampleMeta } from './sample-events';
+
+/** A 2-step run as release 0.1 stored it: `run_requested` and `thought` at version 1. */
+const stored = JSON.parse(
+  readFileSync(new URL('./fixtures/run-log-v1.json', import.meta.url), 'utf8'),
+) as unknown[];
+const decoded = (): RunEvent[] => stored.map((raw, i) => decodeEvent(raw, i + 1));
+const wire = (type: string, v: number, data: unknown) => ({ type, v, data, meta: sampleMeta() });
+
+describe('the release 0.1 fixture log', () => {
+  it('is stored as wire envelopes, with old versions of run_requested and thought', () => {
+    const envelopes = stored.map((raw) => WireEventSchema.parse(raw));
+    const old = envelopes.filter(
+      (e) => e.v < CURRENT_EVENT_VERSIONS[e.type as keyof typeof CURRENT_EVENT_VERSIONS],
+    );
+    expect(new Set(old.map((e) => e.type))).toEqual(new Set(['run_requested', 'thought']));
+    expect(envelopes.map((e) => e.v).every((v) => v === 1)).toBe(true);
+  });
+
+  it('decodes every event to its current version', () => {
+    const events = decoded();
+    expect(events).toHaveLength(stored.length);
+    for (const event of events) expect(event.v).toBe(CURRENT_EVENT_VERSIONS[event.type]);
+    expect(events.map((event) => event.seq)).toEqual(events.map((_, i) => i + 1));
+  });
+
+  it('moves the v1 plan into a scripted agent of a v1 request', () => {
+    const [requested] = decoded();
+    expect(requested).toMatchObject({
+      type: 'run_requested',
+      v: 2,
+      data: {
+        request: {
+          v: 1,
+          runId: 'deploy-web-20241103-7f3a',
+          input: { ticket: 'OPS-1432' },
+          agent: {
+            kind: 'scripted',
+            steps: [
+              { tool: 'build.image', args: { repo: 'acme/web', ref: 'main', dockerfile: 'Dockerfile' } },
+              {
+                tool: 'deploy.service',
+                args: { service: 'web', image: '$steps.1.imageTag', env: 'staging' },
+              },
+            ],
+          },
+        },
+      },
+    });
+  });
+
+  it('turns v1 thoughts into decisions: calls become tool_calls, an output becomes complete', () => {
+    const thoughts = decoded().filter((event) => event.type === 'thought');
+    expect(thoughts.map((t) => t.data.decision.kind)).toEqual(['tool_calls', 'tool_calls', 'complete']);
+    expect(thoughts[0]!.data).toEqual({
+      step: 0,
+      model: { id: 'scripted', promptVersion: 'unversioned' },
+      content: 'step 1 of 2: build.image',
+      decision: {
+        kind: 'tool_calls',
+        calls: [
+          {
+            callId: 'call-1',
+            tool: 'build.image',
+            args: { repo: 'acme/web', ref: 'main', dockerfile: 'Dockerfile' },
+          },
+        ],
+      },
+      usage: { inputTokens: 0, outputTokens: 0 },
+      finishReason: 'unknown',
+    });
+    expect(thoughts[2]!.data.decision).toEqual({
+      kind: 'complete',
+      output: { url: 'https://staging.acme.dev', image: 'registry.acme.dev/web:3f9c2e1' },
+    });
+  });
+
+  it('keeps meta exactly as stored', () => {
+    decoded().forEach((event, i) => expect(event.meta).toEqual((stored[i] as { meta: unknown }).meta));
+  });
+});
+
+describe('upcasters', () => {
+  it('exist for every version below the current one', () => {
+    for (const type of EVENT_TYPES) {
+      for (let v = 1; v < CURRENT_EVENT_VERSIONS[type]; v += 1)
+        expect(UPCASTERS[type]?.[v]).toBeTypeOf('function');
+    }
+  });
+
+  it('map thought v1 token totals to output tokens, and no calls without output to a bare completion', () => {
+    const thought = decodeEvent(
+      wire('thought', 1, { step: 4, model: 'gpt-4o', calls: [], usage: { totalTokens: 1234 } }),
+      1,
+    );
+    expect(thought.data).toEqual({
+      step: 4,
+      model: { id: 'gpt-4o', promptVersion: 'unversioned' },
+      decision: { kind: 'complete' },
+      usage: { inputTokens: 0, outputTokens: 1234 },
+      finishReason: 'unknown',
+    });
+  });
+
+  it('leave a current version alone', () => {
+    const data = { waitId: 'w' };
+    expect(upcast('timer_fired', 1, data)).toBe(data);
+  });
+
+  it('refuse a version no upcaster chain reaches', () => {
+    expect(() => upcast('run_started', 0, {})).toThrow(
+      new ContractViolation('no upcaster turns run_started v0 into v1'),
+    );
+  });
+
+  it('refuse old data that does not match its old shape, naming the event and the fields', () => {
+    try {
+      decodeEvent(wire('thought', 1, { step: 0 }), 5);
+      expect.unreachable();
+    } catch (error) {
+      expect(error).toBeInstanceOf(ContractViolation);
+      expect((error as ContractViolation).message).toBe('event at seq 5 (thought v1): invalid thought v1');
+      expect((error as ContractViolation).issues).toEqual([
+        'model: Invalid input: expected string, received undefined',
+        'usage: Invalid input: expected object, received undefined',
+      ]);
+    }
+  });
+
+  it('refuse an old plan whose upcast request is invalid today', () => {
+    const data = { runId: 'run.with.dots', plan: [] };
+    expect(() => decodeEvent(wire('run_requested', 1, data), 1)).toThrow(ContractViolation);
+  });
+});
