@@ -11,3 +11,5 @@ export { startHttpServer } from './http-server';
 export type { Route, HttpResponse, HttpServerHandle } from './http-server';
 export { runMain } from './main-runner';
 export type { Stoppable } from './main-runner';
+export { failpoint, FAILPOINTS } from './failpoint';
+export type { FailpointName } from './failpoint';

@@ -11,3 +11,4 @@ export {
   echoTool,
   failTool,
 } from './builtin/demo-tools';
+export { loadToolRegistry, toolModulesFrom } from './load-registry';

@@ -6,6 +6,9 @@ export const PlannerConfigSchema = z.object({
   PLANNER_CONCURRENCY: configFields.positiveInt.default(16),
   DURA_STREAM_REPLICAS: configFields.replicas,
   DURA_DUPLICATE_WINDOW_MS: configFields.positiveInt.default(120_000),
+  DURA_TOOLS_MODULES: z.string().optional(),
+  /** Appends one JSON line per scripted-model call: how fault tests prove no recorded decision is asked again. */
+  DURA_SCRIPTED_MODEL_LOG: z.string().optional(),
   LOG_LEVEL: configFields.logLevel,
   LOG_FORMAT: configFields.logFormat,
 });

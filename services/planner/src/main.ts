@@ -1,8 +1,8 @@
 import { connectNats, createLogger, runMain } from '@dura/service-kit';
-import { builtinRegistry } from '@dura/tools';
+import { loadToolRegistry, toolModulesFrom } from '@dura/tools';
 import { loadPlannerConfig } from './config';
 import { createPlanner } from './planner';
-import { createScriptedModel } from './scripted-model';
+import { createScriptedModel, fileCallLog } from './scripted-model';
 
 runMain('planner', async () => {
   const config = loadPlannerConfig();
@@ -10,8 +10,10 @@ runMain('planner', async () => {
   const nats = await connectNats(config.NATS_URL, 'dura-planner', log);
   const planner = createPlanner({
     ...nats,
-    model: createScriptedModel(),
-    tools: builtinRegistry(),
+    model: createScriptedModel(
+      config.DURA_SCRIPTED_MODEL_LOG ? { callLog: fileCallLog(config.DURA_SCRIPTED_MODEL_LOG) } : {},
+    ),
+    tools: await loadToolRegistry(toolModulesFrom(config.DURA_TOOLS_MODULES)),
     log,
     concurrency: config.PLANNER_CONCURRENCY,
     streams: {

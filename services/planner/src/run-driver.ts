@@ -18,7 +18,7 @@ import {
   type RunState,
 } from '@dura/core';
 import { ConcurrencyConflict, type EventStore } from '@dura/event-store';
-import type { Logger } from '@dura/service-kit';
+import { failpoint, type Logger } from '@dura/service-kit';
 import type { Model } from './model';
 import { RunStateCache, type CachedRun } from './run-state-cache';
 
@@ -117,6 +117,8 @@ export function createRunDriver(deps: RunDriverDeps) {
             break;
           case 'record':
             await append(run, action.events, options.trace);
+            if (action.events.some((event) => event.type === 'tool_call_requested'))
+              failpoint('planner.after-intent');
             break;
           case 'decide': {
             const request = run.state.request;
@@ -124,6 +126,7 @@ export function createRunDriver(deps: RunDriverDeps) {
               throw new DuraError('corrupt_run', `run ${runId} is running but has no recorded request`);
             const turn = await deps.model.decide({ state: run.state, request });
             modelCalls += 1;
+            failpoint('planner.after-model');
             const thought: EventDraft = {
               type: 'thought',
               data: {

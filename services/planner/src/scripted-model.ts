@@ -1,3 +1,4 @@
+import { appendFileSync } from 'node:fs';
 import type { Decision, JsonValue } from '@dura/contracts';
 import { BadReference, nextCallId, resolveReferences, type RunState } from '@dura/core';
 import type { Model, ModelTurn } from './model';
@@ -7,11 +8,31 @@ import type { Model, ModelTurn } from './model';
  * with `$steps.K.field` references resolved from recorded results; after the last step it completes with the
  * plan's `output` (references resolved), or with the last step's result.
  */
-export function createScriptedModel(): Model {
+export function createScriptedModel(options: { callLog?: (entry: ModelCall) => void } = {}): Model {
   return {
-    decide: ({ state, request }) =>
-      Promise.resolve(scriptedTurn(state, request.agent.steps, request.agent.output, request.input)),
+    decide: ({ state, request }) => {
+      options.callLog?.({
+        runId: request.runId,
+        step: state.steps,
+        decisions: state.decisions,
+        lastSeq: state.lastSeq,
+      });
+      return Promise.resolve(scriptedTurn(state, request.agent.steps, request.agent.output, request.input));
+    },
   };
+}
+
+/** One model call as the call log records it. */
+export interface ModelCall {
+  runId: string;
+  step: number;
+  decisions: number;
+  lastSeq: number;
+}
+
+/** A call log that appends JSON lines to `path` (synchronously, so a SIGKILL right after loses nothing). */
+export function fileCallLog(path: string): (entry: ModelCall) => void {
+  return (entry) => appendFileSync(path, `${JSON.stringify(entry)}\n`);
 }
 
 export function scriptedTurn(

@@ -3,6 +3,7 @@ import { ContractViolation, runIdFromSubject, type RunEvent } from '@dura/contra
 import { evolve, initialRunState, type RunState } from '@dura/core';
 import type { Db } from '@dura/db';
 import { decodeStored } from '@dura/event-store';
+import { failpoint } from '@dura/service-kit';
 import { checkpoints, projectionErrors, runEvents, runs } from './db/schema';
 
 export interface StreamMessage {
@@ -82,6 +83,7 @@ export async function applyBatch(
     }
 
     if (eventRows.length > 0) await tx.insert(runEvents).values(eventRows).onConflictDoNothing();
+    failpoint('projector.mid-batch');
     if (errorRows.length > 0) await tx.insert(projectionErrors).values(errorRows).onConflictDoNothing();
     const touched = new Set(eventRows.map((row) => row.runId));
     for (const runId of touched) {

@@ -9,6 +9,7 @@ export const GatewayConfigSchema = z.object({
   RELAY_POLL_MS: configFields.positiveInt.default(250),
   DURA_STREAM_REPLICAS: configFields.replicas,
   DURA_DUPLICATE_WINDOW_MS: configFields.positiveInt.default(120_000),
+  DURA_TOOLS_MODULES: z.string().optional(),
   LOG_LEVEL: configFields.logLevel,
   LOG_FORMAT: configFields.logFormat,
 });

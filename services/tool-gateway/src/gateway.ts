@@ -10,7 +10,13 @@ import {
 } from '@dura/contracts';
 import type { Db } from '@dura/db';
 import { ensureStreams, DEFAULT_STREAM_OPTIONS, type StreamOptions } from '@dura/event-store';
-import { ensureDurableConsumer, startConsumerLoop, type ConsumerLoop, type Logger } from '@dura/service-kit';
+import {
+  ensureDurableConsumer,
+  failpoint,
+  startConsumerLoop,
+  type ConsumerLoop,
+  type Logger,
+} from '@dura/service-kit';
 import type { ToolDefinition, ToolRegistry } from '@dura/tools';
 import { createEffectLedger, type EffectLedger } from './effect-ledger';
 import { runTool } from './run-tool';
@@ -61,6 +67,7 @@ export function createToolGateway(deps: GatewayDeps) {
 
   async function execute(task: ToolTask, tool: ToolDefinition, attempt: number): Promise<void> {
     const outcome = await runTool(tool, task, attempt);
+    failpoint('gateway.after-effect');
     const now = clock();
     if (outcome.ok) {
       await ledger.finish(
@@ -69,6 +76,7 @@ export function createToolGateway(deps: GatewayDeps) {
         completedEvent(task, outcome.result, attempt, outcome.durationMs, now),
         outcome.durationMs,
       );
+      failpoint('gateway.after-commit');
     } else {
       const retry = outcome.error.retryable && attempt < maxAttempts;
       const error = { code: outcome.error.code, message: outcome.error.message };

@@ -1,6 +1,6 @@
 import { openDatabase } from '@dura/db';
 import { connectNats, createLogger, runMain } from '@dura/service-kit';
-import { builtinRegistry } from '@dura/tools';
+import { loadToolRegistry, toolModulesFrom } from '@dura/tools';
 import { loadGatewayConfig } from './config';
 import { createToolGateway } from './gateway';
 import { migrateGateway } from './migrations';
@@ -14,7 +14,7 @@ runMain('tool-gateway', async () => {
   const gateway = createToolGateway({
     ...nats,
     db: database.db,
-    tools: builtinRegistry(),
+    tools: await loadToolRegistry(toolModulesFrom(config.DURA_TOOLS_MODULES)),
     log,
     concurrency: config.GATEWAY_CONCURRENCY,
     maxAttempts: config.GATEWAY_MAX_ATTEMPTS,

@@ -4,7 +4,7 @@ import { asc, inArray, isNull } from 'drizzle-orm';
 import { SUBJECTS, TASK_VERSION, type DecideTask, type NewEvent } from '@dura/contracts';
 import type { Db } from '@dura/db';
 import { EVENT_TYPE_HEADER } from '@dura/event-store';
-import type { Logger } from '@dura/service-kit';
+import { failpoint, type Logger } from '@dura/service-kit';
 import { outbox } from './db/schema';
 
 export interface RelayOptions {
