@@ -16,6 +16,7 @@ runMain('planner', async () => {
     tools: await loadToolRegistry(toolModulesFrom(config.DURA_TOOLS_MODULES)),
     log,
     concurrency: config.PLANNER_CONCURRENCY,
+    ackWaitMs: config.PLANNER_ACK_WAIT_MS,
     streams: {
       replicas: config.DURA_STREAM_REPLICAS,
       duplicateWindowMs: config.DURA_DUPLICATE_WINDOW_MS,

@@ -21,6 +21,8 @@ export interface PlannerDeps {
   clock?: () => Date;
   concurrency?: number;
   streams?: StreamOptions;
+  /** How long a delivered message may go unacknowledged before another replica gets it (default 60 s). */
+  ackWaitMs?: number;
 }
 
 export const PLANNER_CONSUMERS = {
@@ -50,6 +52,11 @@ export function createPlanner(deps: PlannerDeps) {
   const driver = createRunDriver({ store, js: deps.js, model: deps.model, log: deps.log, clock });
   const handleSubmit = createIntake({ store, js: deps.js, driver, tools: deps.tools, log: deps.log, clock });
   const loops: ConsumerLoop[] = [];
+  const ackWaitMs = deps.ackWaitMs ?? PLANNER_CONSUMERS.intake.ackWaitMs;
+  const consumers = {
+    intake: { ...PLANNER_CONSUMERS.intake, ackWaitMs },
+    decide: { ...PLANNER_CONSUMERS.decide, ackWaitMs },
+  };
 
   async function handleDecide(data: string): Promise<void> {
     let body: unknown;
@@ -68,13 +75,13 @@ export function createPlanner(deps: PlannerDeps) {
     driver,
     async start(): Promise<void> {
       await ensureStreams(deps.jsm, deps.streams ?? DEFAULT_STREAM_OPTIONS);
-      await ensureDurableConsumer(deps.jsm, PLANNER_CONSUMERS.intake);
-      await ensureDurableConsumer(deps.jsm, PLANNER_CONSUMERS.decide);
+      await ensureDurableConsumer(deps.jsm, consumers.intake);
+      await ensureDurableConsumer(deps.jsm, consumers.decide);
       const concurrency = deps.concurrency ?? 16;
       loops.push(
         startConsumerLoop({
           js: deps.js,
-          spec: PLANNER_CONSUMERS.intake,
+          spec: consumers.intake,
           source: 'requests',
           concurrency,
           log: deps.log,
@@ -82,7 +89,7 @@ export function createPlanner(deps: PlannerDeps) {
         }),
         startConsumerLoop({
           js: deps.js,
-          spec: PLANNER_CONSUMERS.decide,
+          spec: consumers.decide,
           source: 'decide',
           concurrency,
           log: deps.log,

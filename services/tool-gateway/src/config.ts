@@ -6,6 +6,8 @@ export const GatewayConfigSchema = z.object({
   DATABASE_URL: configFields.databaseUrl,
   GATEWAY_CONCURRENCY: configFields.positiveInt.default(32),
   GATEWAY_MAX_ATTEMPTS: configFields.positiveInt.default(3),
+  GATEWAY_ACK_WAIT_MS: configFields.positiveInt.default(60_000),
+  GATEWAY_LEASE_MARGIN_MS: configFields.positiveInt.default(30_000),
   RELAY_POLL_MS: configFields.positiveInt.default(250),
   DURA_STREAM_REPLICAS: configFields.replicas,
   DURA_DUPLICATE_WINDOW_MS: configFields.positiveInt.default(120_000),

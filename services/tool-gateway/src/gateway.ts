@@ -36,6 +36,10 @@ export interface GatewayDeps {
   maxAttempts?: number;
   relayPollMs?: number;
   streams?: StreamOptions;
+  /** How long a delivered task may go unacknowledged before another replica gets it (default 60 s). */
+  ackWaitMs?: number;
+  /** Added to a tool's timeout to form the lease after which a `started` call counts as orphaned (default 30 s). */
+  leaseMarginMs?: number;
 }
 
 export const GATEWAY_CONSUMER = {
@@ -46,7 +50,7 @@ export const GATEWAY_CONSUMER = {
   ackWaitMs: 60_000,
 } as const;
 
-const LEASE_MARGIN_MS = 30_000;
+const DEFAULT_LEASE_MARGIN_MS = 30_000;
 
 /**
  * The tool gateway: runs each tool call at most once per idempotency key (the effect ledger), and records
@@ -64,6 +68,9 @@ export function createToolGateway(deps: GatewayDeps) {
     ...(deps.relayPollMs ? { pollMs: deps.relayPollMs } : {}),
   });
   let loop: ConsumerLoop | undefined;
+  const consumer = { ...GATEWAY_CONSUMER, ackWaitMs: deps.ackWaitMs ?? GATEWAY_CONSUMER.ackWaitMs };
+  const leaseFor = (tool: ToolDefinition): number =>
+    (tool.timeoutMs ?? 60_000) + (deps.leaseMarginMs ?? DEFAULT_LEASE_MARGIN_MS);
 
   async function execute(task: ToolTask, tool: ToolDefinition, attempt: number): Promise<void> {
     const outcome = await runTool(tool, task, attempt);
@@ -181,11 +188,11 @@ export function createToolGateway(deps: GatewayDeps) {
     relay,
     async start(): Promise<void> {
       await ensureStreams(deps.jsm, deps.streams ?? DEFAULT_STREAM_OPTIONS);
-      await ensureDurableConsumer(deps.jsm, GATEWAY_CONSUMER);
+      await ensureDurableConsumer(deps.jsm, consumer);
       relay.start();
       loop = startConsumerLoop({
         js: deps.js,
-        spec: GATEWAY_CONSUMER,
+        spec: consumer,
         source: 'tool-tasks',
         concurrency: deps.concurrency ?? 32,
         log: deps.log,
@@ -202,9 +209,7 @@ export function createToolGateway(deps: GatewayDeps) {
 
 export type ToolGateway = ReturnType<typeof createToolGateway>;
 
-function leaseFor(tool: ToolDefinition): number {
-  return (tool.timeoutMs ?? 60_000) + LEASE_MARGIN_MS;
-}
+
 
 function parseTask(msg: JsMsg): ToolTask {
   let body: unknown;

@@ -18,6 +18,8 @@ runMain('tool-gateway', async () => {
     log,
     concurrency: config.GATEWAY_CONCURRENCY,
     maxAttempts: config.GATEWAY_MAX_ATTEMPTS,
+    ackWaitMs: config.GATEWAY_ACK_WAIT_MS,
+    leaseMarginMs: config.GATEWAY_LEASE_MARGIN_MS,
     relayPollMs: config.RELAY_POLL_MS,
     streams: {
       replicas: config.DURA_STREAM_REPLICAS,
