@@ -123,7 +123,7 @@ describe('the comparison itself (so the agreement cannot pass vacuously)', () =>
     });
     expect(compare(drifted, 'WaitRequested')).toEqual([
       'dura.v1.WaitRequested.waitId: zod has a number, so proto needs double or a 32-bit integer, not string',
-      'dura.v1.WaitRequested.kind: comment lists one of: "signal", "timer", "child"; zod allows "signal", "timer"',
+      'dura.v1.WaitRequested.kind: comment lists one of: "signal", "timer", "child", "operator"; zod allows "signal", "timer"',
     ]);
     const fractional = UsageSchema.extend({ inputTokens: z.number() });
     expect(compare(fractional, 'Usage')).toEqual([

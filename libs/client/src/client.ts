@@ -4,6 +4,9 @@ import {
   formatIssues,
   RUN_REQUEST_VERSION,
   RunRequestSchema,
+  SIGNAL_VERSION,
+  SignalRequestSchema,
+  type JsonValue,
   runSubject,
   STREAMS,
   SUBJECTS,
@@ -79,6 +82,34 @@ export function createDuraClient(deps: { js: JetStreamClient; jsm: JetStreamMana
     }
   }
 
+  /**
+   * Sends a named signal to a run (`confirm`/`skip` answer an operator wait; any name can resume a run waiting
+   * for it). Idempotent on `signalId`: sending the same id again records nothing new.
+   */
+  async function signal(
+    runId: string,
+    name: string,
+    options: { payload?: JsonValue; signalId?: string } = {},
+  ): Promise<{ signalId: string; duplicate: boolean }> {
+    const signalId = options.signalId ?? `sig_${crypto.randomUUID().replaceAll('-', '')}`;
+    const parsed = SignalRequestSchema.safeParse({
+      v: SIGNAL_VERSION,
+      runId,
+      signalId,
+      name,
+      ...(options.payload === undefined ? {} : { payload: options.payload }),
+    });
+    if (!parsed.success) throw new ContractViolation('signal is invalid', formatIssues(parsed.error));
+    try {
+      const ack = await deps.js.publish(SUBJECTS.signal, JSON.stringify(parsed.data), {
+        msgID: `signal:${runId}:${signalId}`,
+      });
+      return { signalId, duplicate: ack.duplicate };
+    } catch (err) {
+      throw mapAppendError(err, runId, undefined);
+    }
+  }
+
   /** The run's current state: its log folded by the same `evolve` every service uses. */
   async function getRun(runId: string): Promise<RunState> {
     return fold(await store.read(runId));
@@ -88,6 +119,7 @@ export function createDuraClient(deps: { js: JetStreamClient; jsm: JetStreamMana
     submitRun,
     watchRun,
     getRun,
+    signal,
     readEvents: (runId: string, options?: { fromSeq?: number }) => store.read(runId, options),
   };
 }

@@ -69,13 +69,17 @@ export const EventDataSchemas = {
     error: ErrorInfoSchema,
     attempt: z.number().int().positive(),
     retryable: z.boolean(),
+    /** The tool's policy: when this final failure arrives, the run fails without asking the model. */
+    failRun: z.boolean().optional(),
   }),
   wait_requested: z.object({
     waitId: z.string().min(1),
-    kind: z.enum(['signal', 'timer', 'child']),
+    kind: z.enum(['signal', 'timer', 'child', 'operator']),
     signal: z.string().optional(),
     until: z.string().optional(),
     childRunId: RunIdSchema.optional(),
+    /** For `operator` waits: the call whose outcome is unknown; signal `confirm` or `skip` resolves it. */
+    callId: z.string().min(1).optional(),
   }),
   signal_received: z.object({
     signalId: z.string().min(1),

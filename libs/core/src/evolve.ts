@@ -1,4 +1,4 @@
-import type { RunEvent, RunEventOf } from '@dura/contracts';
+import type { EventData, RunEvent, RunEventOf } from '@dura/contracts';
 import { InvalidTransition } from './errors';
 import { canApply, STATUS_AFTER } from './lifecycle';
 import { initialRunState, type CallState, type RunState } from './run-state';
@@ -69,19 +69,27 @@ function applyData(state: RunState, event: RunEvent, reject: (reason: string) =>
     case 'tool_call_failed':
       return resolveCall(state, event.data.callId, reject, (call) => ({
         ...call,
-        status: event.data.retryable ? 'pending' : 'failed',
+        status: failedStatus(event.data),
         attempts: Math.max(call.attempts, event.data.attempt),
         error: event.data.error,
-        ...(event.data.retryable ? {} : { resolvedSeq: event.seq }),
+        ...(event.data.failRun ? { failRun: true } : {}),
+        ...(event.data.retryable || event.data.error.code === OUTCOME_UNKNOWN
+          ? {}
+          : { resolvedSeq: event.seq }),
       }));
     case 'wait_requested':
       return { ...state, waiting: { ...event.data } };
     case 'signal_received': {
-      const signal = { ...event.data, seq: event.seq };
+      const signals = [...state.signals, { ...event.data, seq: event.seq }];
+      const verdict = operatorVerdict(state, event.data);
+      if (verdict) {
+        const calls = state.calls.map((call) =>
+          call.callId === verdict.callId ? { ...call, operator: verdict.verdict } : call,
+        );
+        return { ...state, status: 'running', waiting: null, signals, calls };
+      }
       const resumes = state.waiting?.kind === 'signal' && state.waiting.signal === event.data.name;
-      return resumes
-        ? { ...state, status: 'running', waiting: null, signals: [...state.signals, signal] }
-        : { ...state, signals: [...state.signals, signal] };
+      return resumes ? { ...state, status: 'running', waiting: null, signals } : { ...state, signals };
     }
     case 'timer_fired':
       return state.waiting?.waitId === event.data.waitId
@@ -105,6 +113,35 @@ function applyData(state: RunState, event: RunEvent, reject: (reason: string) =>
   }
 }
 
+/** The error code a gateway reports when an unsafe call was interrupted and its outcome is unknown. */
+export const OUTCOME_UNKNOWN = 'outcome_unknown';
+
+function failedStatus(data: EventData<'tool_call_failed'>): CallState['status'] {
+  if (data.retryable) return 'pending';
+  return data.error.code === OUTCOME_UNKNOWN ? 'unknown' : 'failed';
+}
+
+/** A `confirm` or `skip` signal answering the operator wait of an unknown call. */
+function operatorVerdict(
+  state: RunState,
+  data: EventData<'signal_received'>,
+): { callId: string; verdict: NonNullable<CallState['operator']> } | undefined {
+  if (state.waiting?.kind !== 'operator' || (data.name !== 'confirm' && data.name !== 'skip'))
+    return undefined;
+  const payload =
+    data.payload !== null && typeof data.payload === 'object' && !Array.isArray(data.payload)
+      ? data.payload
+      : {};
+  const callId = typeof payload.callId === 'string' ? payload.callId : state.waiting.callId;
+  if (callId !== state.waiting.callId) return undefined;
+  const verdict = {
+    action: data.name,
+    signalId: data.signalId,
+    ...(payload.result === undefined ? {} : { result: payload.result }),
+  } as const;
+  return callId === undefined ? undefined : { callId, verdict };
+}
+
 function onThought(
   state: RunState,
   event: RunEventOf<'thought'>,
@@ -112,7 +149,9 @@ function onThought(
 ): RunState {
   if (state.openDecision !== null)
     reject(`the decision at seq ${state.openDecision.seq} is not fully recorded yet`);
-  if (state.calls.some((call) => call.status === 'pending')) reject('tool calls are still pending');
+  if (state.calls.some((call) => call.status === 'pending' || call.status === 'unknown')) {
+    reject('tool calls are still unresolved');
+  }
   const { decision } = event.data;
   if (decision.kind === 'tool_calls') {
     const ids = decision.calls.map((call) => call.callId);
@@ -175,7 +214,7 @@ function resolveCall(
   if (index < 0) reject(`call ${callId} was never requested`);
   const call = state.calls[index] as CallState;
   // A second observation of a resolved call (a relay retry after the dedupe window) changes nothing.
-  if (call.status !== 'pending') return state;
+  if (call.status !== 'pending' && call.status !== 'unknown') return state;
   const calls = state.calls.slice();
   calls[index] = update(call);
   return { ...state, calls };

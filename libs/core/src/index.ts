@@ -1,6 +1,6 @@
 export { initialRunState, isTerminal, TERMINAL_STATUSES } from './run-state';
-export type { RunState, RunStatus, CallState, CallStatus, WaitState } from './run-state';
-export { evolve, fold } from './evolve';
+export type { RunState, RunStatus, CallState, CallStatus, WaitState, OperatorVerdict } from './run-state';
+export { evolve, fold, OUTCOME_UNKNOWN } from './evolve';
 export { ALLOWED_FROM, STATUS_AFTER, canApply } from './lifecycle';
 export { InvalidTransition } from './errors';
 export { canonicalJson } from './canonical-json';

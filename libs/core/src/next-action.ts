@@ -28,8 +28,54 @@ export function nextAction(state: RunState): PlannerAction {
     return { kind: 'record', events: followUps(state, state.openDecision.decision) };
   const pending = state.calls.filter((call) => call.status === 'pending');
   if (pending.length > 0) return { kind: 'dispatch', calls: pending };
+  const unknown = state.calls.find((call) => call.status === 'unknown');
+  if (unknown) return operatorAction(state, unknown);
+  const fatal = state.calls.find((call) => call.status === 'failed' && call.failRun);
+  if (fatal) {
+    const message = `${fatal.tool} (step ${fatal.step}) failed and its policy fails the run: ${fatal.error?.message ?? ''}`;
+    return {
+      kind: 'record',
+      events: [{ type: 'run_failed', data: { error: { code: 'tool_failed', message } } }],
+    };
+  }
   if (state.status === 'waiting') return { kind: 'idle', reason: 'waiting' };
   return { kind: 'decide' };
+}
+
+/**
+ * A call whose outcome is unknown (an unsafe tool interrupted by a crash) is never re-run blindly: the run
+ * waits for an operator; `confirm` records it as done (with the result the operator gives), `skip` as failed.
+ */
+function operatorAction(state: RunState, call: CallState): PlannerAction {
+  const verdict = call.operator;
+  if (verdict?.action === 'confirm') {
+    const data = {
+      callId: call.callId,
+      idempotencyKey: call.idempotencyKey,
+      result: verdict.result ?? null,
+      attempt: Math.max(1, call.attempts),
+      deduped: false,
+      durationMs: 0,
+    };
+    return { kind: 'record', events: [{ type: 'tool_call_completed', data }] };
+  }
+  if (verdict?.action === 'skip') {
+    const error = {
+      code: 'skipped_by_operator',
+      message: `an operator skipped ${call.tool} (step ${call.step}) after its outcome was unknown`,
+    };
+    const data = {
+      callId: call.callId,
+      idempotencyKey: call.idempotencyKey,
+      error,
+      attempt: Math.max(1, call.attempts),
+      retryable: false,
+    };
+    return { kind: 'record', events: [{ type: 'tool_call_failed', data }] };
+  }
+  if (state.waiting !== null) return { kind: 'idle', reason: 'waiting' };
+  const wait = { waitId: `operator:${call.callId}`, kind: 'operator' as const, callId: call.callId };
+  return { kind: 'record', events: [{ type: 'wait_requested', data: wait }] };
 }
 
 /** The events a recorded decision implies; derived, so a crash between them loses nothing. */

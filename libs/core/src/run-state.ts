@@ -3,7 +3,15 @@ import type { Decision, ErrorInfo, JsonObject, JsonValue, RunRequest, Usage } fr
 export type RunStatus =
   'none' | 'pending' | 'running' | 'waiting' | 'completed' | 'failed' | 'cancelled' | 'rejected';
 
-export type CallStatus = 'pending' | 'completed' | 'failed';
+/** `unknown`: an unsafe call was interrupted and nobody knows whether it took effect; an operator decides. */
+export type CallStatus = 'pending' | 'completed' | 'failed' | 'unknown';
+
+/** What an operator said about a call whose outcome was unknown. */
+export interface OperatorVerdict {
+  action: 'confirm' | 'skip';
+  signalId: string;
+  result?: JsonValue;
+}
 
 /** One tool call as the log tells it: requested, then resolved by exactly one observation. */
 export interface CallState {
@@ -20,14 +28,18 @@ export interface CallState {
   resolvedSeq?: number;
   result?: JsonValue;
   error?: ErrorInfo;
+  /** The tool's policy: the run fails when this call finally fails. */
+  failRun?: boolean;
+  operator?: OperatorVerdict;
 }
 
 export interface WaitState {
   waitId: string;
-  kind: 'signal' | 'timer' | 'child';
+  kind: 'signal' | 'timer' | 'child' | 'operator';
   signal?: string;
   until?: string;
   childRunId?: string;
+  callId?: string;
 }
 
 /** The folded state of one run. Plain JSON, so it can be stored, snapshotted and compared. */

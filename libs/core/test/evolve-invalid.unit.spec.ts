@@ -256,7 +256,7 @@ describe('evolve refuses events that cannot follow the state, with InvalidTransi
     const log = pendingCall();
     given(log.events)
       .when(runEvent('thought', thoughtData({ kind: 'complete' }), { seq: 9 }))
-      .thenThrows(InvalidTransition, (err) => expect(err.message).toMatch(/tool calls are still pending/));
+      .thenThrows(InvalidTransition, (err) => expect(err.message).toMatch(/tool calls are still unresolved/));
     given(log.events)
       .when(runEvent('run_started', {}, { seq: 9, runId: 'run-2' }))
       .thenThrows(InvalidTransition, (err) => expect(err.message).toMatch(/belongs to run run-2, not run-1/));

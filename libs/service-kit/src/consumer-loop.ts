@@ -11,6 +11,16 @@ import { isJsApiError, JS_CODES } from '@dura/event-store';
 import { deadLetterFromMsg, publishDeadLetter } from './dead-letter';
 import type { Logger } from './logger';
 
+/** Thrown by a handler that wants its message again after `delayMs` (a backoff it computed itself). */
+export class RetryLater extends DuraError {
+  readonly delayMs: number;
+
+  constructor(message: string, delayMs: number) {
+    super('retry_later', message, { retryable: true });
+    this.delayMs = delayMs;
+  }
+}
+
 export interface DurableConsumerSpec {
   stream: string;
   durable: string;
@@ -92,7 +102,10 @@ export function startConsumerLoop(options: ConsumerLoopOptions): ConsumerLoop {
     const deliveries = msg.info.deliveryCount;
     const terminal = err instanceof DuraError && !err.retryable;
     if (!terminal && deliveries < spec.maxDeliver) {
-      const delay = Math.min(30_000, 250 * 2 ** (deliveries - 1)) * (0.5 + Math.random() / 2);
+      const delay =
+        err instanceof RetryLater
+          ? err.delayMs
+          : Math.min(30_000, 250 * 2 ** (deliveries - 1)) * (0.5 + Math.random() / 2);
       log.warn('message failed; will retry', { subject: msg.subject, seq: msg.seq, deliveries, err });
       msg.nak(Math.round(delay));
       return;

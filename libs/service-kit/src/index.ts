@@ -5,7 +5,7 @@ export { connectNats } from './nats';
 export type { NatsHandles } from './nats';
 export { buildDeadLetter, publishDeadLetter, deadLetterFromMsg } from './dead-letter';
 export type { DeadLetterInput } from './dead-letter';
-export { ensureDurableConsumer, startConsumerLoop } from './consumer-loop';
+export { ensureDurableConsumer, startConsumerLoop, RetryLater } from './consumer-loop';
 export type { DurableConsumerSpec, ConsumerLoop, ConsumerLoopOptions } from './consumer-loop';
 export { startHttpServer } from './http-server';
 export type { Route, HttpResponse, HttpServerHandle } from './http-server';

@@ -12,3 +12,5 @@ export {
   failTool,
 } from './builtin/demo-tools';
 export { loadToolRegistry, toolModulesFrom } from './load-registry';
+export { retryDelayMs } from './retry-policy';
+export type { RetryPolicy } from './retry-policy';

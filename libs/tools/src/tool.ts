@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { DuraError, type JsonValue } from '@dura/contracts';
+import type { RetryPolicy } from './retry-policy';
 
 /**
  * How the gateway may treat a call whose outcome is unknown after a crash:
@@ -28,6 +29,7 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   safety: ToolSafety;
   /** Upper bound for one attempt; the signal aborts when it passes. */
   timeoutMs?: number;
+  retry?: RetryPolicy;
   execute(args: z.infer<S>, ctx: ToolContext): Promise<JsonValue>;
   /** Asks the external system what happened to `idempotencyKey`, for reconciling a call interrupted by a crash. */
   status?(idempotencyKey: string, ctx: { signal: AbortSignal }): Promise<ToolStatus>;

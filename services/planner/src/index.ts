@@ -8,3 +8,4 @@ export type { Model, ModelTurn } from './model';
 export { checkPlan } from './plan-check';
 export { PlannerConfigSchema, loadPlannerConfig } from './config';
 export type { PlannerConfig } from './config';
+export { createSignalIntake, signalEventId } from './signal-intake';

@@ -9,6 +9,7 @@ import {
 import { ensureDurableConsumer, startConsumerLoop, type ConsumerLoop, type Logger } from '@dura/service-kit';
 import type { ToolRegistry } from '@dura/tools';
 import { createIntake } from './intake';
+import { createSignalIntake } from './signal-intake';
 import type { Model } from './model';
 import { createRunDriver } from './run-driver';
 
@@ -30,6 +31,13 @@ export const PLANNER_CONSUMERS = {
     stream: STREAMS.requests,
     durable: 'planner-intake',
     filterSubject: SUBJECTS.submit,
+    maxDeliver: 10,
+    ackWaitMs: 60_000,
+  },
+  signals: {
+    stream: STREAMS.requests,
+    durable: 'planner-signals',
+    filterSubject: SUBJECTS.signal,
     maxDeliver: 10,
     ackWaitMs: 60_000,
   },
@@ -56,7 +64,9 @@ export function createPlanner(deps: PlannerDeps) {
   const consumers = {
     intake: { ...PLANNER_CONSUMERS.intake, ackWaitMs },
     decide: { ...PLANNER_CONSUMERS.decide, ackWaitMs },
+    signals: { ...PLANNER_CONSUMERS.signals, ackWaitMs },
   };
+  const handleSignal = createSignalIntake({ store, driver, log: deps.log, clock });
 
   async function handleDecide(data: string): Promise<void> {
     let body: unknown;
@@ -77,6 +87,7 @@ export function createPlanner(deps: PlannerDeps) {
       await ensureStreams(deps.jsm, deps.streams ?? DEFAULT_STREAM_OPTIONS);
       await ensureDurableConsumer(deps.jsm, consumers.intake);
       await ensureDurableConsumer(deps.jsm, consumers.decide);
+      await ensureDurableConsumer(deps.jsm, consumers.signals);
       const concurrency = deps.concurrency ?? 16;
       loops.push(
         startConsumerLoop({
@@ -94,6 +105,14 @@ export function createPlanner(deps: PlannerDeps) {
           concurrency,
           log: deps.log,
           handle: (msg) => handleDecide(msg.string()),
+        }),
+        startConsumerLoop({
+          js: deps.js,
+          spec: consumers.signals,
+          source: 'signals',
+          concurrency,
+          log: deps.log,
+          handle: handleSignal,
         }),
       );
       deps.log.info('planner started', { concurrency });

@@ -13,11 +13,12 @@ import { ensureStreams, DEFAULT_STREAM_OPTIONS, type StreamOptions } from '@dura
 import {
   ensureDurableConsumer,
   failpoint,
+  RetryLater,
   startConsumerLoop,
   type ConsumerLoop,
   type Logger,
 } from '@dura/service-kit';
-import type { ToolDefinition, ToolRegistry } from '@dura/tools';
+import { retryDelayMs, type ToolDefinition, type ToolRegistry } from '@dura/tools';
 import { createEffectLedger, type EffectLedger } from './effect-ledger';
 import { runTool } from './run-tool';
 import { completedEvent, failedEvent } from './observations';
@@ -85,20 +86,25 @@ export function createToolGateway(deps: GatewayDeps) {
       );
       failpoint('gateway.after-commit');
     } else {
-      const retry = outcome.error.retryable && attempt < maxAttempts;
+      const policy = tool.retry ?? {};
       const error = { code: outcome.error.code, message: outcome.error.message };
+      const retry =
+        outcome.error.retryable &&
+        (policy.retryOn?.(error) ?? true) &&
+        attempt < (policy.attempts ?? maxAttempts);
+      const failRun = !retry && policy.onExhausted === 'fail_run';
       await ledger.finish(
         task.idempotencyKey,
         { status: retry ? 'retry' : 'failed', error },
-        failedEvent(task, error, attempt, retry, now),
+        failedEvent(task, error, attempt, retry, now, failRun),
         outcome.durationMs,
       );
       relay.wake();
       if (retry) {
-        throw new DuraError(
-          'tool_retry',
-          `${task.tool} attempt ${attempt} failed: ${error.message}; retrying`,
-          { retryable: true },
+        const delay = outcome.error.retryAfterMs ?? retryDelayMs(policy, attempt);
+        throw new RetryLater(
+          `${task.tool} attempt ${attempt} failed: ${error.message}; retrying in ${delay} ms`,
+          delay,
         );
       }
       return;
@@ -208,8 +214,6 @@ export function createToolGateway(deps: GatewayDeps) {
 }
 
 export type ToolGateway = ReturnType<typeof createToolGateway>;
-
-
 
 function parseTask(msg: JsMsg): ToolTask {
   let body: unknown;

@@ -44,6 +44,7 @@ export function failedEvent(
   attempt: number,
   retryable: boolean,
   now: Date,
+  failRun = false,
 ): NewEvent {
   const id = retryable ? `${task.idempotencyKey}:attempt-${attempt}` : resultEventId(task.idempotencyKey);
   return newEvent(
@@ -54,6 +55,7 @@ export function failedEvent(
       error: { ...error, retryable },
       attempt,
       retryable,
+      ...(failRun ? { failRun: true } : {}),
     },
     meta(task, id, now),
   );

@@ -2,8 +2,15 @@ import { DuraError, JsonValueSchema, type JsonValue, type ToolTask } from '@dura
 import { ToolError, type ToolDefinition } from '@dura/tools';
 
 export type ToolOutcome =
-  | { ok: true; result: JsonValue; durationMs: number }
-  | { ok: false; error: { code: string; message: string; retryable: boolean }; durationMs: number };
+  { ok: true; result: JsonValue; durationMs: number } | { ok: false; error: ToolFailure; durationMs: number };
+
+export interface ToolFailure {
+  code: string;
+  message: string;
+  retryable: boolean;
+  /** The tool asked for this delay before the next attempt (e.g. an HTTP Retry-After). */
+  retryAfterMs?: number;
+}
 
 const DEFAULT_TIMEOUT_MS = 60_000;
 
@@ -58,8 +65,11 @@ export async function runTool(tool: ToolDefinition, task: ToolTask, attempt: num
   }
 }
 
-function describe(err: unknown, timedOut: boolean): { code: string; message: string; retryable: boolean } {
+function describe(err: unknown, timedOut: boolean): ToolFailure {
   if (timedOut) return { code: 'timeout', message: (err as Error).message, retryable: true };
+  if (err instanceof ToolError && err.retryAfterMs !== undefined) {
+    return { code: err.code, message: err.message, retryable: err.retryable, retryAfterMs: err.retryAfterMs };
+  }
   if (err instanceof ToolError || err instanceof DuraError)
     return { code: err.code, message: err.message, retryable: err.retryable };
   // An unexpected exception from a tool: assume transient, bounded by the attempt limit.

@@ -1,0 +1,92 @@
+import type { JsMsg } from '@nats-io/jetstream';
+import {
+  ContractViolation,
+  DuraError,
+  formatIssues,
+  newEvent,
+  SignalRequestSchema,
+  type SignalRequest,
+} from '@dura/contracts';
+import { isTerminal } from '@dura/core';
+import { ConcurrencyConflict, type EventStore } from '@dura/event-store';
+import type { Logger } from '@dura/service-kit';
+import type { RunDriver } from './run-driver';
+
+export interface SignalIntakeDeps {
+  store: EventStore;
+  driver: RunDriver;
+  log: Logger;
+  clock: () => Date;
+  maxConflicts?: number;
+}
+
+/** The id of a signal's event: a redelivered or resubmitted signal (same `signalId`) is recorded once. */
+export function signalEventId(runId: string, signalId: string): string {
+  return `${runId}:signal:${signalId}`;
+}
+
+function parseSignal(msg: JsMsg): SignalRequest {
+  let body: unknown;
+  try {
+    body = JSON.parse(msg.string());
+  } catch (err) {
+    throw new ContractViolation(`signal is not valid JSON: ${(err as Error).message}`);
+  }
+  const parsed = SignalRequestSchema.safeParse(body);
+  if (!parsed.success)
+    throw new ContractViolation('signal does not match the SignalRequest schema', formatIssues(parsed.error));
+  return parsed.data;
+}
+
+/**
+ * Handles one message from `dura.signal`: records it on the run's log as `signal_received` (guarded by the
+ * run's last sequence, like every planner append) and moves the run on. A signal for a run that does not
+ * exist or has finished is refused with a typed error, which dead-letters it with the reason.
+ */
+export function createSignalIntake(deps: SignalIntakeDeps) {
+  const maxConflicts = deps.maxConflicts ?? 20;
+
+  return async function handleSignal(msg: JsMsg): Promise<void> {
+    const signal = parseSignal(msg);
+    const { runId } = signal;
+    for (let conflicts = 0; ; conflicts += 1) {
+      const { state, lastEventId } = await deps.driver.load(runId);
+      if (state.status === 'none') {
+        throw new DuraError(
+          'run_not_found',
+          `signal ${signal.name} names run ${runId}, which does not exist`,
+        );
+      }
+      if (state.signals.some((s) => s.signalId === signal.signalId)) break;
+      if (isTerminal(state.status)) {
+        throw new DuraError(
+          'run_finished',
+          `run ${runId} is ${state.status}; signal ${signal.name} was not delivered`,
+        );
+      }
+      const event = newEvent(
+        'signal_received',
+        {
+          signalId: signal.signalId,
+          name: signal.name,
+          ...(signal.payload === undefined ? {} : { payload: signal.payload }),
+        },
+        {
+          id: signalEventId(runId, signal.signalId),
+          runId,
+          ts: deps.clock().toISOString(),
+          correlationId: state.correlationId ?? runId,
+          ...(lastEventId ? { causationId: lastEventId } : {}),
+        },
+      );
+      try {
+        await deps.store.append(runId, [event], { expectedSeq: state.lastSeq });
+        deps.log.info('signal recorded', { runId, name: signal.name, signalId: signal.signalId });
+        break;
+      } catch (err) {
+        if (!(err instanceof ConcurrencyConflict) || conflicts >= maxConflicts) throw err;
+      }
+    }
+    await deps.driver.drive(runId);
+  };
+}
