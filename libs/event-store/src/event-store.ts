@@ -32,6 +32,15 @@ export interface EventStore {
   append(runId: string, events: readonly NewEvent[], options: AppendOptions): Promise<AppendResult>;
   /** Reads the run's events with `seq >= fromSeq` (default: all), upcast to the current versions. */
   read(runId: string, options?: { fromSeq?: number }): Promise<RunEvent[]>;
+  /** The run's event stored at stream sequence `seq`, or undefined when that sequence holds no event of this run. */
+  readAt(runId: string, seq: number): Promise<RunEvent | undefined>;
+}
+
+/** What one read returned: `count` events of `runId` from `fromSeq` (for `readAt`, 0 or 1 at `seq`). */
+export interface ReadReport {
+  runId: string;
+  fromSeq: number;
+  count: number;
 }
 
 export const EVENT_TYPE_HEADER = 'Dura-Event-Type';
@@ -42,6 +51,8 @@ export function createEventStore(deps: {
   js: JetStreamClient;
   jsm: JetStreamManager;
   ackTimeoutMs?: number;
+  /** Called after every read with how many events it returned: makes the cost of a resume observable. */
+  onRead?: (report: ReadReport) => void;
 }): EventStore {
   const { js, jsm } = deps;
   const timeout = deps.ackTimeoutMs ?? 5000;
@@ -76,11 +87,20 @@ export function createEventStore(deps: {
   }
 
   async function read(runId: string, options: { fromSeq?: number } = {}): Promise<RunEvent[]> {
-    const messages = await readRaw(js, jsm, runSubject(runId), options.fromSeq ?? 1);
+    const fromSeq = options.fromSeq ?? 1;
+    const messages = await readRaw(js, jsm, runSubject(runId), fromSeq);
+    deps.onRead?.({ runId, fromSeq, count: messages.length });
     return messages.map(decodeStored);
   }
 
-  return { append, read };
+  async function readAt(runId: string, seq: number): Promise<RunEvent | undefined> {
+    const msg = await jsm.streams.getMessage(STREAMS.runs, { seq });
+    const mine = msg !== null && msg.subject === runSubject(runId);
+    deps.onRead?.({ runId, fromSeq: seq, count: mine ? 1 : 0 });
+    return mine ? decodeStored({ seq: msg.seq, data: msg.data }) : undefined;
+  }
+
+  return { append, read, readAt };
 }
 
 /** Decodes one stored message; a message that is not a valid event becomes a `CorruptEvent` naming its seq. */

@@ -1,5 +1,5 @@
 export { createEventStore, decodeStored, readRaw, EVENT_TYPE_HEADER } from './event-store';
-export type { EventStore, AppendOptions, AppendResult } from './event-store';
+export type { EventStore, AppendOptions, AppendResult, ReadReport } from './event-store';
 export { ensureStreams, streamConfigs, DEFAULT_STREAM_OPTIONS } from './streams';
 export type { StreamOptions } from './streams';
 export { ConcurrencyConflict, StreamUnavailable, StreamMisconfigured, CorruptEvent } from './errors';

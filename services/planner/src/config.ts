@@ -5,6 +5,7 @@ export const PlannerConfigSchema = z.object({
   NATS_URL: configFields.natsUrl.default('nats://127.0.0.1:4222'),
   PLANNER_CONCURRENCY: configFields.positiveInt.default(16),
   PLANNER_ACK_WAIT_MS: configFields.positiveInt.default(60_000),
+  PLANNER_SNAPSHOT_EVERY: configFields.positiveInt.default(100),
   DURA_STREAM_REPLICAS: configFields.replicas,
   DURA_DUPLICATE_WINDOW_MS: configFields.positiveInt.default(120_000),
   DURA_TOOLS_MODULES: z.string().optional(),

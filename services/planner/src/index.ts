@@ -9,3 +9,7 @@ export { checkPlan } from './plan-check';
 export { PlannerConfigSchema, loadPlannerConfig } from './config';
 export type { PlannerConfig } from './config';
 export { createSignalIntake, signalEventId } from './signal-intake';
+export { createSnapshotStore, openSnapshotBucket } from './snapshot-store';
+export type { SnapshotStore } from './snapshot-store';
+export { DEFAULT_SNAPSHOT_EVERY } from './run-driver';
+export type { SnapshotOptions } from './run-driver';

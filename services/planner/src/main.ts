@@ -17,6 +17,7 @@ runMain('planner', async () => {
     log,
     concurrency: config.PLANNER_CONCURRENCY,
     ackWaitMs: config.PLANNER_ACK_WAIT_MS,
+    snapshotEvery: config.PLANNER_SNAPSHOT_EVERY,
     streams: {
       replicas: config.DURA_STREAM_REPLICAS,
       duplicateWindowMs: config.DURA_DUPLICATE_WINDOW_MS,

@@ -11,7 +11,8 @@ import type { ToolRegistry } from '@dura/tools';
 import { createIntake } from './intake';
 import { createSignalIntake } from './signal-intake';
 import type { Model } from './model';
-import { createRunDriver } from './run-driver';
+import { createRunDriver, DEFAULT_SNAPSHOT_EVERY } from './run-driver';
+import { openSnapshotBucket } from './snapshot-store';
 
 export interface PlannerDeps {
   js: JetStreamClient;
@@ -24,6 +25,8 @@ export interface PlannerDeps {
   streams?: StreamOptions;
   /** How long a delivered message may go unacknowledged before another replica gets it (default 60 s). */
   ackWaitMs?: number;
+  /** Events a run grows by between snapshots (default 100). */
+  snapshotEvery?: number;
 }
 
 export const PLANNER_CONSUMERS = {
@@ -57,7 +60,14 @@ export const PLANNER_CONSUMERS = {
 export function createPlanner(deps: PlannerDeps) {
   const clock = deps.clock ?? (() => new Date());
   const store = createEventStore({ js: deps.js, jsm: deps.jsm });
-  const driver = createRunDriver({ store, js: deps.js, model: deps.model, log: deps.log, clock });
+  const driver = createRunDriver({
+    store,
+    js: deps.js,
+    model: deps.model,
+    log: deps.log,
+    clock,
+    snapshots: { every: deps.snapshotEvery ?? DEFAULT_SNAPSHOT_EVERY, replicas: deps.streams?.replicas ?? 1 },
+  });
   const handleSubmit = createIntake({ store, js: deps.js, driver, tools: deps.tools, log: deps.log, clock });
   const loops: ConsumerLoop[] = [];
   const ackWaitMs = deps.ackWaitMs ?? PLANNER_CONSUMERS.intake.ackWaitMs;
@@ -85,6 +95,7 @@ export function createPlanner(deps: PlannerDeps) {
     driver,
     async start(): Promise<void> {
       await ensureStreams(deps.jsm, deps.streams ?? DEFAULT_STREAM_OPTIONS);
+      await openSnapshotBucket(deps.js, { replicas: deps.streams?.replicas ?? 1 });
       await ensureDurableConsumer(deps.jsm, consumers.intake);
       await ensureDurableConsumer(deps.jsm, consumers.decide);
       await ensureDurableConsumer(deps.jsm, consumers.signals);
@@ -119,6 +130,7 @@ export function createPlanner(deps: PlannerDeps) {
     },
     async stop(): Promise<void> {
       await Promise.all(loops.map((loop) => loop.stop()));
+      await driver.flushSnapshots();
     },
   };
 }

@@ -12,6 +12,7 @@ import {
   decisionEventId,
   fold,
   initialRunState,
+  InvalidTransition,
   nextAction,
   type CallState,
   type EventDraft,
@@ -21,6 +22,9 @@ import { ConcurrencyConflict, type EventStore } from '@dura/event-store';
 import { failpoint, type Logger } from '@dura/service-kit';
 import type { Model } from './model';
 import { RunStateCache, type CachedRun } from './run-state-cache';
+import { trustedSnapshot } from './snapshot-resume';
+import { createSnapshotStore, type SnapshotStore } from './snapshot-store';
+import { createSnapshotWriter } from './snapshot-writer';
 
 export interface RunDriverDeps {
   store: EventStore;
@@ -31,7 +35,27 @@ export interface RunDriverDeps {
   /** Re-fold-and-retry budget when another replica keeps appending first. */
   maxConflicts?: number;
   cacheSize?: number;
+  /**
+   * Snapshots bound what a fresh process reads to resume a long run: by default the KV bucket
+   * `dura_snapshots` (R1) and one snapshot per 100 new events. `false` turns them off.
+   */
+  snapshots?: false | SnapshotOptions;
 }
+
+export interface SnapshotOptions {
+  /** Events a run grows by before its next snapshot (default 100): a resume reads at most about this many. */
+  every?: number;
+  /** Replicas of the bucket when this driver creates it (default 1). */
+  replicas?: number;
+  store?: SnapshotStore;
+}
+
+export const DEFAULT_SNAPSHOT_EVERY = 100;
+
+// Snapshots are recorded only in KV, never as `snapshot_taken` events in the log. An append of ours would
+// need the run's expected last sequence like any decision, so it would race the deciders and make one of
+// them lose and re-fold for nothing, and it would move `lastSeq` past the very state it describes. A cache
+// has no place in the truth anyway: the log stays free of it, and losing the bucket loses nothing.
 
 export interface DriveOutcome {
   state: RunState;
@@ -47,13 +71,56 @@ export interface DriveOutcome {
 export function createRunDriver(deps: RunDriverDeps) {
   const cache = new RunStateCache(deps.cacheSize ?? 1000);
   const maxConflicts = deps.maxConflicts ?? 20;
+  const snapshotOptions = deps.snapshots === false ? undefined : (deps.snapshots ?? {});
+  const snapshots =
+    snapshotOptions &&
+    (snapshotOptions.store ?? createSnapshotStore({ js: deps.js, replicas: snapshotOptions.replicas ?? 1 }));
+  const writer =
+    snapshots &&
+    createSnapshotWriter({
+      snapshots,
+      every: snapshotOptions?.every ?? DEFAULT_SNAPSHOT_EVERY,
+      log: deps.log,
+    });
+
+  /** `from` with the log's events after it folded in. */
+  async function catchUp(runId: string, from: CachedRun): Promise<CachedRun> {
+    const tail = await deps.store.read(runId, { fromSeq: from.state.lastSeq + 1 });
+    if (tail.length === 0) return from;
+    return { ...from, state: fold(tail, from.state), lastEventId: (tail.at(-1) as RunEvent).meta.id };
+  }
+
+  /** A run this process does not hold: its trusted snapshot and the log's tail after it, else the whole log. */
+  async function resume(runId: string): Promise<CachedRun> {
+    const snapshot =
+      snapshots && (await trustedSnapshot({ store: deps.store, snapshots, log: deps.log }, runId));
+    if (snapshot) {
+      const from = {
+        state: snapshot.state,
+        lastEventId: snapshot.eventId,
+        snapshotCount: snapshot.state.eventCount,
+      };
+      try {
+        const run = await catchUp(runId, from);
+        const tail = run.state.eventCount - from.snapshotCount;
+        deps.log.debug('resumed from a snapshot', { runId, seq: snapshot.seq, tail });
+        return run;
+      } catch (err) {
+        if (!(err instanceof InvalidTransition)) throw err;
+        const reason = `the log after seq ${snapshot.seq} does not follow it: ${err.message}`;
+        deps.log.warn('snapshot ignored; folding the whole log', { runId, reason });
+      }
+    }
+    return catchUp(runId, { state: initialRunState(), lastEventId: undefined, snapshotCount: 0 });
+  }
 
   async function load(runId: string): Promise<CachedRun> {
-    const cached = cache.get(runId) ?? { state: initialRunState(), lastEventId: undefined };
-    const tail = await deps.store.read(runId, { fromSeq: cached.state.lastSeq + 1 });
-    if (tail.length === 0) return cached;
-    const next = { state: fold(tail, cached.state), lastEventId: (tail.at(-1) as RunEvent).meta.id };
-    cache.set(runId, next);
+    const cached = cache.get(runId);
+    const loaded = cached ? await catchUp(runId, cached) : await resume(runId);
+    if (loaded.state.runId === null) return loaded;
+    const snapshotCount = writer?.consider(loaded) ?? loaded.snapshotCount;
+    const next = snapshotCount === loaded.snapshotCount ? loaded : { ...loaded, snapshotCount };
+    if (next !== cached) cache.set(runId, next);
     return next;
   }
 
@@ -156,7 +223,12 @@ export function createRunDriver(deps: RunDriverDeps) {
     }
   }
 
-  return { drive, load };
+  /** Settles once the snapshot writes started so far have finished (call before stopping; tests use it). */
+  function flushSnapshots(): Promise<void> {
+    return writer?.flush() ?? Promise.resolve();
+  }
+
+  return { drive, load, flushSnapshots };
 }
 
 export type RunDriver = ReturnType<typeof createRunDriver>;

@@ -4,11 +4,14 @@ export interface CachedRun {
   state: RunState;
   /** Id of the last folded event: the causation of whatever the planner appends next. */
   lastEventId: string | undefined;
+  /** Event count of the state the run's newest known snapshot holds (0: none), to space snapshots out. */
+  snapshotCount: number;
 }
 
 /**
  * A bounded LRU of folded runs. Only a cache (invariant 1): every use reads the log's tail after
- * `state.lastSeq`, so a stale entry costs a longer read, never a wrong decision.
+ * `state.lastSeq`, so a stale entry costs a longer read, never a wrong decision. A run not in it is resumed
+ * from its snapshot (KV) and the log's tail after it, or from the whole log.
  */
 export class RunStateCache {
   readonly #entries = new Map<string, CachedRun>();

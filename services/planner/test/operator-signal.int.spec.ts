@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDuraClient } from '@dura/client';
-import { DeadLetterSchema, STREAMS, type RunEvent } from '@dura/contracts';
+import { DeadLetterSchema, STREAMS, type RunEvent, type ScriptedStep } from '@dura/contracts';
 import { fold, idempotencyKey, OUTCOME_UNKNOWN } from '@dura/core';
 import { useTestInfra } from '@dura/testing';
 import { builtinRegistry } from '@dura/tools';
@@ -40,7 +40,7 @@ afterAll(async () => {
 
 /** A two-step run whose first call, an unsafe deploy, was interrupted: the gateway reported its outcome unknown. */
 async function interruptedRun(runId: string): Promise<void> {
-  const steps = [
+  const steps: ScriptedStep[] = [
     { tool: 'demo.deploy', args: { imageTag: 'web:1', environment: 'production' } },
     { tool: 'demo.notify', args: { channel: '#ops', message: 'deployed' } },
   ];

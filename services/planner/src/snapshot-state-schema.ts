@@ -1,0 +1,82 @@
+import { z } from 'zod';
+import {
+  DecisionSchema,
+  ErrorInfoSchema,
+  JsonObjectSchema,
+  JsonValueSchema,
+  RunIdSchema,
+  RunRequestSchema,
+  UsageSchema,
+} from '@dura/contracts';
+import type { CallState, OperatorVerdict, RunState, WaitState } from '@dura/core';
+
+// The shapes below must list exactly the keys of core's RunState, CallState and WaitState: `satisfies` makes
+// the build fail here when core adds, drops or retypes a field. When that happens, update the schema AND bump
+// SNAPSHOT_VERSION (snapshot-codec.ts), so snapshots folded by the old code are ignored rather than trusted.
+type ShapeOf<T> = { [K in keyof Required<T>]: z.ZodType<T[K]> };
+
+const seq = z.number().int().positive();
+const count = z.number().int().nonnegative();
+
+const operatorShape = {
+  action: z.enum(['confirm', 'skip']),
+  signalId: z.string().min(1),
+  result: JsonValueSchema.optional(),
+} satisfies ShapeOf<OperatorVerdict>;
+
+const callShape = {
+  callId: z.string().min(1),
+  step: z.number().int().positive(),
+  tool: z.string().min(1),
+  args: JsonObjectSchema,
+  idempotencyKey: z.string().min(1),
+  status: z.enum(['pending', 'completed', 'failed', 'unknown']),
+  attempts: count,
+  requestedSeq: seq,
+  intentId: z.string().min(1),
+  resolvedSeq: seq.optional(),
+  result: JsonValueSchema.optional(),
+  error: ErrorInfoSchema.optional(),
+  failRun: z.boolean().optional(),
+  operator: z.strictObject(operatorShape).optional(),
+} satisfies ShapeOf<CallState>;
+
+const waitShape = {
+  waitId: z.string().min(1),
+  kind: z.enum(['signal', 'timer', 'child', 'operator']),
+  signal: z.string().optional(),
+  until: z.string().optional(),
+  childRunId: z.string().optional(),
+  callId: z.string().optional(),
+} satisfies ShapeOf<WaitState>;
+
+const runShape = {
+  // A snapshot is only ever taken of a run that has events, so its run id is known.
+  runId: RunIdSchema,
+  status: z.enum(['pending', 'running', 'waiting', 'completed', 'failed', 'cancelled', 'rejected']),
+  request: RunRequestSchema.extend({ runId: RunIdSchema }).nullable(),
+  correlationId: z.string().nullable(),
+  lastSeq: seq,
+  eventCount: z.number().int().positive(),
+  steps: count,
+  decisions: count,
+  openDecision: z.strictObject({ seq, decision: DecisionSchema }).nullable(),
+  calls: z.array(z.strictObject(callShape)),
+  usage: UsageSchema,
+  waiting: z.strictObject(waitShape).nullable(),
+  signals: z.array(
+    z.strictObject({
+      signalId: z.string().min(1),
+      name: z.string(),
+      payload: JsonValueSchema.optional(),
+      seq,
+    }),
+  ),
+  output: JsonValueSchema.optional(),
+  error: ErrorInfoSchema.optional(),
+  createdAt: z.string().nullable(),
+  updatedAt: z.string().nullable(),
+} satisfies ShapeOf<RunState>;
+
+/** A folded run state as a snapshot stores it: strict, so a state of another shape is refused, not guessed at. */
+export const SnapshotStateSchema = z.strictObject(runShape);
