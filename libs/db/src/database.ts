@@ -7,6 +7,7 @@ import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import { sql } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { DuraError } from '@dura/contracts';
+import { listenPostgres, reconnectBackoff, register } from './listen';
 
 /** The drizzle database every service codes against, whichever driver is underneath. */
 export type Db = PgDatabase<PgQueryResultHKT, Record<string, never>>;
@@ -16,8 +17,17 @@ export interface DbHandle {
   readonly kind: 'postgres' | 'pglite';
   /** Applies a service's migrations once, even when several replicas start together. */
   migrate(options: { folder: string; table: string }): Promise<void>;
+  /**
+   * LISTENs on `channel` and calls `onNotify` with each NOTIFY payload (delivered on commit). `onListening` runs
+   * each time the listen is (re-)established, e.g. after a server restart, when notifications may have been
+   * missed. Resolves with a function that stops listening.
+   */
+  listen(channel: string, onNotify: NotifyHandler, onListening?: () => void): Promise<Unlisten>;
   close(): Promise<void>;
 }
+
+export type NotifyHandler = (payload: string) => void;
+export type Unlisten = () => Promise<void>;
 
 /** Connects to Postgres at `url`, or opens an embedded PGlite (in memory, or in `pgliteDir`) when no URL is given. */
 export async function openDatabase(options: {
@@ -31,7 +41,12 @@ export async function openDatabase(options: {
 }
 
 async function openPostgres(url: string, max: number): Promise<DbHandle> {
-  const client = postgres(url, { max, onnotice: () => undefined, connect_timeout: 10 });
+  const client = postgres(url, {
+    max,
+    onnotice: () => undefined,
+    connect_timeout: 10,
+    backoff: reconnectBackoff,
+  });
   try {
     await client`select 1`;
   } catch (err) {
@@ -43,7 +58,7 @@ async function openPostgres(url: string, max: number): Promise<DbHandle> {
     );
   }
   const db = drizzlePostgres(client) as unknown as Db;
-  return {
+  return register({
     db,
     kind: 'postgres',
     async migrate({ folder, table }) {
@@ -58,21 +73,28 @@ async function openPostgres(url: string, max: number): Promise<DbHandle> {
         await single.end({ timeout: 5 });
       }
     },
+    listen: (channel, onNotify, onListening) => listenPostgres(url, channel, onNotify, onListening),
     close: () => client.end({ timeout: 5 }),
-  };
+  });
 }
 
 async function openPglite(dataDir: string | undefined): Promise<DbHandle> {
   const client = dataDir ? new PGlite(dataDir) : new PGlite();
   await client.waitReady;
   const pglite = drizzlePglite(client);
-  return {
-    db: pglite as unknown as Db,
+  return register({
+    db: pglite,
     kind: 'pglite',
     migrate: ({ folder, table }) =>
       migratePglite(pglite, { migrationsFolder: folder, migrationsTable: table }),
+    async listen(channel, onNotify, onListening) {
+      // One embedded instance, never restarted under us: listening once is enough.
+      const unlisten = await client.listen(channel, onNotify);
+      onListening?.();
+      return () => unlisten();
+    },
     close: () => client.close(),
-  };
+  });
 }
 
 /** Hides the password of a connection URL in messages and logs. */

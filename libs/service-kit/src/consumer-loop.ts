@@ -21,6 +21,8 @@ export class RetryLater extends DuraError {
   }
 }
 
+const RESUBSCRIBE_PAUSE_MS = 1_000;
+
 export interface DurableConsumerSpec {
   stream: string;
   durable: string;
@@ -136,7 +138,7 @@ export function startConsumerLoop(options: ConsumerLoopOptions): ConsumerLoop {
     }
   };
 
-  const run = async (): Promise<void> => {
+  const consumeOnce = async (): Promise<void> => {
     const consumer = await js.consumers.get(spec.stream, spec.durable);
     const messages = await consumer.consume({ max_messages: Math.max(10, options.concurrency * 2) });
     close = async () => {
@@ -148,6 +150,21 @@ export function startConsumerLoop(options: ConsumerLoopOptions): ConsumerLoop {
       inFlight.add(task);
       if (inFlight.size >= options.concurrency) await Promise.race(inFlight);
       if (stopped) break;
+    }
+  };
+
+  // A subscription can end or fail under us (the broker restarted, the consumer was briefly missing):
+  // subscribe again for as long as the loop is meant to run, or the service would idle while looking alive.
+  const run = async (): Promise<void> => {
+    while (!stopped) {
+      try {
+        await consumeOnce();
+        if (!stopped) log.warn('consumer subscription ended; subscribing again', { durable: spec.durable });
+      } catch (err) {
+        if (stopped) break;
+        log.warn('consumer subscription failed; subscribing again', { durable: spec.durable, err });
+      }
+      if (!stopped) await new Promise((resolve) => setTimeout(resolve, RESUBSCRIBE_PAUSE_MS));
     }
     await Promise.allSettled(inFlight);
   };

@@ -13,3 +13,7 @@ export type { InfraMode } from './infra-mode';
 export { freePort } from './ports';
 export { repoRoot } from './repo-root';
 export { eventually, retryUntil } from './eventually';
+export { startPaymentWitness } from './payment-witness';
+export type { PaymentWitness, WitnessCharge } from './payment-witness';
+export { startPrivatePostgres } from './private-postgres';
+export type { PrivatePostgresHandle, StartPrivatePostgresOptions } from './private-postgres';

@@ -15,34 +15,50 @@ export interface ProjectorDeps {
   streams?: StreamOptions;
 }
 
+/** How long the projector may see no message while the stream is ahead of it before it re-subscribes. */
+const STALL_MS = 5_000;
+
 /**
  * Folds every run event into Postgres. Reads the run stream in order from its stored checkpoint with an
  * ordered consumer (no acks to lose: the checkpoint in Postgres is the only position), and applies batches
- * in one transaction each, flushing whenever it has caught up with the stream.
+ * in one transaction each, flushing whenever it has caught up with the stream. Whenever the subscription
+ * falters (the broker restarted, the ordered consumer was recreated, or nothing arrives while the stream is
+ * ahead) it re-subscribes from the checkpoint: rather than trust the client's recovery, start again from
+ * the one position that is known to be right.
  */
 export function createProjector(deps: ProjectorDeps) {
   const batchSize = deps.batchSize ?? 500;
   let messages: ConsumerMessages | undefined;
   let loop: Promise<void> | undefined;
+  let watchdog: NodeJS.Timeout | undefined;
   let stopping = false;
   let position = 0;
+  let lastProgress = Date.now();
+  let applying = false;
 
   async function applyWithRetry(batch: StreamMessage[]): Promise<void> {
-    for (let attempt = 1; ; attempt += 1) {
-      try {
-        position = (await applyBatch(deps.db, batch)).checkpoint;
-        return;
-      } catch (err) {
-        if (stopping) throw err;
-        deps.log.warn('projection batch failed; retrying', { attempt, firstSeq: batch[0]?.seq, err });
-        await new Promise((resolve) => setTimeout(resolve, Math.min(5000, 200 * attempt)));
+    applying = true;
+    try {
+      for (let attempt = 1; ; attempt += 1) {
+        try {
+          position = (await applyBatch(deps.db, batch)).checkpoint;
+          lastProgress = Date.now();
+          return;
+        } catch (err) {
+          if (stopping) throw err;
+          deps.log.warn('projection batch failed; retrying', { attempt, firstSeq: batch[0]?.seq, err });
+          await new Promise((resolve) => setTimeout(resolve, Math.min(5000, 200 * attempt)));
+        }
       }
+    } finally {
+      applying = false;
     }
   }
 
   async function run(source: ConsumerMessages): Promise<void> {
     let batch: StreamMessage[] = [];
     for await (const msg of source) {
+      lastProgress = Date.now();
       batch.push({ seq: msg.seq, subject: msg.subject, data: msg.data });
       if (batch.length >= batchSize || msg.info.pending === 0) {
         await applyWithRetry(batch);
@@ -51,25 +67,76 @@ export function createProjector(deps: ProjectorDeps) {
     }
   }
 
+  /** An ordered consumer from the checkpoint on; closed (and so re-subscribed) when it resets itself. */
+  async function subscribe(): Promise<ConsumerMessages> {
+    const consumer = await deps.js.consumers.get(STREAMS.runs, {
+      filter_subjects: SUBJECTS.allRuns,
+      deliver_policy: DeliverPolicy.StartSequence,
+      opt_start_seq: position + 1,
+    });
+    const source = await consumer.consume({ max_messages: Math.max(batchSize, 100) });
+    void (async () => {
+      // nats.js 3.4 recreates a reset ordered consumer with its old pull accounting, which then asks for a
+      // handful of messages per 30 s; our own subscription from the checkpoint has no such state.
+      for await (const status of source.status()) {
+        if (status.type === 'ordered_consumer_recreated' || status.type === 'reset') {
+          deps.log.warn('projection subscription was reset; re-subscribing from the checkpoint', {
+            status: status.type,
+          });
+          await source.close();
+          return;
+        }
+      }
+    })().catch(() => undefined);
+    lastProgress = Date.now();
+    return source;
+  }
+
+  /** Re-subscribes whenever the subscription ends while the projector is meant to run. */
+  async function supervise(first: ConsumerMessages): Promise<void> {
+    let source: ConsumerMessages | undefined = first;
+    while (!stopping) {
+      try {
+        source ??= messages = await subscribe();
+        await run(source);
+      } catch (err) {
+        if (stopping) return;
+        deps.log.warn('projection subscription failed; re-subscribing', { err });
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+      }
+      source = undefined;
+    }
+  }
+
+  /** Closes a subscription that delivers nothing while the stream holds events past the checkpoint. */
+  async function checkStall(): Promise<void> {
+    if (stopping || applying || Date.now() - lastProgress < STALL_MS) return;
+    const info = await deps.jsm.streams.info(STREAMS.runs).catch(() => undefined);
+    if (!info || info.state.last_seq <= position || Date.now() - lastProgress < STALL_MS) return;
+    deps.log.warn('projection stalled behind the stream; re-subscribing from the checkpoint', {
+      position,
+      streamLastSeq: info.state.last_seq,
+    });
+    lastProgress = Date.now();
+    await messages?.close();
+  }
+
   return {
     /** Stream sequence up to which the read model is complete. */
     position: () => position,
     async start(): Promise<void> {
       await ensureStreams(deps.jsm, deps.streams ?? DEFAULT_STREAM_OPTIONS);
       position = await readCheckpoint(deps.db);
-      const consumer = await deps.js.consumers.get(STREAMS.runs, {
-        filter_subjects: SUBJECTS.allRuns,
-        deliver_policy: DeliverPolicy.StartSequence,
-        opt_start_seq: position + 1,
-      });
-      messages = await consumer.consume({ max_messages: Math.max(batchSize, 100) });
-      loop = run(messages).catch((err: unknown) => {
+      messages = await subscribe();
+      loop = supervise(messages).catch((err: unknown) => {
         if (!stopping) deps.log.error('projection loop ended', { err });
       });
+      watchdog = setInterval(() => void checkStall().catch(() => undefined), STALL_MS);
       deps.log.info('projector started', { fromSeq: position + 1 });
     },
     async stop(): Promise<void> {
       stopping = true;
+      clearInterval(watchdog);
       await messages?.close();
       await loop;
     },

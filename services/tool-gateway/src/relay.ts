@@ -1,71 +1,138 @@
 import type { JetStreamClient } from '@nats-io/jetstream';
 import { headers as natsHeaders } from '@nats-io/nats-core';
-import { asc, inArray, isNull } from 'drizzle-orm';
+import { and, asc, inArray, isNull, sql } from 'drizzle-orm';
 import { SUBJECTS, TASK_VERSION, type DecideTask, type NewEvent } from '@dura/contracts';
-import type { Db } from '@dura/db';
+import { listenerFor, rowsOf, type Db, type DbHandle, type Unlisten } from '@dura/db';
 import { EVENT_TYPE_HEADER } from '@dura/event-store';
 import { failpoint, type Logger } from '@dura/service-kit';
 import { outbox } from './db/schema';
+
+/** The channel the outbox trigger (migration 0001) NOTIFYs on commit of every insert. */
+export const OUTBOX_CHANNEL = 'dura_outbox';
+const LISTEN_RETRY_MS = 1_000;
+// A publish buffered while the broker was away may never be answered; give up on it sooner than the
+// client's default, so one lost ack does not hold up every run's observations for long.
+const PUBLISH_TIMEOUT_MS = 5_000;
 
 export interface RelayOptions {
   db: Db;
   js: JetStreamClient;
   log: Logger;
-  /** Safety-net polling interval; commits in this process wake the relay at once. */
+  /** Safety-net polling interval; commits anywhere wake the relay at once through LISTEN/NOTIFY. */
   pollMs?: number;
   batchSize?: number;
+  /** How to LISTEN; defaults to the handle that opened `db` (see `listenerFor`). */
+  listen?: DbHandle['listen'];
 }
+
+type OutboxRow = typeof outbox.$inferSelect;
 
 /**
  * Publishes outbox rows to the run logs with the observation's msg-id, nudges the planner with a decide
  * task, then marks the rows sent. A crash between publish and mark re-publishes, and JetStream drops the
- * duplicate. Rows are locked `FOR UPDATE SKIP LOCKED`, so several gateway replicas can relay side by side.
+ * duplicate. Several replicas relay side by side without breaking any run's order: a pass takes a
+ * transaction-scoped advisory lock per run and relays only the runs it locked, each in outbox-id order.
  */
 export function createRelay(options: RelayOptions) {
   const { db, js, log } = options;
   const pollMs = options.pollMs ?? 250;
   const batchSize = options.batchSize ?? 100;
+  const listen = options.listen ?? listenerFor(db);
   let running = false;
   let woken = false;
   let wakeUp: (() => void) | undefined;
   let loop: Promise<void> | undefined;
+  let listening: Promise<Unlisten | undefined> | undefined;
 
+  /** Takes the runs of the oldest unsent rows that no other relay is relaying right now. */
+  async function lockRuns(tx: Db): Promise<string[]> {
+    const result = await tx.execute(sql`
+      with candidates as materialized (
+        select run_id, min(id) as first_id
+        from (select id, run_id from ${outbox} where sent_at is null order by id limit ${batchSize}) oldest
+        group by run_id
+      )
+      select run_id from candidates
+      where pg_try_advisory_xact_lock(hashtext('dura_outbox_relay'), hashtext(run_id))
+      order by first_id`);
+    return rowsOf<{ run_id: string }>(result).map((row) => row.run_id);
+  }
+
+  /** Publishes one run's rows in order, stopping at the first failure so nothing overtakes it. */
+  async function publishRun(rows: readonly OutboxRow[], sent: number[]): Promise<Error | undefined> {
+    for (const row of rows) {
+      try {
+        await publish(row);
+      } catch (err) {
+        return err instanceof Error ? err : new Error(String(err));
+      }
+      sent.push(row.id);
+    }
+    return undefined;
+  }
+
+  async function publish(row: OutboxRow): Promise<void> {
+    const event = row.payload as NewEvent;
+    const headers = natsHeaders();
+    headers.set(EVENT_TYPE_HEADER, event.type);
+    if (event.meta.trace) headers.set('traceparent', event.meta.trace);
+    const ack = await js.publish(row.subject, JSON.stringify(event), {
+      msgID: row.msgId,
+      headers,
+      timeout: PUBLISH_TIMEOUT_MS,
+    });
+    const task: DecideTask = { v: TASK_VERSION, runId: row.runId, afterSeq: ack.seq, reason: 'observation' };
+    await js.publish(SUBJECTS.decideTask, JSON.stringify(task), {
+      msgID: `${row.runId}@${ack.seq}`,
+      timeout: PUBLISH_TIMEOUT_MS,
+    });
+  }
+
+  /** One pass: relays up to `batchSize` rows; throws (after recording what was sent) when a publish failed. */
   async function relayOnce(): Promise<number> {
-    return db.transaction(async (tx) => {
+    const { sent, failure } = await db.transaction(async (tx) => {
+      const runs = await lockRuns(tx);
+      if (runs.length === 0) return { sent: [], failure: undefined };
+      // Re-read under the locks: a relay that held one a moment ago may have sent these rows since.
       const rows = await tx
         .select()
         .from(outbox)
-        .where(isNull(outbox.sentAt))
+        .where(and(isNull(outbox.sentAt), inArray(outbox.runId, runs)))
         .orderBy(asc(outbox.id))
         .limit(batchSize)
-        .for('update', { skipLocked: true });
-      for (const row of rows) {
-        const event = row.payload as NewEvent;
-        const headers = natsHeaders();
-        headers.set(EVENT_TYPE_HEADER, event.type);
-        if (event.meta.trace) headers.set('traceparent', event.meta.trace);
-        const ack = await js.publish(row.subject, JSON.stringify(event), { msgID: row.msgId, headers });
-        const task: DecideTask = {
-          v: TASK_VERSION,
-          runId: row.runId,
-          afterSeq: ack.seq,
-          reason: 'observation',
-        };
-        await js.publish(SUBJECTS.decideTask, JSON.stringify(task), { msgID: `${row.runId}@${ack.seq}` });
+        .for('update');
+      const byRun = new Map<string, OutboxRow[]>();
+      for (const row of rows) byRun.set(row.runId, [...(byRun.get(row.runId) ?? []), row]);
+      const sent: number[] = [];
+      // Runs are independent, so they go out concurrently; within a run, one after the other.
+      const failures = await Promise.all([...byRun.values()].map((runRows) => publishRun(runRows, sent)));
+      if (sent.length > 0) {
+        failpoint('relay.after-publish');
+        await tx.update(outbox).set({ sentAt: new Date() }).where(inArray(outbox.id, sent));
       }
-      if (rows.length > 0) {
-        await tx
-          .update(outbox)
-          .set({ sentAt: new Date() })
-          .where(
-            inArray(
-              outbox.id,
-              rows.map((row) => row.id),
-            ),
-          );
-      }
-      return rows.length;
+      return { sent, failure: failures.find((err) => err !== undefined) };
     });
+    if (failure !== undefined) throw failure;
+    return sent.length;
+  }
+
+  /** LISTENs until it succeeds once (the listener itself re-listens after connection loss) or the relay stops. */
+  async function subscribe(): Promise<Unlisten | undefined> {
+    if (!listen) return undefined;
+    while (running) {
+      try {
+        return await listen(OUTBOX_CHANNEL, wake, wake);
+      } catch (err) {
+        log.warn('cannot LISTEN for outbox commits yet; polling meanwhile', { err });
+        await sleep(LISTEN_RETRY_MS);
+      }
+    }
+    return undefined;
+  }
+
+  function wake(): void {
+    woken = true;
+    wakeUp?.();
   }
 
   async function run(): Promise<void> {
@@ -79,7 +146,7 @@ export function createRelay(options: RelayOptions) {
         await sleep(1000);
         continue;
       }
-      if (sent < batchSize && !woken) {
+      if (sent < batchSize && !woken && running) {
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, pollMs);
           wakeUp = () => {
@@ -95,17 +162,18 @@ export function createRelay(options: RelayOptions) {
   return {
     start(): void {
       running = true;
+      listening = subscribe();
       loop = run();
     },
-    wake(): void {
-      woken = true;
-      wakeUp?.();
-    },
+    /** Relays at once instead of at the next notification or poll. */
+    wake,
     relayOnce,
     async stop(): Promise<void> {
       running = false;
       wakeUp?.();
       await loop;
+      const unlisten = await listening;
+      await unlisten?.().catch(() => undefined);
     },
   };
 }

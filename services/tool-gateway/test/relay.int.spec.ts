@@ -101,7 +101,7 @@ describe('the outbox relay', () => {
     expect(decides.map((d) => d.msgId)).toEqual(seqsOfRun1.map((seq) => `run-order-1@${seq}`));
   });
 
-  it('never relays a row twice when two relays run relayOnce concurrently (FOR UPDATE SKIP LOCKED)', async () => {
+  it('never relays a row twice when two relays run relayOnce concurrently (per-run locks)', async () => {
     const ROWS = 60;
     for (let n = 1; n <= ROWS; n += 1) await queue(`run-race-${n % 3}`, `race-${n}`, n);
     // A core subscription sees every publish, including ones JetStream would drop as duplicates.

@@ -1,0 +1,200 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** A charge as the witness stores it and answers it, first time and on every repeat. */
+export interface WitnessCharge {
+  chargeId: string;
+  amount: number;
+}
+
+/**
+ * An external payments API that sees everything: how often each idempotency key was asked for
+ * (`requests`) and how often it really charged (`effects`). Fault tests read it to prove "one effect per key"
+ * from outside the system, where no bug in Dura's own bookkeeping can hide a double charge.
+ */
+export interface PaymentWitness extends AsyncDisposable {
+  /** http://127.0.0.1:<port> */
+  readonly url: string;
+  /** POST /charges requests that carried `key`, including repeats and refused ones. */
+  requests(key: string): number;
+  /** Charges performed for `key`: 0 or 1, unless something is badly wrong. */
+  effects(key: string): number;
+  /** GET /charges/:key status look-ups for `key`. */
+  lookups(key: string): number;
+  /** Every idempotency key a POST carried, in order of first arrival. */
+  keys(): string[];
+  totals(): { requests: number; effects: number; lookups: number; keys: number };
+  close(): Promise<void>;
+}
+
+interface KeyRecord {
+  requests: number;
+  lookups: number;
+  charge?: WitnessCharge;
+}
+
+class HttpProblem extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const MAX_BODY_BYTES = 64 * 1024;
+const MAX_DELAY_MS = 60_000;
+
+/**
+ * Starts the witness on a free port of 127.0.0.1.
+ *
+ * `POST /charges` (header `Idempotency-Key`, body `{"amount": number}`): the first request for a key
+ * charges at once and stores `{chargeId, amount}`; a repeat answers the stored charge without charging; a
+ * repeat with a different amount is refused with 422, as real payment APIs do. `?delayMs=N` holds the
+ * answer back N ms after the charge, so a test can kill the caller mid-call with the effect already done.
+ * `GET /charges/:key` answers the stored charge, or 404 when the key never charged.
+ */
+export async function startPaymentWitness(): Promise<PaymentWitness> {
+  const records = new Map<string, KeyRecord>();
+  const timers = new Set<NodeJS.Timeout>();
+  let charges = 0;
+
+  const recordFor = (key: string): KeyRecord => {
+    let record = records.get(key);
+    if (!record) {
+      record = { requests: 0, lookups: 0 };
+      records.set(key, record);
+    }
+    return record;
+  };
+
+  async function charge(req: IncomingMessage, url: URL): Promise<{ status: number; body: unknown }> {
+    const key = req.headers['idempotency-key'];
+    if (typeof key !== 'string' || key.length === 0)
+      throw new HttpProblem(400, 'the Idempotency-Key header is required');
+    const record = recordFor(key);
+    record.requests += 1;
+    const amount = parseAmount(await readBody(req));
+    const delayMs = parseDelay(url.searchParams.get('delayMs'));
+    if (record.charge && record.charge.amount !== amount)
+      throw new HttpProblem(
+        422,
+        `key ${key} was first used for amount ${record.charge.amount}, not ${amount}`,
+      );
+    const repeat = record.charge !== undefined;
+    // The effect happens when the request arrives; only the answer is slow. A caller killed mid-call has charged.
+    record.charge ??= { chargeId: `ch_${String((charges += 1)).padStart(6, '0')}`, amount };
+    const stored = record.charge;
+    if (delayMs > 0 && !repeat) await sleep(delayMs, timers);
+    return { status: repeat ? 200 : 201, body: stored };
+  }
+
+  function lookup(key: string): { status: number; body: unknown } {
+    const record = recordFor(key);
+    record.lookups += 1;
+    if (!record.charge) return { status: 404, body: { error: `no charge for key ${key}` } };
+    return { status: 200, body: record.charge };
+  }
+
+  async function route(req: IncomingMessage): Promise<{ status: number; body: unknown }> {
+    const url = new URL(req.url ?? '/', 'http://witness');
+    if (req.method === 'POST' && url.pathname === '/charges') return charge(req, url);
+    const match = /^\/charges\/([^/]+)$/.exec(url.pathname);
+    if (req.method === 'GET' && match?.[1]) return lookup(decodeURIComponent(match[1]));
+    throw new HttpProblem(404, `no route for ${req.method} ${url.pathname}`);
+  }
+
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    route(req).then(
+      ({ status, body }) => reply(res, status, body),
+      (err: unknown) =>
+        err instanceof HttpProblem
+          ? reply(res, err.status, { error: err.message })
+          : reply(res, 500, { error: String(err) }),
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+
+  let closed: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    closed ??= new Promise<void>((resolve) => {
+      for (const timer of timers) clearTimeout(timer);
+      timers.clear();
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+    return closed;
+  };
+
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests: (key) => records.get(key)?.requests ?? 0,
+    effects: (key) => (records.get(key)?.charge ? 1 : 0),
+    lookups: (key) => records.get(key)?.lookups ?? 0,
+    keys: () => [...records.entries()].filter(([, r]) => r.requests > 0).map(([key]) => key),
+    totals: () => {
+      const all = [...records.values()];
+      const sum = (pick: (r: KeyRecord) => number) => all.reduce((total, r) => total + pick(r), 0);
+      return {
+        requests: sum((r) => r.requests),
+        effects: charges,
+        lookups: sum((r) => r.lookups),
+        keys: all.filter((r) => r.requests > 0).length,
+      };
+    },
+    close,
+    [Symbol.asyncDispose]: close,
+  };
+}
+
+function reply(res: ServerResponse, status: number, body: unknown): void {
+  // The caller may have died mid-call (that is the point of ?delayMs); writing to its socket is then a no-op.
+  if (res.destroyed) return;
+  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  let size = 0;
+  const chunks: Buffer[] = [];
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY_BYTES) throw new HttpProblem(413, 'request body too large');
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function parseAmount(text: string): number {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw new HttpProblem(400, 'the body must be JSON');
+  }
+  const amount = (body as { amount?: unknown } | null)?.amount;
+  if (typeof amount !== 'number' || !Number.isFinite(amount))
+    throw new HttpProblem(400, 'the body must be {"amount": number}');
+  return amount;
+}
+
+function parseDelay(raw: string | null): number {
+  if (raw === null) return 0;
+  const delay = Number(raw);
+  if (!Number.isInteger(delay) || delay < 0 || delay > MAX_DELAY_MS)
+    throw new HttpProblem(400, `delayMs must be an integer from 0 to ${MAX_DELAY_MS}, got "${raw}"`);
+  return delay;
+}
+
+function sleep(ms: number, timers: Set<NodeJS.Timeout>): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      resolve();
+    }, ms);
+    timers.add(timer);
+  });
+}

@@ -1,0 +1,108 @@
+// DESIGN crash points 3, 4 and 5: the tool-gateway process (which also runs the outbox relay) is SIGKILLed
+// at a failpoint in the middle of a 5-step run, restarted without it, and no charge may happen twice.
+// Recovery within seconds relies on GATEWAY_ACK_WAIT_MS and GATEWAY_LEASE_MARGIN_MS (see crash-harness.ts).
+import { describe, expect, it } from 'vitest';
+import {
+  expectKilledAt,
+  expectRecovered,
+  keyOf,
+  logOf,
+  paymentPlan,
+  useCrashSystem,
+  type CrashSystem,
+} from './crash-harness';
+import { eventually } from './system';
+
+const crash = useCrashSystem(['planner', 'projector']);
+
+async function effectRow(sys: CrashSystem, key: string) {
+  const [row] = await sys.system.sql<{ status: string; attempts: number }[]>`
+    select status, attempts from effects where idempotency_key = ${key}`;
+  return row;
+}
+
+async function unsentOutbox(sys: CrashSystem, runId: string): Promise<string[]> {
+  const rows = await sys.system.sql<{ msg_id: string }[]>`
+    select msg_id from outbox where run_id = ${runId} and sent_at is null order by id`;
+  return rows.map((row) => row.msg_id);
+}
+
+async function observed(sys: CrashSystem, runId: string, key: string): Promise<number> {
+  const log = await logOf(sys, runId);
+  return log.filter((e) => e.type === 'tool_call_completed' && e.data.idempotencyKey === key).length;
+}
+
+describe('a tool gateway killed with SIGKILL', () => {
+  it('after the effect ran, before its transaction commits: settles a tool with status() by asking, not re-running', async () => {
+    const sys = crash();
+    const request = paymentPlan('crash-gateway-after-effect');
+    const key = keyOf(request, 3); // pay.checked
+    await sys.restart('tool-gateway', 'gateway.after-effect:3');
+    await sys.submit(request);
+    await expectKilledAt(sys, 'tool-gateway', 'gateway.after-effect:3');
+
+    // Charged at the witness, but the ledger only knows the call started, and the log knows nothing.
+    expect(sys.witness.effects(key)).toBe(1);
+    expect(await effectRow(sys, key)).toEqual({ status: 'started', attempts: 1 });
+    expect(await observed(sys, request.runId, key)).toBe(0);
+
+    await sys.restart('tool-gateway');
+    await expectRecovered(sys, request.runId, { steps: 5 });
+    expect(sys.witness.lookups(key), 'reconciled through status()').toBeGreaterThanOrEqual(1);
+    expect(sys.witness.requests(key)).toBe(1);
+  });
+
+  it('after the effect ran, before its transaction commits: re-runs an idempotent tool without status() with the same key', async () => {
+    const sys = crash();
+    const request = paymentPlan('crash-gateway-after-effect-rerun');
+    const key = keyOf(request, 2); // pay.charge
+    await sys.restart('tool-gateway', 'gateway.after-effect:2');
+    await sys.submit(request);
+    await expectKilledAt(sys, 'tool-gateway', 'gateway.after-effect:2');
+    expect(sys.witness.effects(key)).toBe(1);
+
+    await sys.restart('tool-gateway');
+    await expectRecovered(sys, request.runId, { steps: 5 });
+    // Asked twice, charged once: the key reached the payment API both times, and it did the deduplication.
+    expect(sys.witness.requests(key)).toBe(2);
+    expect(await effectRow(sys, key)).toEqual({ status: 'succeeded', attempts: 2 });
+  });
+
+  it('after commit, before the relay publishes: the restarted relay publishes the committed observation', async () => {
+    const sys = crash();
+    const request = paymentPlan('crash-gateway-after-commit');
+    const key = keyOf(request, 3);
+    await sys.restart('tool-gateway', 'gateway.after-commit:3');
+    await sys.submit(request);
+    await expectKilledAt(sys, 'tool-gateway', 'gateway.after-commit:3');
+
+    expect(await effectRow(sys, key)).toEqual({ status: 'succeeded', attempts: 1 });
+    expect(await unsentOutbox(sys, request.runId)).toEqual([`${key}:result`]);
+    expect(await observed(sys, request.runId, key)).toBe(0);
+
+    await sys.restart('tool-gateway');
+    await expectRecovered(sys, request.runId, { steps: 5 });
+    expect(sys.witness.requests(key)).toBe(1);
+  });
+
+  it('in the relay, after publish, before the outbox row is marked sent: the re-publish is a duplicate', async () => {
+    const sys = crash();
+    const request = paymentPlan('crash-relay-after-publish');
+    const key = keyOf(request, 3);
+    await sys.restart('tool-gateway', 'relay.after-publish:3');
+    await sys.submit(request);
+    await expectKilledAt(sys, 'tool-gateway', 'relay.after-publish:3');
+
+    // The observation is in the log, yet the outbox still holds it as unsent.
+    expect(await observed(sys, request.runId, key)).toBe(1);
+    expect(await unsentOutbox(sys, request.runId)).toEqual([`${key}:result`]);
+
+    await sys.restart('tool-gateway');
+    await expectRecovered(sys, request.runId, { steps: 5 });
+    await eventually(
+      async () => ((await unsentOutbox(sys, request.runId)).length === 0 ? true : undefined),
+      'the outbox to be drained',
+    );
+    expect(sys.witness.requests(key)).toBe(1);
+  });
+});
