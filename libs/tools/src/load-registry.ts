@@ -34,7 +34,7 @@ export async function loadToolRegistry(modules: readonly string[]): Promise<Tool
       );
     }
     const found = Object.values(exported)
-      .flatMap((value) => (Array.isArray(value) ? value : [value]))
+      .flatMap((value): unknown[] => (Array.isArray(value) ? (value as unknown[]) : [value]))
       .filter(isTool);
     if (found.length === 0)
       throw new DuraError('tool_module_empty', `tool module ${path} exports no tool (defineTool(...))`);
