@@ -3,7 +3,14 @@
 import { describe, expect, it } from 'vitest';
 import { createDuraClient } from '@dura/client';
 import type { JsonValue, RunEvent } from '@dura/contracts';
-import { keyOf, logOf, useCrashSystem, watchToEnd, type CrashSystem, type PlanRequest } from './crash-harness';
+import {
+  keyOf,
+  logOf,
+  useCrashSystem,
+  watchToEnd,
+  type CrashSystem,
+  type PlanRequest,
+} from './crash-harness';
 import { eventually, getJson } from './system';
 
 const crash = useCrashSystem(['planner', 'tool-gateway', 'projector']);
@@ -77,8 +84,13 @@ describe('an unsafe tool whose gateway is killed mid-call', () => {
 
     // The run waits, visibly, for an operator.
     const wait = log.find((e) => e.type === 'wait_requested');
-    expect(wait?.type === 'wait_requested' && wait.data).toMatchObject({ kind: 'operator', callId: 'call-2' });
-    const { status: waitingStatus, body: projected } = await getJson(`${sys.system.apiUrl}/runs/${request.runId}`);
+    expect(wait?.type === 'wait_requested' && wait.data).toMatchObject({
+      kind: 'operator',
+      callId: 'call-2',
+    });
+    const { status: waitingStatus, body: projected } = await getJson(
+      `${sys.system.apiUrl}/runs/${request.runId}`,
+    );
     expect(waitingStatus).toBe(200);
     expect(projected).toMatchObject({ status: 'waiting', waiting: { kind: 'operator', callId: 'call-2' } });
 
@@ -86,7 +98,9 @@ describe('an unsafe tool whose gateway is killed mid-call', () => {
     const lookedUp = await fetch(`${sys.witness.url}/charges/${encodeURIComponent(key)}`);
     expect(lookedUp.status).toBe(200);
     const charge = (await lookedUp.json()) as JsonValue;
-    await createDuraClient(sys.system).signal(request.runId, 'confirm', { payload: { callId: 'call-2', result: charge } });
+    await createDuraClient(sys.system).signal(request.runId, 'confirm', {
+      payload: { callId: 'call-2', result: charge },
+    });
 
     const events = await watchToEnd(sys, request.runId);
     expect(events.at(-1)?.type).toBe('run_completed');

@@ -10,6 +10,7 @@ import { outbox } from './db/schema';
 /** The channel the outbox trigger (migration 0001) NOTIFYs on commit of every insert. */
 export const OUTBOX_CHANNEL = 'dura_outbox';
 const LISTEN_RETRY_MS = 1_000;
+const FAILED_PASS_PAUSE_MS = 1_000;
 // A publish buffered while the broker was away may never be answered; give up on it sooner than the
 // client's default, so one lost ack does not hold up every run's observations for long.
 const PUBLISH_TIMEOUT_MS = 5_000;
@@ -135,6 +136,18 @@ export function createRelay(options: RelayOptions) {
     wakeUp?.();
   }
 
+  /** Sleeps up to `ms`, or until a notification or `wake()`. */
+  async function nap(ms: number): Promise<void> {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      wakeUp = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+    wakeUp = undefined;
+  }
+
   async function run(): Promise<void> {
     while (running) {
       woken = false;
@@ -143,19 +156,10 @@ export function createRelay(options: RelayOptions) {
         sent = await relayOnce();
       } catch (err) {
         log.warn('relay pass failed; retrying', { err });
-        await sleep(1000);
+        if (running && !woken) await nap(FAILED_PASS_PAUSE_MS);
         continue;
       }
-      if (sent < batchSize && !woken && running) {
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, pollMs);
-          wakeUp = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-        });
-        wakeUp = undefined;
-      }
+      if (sent < batchSize && !woken && running) await nap(pollMs);
     }
   }
 

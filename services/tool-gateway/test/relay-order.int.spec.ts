@@ -112,21 +112,30 @@ describe('the outbox relay, woken by NOTIFY', () => {
     const database = await openDatabase({ url: pg.url });
     const nats = await connect(infra().nats.url, infra().db.url, 'relay-restart');
     opened.push(nats);
+    let listens = 0;
     const relay = createRelay({
       db: database.db,
       js: nats.js,
       log: testLogger('relay-restart'),
       pollMs: 5_000,
+      listen: (channel, onNotify, onListening) =>
+        database.listen(channel, onNotify, () => {
+          listens += 1;
+          onListening?.();
+        }),
     });
     try {
       await migrateGateway(database);
       relay.start();
       const writer = postgres(pg.url, { max: 1, onnotice: () => undefined });
       try {
-        await sleep(500); // listening
+        await eventually(() => Promise.resolve(listens === 1 ? true : undefined), 'the relay to listen');
         await pg.kill();
         await pg.restart();
-        await sleep(1_500); // the relay's listening connection reconnects (at most ~1 s back-off)
+        await eventually(
+          () => Promise.resolve(listens === 2 ? true : undefined),
+          'the relay to listen again',
+        );
         await insertRaw(writer, 'run-pg-restart', 'pg-restart-1', 1);
         expect(await publishedWithin(runSubject('run-pg-restart'), 'pg-restart-1')).toBeLessThan(1_000);
       } finally {
