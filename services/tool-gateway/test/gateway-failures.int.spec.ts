@@ -1,23 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { DeadLetterSchema, STREAMS } from '@dura/contracts';
 import { useTestInfra } from '@dura/testing';
-import { ToolError, ToolRegistry } from '@dura/tools';
-import { createToolGateway, type ToolGateway } from '../src/index';
+import { ToolError } from '@dura/tools';
 import {
-  STREAM_OPTIONS,
-  connect,
   countingTool,
   effectRow,
   eventually,
   outboxRows,
-  prepare,
   publishTask,
   runLog,
   settledLog,
   storedMessages,
-  testLogger,
   toolTask,
-  type Connections,
+  useGateway,
 } from './support';
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
@@ -35,35 +30,13 @@ const recovering = countingTool('test.recovering', {
   },
 });
 const strict = countingTool('test.strict');
-let setup: Connections;
-let conn: Connections;
-let gateway: ToolGateway | undefined;
-
-beforeAll(async () => {
-  setup = await prepare(infra().nats.url, infra().db.url);
-  conn = await connect(infra().nats.url, infra().db.url, 'gateway');
-  gateway = createToolGateway({
-    ...conn,
-    tools: new ToolRegistry([flaky.tool, recovering.tool, strict.tool]),
-    log: testLogger('tool-gateway'),
-    maxAttempts: MAX_ATTEMPTS,
-    relayPollMs: 50,
-    streams: STREAM_OPTIONS,
-  });
-  await gateway.start();
-});
-
-afterAll(async () => {
-  await gateway?.stop();
-  await conn?.close();
-  await setup?.close();
-});
+const sys = useGateway(infra, [flaky.tool, recovering.tool, strict.tool], { maxAttempts: MAX_ATTEMPTS });
 
 describe('retryable tool errors', () => {
   it('are retried up to maxAttempts, one retryable failure per attempt, then fail for good', async () => {
     const task = toolTask('run-flaky', 'test.flaky', { n: 1 });
-    await publishTask(setup, task);
-    const log = await settledLog(setup, task.runId, `${task.idempotencyKey}:result`);
+    await publishTask(sys.setup, task);
+    const log = await settledLog(sys.setup, task.runId, `${task.idempotencyKey}:result`);
 
     expect(flaky.runs(task.idempotencyKey)).toBe(MAX_ATTEMPTS);
     expect(
@@ -83,17 +56,17 @@ describe('retryable tool errors', () => {
         error: { code: 'upstream_busy', message: 'the upstream answered 503' },
       });
     }
-    expect(await effectRow(setup.db, task.idempotencyKey)).toMatchObject({
+    expect(await effectRow(sys.setup.db, task.idempotencyKey)).toMatchObject({
       status: 'failed',
       attempts: MAX_ATTEMPTS,
     });
-    expect(await outboxRows(setup.db, task.runId)).toHaveLength(MAX_ATTEMPTS);
+    expect(await outboxRows(sys.setup.db, task.runId)).toHaveLength(MAX_ATTEMPTS);
   }, 30_000);
 
   it('record the failed attempt and then the success when a retry works', async () => {
     const task = toolTask('run-recovering', 'test.recovering', { n: 7 });
-    await publishTask(setup, task);
-    const log = await settledLog(setup, task.runId, `${task.idempotencyKey}:result`);
+    await publishTask(sys.setup, task);
+    const log = await settledLog(sys.setup, task.runId, `${task.idempotencyKey}:result`);
 
     expect(recovering.runs(task.idempotencyKey)).toBe(2);
     expect(log.map(({ event }) => event.type)).toEqual(['tool_call_failed', 'tool_call_completed']);
@@ -103,7 +76,7 @@ describe('retryable tool errors', () => {
       error: { code: 'tool_error', message: 'connection reset' },
     });
     expect(log[1]?.event.data).toMatchObject({ attempt: 2, result: { n: 7, doubled: 14, attempt: 2 } });
-    expect(await effectRow(setup.db, task.idempotencyKey)).toMatchObject({
+    expect(await effectRow(sys.setup.db, task.idempotencyKey)).toMatchObject({
       status: 'succeeded',
       attempts: 2,
     });
@@ -113,8 +86,8 @@ describe('retryable tool errors', () => {
 describe('bad tasks', () => {
   it('fail with invalid_args, without running the tool, when the arguments do not match its schema', async () => {
     const task = toolTask('run-bad-args', 'test.strict', { n: 'not a number' });
-    await publishTask(setup, task);
-    const [entry, ...rest] = await settledLog(setup, task.runId, `${task.idempotencyKey}:result`);
+    await publishTask(sys.setup, task);
+    const [entry, ...rest] = await settledLog(sys.setup, task.runId, `${task.idempotencyKey}:result`);
 
     expect(rest).toEqual([]);
     expect(strict.runs()).toBe(0);
@@ -130,7 +103,7 @@ describe('bad tasks', () => {
     expect(entry?.event.type === 'tool_call_failed' && entry.event.data.error.message).toMatch(
       /invalid arguments for test\.strict: n:/,
     );
-    expect(await effectRow(setup.db, task.idempotencyKey)).toMatchObject({
+    expect(await effectRow(sys.setup.db, task.idempotencyKey)).toMatchObject({
       status: 'failed',
       error: { code: 'invalid_args' },
     });
@@ -138,8 +111,8 @@ describe('bad tasks', () => {
 
   it('for a tool this gateway does not have end in an unknown_tool failure observation', async () => {
     const task = toolTask('run-unknown-tool', 'test.nowhere', { n: 1 });
-    await publishTask(setup, task);
-    const [entry, ...rest] = await settledLog(setup, task.runId, `${task.idempotencyKey}:result`);
+    await publishTask(sys.setup, task);
+    const [entry, ...rest] = await settledLog(sys.setup, task.runId, `${task.idempotencyKey}:result`);
 
     expect(rest).toEqual([]);
     expect(entry?.event).toMatchObject({
@@ -153,19 +126,19 @@ describe('bad tasks', () => {
     expect(entry?.event.type === 'tool_call_failed' && entry.event.data.error.message).toContain(
       'test.flaky',
     );
-    expect(await effectRow(setup.db, task.idempotencyKey)).toBeUndefined();
+    expect(await effectRow(sys.setup.db, task.idempotencyKey)).toBeUndefined();
   });
 
   it('that are not JSON, or not tool tasks, are dead-lettered with the reason and do not block the next', async () => {
-    await setup.js.publish('dura.task.tool.test.strict', 'this is {not json', { msgID: 'garbage-1' });
-    await setup.js.publish('dura.task.tool.test.strict', JSON.stringify({ v: 1, runId: 'x y' }), {
+    await sys.setup.js.publish('dura.task.tool.test.strict', 'this is {not json', { msgID: 'garbage-1' });
+    await sys.setup.js.publish('dura.task.tool.test.strict', JSON.stringify({ v: 1, runId: 'x y' }), {
       msgID: 'garbage-2',
     });
     const next = toolTask('run-after-garbage', 'test.strict', { n: 2 });
-    await publishTask(setup, next);
+    await publishTask(sys.setup, next);
 
     const letters = await eventually(async () => {
-      const found = await storedMessages(setup.jsm, STREAMS.deadLetters, 'dura.dlq.tool-tasks');
+      const found = await storedMessages(sys.setup.jsm, STREAMS.deadLetters, 'dura.dlq.tool-tasks');
       return found.length >= 2 ? found.map((msg) => DeadLetterSchema.parse(msg.json())) : undefined;
     }, 'two dead letters on dura.dlq.tool-tasks');
     expect(letters).toHaveLength(2);
@@ -183,10 +156,10 @@ describe('bad tasks', () => {
     });
     expect(letters[1]?.issues?.join('\n')).toMatch(/runId/);
 
-    await settledLog(setup, next.runId, `${next.idempotencyKey}:result`);
+    await settledLog(sys.setup, next.runId, `${next.idempotencyKey}:result`);
     expect(strict.runs(next.idempotencyKey)).toBe(1);
-    expect((await runLog(setup.jsm, next.runId))[0]?.event.type).toBe('tool_call_completed');
-    const info = await setup.jsm.consumers.info('DURA_TASKS', 'tool-gateway');
+    expect((await runLog(sys.setup.jsm, next.runId))[0]?.event.type).toBe('tool_call_completed');
+    const info = await sys.setup.jsm.consumers.info('DURA_TASKS', 'tool-gateway');
     expect(info.num_pending + info.num_ack_pending).toBe(0);
   });
 });

@@ -1,62 +1,37 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { useTestInfra } from '@dura/testing';
-import { ToolRegistry } from '@dura/tools';
-import { createToolGateway, effects, outbox, type ToolGateway } from '../src/index';
+
+import { effects, outbox } from '../src/index';
 import {
-  STREAM_OPTIONS,
-  connect,
   countingTool,
   decideTasks,
   effectRow,
   outboxRows,
-  prepare,
   publishTask,
   runLog,
   settledLog,
   sleep,
-  testLogger,
   toolTask,
-  type Connections,
+  useGateway,
 } from './support';
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
 
 const infra = useTestInfra();
 const counter = countingTool('test.count');
-let setup: Connections;
-let conn: Connections;
-let gateway: ToolGateway | undefined;
-
-beforeAll(async () => {
-  setup = await prepare(infra().nats.url, infra().db.url);
-  conn = await connect(infra().nats.url, infra().db.url, 'gateway');
-  gateway = createToolGateway({
-    ...conn,
-    tools: new ToolRegistry([counter.tool]),
-    log: testLogger('tool-gateway'),
-    relayPollMs: 50,
-    streams: STREAM_OPTIONS,
-  });
-  await gateway.start();
-});
-
-afterAll(async () => {
-  await gateway?.stop();
-  await conn?.close();
-  await setup?.close();
-});
+const sys = useGateway(infra, [counter.tool]);
 
 describe('a tool task', () => {
   const task = toolTask('run-once', 'test.count', { n: 21 });
   const resultId = `${task.idempotencyKey}:result`;
 
   it('runs the tool once, records one effect and one outbox row, and the relay appends the observation', async () => {
-    await publishTask(setup, task);
-    const log = await settledLog(setup, task.runId, resultId);
+    await publishTask(sys.setup, task);
+    const log = await settledLog(sys.setup, task.runId, resultId);
 
     expect(counter.runs(task.idempotencyKey)).toBe(1);
-    const row = await effectRow(setup.db, task.idempotencyKey);
+    const row = await effectRow(sys.setup.db, task.idempotencyKey);
     expect(row).toMatchObject({
       status: 'succeeded',
       attempts: 1,
@@ -67,7 +42,7 @@ describe('a tool task', () => {
     });
     expect(row?.result).toEqual({ n: 21, doubled: 42, attempt: 1 });
 
-    const rows = await outboxRows(setup.db, task.runId);
+    const rows = await outboxRows(sys.setup.db, task.runId);
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ msgId: resultId, subject: `dura.run.${task.runId}` });
     expect(rows[0]?.sentAt).toBeInstanceOf(Date);
@@ -89,8 +64,8 @@ describe('a tool task', () => {
   });
 
   it('nudges the planner with a decide task for the observation', async () => {
-    const [observation] = await runLog(setup.jsm, task.runId);
-    const decides = await decideTasks(setup.jsm, task.runId);
+    const [observation] = await runLog(sys.setup.jsm, task.runId);
+    const decides = await decideTasks(sys.setup.jsm, task.runId);
     expect(decides).toEqual([
       {
         msgId: `${task.runId}@${observation?.event.seq}`,
@@ -100,16 +75,16 @@ describe('a tool task', () => {
   });
 
   it('does not run the tool again for a repeat of the key, and the log keeps one observation', async () => {
-    const firstSent = (await outboxRows(setup.db, task.runId))[0]?.sentAt?.getTime() ?? 0;
-    // A different msg-id, so JetStream's dedupe of the task itself does not hide the repeat from the gateway.
-    await publishTask(setup, task, `${task.idempotencyKey}#again`);
-    await publishTask(setup, task, `${task.idempotencyKey}#third`);
+    const firstSent = (await outboxRows(sys.setup.db, task.runId))[0]?.sentAt?.getTime() ?? 0;
+    // A different msg-id, so JetStream's dedupe of the task itself does not hide the repeat from the sys.gateway.
+    await publishTask(sys.setup, task, `${task.idempotencyKey}#again`);
+    await publishTask(sys.setup, task, `${task.idempotencyKey}#third`);
     await vi.waitFor(
       async () => {
-        const [row] = await outboxRows(setup.db, task.runId);
+        const [row] = await outboxRows(sys.setup.db, task.runId);
         // A repeat re-queues the recorded observation (sent_at reset) and the relay sends it again.
         expect(row?.sentAt?.getTime()).toBeGreaterThan(firstSent);
-        const info = await setup.jsm.consumers.info('DURA_TASKS', 'tool-gateway');
+        const info = await sys.setup.jsm.consumers.info('DURA_TASKS', 'tool-gateway');
         expect(info.num_pending + info.num_ack_pending).toBe(0);
       },
       { timeout: 10_000, interval: 50 },
@@ -117,23 +92,23 @@ describe('a tool task', () => {
     await sleep(300); // give a wrongly re-run tool time to show up
 
     expect(counter.runs(task.idempotencyKey)).toBe(1);
-    expect(await setup.db.select().from(effects).where(eq(effects.runId, task.runId))).toHaveLength(1);
-    expect(await setup.db.select().from(outbox).where(eq(outbox.runId, task.runId))).toHaveLength(1);
-    const log = await runLog(setup.jsm, task.runId);
+    expect(await sys.setup.db.select().from(effects).where(eq(effects.runId, task.runId))).toHaveLength(1);
+    expect(await sys.setup.db.select().from(outbox).where(eq(outbox.runId, task.runId))).toHaveLength(1);
+    const log = await runLog(sys.setup.jsm, task.runId);
     expect(log.filter(({ event }) => event.type === 'tool_call_completed')).toHaveLength(1);
-    expect((await effectRow(setup.db, task.idempotencyKey))?.attempts).toBe(1);
+    expect((await effectRow(sys.setup.db, task.idempotencyKey))?.attempts).toBe(1);
   });
 
   it('drops a re-published task with the same msg-id at the broker', async () => {
     const again = toolTask('run-once-dup', 'test.count', { n: 1 });
-    const first = await setup.js.publish('dura.task.tool.test.count', JSON.stringify(again), {
+    const first = await sys.setup.js.publish('dura.task.tool.test.count', JSON.stringify(again), {
       msgID: again.idempotencyKey,
     });
-    const second = await setup.js.publish('dura.task.tool.test.count', JSON.stringify(again), {
+    const second = await sys.setup.js.publish('dura.task.tool.test.count', JSON.stringify(again), {
       msgID: again.idempotencyKey,
     });
     expect(second).toMatchObject({ duplicate: true, seq: first.seq });
-    await settledLog(setup, again.runId, `${again.idempotencyKey}:result`);
+    await settledLog(sys.setup, again.runId, `${again.idempotencyKey}:result`);
     expect(counter.runs(again.idempotencyKey)).toBe(1);
   });
 });

@@ -1,20 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { ToolTask } from '@dura/contracts';
 import { useTestInfra } from '@dura/testing';
-import { ToolRegistry } from '@dura/tools';
-import { createToolGateway, effects, type ToolGateway } from '../src/index';
+
+import { effects } from '../src/index';
 import {
-  STREAM_OPTIONS,
-  connect,
   countingTool,
   effectRow,
   outboxRows,
-  prepare,
   publishTask,
   settledLog,
-  testLogger,
   toolTask,
-  type Connections,
+  useGateway,
 } from './support';
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
@@ -32,33 +28,12 @@ const checked = countingTool('test.checked', {
 });
 const idempotent = countingTool('test.idempotent', { safety: 'idempotent' });
 const unsafe = countingTool('test.unsafe', { safety: 'unsafe' });
-let setup: Connections;
-let conn: Connections;
-let gateway: ToolGateway | undefined;
-
-beforeAll(async () => {
-  setup = await prepare(infra().nats.url, infra().db.url);
-  conn = await connect(infra().nats.url, infra().db.url, 'gateway');
-  gateway = createToolGateway({
-    ...conn,
-    tools: new ToolRegistry([checked.tool, idempotent.tool, unsafe.tool]),
-    log: testLogger('tool-gateway'),
-    relayPollMs: 50,
-    streams: STREAM_OPTIONS,
-  });
-  await gateway.start();
-});
-
-afterAll(async () => {
-  await gateway?.stop();
-  await conn?.close();
-  await setup?.close();
-});
+const sys = useGateway(infra, [checked.tool, idempotent.tool, unsafe.tool]);
 
 /** What a replica that died mid-call leaves behind: a `started` row whose lease ran out. */
 async function orphan(task: ToolTask): Promise<void> {
   const past = new Date(Date.now() - 60_000);
-  await setup.db.insert(effects).values({
+  await sys.setup.db.insert(effects).values({
     idempotencyKey: task.idempotencyKey,
     runId: task.runId,
     callId: task.callId,
@@ -75,10 +50,10 @@ async function orphan(task: ToolTask): Promise<void> {
 /** Orphans the task's key, re-delivers the task, and returns the one observation that ends up on the log. */
 async function reconcile(task: ToolTask) {
   await orphan(task);
-  await publishTask(setup, task);
-  const log = await settledLog(setup, task.runId, `${task.idempotencyKey}:result`);
+  await publishTask(sys.setup, task);
+  const log = await settledLog(sys.setup, task.runId, `${task.idempotencyKey}:result`);
   expect(log).toHaveLength(1);
-  expect(await outboxRows(setup.db, task.runId)).toHaveLength(1);
+  expect(await outboxRows(sys.setup.db, task.runId)).toHaveLength(1);
   return log[0]!.event;
 }
 
@@ -97,7 +72,7 @@ describe('a started call whose lease expired', () => {
         attempt: 1,
       },
     });
-    expect(await effectRow(setup.db, task.idempotencyKey)).toMatchObject({
+    expect(await effectRow(sys.setup.db, task.idempotencyKey)).toMatchObject({
       status: 'succeeded',
       attempts: 1,
       result: { from: 'status check', key: task.idempotencyKey },
@@ -113,7 +88,7 @@ describe('a started call whose lease expired', () => {
       type: 'tool_call_failed',
       data: { error: { code: 'card_declined', retryable: false }, retryable: false, attempt: 1 },
     });
-    expect(await effectRow(setup.db, task.idempotencyKey)).toMatchObject({
+    expect(await effectRow(sys.setup.db, task.idempotencyKey)).toMatchObject({
       status: 'failed',
       error: { code: 'card_declined' },
     });
@@ -128,7 +103,7 @@ describe('a started call whose lease expired', () => {
       type: 'tool_call_completed',
       data: { result: { n: 3, doubled: 6, attempt: 2 }, attempt: 2 },
     });
-    expect(await effectRow(setup.db, task.idempotencyKey)).toMatchObject({
+    expect(await effectRow(sys.setup.db, task.idempotencyKey)).toMatchObject({
       status: 'succeeded',
       attempts: 2,
     });
@@ -143,7 +118,7 @@ describe('a started call whose lease expired', () => {
       type: 'tool_call_failed',
       data: { error: { code: 'outcome_unknown', retryable: false }, retryable: false, attempt: 1 },
     });
-    expect(await effectRow(setup.db, task.idempotencyKey)).toMatchObject({
+    expect(await effectRow(sys.setup.db, task.idempotencyKey)).toMatchObject({
       status: 'failed',
       attempts: 1,
       error: { code: 'outcome_unknown' },
@@ -152,16 +127,19 @@ describe('a started call whose lease expired', () => {
 
   it('stays settled: a later repeat of a reconciled key runs nothing', async () => {
     const task = toolTask('run-unsafe', 'test.unsafe', { n: 4 });
-    await publishTask(setup, task, `${task.idempotencyKey}#later`);
+    await publishTask(sys.setup, task, `${task.idempotencyKey}#later`);
     await vi.waitFor(
       async () => {
-        const info = await setup.jsm.consumers.info('DURA_TASKS', 'tool-gateway');
+        const info = await sys.setup.jsm.consumers.info('DURA_TASKS', 'tool-gateway');
         expect(info.num_pending + info.num_ack_pending).toBe(0);
-        expect((await outboxRows(setup.db, task.runId))[0]?.sentAt).not.toBeNull();
+        expect((await outboxRows(sys.setup.db, task.runId))[0]?.sentAt).not.toBeNull();
       },
       { timeout: 10_000, interval: 50 },
     );
     expect(unsafe.runs()).toBe(0);
-    expect(await effectRow(setup.db, task.idempotencyKey)).toMatchObject({ status: 'failed', attempts: 1 });
+    expect(await effectRow(sys.setup.db, task.idempotencyKey)).toMatchObject({
+      status: 'failed',
+      attempts: 1,
+    });
   });
 });

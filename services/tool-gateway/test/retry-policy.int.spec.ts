@@ -1,18 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { useTestInfra } from '@dura/testing';
-import { ToolError, ToolRegistry } from '@dura/tools';
-import { createToolGateway, type ToolGateway } from '../src/index';
-import {
-  STREAM_OPTIONS,
-  connect,
-  countingTool,
-  prepare,
-  publishTask,
-  settledLog,
-  testLogger,
-  toolTask,
-  type Connections,
-} from './support';
+import { ToolError } from '@dura/tools';
+import { countingTool, publishTask, settledLog, toolTask, useGateway } from './support';
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
 
@@ -29,35 +18,13 @@ const picky = countingTool('test.picky', {
   },
 });
 picky.tool.retry = { attempts: 5, initialDelayMs: 10, retryOn: (error) => error.code !== 'quota' };
-let setup: Connections;
-let conn: Connections;
-let gateway: ToolGateway | undefined;
-
-beforeAll(async () => {
-  setup = await prepare(infra().nats.url, infra().db.url);
-  conn = await connect(infra().nats.url, infra().db.url, 'gateway');
-  gateway = createToolGateway({
-    ...conn,
-    tools: new ToolRegistry([declined.tool, picky.tool]),
-    log: testLogger('tool-gateway'),
-    maxAttempts: 4,
-    relayPollMs: 50,
-    streams: STREAM_OPTIONS,
-  });
-  await gateway.start();
-});
-
-afterAll(async () => {
-  await gateway?.stop();
-  await conn?.close();
-  await setup?.close();
-});
+const sys = useGateway(infra, [declined.tool, picky.tool], { maxAttempts: 4 });
 
 describe("a tool's retry policy", () => {
   it('sets its own attempts, and on exhaustion marks the final failure as failing the run', async () => {
     const task = toolTask('run-declined', 'test.declined', { n: 1 });
-    await publishTask(setup, task);
-    const log = await settledLog(setup, task.runId, `${task.idempotencyKey}:result`);
+    await publishTask(sys.setup, task);
+    const log = await settledLog(sys.setup, task.runId, `${task.idempotencyKey}:result`);
     expect(declined.runs(task.idempotencyKey)).toBe(2);
     const failures = log.flatMap(({ event }) => (event.type === 'tool_call_failed' ? [event.data] : []));
     expect(failures.map((f) => [f.attempt, f.retryable, f.failRun ?? false])).toEqual([
@@ -68,8 +35,8 @@ describe("a tool's retry policy", () => {
 
   it('retries only the errors it names', async () => {
     const task = toolTask('run-picky', 'test.picky', { n: 1 });
-    await publishTask(setup, task);
-    const log = await settledLog(setup, task.runId, `${task.idempotencyKey}:result`);
+    await publishTask(sys.setup, task);
+    const log = await settledLog(sys.setup, task.runId, `${task.idempotencyKey}:result`);
     expect(picky.runs(task.idempotencyKey)).toBe(1);
     expect(log.map(({ event }) => event.type)).toEqual(['tool_call_failed']);
   });

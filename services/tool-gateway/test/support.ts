@@ -19,8 +19,18 @@ import { idempotencyKey } from '@dura/core';
 import { openDatabase, type Db, type DbHandle } from '@dura/db';
 import { ensureStreams, type StreamOptions } from '@dura/event-store';
 import { connectNats, createLogger, type Logger, type NatsHandles } from '@dura/service-kit';
-import { defineTool, type ToolDefinition, type ToolSafety, type ToolStatus } from '@dura/tools';
-import { effects, migrateGateway, outbox, type EffectRow } from '../src/index';
+import { defineTool, ToolRegistry, type ToolDefinition, type ToolSafety, type ToolStatus } from '@dura/tools';
+import { afterAll, beforeAll } from 'vitest';
+import type { TestInfra } from '@dura/testing';
+import {
+  createToolGateway,
+  effects,
+  migrateGateway,
+  outbox,
+  type EffectRow,
+  type GatewayDeps,
+  type ToolGateway,
+} from '../src/index';
 
 export const STREAM_OPTIONS: StreamOptions = { replicas: 1, duplicateWindowMs: 120_000, storage: 'file' };
 
@@ -200,3 +210,51 @@ export async function settledLog(conn: Connections, runId: string, msgId: string
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+export interface GatewayUnderTest {
+  /** The test's own connection, for publishing tasks and reading the log and the database. */
+  readonly setup: Connections;
+  readonly gateway: ToolGateway;
+}
+
+/**
+ * Registers beforeAll/afterAll in the calling spec file: a setup connection, and one gateway with `tools` on
+ * its own connection, started; everything is stopped and closed afterwards, whether the tests passed or not.
+ */
+export function useGateway(
+  infra: () => TestInfra,
+  tools: readonly ToolDefinition[],
+  options: Partial<Pick<GatewayDeps, 'maxAttempts' | 'relayPollMs'>> = {},
+): GatewayUnderTest {
+  let setup: Connections | undefined;
+  let conn: Connections | undefined;
+  let gateway: ToolGateway | undefined;
+  beforeAll(async () => {
+    setup = await prepare(infra().nats.url, infra().db.url);
+    conn = await connect(infra().nats.url, infra().db.url, 'gateway');
+    gateway = createToolGateway({
+      ...conn,
+      tools: new ToolRegistry(tools),
+      log: testLogger('tool-gateway'),
+      relayPollMs: 50,
+      streams: STREAM_OPTIONS,
+      ...options,
+    });
+    await gateway.start();
+  });
+  afterAll(async () => {
+    await gateway?.stop();
+    await conn?.close();
+    await setup?.close();
+  });
+  return {
+    get setup() {
+      if (!setup) throw new Error('useGateway(): the setup connection is only available inside tests');
+      return setup;
+    },
+    get gateway() {
+      if (!gateway) throw new Error('useGateway(): the gateway is only available inside tests');
+      return gateway;
+    },
+  };
+}
