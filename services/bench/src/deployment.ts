@@ -1,0 +1,114 @@
+// One Dura deployment for one scenario: a fresh nats-server (temp store), a fresh database on the local
+// Postgres (durability as configured there), and each service replica as its own OS process.
+import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/nats-core';
+import { connect } from '@nats-io/transport-node';
+import postgres from 'postgres';
+import {
+  createTestDatabase,
+  freePort,
+  spawnTsEntry,
+  startNatsServer,
+  type ManagedProcess,
+  type NatsServerHandle,
+  type TestDatabaseHandle,
+} from '@dura/testing';
+
+export type ServiceName = 'planner' | 'tool-gateway' | 'projector';
+
+const READY: Record<ServiceName, RegExp> = {
+  planner: /planner started/,
+  'tool-gateway': /tool gateway started/,
+  projector: /projector api listening/,
+};
+
+export interface ServiceProcess {
+  label: string;
+  proc: ManagedProcess;
+  /** Spawn → ready line, ms. */
+  startupMs: number;
+}
+
+export interface Deployment extends AsyncDisposable {
+  nats: NatsServerHandle;
+  db: TestDatabaseHandle;
+  nc: NatsConnection;
+  js: JetStreamClient;
+  jsm: JetStreamManager;
+  sql: postgres.Sql;
+  env: Record<string, string>;
+  services: ServiceProcess[];
+  /** Spawns one replica and waits for its ready line. */
+  start(name: ServiceName): Promise<ServiceProcess>;
+  close(): Promise<void>;
+}
+
+/** Starts NATS and a database; services are started by the caller (`start`), in the order it needs. */
+export async function openDeployment(prefix: string, env: Record<string, string> = {}): Promise<Deployment> {
+  const cleanups: (() => Promise<unknown>)[] = [];
+  const close = async () => {
+    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
+    cleanups.length = 0;
+  };
+  try {
+    const nats = await startNatsServer();
+    cleanups.push(() => nats[Symbol.asyncDispose]());
+    const db = await createTestDatabase({ prefix: `bench_${prefix}` });
+    cleanups.push(() => db.drop());
+    const nc = await connect({ servers: nats.url, name: 'dura-bench' });
+    cleanups.push(() => nc.close());
+    const sql = postgres(db.url, { max: 2, onnotice: () => undefined });
+    cleanups.push(() => sql.end({ timeout: 2 }));
+    const services: ServiceProcess[] = [];
+    cleanups.push(() => Promise.allSettled(services.map((s) => s.proc.kill('SIGTERM'))));
+    const serviceEnv = {
+      NATS_URL: nats.url,
+      DATABASE_URL: db.url,
+      LOG_LEVEL: 'info',
+      ...env,
+    };
+    const counts = new Map<ServiceName, number>();
+    const deployment: Deployment = {
+      nats,
+      db,
+      nc,
+      js: jetstream(nc),
+      jsm: await jetstreamManager(nc),
+      sql,
+      env: serviceEnv,
+      services,
+      async start(name) {
+        const n = (counts.get(name) ?? 0) + 1;
+        counts.set(name, n);
+        const port = name === 'projector' ? { PROJECTOR_HTTP_PORT: String(await freePort()) } : {};
+        const began = performance.now();
+        const proc = spawnTsEntry({
+          name: `${name}-${n}`,
+          entry: `services/${name}/src/main.ts`,
+          env: { ...serviceEnv, ...port },
+        });
+        const service = { label: `${name}-${n}`, proc, startupMs: 0 };
+        services.push(service);
+        await proc.waitForOutput(READY[name], 120_000);
+        service.startupMs = performance.now() - began;
+        return service;
+      },
+      close,
+      [Symbol.asyncDispose]: close,
+    };
+    return deployment;
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+/** Starts the projector, `gateways` gateways and `planners` planners (in that order, as the soak cluster does). */
+export async function startServices(
+  deployment: Deployment,
+  counts: { gateways: number; planners: number },
+): Promise<void> {
+  await deployment.start('projector');
+  for (let i = 0; i < counts.gateways; i += 1) await deployment.start('tool-gateway');
+  for (let i = 0; i < counts.planners; i += 1) await deployment.start('planner');
+}

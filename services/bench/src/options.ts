@@ -1,0 +1,121 @@
+import { parseArgs } from 'node:util';
+
+/** Workload sizes; each is a flag (`--latency-runs 5`) and an environment variable (`BENCH_LATENCY_RUNS=5`). */
+export interface BenchSizes {
+  latencyRuns: number;
+  latencySteps: number;
+  throughputRuns: number;
+  throughputSteps: number;
+  inFlight: number;
+  planners: number;
+  resumeEvents: number[];
+  resumeRepeats: number;
+  idleRuns: number;
+  idleSeconds: number;
+  projectorEvents: number;
+  gateways: number[];
+}
+
+export const SCENARIOS = ['latency', 'throughput', 'resume', 'idle', 'projector', 'scaling'] as const;
+export type ScenarioName = (typeof SCENARIOS)[number];
+/** The issue's letters work too: `npm run bench -- A C`. */
+const LETTERS: Record<string, ScenarioName> = {
+  a: 'latency',
+  b: 'throughput',
+  c: 'resume',
+  d: 'idle',
+  e: 'projector',
+  f: 'scaling',
+};
+
+export const DEFAULT_SIZES: BenchSizes = {
+  latencyRuns: 20,
+  latencySteps: 20,
+  throughputRuns: 200,
+  throughputSteps: 10,
+  inFlight: 50,
+  planners: 1,
+  resumeEvents: [1_000, 10_000],
+  resumeRepeats: 3,
+  idleRuns: 10_000,
+  idleSeconds: 60,
+  projectorEvents: 1_000_000,
+  gateways: [1, 2, 3],
+};
+
+/** A run of every scenario in seconds, for the shape test and `--tiny`. */
+export const TINY_SIZES: BenchSizes = {
+  latencyRuns: 2,
+  latencySteps: 2,
+  throughputRuns: 4,
+  throughputSteps: 2,
+  inFlight: 2,
+  planners: 1,
+  resumeEvents: [100],
+  resumeRepeats: 1,
+  idleRuns: 50,
+  idleSeconds: 2,
+  projectorEvents: 100,
+  gateways: [1, 2],
+};
+
+export interface BenchOptions {
+  scenarios: ScenarioName[];
+  sizes: BenchSizes;
+  out: string | undefined;
+}
+
+export const HELP = `npm run bench -- [scenario...] [--out FILE] [--tiny] [--<size> N]
+
+Scenarios: latency (A), throughput (B), resume (C), idle (D), projector (E), scaling (F); default all.
+Sizes (flag or BENCH_<NAME> env): ${Object.keys(DEFAULT_SIZES)
+  .map((key) => `--${kebab(key)}`)
+  .join(' ')}
+Lists (resume-events, gateways) are comma-separated. --tiny starts from the tiny sizes of the shape test.`;
+
+function kebab(key: string): string {
+  return key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+}
+
+function parseSize(key: keyof BenchSizes, text: string): number | number[] {
+  const numbers = text.split(',').map((part) => Number(part.trim()));
+  if (numbers.some((n) => !Number.isInteger(n) || n <= 0))
+    throw new Error(`--${kebab(key)} wants positive integers, got "${text}"`);
+  return Array.isArray(DEFAULT_SIZES[key]) ? numbers : (numbers[0] ?? 0);
+}
+
+/** Reads argv and the environment; throws on an unknown scenario or a bad size. */
+export function parseBenchOptions(
+  argv: string[],
+  env: NodeJS.ProcessEnv = process.env,
+): BenchOptions | 'help' {
+  const keys = Object.keys(DEFAULT_SIZES) as (keyof BenchSizes)[];
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      out: { type: 'string' },
+      tiny: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+      ...Object.fromEntries(keys.map((key) => [kebab(key), { type: 'string' as const }])),
+    },
+  });
+  if (values.help) return 'help';
+  const sizes: BenchSizes = { ...(values.tiny || env['BENCH_TINY'] === '1' ? TINY_SIZES : DEFAULT_SIZES) };
+  for (const key of keys) {
+    const text =
+      (values as Record<string, unknown>)[kebab(key)] ??
+      env[`BENCH_${kebab(key).replaceAll('-', '_').toUpperCase()}`];
+    if (typeof text === 'string') (sizes as unknown as Record<string, unknown>)[key] = parseSize(key, text);
+  }
+  const scenarios = positionals.map((name) => {
+    const found = LETTERS[name.toLowerCase()] ?? SCENARIOS.find((s) => s === name.toLowerCase());
+    if (!found) throw new Error(`unknown scenario "${name}"; known: ${SCENARIOS.join(', ')} (or A–F)`);
+    return found;
+  });
+  return {
+    scenarios: scenarios.length > 0 ? [...new Set(scenarios)] : [...SCENARIOS],
+    sizes,
+    out: values.out,
+  };
+}

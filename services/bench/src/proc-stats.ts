@@ -1,0 +1,30 @@
+import { readFileSync, readdirSync } from 'node:fs';
+
+const TICKS_PER_SECOND = 100; // USER_HZ on Linux
+
+/** CPU seconds (user + system) a process has used so far, and its resident set in MiB, from /proc. */
+export function sampleProcess(pid: number): { cpuSeconds: number; rssMiB: number } {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after "pid (comm) ": state is field 3, utime 14 and stime 15 (1-based).
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const rssKiB = Number(/^VmRSS:\s+(\d+)/m.exec(status)?.[1] ?? 0);
+  return { cpuSeconds: ticks / TICKS_PER_SECOND, rssMiB: Math.round((rssKiB / 1024) * 10) / 10 };
+}
+
+/** Pids of this process's children whose command name is `comm` (e.g. the nats-server it spawned). */
+export function childPids(comm: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === process.pid && name === comm) found.push(Number(entry));
+    } catch {
+      // Ended while we looked.
+    }
+  }
+  return found;
+}

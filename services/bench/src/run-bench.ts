@@ -1,0 +1,98 @@
+import { openDeployment, startServices } from './deployment';
+import { probeEnvironment } from './environment';
+import type { BenchOptions } from './options';
+import { progress } from './progress';
+import { BenchReportSchema, type BenchReport, type BenchScenarios } from './schema';
+import { round } from './stats';
+import { idleCost } from './scenarios/idle';
+import { projectorCatchUp } from './scenarios/projector';
+import { resumeCost } from './scenarios/resume';
+import { stepLatency, throughput } from './scenarios/runs';
+
+/** A and B on one deployment of one projector, one gateway and `planners` planners. */
+async function latencyAndThroughput(options: BenchOptions, scenarios: BenchScenarios): Promise<void> {
+  const { sizes } = options;
+  const wantA = options.scenarios.includes('latency');
+  const wantB = options.scenarios.includes('throughput');
+  if (!wantA && !wantB) return;
+  await using deployment = await openDeployment('runs');
+  await startServices(deployment, { gateways: 1, planners: sizes.planners });
+  if (wantA) {
+    progress(`A: ${sizes.latencyRuns} runs × ${sizes.latencySteps} steps, one at a time`);
+    scenarios.latency = await stepLatency(deployment, {
+      prefix: 'lat',
+      runs: sizes.latencyRuns,
+      steps: sizes.latencySteps,
+    });
+  }
+  if (wantB) {
+    progress(`B: ${sizes.throughputRuns} runs × ${sizes.throughputSteps} steps, ${sizes.inFlight} in flight`);
+    scenarios.throughput = await throughput(
+      deployment,
+      { prefix: 'thr', runs: sizes.throughputRuns, steps: sizes.throughputSteps, inFlight: sizes.inFlight },
+      { gateways: 1, planners: sizes.planners },
+    );
+  }
+}
+
+/** F: B again on a fresh deployment per gateway count. */
+async function scaling(options: BenchOptions): Promise<NonNullable<BenchScenarios['scaling']>> {
+  const { sizes } = options;
+  const points = [];
+  for (const gateways of sizes.gateways) {
+    progress(`F: ${gateways} gateway(s), ${sizes.planners} planner(s)`);
+    await using deployment = await openDeployment(`scale${gateways}`);
+    await startServices(deployment, { gateways, planners: sizes.planners });
+    points.push(
+      await throughput(
+        deployment,
+        {
+          prefix: `f${gateways}`,
+          runs: sizes.throughputRuns,
+          steps: sizes.throughputSteps,
+          inFlight: sizes.inFlight,
+        },
+        { gateways, planners: sizes.planners },
+      ),
+    );
+  }
+  return { mode: 'processes', points };
+}
+
+/** Runs the chosen scenarios in the issue's order and returns the validated report. */
+export async function runBench(options: BenchOptions): Promise<BenchReport> {
+  const began = performance.now();
+  const startedAt = new Date().toISOString();
+  progress('probing machine, versions and durability settings');
+  const environment = await probeEnvironment();
+  const scenarios: BenchScenarios = {};
+  const want = (name: BenchOptions['scenarios'][number]) => options.scenarios.includes(name);
+  await latencyAndThroughput(options, scenarios);
+  if (want('resume')) {
+    progress(`C: resume of ${options.sizes.resumeEvents.join(', ')}-event runs`);
+    scenarios.resume = await resumeCost(options.sizes);
+  }
+  if (want('idle')) {
+    progress(`D: ${options.sizes.idleRuns} suspended runs, ${options.sizes.idleSeconds} s idle`);
+    scenarios.idle = await idleCost(options.sizes);
+  }
+  if (want('projector')) {
+    progress(`E: projector catch-up over ${options.sizes.projectorEvents} events`);
+    scenarios.projector = await projectorCatchUp(options.sizes);
+  }
+  if (want('scaling')) scenarios.scaling = await scaling(options);
+  return BenchReportSchema.parse({
+    schemaVersion: 1,
+    startedAt,
+    totalSeconds: round((performance.now() - began) / 1000),
+    scenariosRequested: options.scenarios,
+    ...environment,
+    settings: Object.fromEntries(
+      Object.entries(options.sizes).map(([key, value]) => [
+        key,
+        Array.isArray(value) ? value.join(',') : (value as number),
+      ]),
+    ),
+    scenarios,
+  });
+}

@@ -1,0 +1,133 @@
+import { z } from 'zod';
+
+/** Percentiles of a sample, in milliseconds. */
+export const DistributionSchema = z.object({
+  count: z.number().int().nonnegative(),
+  p50: z.number().nonnegative(),
+  p90: z.number().nonnegative(),
+  p99: z.number().nonnegative(),
+  max: z.number().nonnegative(),
+  mean: z.number().nonnegative(),
+});
+export type Distribution = z.infer<typeof DistributionSchema>;
+
+/** Per-step figures read from the stream's own timestamps (the server's store time of each event). */
+const StepTimingsSchema = z.object({
+  /** `tool_call_requested` stored → its `tool_call_completed` stored. */
+  intentToObservationMs: DistributionSchema,
+  /** `tool_call_requested` of step n → of step n+1 (or `run_completed`): the whole step, planner included. */
+  stepCycleMs: DistributionSchema,
+});
+
+const ModeSchema = z.enum(['processes', 'in-process']);
+
+const LatencySchema = StepTimingsSchema.extend({
+  mode: ModeSchema,
+  runs: z.number().int(),
+  steps: z.number().int(),
+  /** `run_requested` stored → `run_completed` stored. */
+  runWallMs: DistributionSchema,
+  /** Client-observed: submit publish → `run_completed` seen on the subject. */
+  clientRunWallMs: DistributionSchema,
+});
+
+const ThroughputSchema = StepTimingsSchema.extend({
+  mode: ModeSchema,
+  runs: z.number().int(),
+  steps: z.number().int(),
+  inFlight: z.number().int(),
+  gateways: z.number().int(),
+  planners: z.number().int(),
+  completedSteps: z.number().int(),
+  /** First `run_requested` → last `run_completed`, stream time. */
+  elapsedMs: z.number().nonnegative(),
+  stepsPerSecond: z.number().nonnegative(),
+  runsFailed: z.number().int(),
+});
+export type ThroughputResult = z.infer<typeof ThroughputSchema>;
+
+const ResumeCaseSchema = z.object({
+  events: z.number().int(),
+  snapshots: z.boolean(),
+  /** Fresh driver's `drive()`: load (snapshot + tail, or the whole log), fold, decide, append, dispatch. */
+  driveMs: z.number().nonnegative(),
+  repeats: z.number().int(),
+  driveMsAll: z.array(z.number().nonnegative()),
+});
+
+const ResumeSchema = z.object({
+  mode: ModeSchema,
+  note: z.string(),
+  cases: z.array(ResumeCaseSchema),
+});
+
+const ProcessIdleSchema = z.object({
+  name: z.string(),
+  pid: z.number().int(),
+  rssStartMiB: z.number().nonnegative(),
+  rssEndMiB: z.number().nonnegative(),
+  cpuSeconds: z.number().nonnegative(),
+  /** cpuSeconds / window: 1.0 is one core fully busy. */
+  cpuShare: z.number().nonnegative(),
+});
+
+const IdleSchema = z.object({
+  mode: ModeSchema,
+  suspendedRuns: z.number().int(),
+  windowSeconds: z.number().positive(),
+  processes: z.array(ProcessIdleSchema),
+});
+
+const ProjectorSchema = z.object({
+  mode: ModeSchema,
+  events: z.number().int(),
+  note: z.string(),
+  /** Async batched publish of the events, no expected sequence. */
+  publishEventsPerSecond: z.number().nonnegative(),
+  /** Projector process spawn → its checkpoint at the stream's last sequence. */
+  catchUpMs: z.number().nonnegative(),
+  eventsPerSecond: z.number().nonnegative(),
+  startupMs: z.number().nonnegative(),
+});
+
+const ScalingSchema = z.object({
+  mode: ModeSchema,
+  points: z.array(ThroughputSchema),
+});
+
+export const BenchReportSchema = z.object({
+  schemaVersion: z.literal(1),
+  startedAt: z.string(),
+  totalSeconds: z.number().nonnegative(),
+  scenariosRequested: z.array(z.string()),
+  machine: z.object({
+    cores: z.number().int().positive(),
+    cpuModel: z.string(),
+    memoryGiB: z.number().positive(),
+    os: z.string(),
+  }),
+  versions: z.object({
+    node: z.string(),
+    natsServer: z.string(),
+    postgres: z.string(),
+    bench: z.string(),
+    gitCommit: z.string(),
+  }),
+  durability: z.object({
+    jetstreamStorage: z.string(),
+    jetstreamSync: z.string(),
+    postgresSynchronousCommit: z.string(),
+    postgresFsync: z.string(),
+  }),
+  settings: z.record(z.string(), z.union([z.number(), z.string(), z.boolean()])),
+  scenarios: z.object({
+    latency: LatencySchema.optional(),
+    throughput: ThroughputSchema.optional(),
+    resume: ResumeSchema.optional(),
+    idle: IdleSchema.optional(),
+    projector: ProjectorSchema.optional(),
+    scaling: ScalingSchema.optional(),
+  }),
+});
+export type BenchReport = z.infer<typeof BenchReportSchema>;
+export type BenchScenarios = BenchReport['scenarios'];

@@ -1,0 +1,69 @@
+import type { BenchReport, Distribution } from './schema';
+
+const ms = (d: Distribution) => `p50 ${d.p50.toFixed(2)} ms  p99 ${d.p99.toFixed(2)} ms  (n=${d.count})`;
+const n = (x: number) => x.toLocaleString('en-US', { maximumFractionDigits: 1 });
+
+/** The report as aligned `scenario | figure | value` lines for a terminal. */
+export function formatTable(report: BenchReport): string {
+  const rows: [string, string, string][] = [];
+  const { latency, throughput, resume, idle, projector, scaling } = report.scenarios;
+  if (latency) {
+    const label = `A latency (${latency.runs}×${latency.steps})`;
+    rows.push([label, 'intent → observation', ms(latency.intentToObservationMs)]);
+    rows.push(['', 'step cycle', ms(latency.stepCycleMs)]);
+    rows.push(['', 'run wall (stream)', ms(latency.runWallMs)]);
+    rows.push(['', 'run wall (client)', ms(latency.clientRunWallMs)]);
+  }
+  for (const [label, b] of [
+    ...(throughput
+      ? [
+          [
+            `B throughput (${throughput.runs}×${throughput.steps}, ${throughput.inFlight} in flight)`,
+            throughput,
+          ] as const,
+        ]
+      : []),
+    ...(scaling?.points.map((p) => [`F ${p.gateways} gateway(s), ${p.planners} planner(s)`, p] as const) ??
+      []),
+  ]) {
+    rows.push([
+      label,
+      'steps/s',
+      `${n(b.stepsPerSecond)} (${b.completedSteps} steps in ${n(b.elapsedMs)} ms, ${b.runsFailed} failed)`,
+    ]);
+    rows.push(['', 'intent → observation', ms(b.intentToObservationMs)]);
+    rows.push(['', 'step cycle', ms(b.stepCycleMs)]);
+  }
+  for (const c of resume?.cases ?? [])
+    rows.push([
+      `C resume ${n(c.events)} events`,
+      `snapshots ${c.snapshots ? 'on' : 'off'}`,
+      `${c.driveMs.toFixed(1)} ms (median of ${c.repeats})`,
+    ]);
+  for (const p of idle?.processes ?? [])
+    rows.push([
+      `D idle ${n(idle?.suspendedRuns ?? 0)} runs, ${idle?.windowSeconds} s`,
+      p.name,
+      `RSS ${p.rssStartMiB} → ${p.rssEndMiB} MiB, CPU ${p.cpuSeconds.toFixed(2)} s (${(p.cpuShare * 100).toFixed(2)} %)`,
+    ]);
+  if (projector) {
+    rows.push([
+      `E projector ${n(projector.events)} events`,
+      'events/s',
+      `${n(projector.eventsPerSecond)} (${n(projector.catchUpMs)} ms)`,
+    ]);
+    rows.push(['', 'publish events/s', n(projector.publishEventsPerSecond)]);
+  }
+  const widths = [0, 1].map((i) => Math.max(...rows.map((r) => r[i]?.length ?? 0)));
+  const lines = rows.map(([a, b, c]) => `${a.padEnd(widths[0] ?? 0)}  ${b.padEnd(widths[1] ?? 0)}  ${c}`);
+  const { machine, versions, durability } = report;
+  return [
+    `machine: ${machine.cores} cores, ${machine.cpuModel}, ${machine.memoryGiB} GiB, ${machine.os}`,
+    `versions: node ${versions.node}, nats-server ${versions.natsServer}, postgres ${versions.postgres}, commit ${versions.gitCommit}`,
+    `durability: JetStream ${durability.jetstreamStorage}, sync ${durability.jetstreamSync}; Postgres synchronous_commit=${durability.postgresSynchronousCommit}, fsync=${durability.postgresFsync}`,
+    '',
+    ...lines,
+    '',
+    `total ${report.totalSeconds.toFixed(1)} s`,
+  ].join('\n');
+}

@@ -1,0 +1,22 @@
+// A tiny run of every scenario: the report must keep its shape (timings are not checked, only present).
+import { describe, expect, it } from 'vitest';
+import { BenchReportSchema, SCENARIOS, TINY_SIZES, runBench } from '../src/index';
+
+describe('npm run bench', () => {
+  it('writes a report of the stable shape for a tiny run of every scenario', async () => {
+    const report = await runBench({ scenarios: [...SCENARIOS], sizes: TINY_SIZES, out: undefined });
+
+    const parsed = BenchReportSchema.parse(JSON.parse(JSON.stringify(report)));
+    expect(Object.keys(parsed.scenarios).sort()).toEqual([...SCENARIOS].sort());
+    expect(parsed.durability.postgresSynchronousCommit).not.toBe('');
+    expect(parsed.scenarios.latency?.intentToObservationMs.count).toBe(
+      TINY_SIZES.latencyRuns * TINY_SIZES.latencySteps,
+    );
+    expect(parsed.scenarios.throughput?.runsFailed).toBe(0);
+    expect(parsed.scenarios.resume?.cases).toHaveLength(TINY_SIZES.resumeEvents.length * 2);
+    expect(parsed.scenarios.idle?.processes.map((p) => p.name)).toEqual(
+      expect.arrayContaining(['planner-1', 'tool-gateway-1', 'projector-1', 'nats-server']),
+    );
+    expect(parsed.scenarios.scaling?.points.map((p) => p.gateways)).toEqual(TINY_SIZES.gateways);
+  });
+});
