@@ -124,11 +124,17 @@ export function createRunDriver(deps: RunDriverDeps) {
     return next;
   }
 
+  /**
+   * Appends what the run's state implies, guarded by its last sequence. Returns the run with the events
+   * folded in: a guarded append that succeeded means nothing else reached the log in between, so the next
+   * step needs no read. A duplicate ack (a retry, or a racing replica's identical decision) returns nothing:
+   * the caller re-reads.
+   */
   async function append(
     run: CachedRun,
     drafts: readonly EventDraft[],
     trace: string | undefined,
-  ): Promise<void> {
+  ): Promise<CachedRun | undefined> {
     const { state } = run;
     const runId = state.runId as string;
     const events: NewEvent[] = drafts.map((draft, index) =>
@@ -141,7 +147,12 @@ export function createRunDriver(deps: RunDriverDeps) {
         ...(trace ? { trace } : {}),
       }),
     );
-    await deps.store.append(runId, events, { expectedSeq: state.lastSeq });
+    const result = await deps.store.append(runId, events, { expectedSeq: state.lastSeq });
+    if (result.duplicate) return undefined;
+    const recorded = events.map((event, i) => ({ ...event, seq: result.seqs[i] as number }));
+    const next = { ...run, state: fold(recorded, state), lastEventId: (recorded.at(-1) as RunEvent).meta.id };
+    cache.set(runId, next);
+    return next;
   }
 
   async function dispatch(run: CachedRun, calls: readonly CallState[]): Promise<void> {
@@ -169,8 +180,11 @@ export function createRunDriver(deps: RunDriverDeps) {
   async function drive(runId: string, options: { trace?: string } = {}): Promise<DriveOutcome> {
     let conflicts = 0;
     let modelCalls = 0;
+    // The run as our own last append left it; undefined: read the log's tail first.
+    let known: CachedRun | undefined;
     for (;;) {
-      const run = await load(runId);
+      const run = known ?? (await load(runId));
+      known = undefined;
       const action = nextAction(run.state);
       try {
         switch (action.kind) {
@@ -180,10 +194,10 @@ export function createRunDriver(deps: RunDriverDeps) {
             await dispatch(run, action.calls);
             return { state: run.state, modelCalls, dispatched: action.calls.length };
           case 'start':
-            await append(run, [{ type: 'run_started', data: {} }], options.trace);
+            known = await append(run, [{ type: 'run_started', data: {} }], options.trace);
             break;
           case 'record':
-            await append(run, action.events, options.trace);
+            known = await append(run, action.events, options.trace);
             if (action.events.some((event) => event.type === 'tool_call_requested'))
               failpoint('planner.after-intent');
             break;
@@ -205,7 +219,7 @@ export function createRunDriver(deps: RunDriverDeps) {
                 finishReason: turn.finishReason,
               },
             };
-            await append(run, [thought], options.trace);
+            known = await append(run, [thought], options.trace);
             break;
           }
         }
