@@ -9,9 +9,10 @@ export interface CachedRun {
 }
 
 /**
- * A bounded LRU of folded runs. Only a cache (invariant 1): every use reads the log's tail after
- * `state.lastSeq`, so a stale entry costs a longer read, never a wrong decision. A run not in it is resumed
- * from its snapshot (KV) and the log's tail after it, or from the whole log.
+ * A bounded LRU of folded runs. Only a cache (invariant 1): a drive starts by reading the log's tail after
+ * `state.lastSeq`, and within a drive the state after our own append is trusted only because the next append
+ * is guarded by that same sequence; so a stale entry costs a longer read or a lost race, never a wrong
+ * decision. A run not in it is resumed from its snapshot (KV) and the log's tail after it, or from the whole log.
  */
 export class RunStateCache {
   readonly #entries = new Map<string, CachedRun>();
