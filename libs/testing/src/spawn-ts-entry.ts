@@ -10,6 +10,8 @@ export interface SpawnTsEntryOptions {
   entry: string;
   env?: Record<string, string | undefined>;
   args?: string[];
+  /** Options for node itself, before the entry (e.g. `--cpu-prof`). */
+  nodeArgs?: string[];
 }
 
 function tsxLoaderUrl(): string {
@@ -25,7 +27,7 @@ export function spawnTsEntry(opts: SpawnTsEntryOptions): ManagedProcess {
   return spawnManaged({
     name: opts.name,
     command: process.execPath,
-    args: ['--import', tsxLoaderUrl(), entry, ...(opts.args ?? [])],
+    args: [...(opts.nodeArgs ?? []), '--import', tsxLoaderUrl(), entry, ...(opts.args ?? [])],
     cwd: root,
     ...(opts.env ? { env: opts.env } : {}),
   });

@@ -3,6 +3,7 @@
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
+import { resolve } from 'node:path';
 import postgres from 'postgres';
 import {
   createTestDatabase,
@@ -86,6 +87,7 @@ export async function openDeployment(prefix: string, env: Record<string, string>
           name: `${name}-${n}`,
           entry: `services/${name}/src/main.ts`,
           env: { ...serviceEnv, ...port },
+          nodeArgs: profileArgs(`${name}-${n}`),
         });
         const service = { label: `${name}-${n}`, proc, startupMs: 0 };
         services.push(service);
@@ -101,6 +103,16 @@ export async function openDeployment(prefix: string, env: Record<string, string>
     await close();
     throw error;
   }
+}
+
+/**
+ * With `BENCH_CPU_PROF=<dir>`, every service writes a V8 CPU profile to `<dir>/<replica>/` when it stops
+ * (the deployment stops services with SIGTERM, so they exit through their graceful path and the profile is
+ * written). `node scripts/cpu-profile-top.mjs <dir>` summarizes them.
+ */
+function profileArgs(label: string): string[] {
+  const dir = process.env.BENCH_CPU_PROF;
+  return dir ? ['--cpu-prof', `--cpu-prof-dir=${resolve(dir, label)}`] : [];
 }
 
 /** Starts the projector, `gateways` gateways and `planners` planners (in that order, as the soak cluster does). */

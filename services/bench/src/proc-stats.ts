@@ -28,3 +28,32 @@ export function childPids(comm: string): number[] {
   }
   return found;
 }
+
+/** Pids of every process on the machine whose command name is `comm` (e.g. all Postgres backends). */
+export function pidsNamed(comm: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) === comm) found.push(Number(entry));
+    } catch {
+      // Ended while we looked.
+    }
+  }
+  return found;
+}
+
+/** CPU seconds per named group of processes; a process that ended since counts as 0. */
+export function cpuByGroup(groups: Record<string, readonly number[]>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [name, pids] of Object.entries(groups)) {
+    out[name] = pids.reduce((sum, pid) => {
+      try {
+        return sum + sampleProcess(pid).cpuSeconds;
+      } catch {
+        return sum;
+      }
+    }, 0);
+  }
+  return out;
+}

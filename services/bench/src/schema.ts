@@ -43,6 +43,11 @@ const ThroughputSchema = StepTimingsSchema.extend({
   elapsedMs: z.number().nonnegative(),
   stepsPerSecond: z.number().nonnegative(),
   runsFailed: z.number().int(),
+  /**
+   * CPU milliseconds (user + system, from /proc) per completed step, by process group: each service kind,
+   * `nats-server`, `postgres` (every backend on the machine) and the bench driver itself.
+   */
+  cpuMsPerStep: z.record(z.string(), z.number().nonnegative()),
 });
 export type ThroughputResult = z.infer<typeof ThroughputSchema>;
 

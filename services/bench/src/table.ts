@@ -33,6 +33,13 @@ export function formatTable(report: BenchReport): string {
     ]);
     rows.push(['', 'intent → observation', ms(b.intentToObservationMs)]);
     rows.push(['', 'step cycle', ms(b.stepCycleMs)]);
+    const cpu = Object.entries(b.cpuMsPerStep);
+    const total = cpu.reduce((sum, [, v]) => sum + v, 0);
+    rows.push([
+      '',
+      'CPU ms per step',
+      `${total.toFixed(2)}: ${cpu.map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ')}`,
+    ]);
   }
   for (const c of resume?.cases ?? [])
     rows.push([

@@ -1,5 +1,6 @@
 // A and B (and each point of F): runs of echo steps through the deployed services, timed from the stream.
 import type { Deployment } from '../deployment';
+import { childPids, cpuByGroup, pidsNamed } from '../proc-stats';
 import { countReporter } from '../progress';
 import type { BenchScenarios, ThroughputResult } from '../schema';
 import { distribution, round } from '../stats';
@@ -48,9 +49,29 @@ export async function throughput(
   load: RunsLoad,
   replicas: { gateways: number; planners: number },
 ): Promise<ThroughputResult> {
+  // Where the machine's CPU goes per step: each kind of service, the broker, the database server.
+  const groups: Record<string, number[]> = {
+    'nats-server': childPids('nats-server'),
+    postgres: pidsNamed('postgres'),
+    bench: [process.pid],
+  };
+  for (const service of deployment.services) {
+    const kind = service.label.replace(/-\d+$/, '');
+    (groups[kind] ??= []).push(service.proc.pid);
+  }
+  const cpuBefore = cpuByGroup(groups);
   const { timings } = await measure(deployment, load);
+  const cpuAfter = cpuByGroup(groups);
+  const steps = Math.max(1, timings.completedSteps);
+  const cpuMsPerStep = Object.fromEntries(
+    Object.keys(groups).map((name) => [
+      name,
+      round((((cpuAfter[name] ?? 0) - (cpuBefore[name] ?? 0)) * 1000) / steps),
+    ]),
+  );
   const elapsedMs = Math.max(0, timings.lastEnded - timings.firstRequested);
   return {
+    cpuMsPerStep,
     mode: 'processes',
     runs: load.runs,
     steps: load.steps,
