@@ -32,6 +32,13 @@ export interface EventStore {
   append(runId: string, events: readonly NewEvent[], options: AppendOptions): Promise<AppendResult>;
   /** Reads the run's events with `seq >= fromSeq` (default: all), upcast to the current versions. */
   read(runId: string, options?: { fromSeq?: number }): Promise<RunEvent[]>;
+  /**
+   * The run's few newest events: those with `seq >= fromSeq`, fetched one by one with a direct message get
+   * (one round trip each, and no consumer to create), falling back to `read` for the rest after
+   * `DIRECT_READ_LIMIT`. With `through`, it stops at the first event at or past that sequence: the caller
+   * knows the log reached it (a decide task names it) and its next guarded append proves nothing followed.
+   */
+  readTail(runId: string, options: { fromSeq: number; through?: number }): Promise<RunEvent[]>;
   /** The run's event stored at stream sequence `seq`, or undefined when that sequence holds no event of this run. */
   readAt(runId: string, seq: number): Promise<RunEvent | undefined>;
 }
@@ -45,6 +52,8 @@ export interface ReadReport {
 
 export const EVENT_TYPE_HEADER = 'Dura-Event-Type';
 const READ_BATCH = 1000;
+/** Direct gets a tail read makes before a consumer is the cheaper way to read the rest. */
+export const DIRECT_READ_LIMIT = 8;
 const encoder = new TextEncoder();
 
 export function createEventStore(deps: {
@@ -93,6 +102,31 @@ export function createEventStore(deps: {
     return messages.map(decodeStored);
   }
 
+  async function readTail(
+    runId: string,
+    options: { fromSeq: number; through?: number },
+  ): Promise<RunEvent[]> {
+    const subject = runSubject(runId);
+    const out: RunEvent[] = [];
+    let next = Math.max(1, options.fromSeq);
+    for (;;) {
+      if (out.length === DIRECT_READ_LIMIT) {
+        const rest = await readRaw(js, jsm, subject, next);
+        deps.onRead?.({ runId, fromSeq: options.fromSeq, count: out.length + rest.length });
+        return [...out, ...rest.map(decodeStored)];
+      }
+      // STREAM.MSG.GET with `next_by_subj` (server 2.9+): the first message on the subject at or after `seq`,
+      // answered by the stream leader, so it is as fresh as the acks our appends got.
+      const msg = await jsm.streams.getMessage(STREAMS.runs, { next_by_subj: subject, seq: next } as never);
+      if (msg === null || msg.subject !== subject) break;
+      out.push(decodeStored({ seq: msg.seq, data: msg.data }));
+      next = msg.seq + 1;
+      if (options.through !== undefined && msg.seq >= options.through) break;
+    }
+    deps.onRead?.({ runId, fromSeq: options.fromSeq, count: out.length });
+    return out;
+  }
+
   async function readAt(runId: string, seq: number): Promise<RunEvent | undefined> {
     const msg = await jsm.streams.getMessage(STREAMS.runs, { seq });
     const mine = msg !== null && msg.subject === runSubject(runId);
@@ -100,7 +134,7 @@ export function createEventStore(deps: {
     return mine ? decodeStored({ seq: msg.seq, data: msg.data }) : undefined;
   }
 
-  return { append, read, readAt };
+  return { append, read, readTail, readAt };
 }
 
 /** Decodes one stored message; a message that is not a valid event becomes a `CorruptEvent` naming its seq. */

@@ -1,4 +1,4 @@
-export { createEventStore, decodeStored, readRaw, EVENT_TYPE_HEADER } from './event-store';
+export { createEventStore, decodeStored, readRaw, EVENT_TYPE_HEADER, DIRECT_READ_LIMIT } from './event-store';
 export type { EventStore, AppendOptions, AppendResult, ReadReport } from './event-store';
 export { ensureStreams, streamConfigs, DEFAULT_STREAM_OPTIONS } from './streams';
 export type { StreamOptions } from './streams';

@@ -88,7 +88,10 @@ export function createPlanner(deps: PlannerDeps) {
     const task = DecideTaskSchema.safeParse(body);
     if (!task.success)
       throw new ContractViolation('decide task does not match its schema', formatIssues(task.error));
-    await driver.drive(task.data.runId, task.data.trace ? { trace: task.data.trace } : {});
+    await driver.drive(task.data.runId, {
+      afterSeq: task.data.afterSeq,
+      ...(task.data.trace ? { trace: task.data.trace } : {}),
+    });
   }
 
   return {

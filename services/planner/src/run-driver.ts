@@ -57,6 +57,17 @@ export const DEFAULT_SNAPSHOT_EVERY = 100;
 // them lose and re-fold for nothing, and it would move `lastSeq` past the very state it describes. A cache
 // has no place in the truth anyway: the log stays free of it, and losing the bucket loses nothing.
 
+export interface DriveOptions {
+  /** W3C traceparent the appended events carry. */
+  trace?: string;
+  /**
+   * A sequence the run's log is known to hold (the event a decide task is about): the catch-up read of a
+   * cached run stops there. Whatever a later event needs comes with its own decide task, and a later
+   * event of any kind makes the next guarded append fail and re-read, so nothing is missed.
+   */
+  afterSeq?: number;
+}
+
 export interface DriveOutcome {
   state: RunState;
   modelCalls: number;
@@ -83,9 +94,19 @@ export function createRunDriver(deps: RunDriverDeps) {
       log: deps.log,
     });
 
-  /** `from` with the log's events after it folded in. */
-  async function catchUp(runId: string, from: CachedRun): Promise<CachedRun> {
-    const tail = await deps.store.read(runId, { fromSeq: from.state.lastSeq + 1 });
+  /**
+   * `from` with the log's events after it folded in. A run already folded up to some point has a short
+   * tail, read by direct gets; `through` (a sequence the log is known to hold) lets that read stop there.
+   */
+  async function catchUp(runId: string, from: CachedRun, through?: number): Promise<CachedRun> {
+    const fromSeq = from.state.lastSeq + 1;
+    const tail =
+      from.state.lastSeq === 0
+        ? await deps.store.read(runId, { fromSeq })
+        : await deps.store.readTail(runId, {
+            fromSeq,
+            ...(through !== undefined && through >= fromSeq ? { through } : {}),
+          });
     if (tail.length === 0) return from;
     return { ...from, state: fold(tail, from.state), lastEventId: (tail.at(-1) as RunEvent).meta.id };
   }
@@ -114,9 +135,9 @@ export function createRunDriver(deps: RunDriverDeps) {
     return catchUp(runId, { state: initialRunState(), lastEventId: undefined, snapshotCount: 0 });
   }
 
-  async function load(runId: string): Promise<CachedRun> {
+  async function load(runId: string, through?: number): Promise<CachedRun> {
     const cached = cache.get(runId);
-    const loaded = cached ? await catchUp(runId, cached) : await resume(runId);
+    const loaded = cached ? await catchUp(runId, cached, through) : await resume(runId);
     if (loaded.state.runId === null) return loaded;
     const snapshotCount = writer?.consider(loaded) ?? loaded.snapshotCount;
     const next = snapshotCount === loaded.snapshotCount ? loaded : { ...loaded, snapshotCount };
@@ -177,14 +198,17 @@ export function createRunDriver(deps: RunDriverDeps) {
     );
   }
 
-  async function drive(runId: string, options: { trace?: string } = {}): Promise<DriveOutcome> {
+  async function drive(runId: string, options: DriveOptions = {}): Promise<DriveOutcome> {
     let conflicts = 0;
     let modelCalls = 0;
     // The run as our own last append left it; undefined: read the log's tail first.
     let known: CachedRun | undefined;
+    let through = options.afterSeq;
     for (;;) {
-      const run = known ?? (await load(runId));
+      const run = known ?? (await load(runId, through));
       known = undefined;
+      // Only the first read may stop at the hint; after a lost race the whole tail is read.
+      through = undefined;
       const action = nextAction(run.state);
       try {
         switch (action.kind) {
