@@ -1,8 +1,23 @@
 import { and, eq, lt, sql } from 'drizzle-orm';
 import type { JsonValue, NewEvent, ToolTask } from '@dura/contracts';
 import { runSubject } from '@dura/contracts';
-import type { Db } from '@dura/db';
+import { rowsOf, type Db } from '@dura/db';
 import { effects, outbox, type EffectRow } from './db/schema';
+
+/** An outbox row as the relay publishes it. */
+export interface QueuedObservation {
+  id: number;
+  runId: string;
+  msgId: string;
+  subject: string;
+  payload: NewEvent;
+}
+
+/** What `finish` queued (undefined when the observation was queued before), and whether rows are ahead of it. */
+export interface Finished {
+  queued: QueuedObservation | undefined;
+  ahead: boolean;
+}
 
 export type Claim =
   | { kind: 'claimed'; attempt: number }
@@ -62,7 +77,12 @@ export function createEffectLedger(db: Db, clock: () => Date) {
     return row?.attempts;
   }
 
-  /** Records the outcome and its observation in ONE transaction (the outbox), so neither exists without the other. */
+  /**
+   * Records the outcome and queues its observation in ONE statement (so neither exists without the
+   * other, in one round trip and one commit). Returns the queued outbox row, and whether the run already
+   * had unsent rows: only a row with none ahead of it may be published at once without the relay, since
+   * the relay keeps each run's rows in order.
+   */
   async function finish(
     key: string,
     outcome:
@@ -70,20 +90,35 @@ export function createEffectLedger(db: Db, clock: () => Date) {
       | { status: 'failed' | 'retry'; error: { code: string; message: string } },
     observation: NewEvent,
     durationMs: number,
-  ): Promise<void> {
-    await db.transaction(async (tx) => {
-      await tx
-        .update(effects)
-        .set({
-          status: outcome.status,
-          result: outcome.status === 'succeeded' ? outcome.result : null,
-          error: outcome.status === 'succeeded' ? null : outcome.error,
-          finishedAt: clock(),
-          durationMs: Math.round(durationMs),
-        })
-        .where(eq(effects.idempotencyKey, key));
-      await enqueue(tx, observation, false);
-    });
+  ): Promise<Finished> {
+    const runId = observation.meta.runId;
+    const subject = runSubject(runId);
+    const result = outcome.status === 'succeeded' ? JSON.stringify(outcome.result) : null;
+    const error = outcome.status === 'succeeded' ? null : JSON.stringify(outcome.error);
+    // A data-modifying CTE runs whether or not it is referenced. Every part of one statement sees the same
+    // snapshot, so `ahead` sees only rows committed before this one, never the row it inserts.
+    const rows = rowsOf<{ id: string | number | null; ahead: boolean }>(
+      await db.execute(sql`
+        with recorded as (
+          update ${effects}
+          set status = ${outcome.status}, result = ${result}::jsonb, error = ${error}::jsonb,
+              finished_at = ${clock().toISOString()}::timestamptz, duration_ms = ${Math.round(durationMs)}
+          where idempotency_key = ${key}
+        ), queued as (
+          insert into ${outbox} (run_id, msg_id, subject, payload)
+          values (${runId}, ${observation.meta.id}, ${subject}, ${JSON.stringify(observation)}::jsonb)
+          on conflict (msg_id) do nothing
+          returning id
+        )
+        select (select id from queued) as id,
+               exists (select 1 from ${outbox} where run_id = ${runId} and sent_at is null) as ahead`),
+    );
+    const row = rows[0];
+    if (row?.id === null || row?.id === undefined) return { queued: undefined, ahead: true };
+    return {
+      queued: { id: Number(row.id), runId, msgId: observation.meta.id, subject, payload: observation },
+      ahead: row.ahead,
+    };
   }
 
   /**

@@ -19,7 +19,7 @@ import {
   type Logger,
 } from '@dura/service-kit';
 import { retryDelayMs, type ToolDefinition, type ToolRegistry } from '@dura/tools';
-import { createEffectLedger, type EffectLedger } from './effect-ledger';
+import { createEffectLedger, type EffectLedger, type Finished } from './effect-ledger';
 import { runTool } from './run-tool';
 import { completedEvent, failedEvent } from './observations';
 import { createRelay } from './relay';
@@ -78,13 +78,14 @@ export function createToolGateway(deps: GatewayDeps) {
     failpoint('gateway.after-effect');
     const now = clock();
     if (outcome.ok) {
-      await ledger.finish(
+      const finished = await ledger.finish(
         task.idempotencyKey,
         { status: 'succeeded', result: outcome.result },
         completedEvent(task, outcome.result, attempt, outcome.durationMs, now),
         outcome.durationMs,
       );
       failpoint('gateway.after-commit');
+      await deliver(finished);
     } else {
       const policy = tool.retry ?? {};
       const error = { code: outcome.error.code, message: outcome.error.message };
@@ -93,13 +94,14 @@ export function createToolGateway(deps: GatewayDeps) {
         (policy.retryOn?.(error) ?? true) &&
         attempt < (policy.attempts ?? maxAttempts);
       const failRun = !retry && policy.onExhausted === 'fail_run';
-      await ledger.finish(
-        task.idempotencyKey,
-        { status: retry ? 'retry' : 'failed', error },
-        failedEvent(task, error, attempt, retry, now, failRun),
-        outcome.durationMs,
+      await deliver(
+        await ledger.finish(
+          task.idempotencyKey,
+          { status: retry ? 'retry' : 'failed', error },
+          failedEvent(task, error, attempt, retry, now, failRun),
+          outcome.durationMs,
+        ),
       );
-      relay.wake();
       if (retry) {
         const delay = outcome.error.retryAfterMs ?? retryDelayMs(policy, attempt);
         throw new RetryLater(
@@ -107,9 +109,13 @@ export function createToolGateway(deps: GatewayDeps) {
           delay,
         );
       }
-      return;
     }
-    relay.wake();
+  }
+
+  /** Publishes a just-recorded observation at once when nothing of its run is ahead of it; else the relay does. */
+  async function deliver(finished: Finished): Promise<void> {
+    if (finished.queued && !finished.ahead) await relay.sendNow(finished.queued);
+    else relay.wake();
   }
 
   /** A `started` row whose lease ran out: a replica died mid-call. Ask the tool, re-run only when that is safe. */

@@ -11,6 +11,7 @@ import { outbox } from './db/schema';
 export const OUTBOX_CHANNEL = 'dura_outbox';
 const LISTEN_RETRY_MS = 1_000;
 const FAILED_PASS_PAUSE_MS = 1_000;
+const MARK_WINDOW_MS = 2;
 // A publish buffered while the broker was away may never be answered; give up on it sooner than the
 // client's default, so one lost ack does not hold up every run's observations for long.
 const PUBLISH_TIMEOUT_MS = 5_000;
@@ -22,6 +23,8 @@ export interface RelayOptions {
   /** Safety-net polling interval; commits anywhere wake the relay at once through LISTEN/NOTIFY. */
   pollMs?: number;
   batchSize?: number;
+  /** How long a pass waits after a commit notification for the row's writer to publish it itself (default 50). */
+  notifyDelayMs?: number;
   /** How to LISTEN; defaults to the handle that opened `db` (see `listenerFor`). */
   listen?: DbHandle['listen'];
 }
@@ -44,6 +47,9 @@ export function createRelay(options: RelayOptions) {
   let wakeUp: (() => void) | undefined;
   let loop: Promise<void> | undefined;
   let listening: Promise<Unlisten | undefined> | undefined;
+  let notifyTimer: NodeJS.Timeout | undefined;
+  let marking: { ids: number[]; done: Promise<void> } | undefined;
+  const notifyDelayMs = options.notifyDelayMs ?? 50;
 
   /** Takes the runs of the oldest unsent rows that no other relay is relaying right now. */
   async function lockRuns(tx: Db): Promise<string[]> {
@@ -72,7 +78,7 @@ export function createRelay(options: RelayOptions) {
     return undefined;
   }
 
-  async function publish(row: OutboxRow): Promise<void> {
+  async function publish(row: Pick<OutboxRow, 'runId' | 'msgId' | 'subject' | 'payload'>): Promise<void> {
     const event = row.payload as NewEvent;
     const headers = natsHeaders();
     headers.set(EVENT_TYPE_HEADER, event.type);
@@ -117,12 +123,69 @@ export function createRelay(options: RelayOptions) {
     return sent.length;
   }
 
+  /**
+   * Publishes a row its writer just committed, without waiting for a relay pass: the fast path of every
+   * tool call. Only for a row with no unsent row of its run ahead of it (`finish` tells), so the run's order
+   * holds. A relay pass may publish the same row meanwhile; JetStream drops the second copy by its msg-id.
+   * On failure the row stays unsent and the relay takes over.
+   */
+  async function sendNow(
+    row: Pick<OutboxRow, 'id' | 'runId' | 'msgId' | 'subject' | 'payload'>,
+  ): Promise<void> {
+    try {
+      await publish(row);
+    } catch (err) {
+      log.warn('publishing an observation failed; the relay will retry', { runId: row.runId, err });
+      wake();
+      return;
+    }
+    // Not awaited: the caller's work is done once the observation is out. A row published but not yet
+    // marked is published again by a later pass, and the log drops the duplicate.
+    markSent(row.id).catch((err: unknown) => {
+      log.warn('marking published observations sent failed; a later pass re-sends them', { err });
+    });
+  }
+
+  /** Settles once the rows published by `sendNow` so far are marked sent. */
+  function marked(): Promise<void> {
+    return marking?.done ?? Promise.resolve();
+  }
+
+  /** Marks rows sent in batches: every call within `MARK_WINDOW_MS` of the first shares one UPDATE. */
+  function markSent(id: number): Promise<void> {
+    if (!marking) {
+      const ids: number[] = [];
+      const done = new Promise((resolve) => setTimeout(resolve, MARK_WINDOW_MS)).then(async () => {
+        marking = undefined;
+        await db
+          .update(outbox)
+          .set({ sentAt: new Date() })
+          .where(and(inArray(outbox.id, ids), isNull(outbox.sentAt)));
+      });
+      marking = { ids, done };
+    }
+    marking.ids.push(id);
+    return marking.done;
+  }
+
+  /**
+   * A commit elsewhere: its writer normally publishes the row itself right away (`sendNow`), so the pass
+   * waits a moment instead of racing it, and takes whatever is still unsent then, in one batch.
+   */
+  function notified(): void {
+    if (notifyTimer || !running) return;
+    notifyTimer = setTimeout(() => {
+      notifyTimer = undefined;
+      wake();
+    }, notifyDelayMs);
+  }
+
   /** LISTENs until it succeeds once (the listener itself re-listens after connection loss) or the relay stops. */
   async function subscribe(): Promise<Unlisten | undefined> {
     if (!listen) return undefined;
     while (running) {
       try {
-        return await listen(OUTBOX_CHANNEL, wake, wake);
+        return await listen(OUTBOX_CHANNEL, notified, wake);
       } catch (err) {
         log.warn('cannot LISTEN for outbox commits yet; polling meanwhile', { err });
         await sleep(LISTEN_RETRY_MS);
@@ -171,11 +234,15 @@ export function createRelay(options: RelayOptions) {
     },
     /** Relays at once instead of at the next notification or poll. */
     wake,
+    sendNow,
+    marked,
     relayOnce,
     async stop(): Promise<void> {
       running = false;
+      clearTimeout(notifyTimer);
       wakeUp?.();
       await loop;
+      await marking?.done.catch(() => undefined);
       const unlisten = await listening;
       await unlisten?.().catch(() => undefined);
     },

@@ -1,0 +1,123 @@
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { useTestInfra } from '@dura/testing';
+import { createEffectLedger } from '../src/effect-ledger';
+import { completedEvent } from '../src/observations';
+import { createRelay } from '../src/index';
+import {
+  decideTasks,
+  effectRow,
+  outboxRows,
+  prepare,
+  runLog,
+  testLogger,
+  toolTask,
+  type Connections,
+} from './support';
+
+vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
+
+const infra = useTestInfra();
+let conn: Connections;
+
+beforeAll(async () => {
+  conn = await prepare(infra().nats.url, infra().db.url);
+});
+
+afterAll(async () => {
+  await conn?.close();
+});
+
+const clock = () => new Date();
+
+describe('finish and the fast path', () => {
+  it('records the outcome and queues the observation in one statement, and says nothing is ahead', async () => {
+    const ledger = createEffectLedger(conn.db, clock);
+    const task = toolTask('fast-1', 'echo', { n: 1 });
+    expect((await ledger.claim(task, 60_000)).kind).toBe('claimed');
+    const observation = completedEvent(task, { n: 1 }, 1, 3, clock());
+    const finished = await ledger.finish(
+      task.idempotencyKey,
+      { status: 'succeeded', result: { n: 1 } },
+      observation,
+      3,
+    );
+    expect(finished.ahead).toBe(false);
+    expect(finished.queued).toMatchObject({
+      runId: 'fast-1',
+      msgId: observation.meta.id,
+      payload: observation,
+    });
+    const row = await effectRow(conn.db, task.idempotencyKey);
+    expect(row).toMatchObject({ status: 'succeeded', result: { n: 1 }, error: null, durationMs: 3 });
+    expect(row?.finishedAt).toBeInstanceOf(Date);
+    const queued = await outboxRows(conn.db, 'fast-1');
+    expect(queued.map((r) => [r.id, r.msgId, r.sentAt])).toEqual([
+      [finished.queued!.id, observation.meta.id, null],
+    ]);
+
+    // The same observation again (a repeat of the finish) queues nothing new.
+    const again = await ledger.finish(
+      task.idempotencyKey,
+      { status: 'succeeded', result: { n: 1 } },
+      observation,
+      3,
+    );
+    expect(again.queued).toBeUndefined();
+    expect(await outboxRows(conn.db, 'fast-1')).toHaveLength(1);
+  });
+
+  it('says a row is ahead when the run already has an unsent observation, and records a failure', async () => {
+    const ledger = createEffectLedger(conn.db, clock);
+    const first = toolTask('fast-2', 'echo', { n: 1 }, 1);
+    const second = toolTask('fast-2', 'echo', { n: 2 }, 2);
+    for (const task of [first, second]) await ledger.claim(task, 60_000);
+    const one = await ledger.finish(
+      first.idempotencyKey,
+      { status: 'succeeded', result: 1 },
+      completedEvent(first, 1, 1, 0, clock()),
+      0,
+    );
+    expect(one.ahead).toBe(false);
+    const error = { code: 'boom', message: 'no' };
+    const two = await ledger.finish(
+      second.idempotencyKey,
+      { status: 'failed', error },
+      completedEvent(second, 2, 1, 0, clock()),
+      0,
+    );
+    expect(two.queued).toBeDefined();
+    expect(two.ahead).toBe(true);
+    expect(await effectRow(conn.db, second.idempotencyKey)).toMatchObject({
+      status: 'failed',
+      error,
+      result: null,
+    });
+  });
+
+  it('sendNow publishes the observation and its decide task and marks the row sent, without a relay pass', async () => {
+    const ledger = createEffectLedger(conn.db, clock);
+    const relay = createRelay({ db: conn.db, js: conn.js, log: testLogger('fast-relay') });
+    const task = toolTask('fast-3', 'echo', { n: 3 });
+    await ledger.claim(task, 60_000);
+    const observation = completedEvent(task, { n: 3 }, 1, 0, clock());
+    const finished = await ledger.finish(
+      task.idempotencyKey,
+      { status: 'succeeded', result: { n: 3 } },
+      observation,
+      0,
+    );
+    await relay.sendNow(finished.queued!);
+    await relay.marked();
+    const log = await runLog(conn.jsm, 'fast-3');
+    expect(log.map((e) => e.msgId)).toEqual([observation.meta.id]);
+    const tasks = await decideTasks(conn.jsm, 'fast-3');
+    expect(tasks.map((t) => t.task.afterSeq)).toEqual([log[0]!.event.seq]);
+    const [row] = await outboxRows(conn.db, 'fast-3');
+    expect(row?.sentAt).toBeInstanceOf(Date);
+
+    // A relay pass that raced it would publish the same row again: the log keeps one copy.
+    await relay.sendNow(finished.queued!);
+    expect(await runLog(conn.jsm, 'fast-3')).toHaveLength(1);
+    await relay.stop();
+  });
+});
