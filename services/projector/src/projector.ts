@@ -60,7 +60,9 @@ export function createProjector(deps: ProjectorDeps) {
     for await (const msg of source) {
       lastProgress = Date.now();
       batch.push({ seq: msg.seq, subject: msg.subject, data: msg.data });
-      if (batch.length >= batchSize || msg.info.pending === 0) {
+      // Flush once caught up: nothing left on the server, nor delivered and waiting in our buffer (events
+      // that arrived while the previous batch was being written go into the same transaction).
+      if (batch.length >= batchSize || (msg.info.pending === 0 && source.getPending() <= 1)) {
         await applyWithRetry(batch);
         batch = [];
       }
