@@ -15,5 +15,8 @@ export { repoRoot } from './repo-root';
 export { eventually, retryUntil } from './eventually';
 export { startPaymentWitness } from './payment-witness';
 export type { PaymentWitness, WitnessCharge } from './payment-witness';
+export { startOtlpReceiver } from './otlp-receiver';
+export type { OtlpReceiver, OtlpReceiverStats } from './otlp-receiver';
+export type { ReceivedSpan, ReceivedSpanKind, ReceivedStatusCode } from './otlp-span';
 export { startPrivatePostgres } from './private-postgres';
 export type { PrivatePostgresHandle, StartPrivatePostgresOptions } from './private-postgres';

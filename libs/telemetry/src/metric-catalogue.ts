@@ -1,0 +1,74 @@
+/**
+ * The metrics Dura's services expose, declared once so names, units and label keys agree across services,
+ * dashboards and alerts. Each service declares the ones it owns through `metrics.counter/histogram/gauge`.
+ * Names already carry their Prometheus unit suffix (the exporter adds only `_total`, to counters).
+ */
+import { DEFAULT_SECONDS_BOUNDARIES, type HistogramSpec, type MetricSpec } from './instruments';
+
+export const DURA_METRICS = {
+  /** planner: decide task received → decision appended, model call included. */
+  decisionDuration: {
+    name: 'dura_decision_duration_seconds',
+    description: 'Time to reach and record one planner decision, model call included',
+    unit: 's',
+    labels: ['outcome'],
+    boundaries: DEFAULT_SECONDS_BOUNDARIES,
+  } satisfies HistogramSpec<'outcome'>,
+  /** tool-gateway: one tool task, from receipt to committed result. */
+  toolCallDuration: {
+    name: 'dura_tool_call_duration_seconds',
+    description: 'Time to execute one tool call and commit its result',
+    unit: 's',
+    labels: ['tool', 'outcome'],
+    boundaries: DEFAULT_SECONDS_BOUNDARIES,
+  } satisfies HistogramSpec<'tool' | 'outcome'>,
+  /** tool-gateway: a repeat of a recorded idempotency key answered from the ledger. Shown as `_total`. */
+  effectsDeduplicated: {
+    name: 'dura_effects_deduplicated',
+    description: 'Tool calls answered from the effect ledger instead of running the effect again',
+    labels: ['tool'],
+  } satisfies MetricSpec<'tool'>,
+  /** Any bounded retry (publish, append, tool attempt). Shown as `_total`. */
+  retries: {
+    name: 'dura_retries',
+    description: 'Operations retried after a retryable failure',
+    labels: ['operation'],
+  } satisfies MetricSpec<'operation'>,
+  /** tool-gateway: age of the oldest outbox row not yet published. */
+  outboxLag: {
+    name: 'dura_outbox_lag_seconds',
+    description: 'Age of the oldest unpublished outbox row (0 when the outbox is empty)',
+    unit: 's',
+    labels: [],
+  } satisfies MetricSpec,
+  /** tool-gateway: outbox rows not yet published. */
+  outboxPending: {
+    name: 'dura_outbox_pending_rows',
+    description: 'Outbox rows not yet published',
+    labels: [],
+  } satisfies MetricSpec,
+  /** Every service: messages waiting for a durable consumer (JetStream num_pending). */
+  consumerPending: {
+    name: 'dura_consumer_pending_messages',
+    description: 'Messages in the stream not yet delivered to the durable consumer',
+    labels: ['stream', 'consumer'],
+  } satisfies MetricSpec<'stream' | 'consumer'>,
+  /** Every service: deliveries with a delivery count above 1. Shown as `_total`. */
+  consumerRedeliveries: {
+    name: 'dura_consumer_redeliveries',
+    description: 'Messages delivered again after a nak, an ack timeout or a crash',
+    labels: ['stream', 'consumer'],
+  } satisfies MetricSpec<'stream' | 'consumer'>,
+  /** projector: runs in each lifecycle status. */
+  runsByStatus: {
+    name: 'dura_runs',
+    description: 'Runs by lifecycle status, from the read model',
+    labels: ['status'],
+  } satisfies MetricSpec<'status'>,
+  /** planner: decision appends that lost the expected-sequence race. Shown as `_total`. */
+  conflictsLost: {
+    name: 'dura_decision_conflicts_lost',
+    description: 'Decision appends refused because another planner appended first',
+    labels: [],
+  } satisfies MetricSpec,
+} as const;

@@ -1,0 +1,38 @@
+import { BatchSpanProcessor, NoopSpanProcessor, SimpleSpanProcessor } from '@opentelemetry/sdk-trace';
+import { describe, expect, it } from 'vitest';
+import { readTelemetryConfig } from '../src/index';
+import { createSpanProcessors } from '../src/span-processors';
+
+async function processorsFor(env: Record<string, string>) {
+  const config = readTelemetryConfig({ service: 'probe', env });
+  const processors = await createSpanProcessors(config.exports, config.batch);
+  // Nothing was exported, so shutting down sends nothing; it proves each exporter was built completely.
+  await Promise.all(processors.map((p) => p.shutdown()));
+  return processors;
+}
+
+describe('createSpanProcessors', () => {
+  it('uses one no-op processor when export is off, so spans still get ids but go nowhere', async () => {
+    const processors = await processorsFor({});
+    expect(processors).toHaveLength(1);
+    expect(processors[0]).toBeInstanceOf(NoopSpanProcessor);
+  });
+
+  it.each(['http/protobuf', 'http/json', 'grpc'])(
+    'builds a batching OTLP exporter for %s',
+    async (protocol) => {
+      const processors = await processorsFor({
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9',
+        OTEL_EXPORTER_OTLP_PROTOCOL: protocol,
+        OTEL_EXPORTER_OTLP_HEADERS: 'x-tenant=dura',
+      });
+      expect(processors).toHaveLength(1);
+      expect(processors[0]).toBeInstanceOf(BatchSpanProcessor);
+    },
+  );
+
+  it('exports synchronously to the console when asked, alongside OTLP', async () => {
+    const processors = await processorsFor({ OTEL_TRACES_EXPORTER: 'console,otlp' });
+    expect(processors.map((p) => p.constructor)).toEqual([SimpleSpanProcessor, BatchSpanProcessor]);
+  });
+});
