@@ -28,11 +28,53 @@ export function evolve(state: RunState, event: RunEvent): RunState {
   return applyData(base, event, reject);
 }
 
-/** Folds events into a state, starting from `from` (a snapshot) or from the empty run. */
+/**
+ * Folds events into a state, starting from `from` (a snapshot) or from the empty run. Linear in the events:
+ * the intermediate states are private to the fold, so the calls array it copied once is grown and updated
+ * in place instead of being copied for every event (which made a 10,000-event fold take seconds).
+ */
 export function fold(events: Iterable<RunEvent>, from: RunState = initialRunState()): RunState {
-  let state = from;
-  for (const event of events) state = evolve(state, event);
-  return state;
+  const outer = owned;
+  owned = new WeakSet();
+  try {
+    let state = from;
+    for (const event of events) state = evolve(state, event);
+    return state;
+  } finally {
+    owned = outer;
+  }
+}
+
+/** Arrays created by the running `fold`: no state outside it holds them, so they may change in place. */
+let owned: WeakSet<CallState[]> | undefined;
+/** callId → index, per calls array; built on first lookup, kept up to date as an owned array grows. */
+const callIndexes = new WeakMap<readonly CallState[], Map<string, number>>();
+
+function indexOfCall(calls: readonly CallState[], callId: string): number {
+  let index = callIndexes.get(calls);
+  if (!index) {
+    index = new Map(calls.map((call, i) => [call.callId, i]));
+    callIndexes.set(calls, index);
+  }
+  return index.get(callId) ?? -1;
+}
+
+function withCallAdded(calls: CallState[], call: CallState): CallState[] {
+  if (owned?.has(calls)) {
+    calls.push(call);
+    callIndexes.get(calls)?.set(call.callId, calls.length - 1);
+    return calls;
+  }
+  const copy = [...calls, call];
+  owned?.add(copy);
+  return copy;
+}
+
+function withCallReplaced(calls: CallState[], index: number, call: CallState): CallState[] {
+  const target = owned?.has(calls) ? calls : calls.slice();
+  if (target !== calls) owned?.add(target);
+  target[index] = call;
+  return target;
 }
 
 function applyData(state: RunState, event: RunEvent, reject: (reason: string) => never): RunState {
@@ -155,10 +197,7 @@ function onThought(
   const { decision } = event.data;
   if (decision.kind === 'tool_calls') {
     const ids = decision.calls.map((call) => call.callId);
-    if (
-      new Set(ids).size !== ids.length ||
-      ids.some((id) => state.calls.some((call) => call.callId === id))
-    ) {
+    if (new Set(ids).size !== ids.length || ids.some((id) => indexOfCall(state.calls, id) >= 0)) {
       reject('the decision reuses a call id');
     }
   }
@@ -184,8 +223,7 @@ function onToolCallRequested(
   if (!planned.some((call) => call.callId === event.data.callId)) {
     reject(`call ${event.data.callId} is not part of the open decision`);
   }
-  if (state.calls.some((call) => call.callId === event.data.callId))
-    reject(`call ${event.data.callId} already requested`);
+  if (indexOfCall(state.calls, event.data.callId) >= 0) reject(`call ${event.data.callId} already requested`);
   if (event.data.step !== state.steps + 1)
     reject(`step ${event.data.step} is not the next step (${state.steps + 1})`);
   const call: CallState = {
@@ -199,8 +237,8 @@ function onToolCallRequested(
     requestedSeq: event.seq,
     intentId: event.meta.id,
   };
-  const calls = [...state.calls, call];
-  const allRecorded = planned.every((p) => calls.some((c) => c.callId === p.callId));
+  const calls = withCallAdded(state.calls, call);
+  const allRecorded = planned.every((p) => indexOfCall(calls, p.callId) >= 0);
   return { ...state, steps: call.step, calls, openDecision: allRecorded ? null : state.openDecision };
 }
 
@@ -210,12 +248,10 @@ function resolveCall(
   reject: (reason: string) => never,
   update: (call: CallState) => CallState,
 ): RunState {
-  const index = state.calls.findIndex((call) => call.callId === callId);
+  const index = indexOfCall(state.calls, callId);
   if (index < 0) reject(`call ${callId} was never requested`);
   const call = state.calls[index] as CallState;
   // A second observation of a resolved call (a relay retry after the dedupe window) changes nothing.
   if (call.status !== 'pending' && call.status !== 'unknown') return state;
-  const calls = state.calls.slice();
-  calls[index] = update(call);
-  return { ...state, calls };
+  return { ...state, calls: withCallReplaced(state.calls, index, update(call)) };
 }

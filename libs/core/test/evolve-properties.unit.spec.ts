@@ -96,6 +96,23 @@ describe('the fold over generated valid histories', () => {
     );
   });
 
+  it('fold never writes to the state it starts from, though it grows its own copies in place', () => {
+    fc.assert(
+      fc.property(arbValidHistory(), fc.nat(), (events, at) => {
+        const cut = at % (events.length + 1);
+        const prefix = fold(events.slice(0, cut));
+        const before = structuredClone(prefix);
+        // Frozen: a push or an index write into the starting state's arrays throws.
+        const from = deepFreeze(prefix);
+        expect(fold(events.slice(cut), from)).toEqual(frozenFold(events));
+        expect(prefix).toEqual(before);
+        // Folding the same tail again from the same start gives the same state: nothing leaked between folds.
+        expect(fold(events.slice(cut), from)).toEqual(fold(events));
+      }),
+      runs,
+    );
+  });
+
   it('resuming from a snapshot that went through JSON (as stored in KV) gives the same state', () => {
     fc.assert(
       fc.property(arbValidHistory(), fc.nat(), (events, at) => {
