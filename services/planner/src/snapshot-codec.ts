@@ -1,7 +1,8 @@
+import { createHash } from 'node:crypto';
 import { constants, gunzipSync, gzipSync } from 'node:zlib';
 import { z } from 'zod';
 import { formatIssues, RunIdSchema, type JsonObject } from '@dura/contracts';
-import { argsHash, type RunState } from '@dura/core';
+import { canonicalJson, type RunState } from '@dura/core';
 import { SnapshotStateSchema } from './snapshot-state-schema';
 
 /**
@@ -32,9 +33,12 @@ const SnapshotSchema = z.strictObject({
 
 export type DecodedSnapshot = { ok: true; snapshot: RunSnapshot } | { ok: false; reason: string };
 
-/** Hex SHA-256 of the canonical JSON of a state: the same for equal states, whatever their key order. */
+/**
+ * Hex SHA-256 of the canonical JSON of a state: the same for equal states, whatever their key order.
+ * The same digest as `argsHash`, through node's native SHA-256: a long run's state is megabytes.
+ */
 export function stateHash(state: unknown): string {
-  return argsHash(state as JsonObject);
+  return createHash('sha256').update(canonicalJson(state as JsonObject)).digest('hex');
 }
 
 /** The snapshot of `state`, whose last folded event has id `eventId`. */
