@@ -16,6 +16,8 @@ import {
 } from '@dura/contracts';
 import { fold, type RunState } from '@dura/core';
 import { createEventStore, decodeStored, mapAppendError } from '@dura/event-store';
+import { DURA_ATTRS, withProducerSpan } from '@dura/telemetry';
+import { trace } from '@opentelemetry/api';
 
 /** A run request as a caller writes it; `v` is filled in and `runId` generated when absent. */
 export type SubmitRunInput = Omit<RunRequest, 'v'> & { v?: RunRequest['v'] };
@@ -44,6 +46,7 @@ const TERMINAL_EVENTS: ReadonlySet<EventType> = new Set([
 /** The client SDK: submit runs, follow them live, and read their state, all typed from the wire contract. */
 export function createDuraClient(deps: { js: JetStreamClient; jsm: JetStreamManager }) {
   const store = createEventStore(deps);
+  const tracer = trace.getTracer('dura-client');
 
   /** Publishes a run request to `dura.submit`. Idempotent on `runId`: resubmitting the same id never starts a second run. */
   async function submitRun(input: SubmitRunInput): Promise<SubmitResult> {
@@ -51,7 +54,12 @@ export function createDuraClient(deps: { js: JetStreamClient; jsm: JetStreamMana
     const parsed = RunRequestSchema.safeParse({ ...input, v: input.v ?? RUN_REQUEST_VERSION, runId });
     if (!parsed.success) throw new ContractViolation('run request is invalid', formatIssues(parsed.error));
     try {
-      const ack = await deps.js.publish(SUBJECTS.submit, JSON.stringify(parsed.data), { msgID: runId });
+      // In the caller's trace when it has one (an app with OpenTelemetry started): the run continues it.
+      const ack = await withProducerSpan(
+        tracer,
+        { destination: SUBJECTS.submit, messageId: runId, attributes: { [DURA_ATTRS.runId]: runId } },
+        (headers) => deps.js.publish(SUBJECTS.submit, JSON.stringify(parsed.data), { msgID: runId, headers }),
+      );
       return { runId, duplicate: ack.duplicate };
     } catch (err) {
       throw mapAppendError(err, runId, undefined);
@@ -101,9 +109,12 @@ export function createDuraClient(deps: { js: JetStreamClient; jsm: JetStreamMana
     });
     if (!parsed.success) throw new ContractViolation('signal is invalid', formatIssues(parsed.error));
     try {
-      const ack = await deps.js.publish(SUBJECTS.signal, JSON.stringify(parsed.data), {
-        msgID: `signal:${runId}:${signalId}`,
-      });
+      const msgID = `signal:${runId}:${signalId}`;
+      const ack = await withProducerSpan(
+        tracer,
+        { destination: SUBJECTS.signal, messageId: msgID, attributes: { [DURA_ATTRS.runId]: runId } },
+        (headers) => deps.js.publish(SUBJECTS.signal, JSON.stringify(parsed.data), { msgID, headers }),
+      );
       return { signalId, duplicate: ack.duplicate };
     } catch (err) {
       throw mapAppendError(err, runId, undefined);

@@ -8,7 +8,9 @@ import {
 import { nanos } from '@nats-io/nats-core';
 import { DuraError, ContractViolation } from '@dura/contracts';
 import { isJsApiError, JS_CODES } from '@dura/event-store';
+import { DURA_ATTRS, DURA_METRICS, declareCounter, declareGauge, withConsumerSpan } from '@dura/telemetry';
 import { deadLetterFromMsg, publishDeadLetter } from './dead-letter';
+import { duraMeter, duraTracer } from './telemetry';
 import type { Logger } from './logger';
 
 /** Thrown by a handler that wants its message again after `delayMs` (a backoff it computed itself). */
@@ -88,10 +90,32 @@ export function startConsumerLoop(options: ConsumerLoopOptions): ConsumerLoop {
   let stopped = false;
   let close: (() => Promise<void>) | undefined;
 
+  const labels = { stream: spec.stream, consumer: spec.durable };
+  const redeliveries = declareCounter(duraMeter(), DURA_METRICS.consumerRedeliveries);
+  const retries = declareCounter(duraMeter(), DURA_METRICS.retries);
+  let pending = 0;
+  const pendingGauge = declareGauge(duraMeter(), DURA_METRICS.consumerPending, (observe) =>
+    observe(pending, labels),
+  );
+
   const process = async (msg: JsMsg): Promise<void> => {
     const heartbeat = setInterval(() => msg.working(), Math.max(1000, spec.ackWaitMs / 2));
+    pending = msg.info.pending;
+    if (msg.info.deliveryCount > 1) redeliveries.add(1, labels);
     try {
-      await options.handle(msg);
+      // The producer's trace context travels in the headers: the handler's spans and logs join its trace.
+      await withConsumerSpan(
+        duraTracer(),
+        {
+          destination: msg.subject,
+          destinationTemplate: spec.filterSubject,
+          consumerGroup: spec.durable,
+          headers: msg.headers,
+          attributes: { [DURA_ATTRS.deliveryCount]: msg.info.deliveryCount },
+          ...(msg.headers?.get('Nats-Msg-Id') ? { messageId: msg.headers.get('Nats-Msg-Id') } : {}),
+        },
+        () => options.handle(msg),
+      );
       msg.ack();
     } catch (err) {
       await onFailure(msg, err);
@@ -109,6 +133,7 @@ export function startConsumerLoop(options: ConsumerLoopOptions): ConsumerLoop {
           ? err.delayMs
           : Math.min(30_000, 250 * 2 ** (deliveries - 1)) * (0.5 + Math.random() / 2);
       log.warn('message failed; will retry', { subject: msg.subject, seq: msg.seq, deliveries, err });
+      retries.add(1, { operation: spec.durable });
       msg.nak(Math.round(delay));
       return;
     }
@@ -177,6 +202,7 @@ export function startConsumerLoop(options: ConsumerLoopOptions): ConsumerLoop {
     done,
     async stop() {
       stopped = true;
+      pendingGauge.remove();
       await close?.();
       await done.catch(() => undefined);
       await Promise.allSettled(inFlight);

@@ -3,11 +3,10 @@ import type { AddressInfo } from 'node:net';
 import { DuraError } from '@dura/contracts';
 import type { Logger } from './logger';
 
-export interface HttpResponse {
-  status: number;
-  body: unknown;
-  headers?: Record<string, string>;
-}
+export type HttpResponse =
+  | { status: number; body: unknown; headers?: Record<string, string> }
+  /** Sent as is (e.g. the Prometheus text format); set its content type in `headers`. */
+  | { status: number; text: string; headers?: Record<string, string> };
 
 export interface Route {
   method: 'GET' | 'POST';
@@ -36,6 +35,11 @@ export async function startHttpServer(options: {
   const compiled = options.routes.map((route) => ({ route, ...compile(route.path) }));
   const server: Server = createServer((req, res) => {
     const send = (response: HttpResponse): void => {
+      if ('text' in response) {
+        res.writeHead(response.status, { 'content-type': 'text/plain; charset=utf-8', ...response.headers });
+        res.end(response.text);
+        return;
+      }
       res.writeHead(response.status, { 'content-type': 'application/json', ...response.headers });
       res.end(JSON.stringify(response.body));
     };

@@ -1,5 +1,5 @@
 export { loadConfig, configFields, ConfigError, CONFIG_EXIT_CODE } from './config';
-export { createLogger } from './logger';
+export { createLogger, withLogFields } from './logger';
 export type { Logger, LogLevel, LogFields } from './logger';
 export { connectNats } from './nats';
 export type { NatsHandles } from './nats';
@@ -13,3 +13,11 @@ export { runMain } from './main-runner';
 export type { Stoppable } from './main-runner';
 export { failpoint, FAILPOINTS } from './failpoint';
 export type { FailpointName } from './failpoint';
+export {
+  duraTracer,
+  duraMeter,
+  metricsRoute,
+  startServiceTelemetry,
+  INSTRUMENTATION_SCOPE,
+} from './telemetry';
+export type { ServiceTelemetry } from './telemetry';

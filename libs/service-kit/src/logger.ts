@@ -1,3 +1,6 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { currentTraceIds } from '@dura/telemetry';
+
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 export type LogFields = Record<string, unknown>;
 
@@ -12,6 +15,16 @@ export interface Logger {
 
 const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
+const scoped = new AsyncLocalStorage<LogFields>();
+
+/**
+ * Runs `fn` with `fields` (e.g. `{ runId }`) added to every line logged inside it, however deep: so the
+ * lines of one run's work carry its id without every function passing it on.
+ */
+export function withLogFields<T>(fields: LogFields, fn: () => T): T {
+  return scoped.run({ ...scoped.getStore(), ...fields }, fn);
+}
+
 export function createLogger(options: {
   service: string;
   level?: LogLevel;
@@ -25,7 +38,17 @@ export function createLogger(options: {
 
   const emit = (level: LogLevel, message: string, fields: LogFields = {}): void => {
     if (RANK[level] < min) return;
-    const record = { ts: new Date().toISOString(), level, ...base, msg: message, ...serializeErrors(fields) };
+    // The active span's ids tie the line to its trace (Jaeger: search by trace id).
+    const ids = currentTraceIds();
+    const record = {
+      ts: new Date().toISOString(),
+      level,
+      ...base,
+      ...scoped.getStore(),
+      ...(ids ? { traceId: ids.traceId, spanId: ids.spanId } : {}),
+      msg: message,
+      ...serializeErrors(fields),
+    };
     write(options.format === 'pretty' ? pretty(record) : JSON.stringify(record));
   };
   return {
@@ -49,7 +72,9 @@ function serializeErrors(fields: LogFields): LogFields {
 }
 
 function pretty(record: Record<string, unknown>): string {
-  const { ts, level, service, msg, ...rest } = record;
+  // A short trace id is enough to tell runs apart on a terminal; the span id is noise there.
+  const { ts, level, service, msg, traceId, spanId: _spanId, ...rest } = record;
+  if (typeof traceId === 'string') rest['trace'] = traceId.slice(0, 8);
   const extras = Object.entries(rest)
     .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
     .join(' ');

@@ -11,6 +11,8 @@ export const PlannerConfigSchema = z.object({
   DURA_TOOLS_MODULES: z.string().optional(),
   /** Appends one JSON line per scripted-model call: how fault tests prove no recorded decision is asked again. */
   DURA_SCRIPTED_MODEL_LOG: z.string().optional(),
+  /** Serves `/metrics` (Prometheus) and `/healthz` on this port; unset: no HTTP server. 0 picks a free port. */
+  METRICS_PORT: configFields.port.optional(),
   LOG_LEVEL: configFields.logLevel,
   LOG_FORMAT: configFields.logFormat,
 });

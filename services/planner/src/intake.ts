@@ -9,7 +9,14 @@ import {
 } from '@dura/contracts';
 import { canonicalJson, decisionEventId } from '@dura/core';
 import { ConcurrencyConflict, type EventStore } from '@dura/event-store';
-import { deadLetterFromMsg, publishDeadLetter, type Logger } from '@dura/service-kit';
+import {
+  deadLetterFromMsg,
+  duraTracer,
+  publishDeadLetter,
+  withLogFields,
+  type Logger,
+} from '@dura/service-kit';
+import { DURA_ATTRS, traceparentOf, withSpan } from '@dura/telemetry';
 import type { ToolRegistry } from '@dura/tools';
 import { checkPlan } from './plan-check';
 import type { RunDriver } from './run-driver';
@@ -29,6 +36,10 @@ interface Rejection {
 }
 
 export const REQUESTS_DLQ_SOURCE = 'requests';
+
+function planLength(request: RunRequest): number {
+  return request.agent.steps.length;
+}
 
 /**
  * Handles one message from `dura.submit`. A valid request starts its run (idempotently: a redelivered or
@@ -66,12 +77,34 @@ export function createIntake(deps: IntakeDeps) {
     }
   }
 
-  async function start(msg: JsMsg, request: RunRequest & { runId: string }): Promise<void> {
+  /**
+   * The run's root span in this process: its context goes into `run_requested`, so every span after it,
+   * in any process and after any crash, continues the same trace.
+   */
+  function start(msg: JsMsg, request: RunRequest & { runId: string }): Promise<void> {
+    return withLogFields({ runId: request.runId }, () =>
+      withSpan(
+        duraTracer(),
+        'dura.run',
+        { attributes: { [DURA_ATTRS.runId]: request.runId, 'dura.run.steps_planned': planLength(request) } },
+        () => startRun(msg, request),
+      ),
+    );
+  }
+
+  async function startRun(msg: JsMsg, request: RunRequest & { runId: string }): Promise<void> {
     const { runId } = request;
+    const trace = traceparentOf();
     const event = newEvent(
       'run_requested',
       { request },
-      { id: decisionEventId(runId, 0, 0), runId, ts: clock().toISOString(), correlationId: runId },
+      {
+        id: decisionEventId(runId, 0, 0),
+        runId,
+        ts: clock().toISOString(),
+        correlationId: runId,
+        ...(trace ? { trace } : {}),
+      },
     );
     try {
       await store.append(runId, [event], { expectedSeq: 0 });

@@ -1,4 +1,4 @@
-import { connectNats, createLogger, runMain } from '@dura/service-kit';
+import { connectNats, createLogger, runMain, startServiceTelemetry } from '@dura/service-kit';
 import { loadToolRegistry, toolModulesFrom } from '@dura/tools';
 import { loadPlannerConfig } from './config';
 import { createPlanner } from './planner';
@@ -7,6 +7,12 @@ import { createScriptedModel, fileCallLog } from './scripted-model';
 runMain('planner', async () => {
   const config = loadPlannerConfig();
   const log = createLogger({ service: 'planner', level: config.LOG_LEVEL, format: config.LOG_FORMAT });
+  // First, so every instrument the planner declares is registered with it.
+  const telemetry = await startServiceTelemetry({
+    service: 'planner',
+    log,
+    metricsPort: config.METRICS_PORT,
+  });
   const nats = await connectNats(config.NATS_URL, 'dura-planner', log);
   const planner = createPlanner({
     ...nats,
@@ -29,6 +35,7 @@ runMain('planner', async () => {
     async stop() {
       await planner.stop();
       await nats.nc.drain();
+      await telemetry.stop();
     },
   };
 });

@@ -6,7 +6,13 @@ import {
   type StreamOptions,
   DEFAULT_STREAM_OPTIONS,
 } from '@dura/event-store';
-import { ensureDurableConsumer, startConsumerLoop, type ConsumerLoop, type Logger } from '@dura/service-kit';
+import {
+  ensureDurableConsumer,
+  startConsumerLoop,
+  withLogFields,
+  type ConsumerLoop,
+  type Logger,
+} from '@dura/service-kit';
 import type { ToolRegistry } from '@dura/tools';
 import { createIntake } from './intake';
 import { createSignalIntake } from './signal-intake';
@@ -88,10 +94,8 @@ export function createPlanner(deps: PlannerDeps) {
     const task = DecideTaskSchema.safeParse(body);
     if (!task.success)
       throw new ContractViolation('decide task does not match its schema', formatIssues(task.error));
-    await driver.drive(task.data.runId, {
-      afterSeq: task.data.afterSeq,
-      ...(task.data.trace ? { trace: task.data.trace } : {}),
-    });
+    const { runId, afterSeq, trace } = task.data;
+    await withLogFields({ runId }, () => driver.drive(runId, { afterSeq, ...(trace ? { trace } : {}) }));
   }
 
   return {

@@ -19,7 +19,20 @@ import {
   type RunState,
 } from '@dura/core';
 import { ConcurrencyConflict, type EventStore } from '@dura/event-store';
-import { failpoint, type Logger } from '@dura/service-kit';
+import { duraMeter, duraTracer, failpoint, type Logger } from '@dura/service-kit';
+import {
+  DURA_ATTRS,
+  DURA_METRICS,
+  DURA_SPAN_EVENTS,
+  GEN_AI_ATTRS,
+  declareCounter,
+  declareHistogram,
+  recordError,
+  traceparentOf,
+  withProducerSpan,
+  withSpan,
+} from '@dura/telemetry';
+import { context as otelContext, SpanKind, trace, type Context } from '@opentelemetry/api';
 import type { Model } from './model';
 import { RunStateCache, type CachedRun } from './run-state-cache';
 import { trustedSnapshot } from './snapshot-resume';
@@ -68,6 +81,12 @@ export interface DriveOptions {
   afterSeq?: number;
 }
 
+interface Decision {
+  ctx: Context;
+  recorded(): void;
+  end(err: unknown): void;
+}
+
 export interface DriveOutcome {
   state: RunState;
   modelCalls: number;
@@ -81,6 +100,9 @@ export interface DriveOutcome {
  */
 export function createRunDriver(deps: RunDriverDeps) {
   const cache = new RunStateCache(deps.cacheSize ?? 1000);
+  const tracer = duraTracer();
+  const decisionDuration = declareHistogram(duraMeter(), DURA_METRICS.decisionDuration);
+  const conflictsLost = declareCounter(duraMeter(), DURA_METRICS.conflictsLost);
   const maxConflicts = deps.maxConflicts ?? 20;
   const snapshotOptions = deps.snapshots === false ? undefined : (deps.snapshots ?? {});
   const snapshots =
@@ -125,6 +147,7 @@ export function createRunDriver(deps: RunDriverDeps) {
         const run = await catchUp(runId, from);
         const tail = run.state.eventCount - from.snapshotCount;
         deps.log.debug('resumed from a snapshot', { runId, seq: snapshot.seq, tail });
+        markResumed(run, snapshot.seq);
         return run;
       } catch (err) {
         if (!(err instanceof InvalidTransition)) throw err;
@@ -132,7 +155,24 @@ export function createRunDriver(deps: RunDriverDeps) {
         deps.log.warn('snapshot ignored; folding the whole log', { runId, reason });
       }
     }
-    return catchUp(runId, { state: initialRunState(), lastEventId: undefined, snapshotCount: 0 });
+    const run = await catchUp(runId, { state: initialRunState(), lastEventId: undefined, snapshotCount: 0 });
+    markResumed(run, undefined);
+    return run;
+  }
+
+  /**
+   * This process picked up a run it did not hold (a restart, another replica's run): the trace gets a span
+   * event saying so. The run's trace itself goes on unbroken, since the context travels with its messages.
+   */
+  function markResumed(run: CachedRun, snapshotSeq: number | undefined): void {
+    if (run.state.runId === null || run.state.lastSeq === 0) return;
+    trace.getActiveSpan()?.addEvent(DURA_SPAN_EVENTS.runResumed, {
+      [DURA_ATTRS.runId]: run.state.runId,
+      [DURA_ATTRS.eventSeq]: run.state.lastSeq,
+      'dura.run.events': run.state.eventCount,
+      'dura.run.status': run.state.status,
+      ...(snapshotSeq === undefined ? {} : { 'dura.snapshot.seq': snapshotSeq }),
+    });
   }
 
   async function load(runId: string, through?: number): Promise<CachedRun> {
@@ -154,7 +194,7 @@ export function createRunDriver(deps: RunDriverDeps) {
   async function append(
     run: CachedRun,
     drafts: readonly EventDraft[],
-    trace: string | undefined,
+    fallbackTrace: string | undefined,
   ): Promise<CachedRun | undefined> {
     const { state } = run;
     const runId = state.runId as string;
@@ -165,7 +205,8 @@ export function createRunDriver(deps: RunDriverDeps) {
         ts: deps.clock().toISOString(),
         correlationId: state.correlationId ?? runId,
         ...(run.lastEventId ? { causationId: run.lastEventId } : {}),
-        ...(trace ? { trace } : {}),
+        // The span that made this decision: whoever acts on the event continues the run's trace from it.
+        ...((traceparentOf() ?? fallbackTrace) ? { trace: traceparentOf() ?? fallbackTrace } : {}),
       }),
     );
     const result = await deps.store.append(runId, events, { expectedSeq: state.lastSeq });
@@ -191,71 +232,158 @@ export function createRunDriver(deps: RunDriverDeps) {
           causationId: call.intentId,
           correlationId: run.state.correlationId ?? runId,
         };
-        return deps.js.publish(toolTaskSubject(call.tool), JSON.stringify(task), {
-          msgID: call.idempotencyKey,
-        });
+        const subject = toolTaskSubject(call.tool);
+        return withProducerSpan(
+          tracer,
+          {
+            destination: subject,
+            destinationTemplate: 'dura.task.tool.{tool}',
+            messageId: call.idempotencyKey,
+            attributes: {
+              [DURA_ATTRS.runId]: runId,
+              [DURA_ATTRS.toolName]: call.tool,
+              [DURA_ATTRS.toolCallId]: call.callId,
+              [DURA_ATTRS.idempotencyKey]: call.idempotencyKey,
+            },
+          },
+          (headers, span) => {
+            const trace = traceparentOf(span);
+            return deps.js.publish(subject, JSON.stringify(trace ? { ...task, trace } : task), {
+              msgID: call.idempotencyKey,
+              headers,
+            });
+          },
+        );
       }),
     );
   }
 
+  /** The model call, as a client span with the model and its token usage (GenAI semantic conventions). */
+  function callModel(state: RunState, request: NonNullable<RunState['request']>) {
+    return withSpan(
+      tracer,
+      'chat',
+      { kind: SpanKind.CLIENT, attributes: { [GEN_AI_ATTRS.operationName]: 'chat' } },
+      async (span) => {
+        const turn = await deps.model.decide({ state, request });
+        span.updateName(`chat ${turn.model.id}`);
+        span.setAttributes({
+          [GEN_AI_ATTRS.requestModel]: turn.model.id,
+          [GEN_AI_ATTRS.responseModel]: turn.model.id,
+          'dura.model.prompt_version': turn.model.promptVersion,
+          [GEN_AI_ATTRS.inputTokens]: turn.usage.inputTokens,
+          [GEN_AI_ATTRS.outputTokens]: turn.usage.outputTokens,
+          'gen_ai.response.finish_reasons': [turn.finishReason],
+        });
+        return turn;
+      },
+    );
+  }
+
+  /** Opens the span of one decision; `recorded()` times it, `end()` closes it once the drive is done. */
+  function startDecision(runId: string, step: number): Decision {
+    const span = tracer.startSpan('dura.decision', {
+      attributes: { [DURA_ATTRS.runId]: runId, 'dura.run.step': step },
+    });
+    const stop = decisionDuration.startTimer();
+    let timed = false;
+    return {
+      ctx: trace.setSpan(otelContext.active(), span),
+      recorded: () => {
+        if (!timed) stop({ outcome: 'recorded' });
+        timed = true;
+      },
+      end: (err) => {
+        if (err !== undefined) recordError(span, err);
+        if (!timed) stop({ outcome: err === undefined ? 'superseded' : 'failed' });
+        span.end();
+      },
+    };
+  }
+
   async function drive(runId: string, options: DriveOptions = {}): Promise<DriveOutcome> {
-    let conflicts = 0;
-    let modelCalls = 0;
-    // The run as our own last append left it; undefined: read the log's tail first.
-    let known: CachedRun | undefined;
-    let through = options.afterSeq;
-    for (;;) {
-      const run = known ?? (await load(runId, through));
-      known = undefined;
-      // Only the first read may stop at the hint; after a lost race the whole tail is read.
-      through = undefined;
-      const action = nextAction(run.state);
-      try {
-        switch (action.kind) {
-          case 'idle':
-            return { state: run.state, modelCalls, dispatched: 0 };
-          case 'dispatch':
-            await dispatch(run, action.calls);
-            return { state: run.state, modelCalls, dispatched: action.calls.length };
-          case 'start':
-            known = await append(run, [{ type: 'run_started', data: {} }], options.trace);
-            break;
-          case 'record':
-            known = await append(run, action.events, options.trace);
-            if (action.events.some((event) => event.type === 'tool_call_requested'))
-              failpoint('planner.after-intent');
-            break;
-          case 'decide': {
-            const request = run.state.request;
-            if (!request)
-              throw new DuraError('corrupt_run', `run ${runId} is running but has no recorded request`);
-            const turn = await deps.model.decide({ state: run.state, request });
-            modelCalls += 1;
-            failpoint('planner.after-model');
-            const thought: EventDraft = {
-              type: 'thought',
-              data: {
-                step: run.state.steps,
-                model: turn.model,
-                ...(turn.content === undefined ? {} : { content: turn.content }),
-                decision: turn.decision,
-                usage: turn.usage,
-                finishReason: turn.finishReason,
-              },
-            };
-            known = await append(run, [thought], options.trace);
-            break;
+    // The decision span stays open for the rest of the drive: the intents it records and the tool calls
+    // they dispatch hang under it.
+    let decision: Decision | undefined;
+    const inDecision = <T>(fn: () => Promise<T>): Promise<T> =>
+      decision ? otelContext.with(decision.ctx, fn) : fn();
+    let failure: unknown;
+    try {
+      return await driveLoop();
+    } catch (err) {
+      failure = err;
+      throw err;
+    } finally {
+      decision?.end(failure);
+    }
+
+    async function driveLoop(): Promise<DriveOutcome> {
+      let conflicts = 0;
+      let modelCalls = 0;
+      // The run as our own last append left it; undefined: read the log's tail first.
+      let known: CachedRun | undefined;
+      let through = options.afterSeq;
+      for (;;) {
+        const run = known ?? (await load(runId, through));
+        known = undefined;
+        // Only the first read may stop at the hint; after a lost race the whole tail is read.
+        through = undefined;
+        const action = nextAction(run.state);
+        try {
+          switch (action.kind) {
+            case 'idle':
+              return { state: run.state, modelCalls, dispatched: 0 };
+            case 'dispatch':
+              await inDecision(() => dispatch(run, action.calls));
+              return { state: run.state, modelCalls, dispatched: action.calls.length };
+            case 'start':
+              known = await append(run, [{ type: 'run_started', data: {} }], options.trace);
+              break;
+            case 'record':
+              known = await inDecision(() => append(run, action.events, options.trace));
+              if (action.events.some((event) => event.type === 'tool_call_requested'))
+                failpoint('planner.after-intent');
+              break;
+            case 'decide': {
+              const request = run.state.request;
+              if (!request)
+                throw new DuraError('corrupt_run', `run ${runId} is running but has no recorded request`);
+              decision ??= startDecision(runId, run.state.steps);
+              const turn = await inDecision(() => callModel(run.state, request));
+              modelCalls += 1;
+              failpoint('planner.after-model');
+              const thought: EventDraft = {
+                type: 'thought',
+                data: {
+                  step: run.state.steps,
+                  model: turn.model,
+                  ...(turn.content === undefined ? {} : { content: turn.content }),
+                  decision: turn.decision,
+                  usage: turn.usage,
+                  finishReason: turn.finishReason,
+                },
+              };
+              known = await inDecision(() => append(run, [thought], options.trace));
+              decision.recorded();
+              break;
+            }
           }
-        }
-      } catch (err) {
-        if (!(err instanceof ConcurrencyConflict)) throw err;
-        conflicts += 1;
-        deps.log.debug('lost an append race; re-folding', { runId, conflicts });
-        if (conflicts > maxConflicts) {
-          throw new DuraError('too_many_conflicts', `run ${runId}: lost ${conflicts} append races in a row`, {
-            retryable: true,
-            cause: err,
-          });
+        } catch (err) {
+          if (!(err instanceof ConcurrencyConflict)) throw err;
+          conflicts += 1;
+          conflictsLost.add(1);
+          trace.getActiveSpan()?.addEvent(DURA_SPAN_EVENTS.conflictLost, { [DURA_ATTRS.runId]: runId });
+          deps.log.debug('lost an append race; re-folding', { runId, conflicts });
+          if (conflicts > maxConflicts) {
+            throw new DuraError(
+              'too_many_conflicts',
+              `run ${runId}: lost ${conflicts} append races in a row`,
+              {
+                retryable: true,
+                cause: err,
+              },
+            );
+          }
         }
       }
     }

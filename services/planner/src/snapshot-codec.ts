@@ -38,7 +38,9 @@ export type DecodedSnapshot = { ok: true; snapshot: RunSnapshot } | { ok: false;
  * The same digest as `argsHash`, through node's native SHA-256: a long run's state is megabytes.
  */
 export function stateHash(state: unknown): string {
-  return createHash('sha256').update(canonicalJson(state as JsonObject)).digest('hex');
+  return createHash('sha256')
+    .update(canonicalJson(state as JsonObject))
+    .digest('hex');
 }
 
 /** The snapshot of `state`, whose last folded event has id `eventId`. */

@@ -1,5 +1,12 @@
 import { openDatabase } from '@dura/db';
-import { connectNats, createLogger, runMain, startHttpServer } from '@dura/service-kit';
+import {
+  connectNats,
+  createLogger,
+  metricsRoute,
+  runMain,
+  startHttpServer,
+  startServiceTelemetry,
+} from '@dura/service-kit';
 import { projectorRoutes } from './api';
 import { loadProjectorConfig } from './config';
 import { migrateProjector } from './migrations';
@@ -8,6 +15,8 @@ import { createProjector } from './projector';
 runMain('projector', async () => {
   const config = loadProjectorConfig();
   const log = createLogger({ service: 'projector', level: config.LOG_LEVEL, format: config.LOG_FORMAT });
+  // First, so every instrument the projector declares is registered with it; /metrics is on the API port.
+  const telemetry = await startServiceTelemetry({ service: 'projector', log });
   const database = await openDatabase({ url: config.DATABASE_URL });
   await migrateProjector(database);
   const nats = await connectNats(config.NATS_URL, 'dura-projector', log);
@@ -25,7 +34,7 @@ runMain('projector', async () => {
   await projector.start();
   const http = await startHttpServer({
     port: config.PROJECTOR_HTTP_PORT,
-    routes: projectorRoutes(database.db, projector.position),
+    routes: [...projectorRoutes(database.db, projector.position), metricsRoute(telemetry.telemetry)],
     log,
   });
   log.info('projector api listening', { url: http.url });
@@ -35,6 +44,7 @@ runMain('projector', async () => {
       await projector.stop();
       await nats.nc.drain();
       await database.close();
+      await telemetry.stop();
     },
   };
 });

@@ -10,6 +10,8 @@ export interface StreamMessage {
   seq: number;
   subject: string;
   data: Uint8Array;
+  /** The W3C trace context the event was appended in (its `traceparent` header). */
+  traceparent?: string;
 }
 
 export const RUNS_CHECKPOINT = 'DURA_RUNS';

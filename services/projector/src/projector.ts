@@ -1,10 +1,22 @@
 import { DeliverPolicy, type JetStreamClient, type ConsumerMessages } from '@nats-io/jetstream';
-import { STREAMS, SUBJECTS } from '@dura/contracts';
+import { runIdFromSubject, STREAMS, SUBJECTS } from '@dura/contracts';
 import type { Db } from '@dura/db';
 import { ensureStreams, DEFAULT_STREAM_OPTIONS, type StreamOptions } from '@dura/event-store';
 import type { JetStreamManager } from '@nats-io/jetstream';
-import type { Logger } from '@dura/service-kit';
+import { duraMeter, duraTracer, type Logger } from '@dura/service-kit';
+import { rowsOf } from '@dura/db';
+import {
+  DURA_ATTRS,
+  DURA_METRICS,
+  MESSAGING_OPERATION,
+  contextFromTraceparent,
+  declareGauge,
+  messagingAttributes,
+} from '@dura/telemetry';
+import { SpanKind } from '@opentelemetry/api';
+import { sql } from 'drizzle-orm';
 import { applyBatch, readCheckpoint, type StreamMessage } from './projection';
+import { runs } from './db/schema';
 
 export interface ProjectorDeps {
   js: JetStreamClient;
@@ -35,13 +47,60 @@ export function createProjector(deps: ProjectorDeps) {
   let position = 0;
   let lastProgress = Date.now();
   let applying = false;
+  let pending = 0;
+  const tracer = duraTracer();
+  const pendingGauge = declareGauge(duraMeter(), DURA_METRICS.consumerPending, (observe) =>
+    observe(pending, { stream: STREAMS.runs, consumer: 'projector' }),
+  );
+  // Read from the read model at scrape time.
+  const runsGauge = declareGauge(duraMeter(), DURA_METRICS.runsByStatus, async (observe) => {
+    const rows = rowsOf<{ status: string; runs: number }>(
+      await deps.db.execute(sql`select status, count(*)::int as runs from ${runs} group by status`),
+    );
+    for (const row of rows) observe(row.runs, { status: row.status });
+  });
+
+  /**
+   * One span per projected event, in the trace of the span that appended it (its `traceparent` header),
+   * covering the batch's transaction: a run's trace shows when each of its events became queryable.
+   */
+  function traceProjection(batch: readonly StreamMessage[], began: number): void {
+    const ended = Date.now();
+    for (const msg of batch) {
+      const runId = runIdFromSubject(msg.subject);
+      tracer
+        .startSpan(
+          'dura.project',
+          {
+            kind: SpanKind.CONSUMER,
+            startTime: began,
+            attributes: {
+              ...messagingAttributes({
+                operationType: MESSAGING_OPERATION.process,
+                operationName: 'project',
+                destination: msg.subject,
+                destinationTemplate: 'dura.run.{runId}',
+                consumerGroup: 'projector',
+              }),
+              [DURA_ATTRS.eventSeq]: msg.seq,
+              ...(runId ? { [DURA_ATTRS.runId]: runId } : {}),
+              'dura.projection.batch_size': batch.length,
+            },
+          },
+          contextFromTraceparent(msg.traceparent),
+        )
+        .end(ended);
+    }
+  }
 
   async function applyWithRetry(batch: StreamMessage[]): Promise<void> {
     applying = true;
     try {
       for (let attempt = 1; ; attempt += 1) {
         try {
+          const began = Date.now();
           position = (await applyBatch(deps.db, batch)).checkpoint;
+          traceProjection(batch, began);
           lastProgress = Date.now();
           return;
         } catch (err) {
@@ -59,7 +118,14 @@ export function createProjector(deps: ProjectorDeps) {
     let batch: StreamMessage[] = [];
     for await (const msg of source) {
       lastProgress = Date.now();
-      batch.push({ seq: msg.seq, subject: msg.subject, data: msg.data });
+      const traceparent = msg.headers?.get('traceparent');
+      batch.push({
+        seq: msg.seq,
+        subject: msg.subject,
+        data: msg.data,
+        ...(traceparent ? { traceparent } : {}),
+      });
+      pending = msg.info.pending;
       // Flush once caught up: nothing left on the server, nor delivered and waiting in our buffer (events
       // that arrived while the previous batch was being written go into the same transaction).
       if (batch.length >= batchSize || (msg.info.pending === 0 && source.getPending() <= 1)) {
@@ -139,6 +205,8 @@ export function createProjector(deps: ProjectorDeps) {
     async stop(): Promise<void> {
       stopping = true;
       clearInterval(watchdog);
+      pendingGauge.remove();
+      runsGauge.remove();
       await messages?.close();
       await loop;
     },

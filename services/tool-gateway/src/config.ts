@@ -12,6 +12,8 @@ export const GatewayConfigSchema = z.object({
   DURA_STREAM_REPLICAS: configFields.replicas,
   DURA_DUPLICATE_WINDOW_MS: configFields.positiveInt.default(120_000),
   DURA_TOOLS_MODULES: z.string().optional(),
+  /** Serves `/metrics` (Prometheus) and `/healthz` on this port; unset: no HTTP server. 0 picks a free port. */
+  METRICS_PORT: configFields.port.optional(),
   LOG_LEVEL: configFields.logLevel,
   LOG_FORMAT: configFields.logFormat,
 });

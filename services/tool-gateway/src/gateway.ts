@@ -11,14 +11,26 @@ import {
 import type { Db } from '@dura/db';
 import { ensureStreams, DEFAULT_STREAM_OPTIONS, type StreamOptions } from '@dura/event-store';
 import {
+  duraMeter,
+  duraTracer,
   ensureDurableConsumer,
   failpoint,
+  withLogFields,
   RetryLater,
   startConsumerLoop,
   type ConsumerLoop,
   type Logger,
 } from '@dura/service-kit';
 import { retryDelayMs, type ToolDefinition, type ToolRegistry } from '@dura/tools';
+import {
+  DURA_ATTRS,
+  DURA_METRICS,
+  declareCounter,
+  declareHistogram,
+  traceparentOf,
+  withSpan,
+} from '@dura/telemetry';
+import { trace } from '@opentelemetry/api';
 import { createEffectLedger, type EffectLedger, type Finished } from './effect-ledger';
 import { runTool } from './run-tool';
 import { completedEvent, failedEvent } from './observations';
@@ -62,6 +74,10 @@ export function createToolGateway(deps: GatewayDeps) {
   const clock = deps.clock ?? (() => new Date());
   const maxAttempts = deps.maxAttempts ?? 3;
   const ledger: EffectLedger = createEffectLedger(deps.db, clock);
+  const tracer = duraTracer();
+  const toolDuration = declareHistogram(duraMeter(), DURA_METRICS.toolCallDuration);
+  const deduplicated = declareCounter(duraMeter(), DURA_METRICS.effectsDeduplicated);
+  const retries = declareCounter(duraMeter(), DURA_METRICS.retries);
   const relay = createRelay({
     db: deps.db,
     js: deps.js,
@@ -74,7 +90,12 @@ export function createToolGateway(deps: GatewayDeps) {
     (tool.timeoutMs ?? 60_000) + (deps.leaseMarginMs ?? DEFAULT_LEASE_MARGIN_MS);
 
   async function execute(task: ToolTask, tool: ToolDefinition, attempt: number): Promise<void> {
+    trace.getActiveSpan()?.setAttribute(DURA_ATTRS.attempt, attempt);
     const outcome = await runTool(tool, task, attempt);
+    toolDuration.record(outcome.durationMs / 1000, {
+      tool: task.tool,
+      outcome: outcome.ok ? 'succeeded' : outcome.error.retryable ? 'retryable_error' : 'failed',
+    });
     failpoint('gateway.after-effect');
     const now = clock();
     if (outcome.ok) {
@@ -103,6 +124,7 @@ export function createToolGateway(deps: GatewayDeps) {
         ),
       );
       if (retry) {
+        retries.add(1, { operation: 'tool_call' });
         const delay = outcome.error.retryAfterMs ?? retryDelayMs(policy, attempt);
         throw new RetryLater(
           `${task.tool} attempt ${attempt} failed: ${error.message}; retrying in ${delay} ms`,
@@ -165,7 +187,30 @@ export function createToolGateway(deps: GatewayDeps) {
   }
 
   async function handleTask(msg: JsMsg): Promise<void> {
-    const task = parseTask(msg);
+    const received = parseTask(msg);
+    await withLogFields({ runId: received.runId }, () =>
+      withSpan(
+        tracer,
+        `dura.tool.call ${received.tool}`,
+        {
+          attributes: {
+            [DURA_ATTRS.runId]: received.runId,
+            [DURA_ATTRS.toolName]: received.tool,
+            [DURA_ATTRS.toolCallId]: received.callId,
+            [DURA_ATTRS.idempotencyKey]: received.idempotencyKey,
+            'dura.run.step': received.step,
+          },
+        },
+        // Observations carry this span's context, so the decision they lead to hangs under this call.
+        (span) => {
+          const trace = traceparentOf(span) ?? received.trace;
+          return handleCall(trace ? { ...received, trace } : received);
+        },
+      ),
+    );
+  }
+
+  async function handleCall(task: ToolTask): Promise<void> {
     const tool = deps.tools.get(task.tool);
     if (!tool) {
       const error = {
@@ -177,10 +222,13 @@ export function createToolGateway(deps: GatewayDeps) {
       return;
     }
     const claim = await ledger.claim(task, leaseFor(tool));
+    trace.getActiveSpan()?.setAttribute(DURA_ATTRS.deduped, claim.kind === 'finished');
     switch (claim.kind) {
       case 'claimed':
         return execute(task, tool, claim.attempt);
       case 'finished':
+        deduplicated.add(1, { tool: task.tool });
+        trace.getActiveSpan()?.setAttribute(DURA_ATTRS.attempt, claim.row.attempts);
         // A repeat: the recorded outcome stands; make sure its observation reaches the log.
         await ledger.enqueue(recordedObservation(task, claim.row, clock()), true);
         relay.wake();

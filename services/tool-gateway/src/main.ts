@@ -1,5 +1,5 @@
 import { openDatabase } from '@dura/db';
-import { connectNats, createLogger, runMain } from '@dura/service-kit';
+import { connectNats, createLogger, runMain, startServiceTelemetry } from '@dura/service-kit';
 import { loadToolRegistry, toolModulesFrom } from '@dura/tools';
 import { loadGatewayConfig } from './config';
 import { createToolGateway } from './gateway';
@@ -8,6 +8,12 @@ import { migrateGateway } from './migrations';
 runMain('tool-gateway', async () => {
   const config = loadGatewayConfig();
   const log = createLogger({ service: 'tool-gateway', level: config.LOG_LEVEL, format: config.LOG_FORMAT });
+  // First, so every instrument the gateway declares is registered with it.
+  const telemetry = await startServiceTelemetry({
+    service: 'tool-gateway',
+    log,
+    metricsPort: config.METRICS_PORT,
+  });
   const database = await openDatabase({ url: config.DATABASE_URL });
   await migrateGateway(database);
   const nats = await connectNats(config.NATS_URL, 'dura-tool-gateway', log);
@@ -33,6 +39,7 @@ runMain('tool-gateway', async () => {
       await gateway.stop();
       await nats.nc.drain();
       await database.close();
+      await telemetry.stop();
     },
   };
 });

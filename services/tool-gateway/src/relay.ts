@@ -1,10 +1,18 @@
 import type { JetStreamClient } from '@nats-io/jetstream';
-import { headers as natsHeaders } from '@nats-io/nats-core';
 import { and, asc, inArray, isNull, sql } from 'drizzle-orm';
 import { SUBJECTS, TASK_VERSION, type DecideTask, type NewEvent } from '@dura/contracts';
 import { listenerFor, rowsOf, type Db, type DbHandle, type Unlisten } from '@dura/db';
 import { EVENT_TYPE_HEADER } from '@dura/event-store';
-import { failpoint, type Logger } from '@dura/service-kit';
+import { duraMeter, duraTracer, failpoint, type Logger } from '@dura/service-kit';
+import {
+  DURA_ATTRS,
+  DURA_METRICS,
+  contextFromTraceparent,
+  declareGauge,
+  traceparentOf,
+  withProducerSpan,
+  withSpan,
+} from '@dura/telemetry';
 import { outbox } from './db/schema';
 
 /** The channel the outbox trigger (migration 0001) NOTIFYs on commit of every insert. */
@@ -42,6 +50,22 @@ export function createRelay(options: RelayOptions) {
   const pollMs = options.pollMs ?? 250;
   const batchSize = options.batchSize ?? 100;
   const listen = options.listen ?? listenerFor(db);
+  const tracer = duraTracer();
+  // Read at scrape time: what is queued and how long the oldest row has waited.
+  const backlog = async (): Promise<{ rows: number; lagSeconds: number }> => {
+    const [row] = rowsOf<{ rows: number; lag: number | null }>(
+      await db.execute(sql`
+        select count(*)::int as rows, extract(epoch from now() - min(created_at))::float8 as lag
+        from ${outbox} where sent_at is null`),
+    );
+    return { rows: row?.rows ?? 0, lagSeconds: Math.max(0, row?.lag ?? 0) };
+  };
+  const gauges = [
+    declareGauge(duraMeter(), DURA_METRICS.outboxPending, async (observe) => observe((await backlog()).rows)),
+    declareGauge(duraMeter(), DURA_METRICS.outboxLag, async (observe) =>
+      observe((await backlog()).lagSeconds),
+    ),
+  ];
   let running = false;
   let woken = false;
   let wakeUp: (() => void) | undefined;
@@ -78,21 +102,54 @@ export function createRelay(options: RelayOptions) {
     return undefined;
   }
 
+  /**
+   * Appends the observation and nudges the planner, in the trace of the tool call that recorded it (its
+   * `meta.trace`), so the run's trace goes on through the relay whichever process relays it, and when.
+   */
   async function publish(row: Pick<OutboxRow, 'runId' | 'msgId' | 'subject' | 'payload'>): Promise<void> {
     const event = row.payload as NewEvent;
-    const headers = natsHeaders();
-    headers.set(EVENT_TYPE_HEADER, event.type);
-    if (event.meta.trace) headers.set('traceparent', event.meta.trace);
-    const ack = await js.publish(row.subject, JSON.stringify(event), {
-      msgID: row.msgId,
-      headers,
-      timeout: PUBLISH_TIMEOUT_MS,
-    });
-    const task: DecideTask = { v: TASK_VERSION, runId: row.runId, afterSeq: ack.seq, reason: 'observation' };
-    await js.publish(SUBJECTS.decideTask, JSON.stringify(task), {
-      msgID: `${row.runId}@${ack.seq}`,
-      timeout: PUBLISH_TIMEOUT_MS,
-    });
+    await withSpan(
+      tracer,
+      'dura.outbox.relay',
+      {
+        parent: contextFromTraceparent(event.meta.trace),
+        attributes: { [DURA_ATTRS.runId]: row.runId, [DURA_ATTRS.eventType]: event.type },
+      },
+      async () => {
+        const ack = await withProducerSpan(
+          tracer,
+          { destination: row.subject, destinationTemplate: 'dura.run.{runId}', messageId: row.msgId },
+          (headers) => {
+            headers.set(EVENT_TYPE_HEADER, event.type);
+            return js.publish(row.subject, JSON.stringify(event), {
+              msgID: row.msgId,
+              headers,
+              timeout: PUBLISH_TIMEOUT_MS,
+            });
+          },
+        );
+        const msgID = `${row.runId}@${ack.seq}`;
+        await withProducerSpan(
+          tracer,
+          { destination: SUBJECTS.decideTask, messageId: msgID },
+          (headers, span) => {
+            const trace = traceparentOf(span);
+            const task: DecideTask = {
+              v: TASK_VERSION,
+              runId: row.runId,
+              afterSeq: ack.seq,
+              reason: 'observation',
+              ...(trace ? { trace } : {}),
+            };
+            return js.publish(SUBJECTS.decideTask, JSON.stringify(task), {
+              msgID,
+              headers,
+              timeout: PUBLISH_TIMEOUT_MS,
+            });
+          },
+        );
+      },
+    );
   }
 
   /** One pass: relays up to `batchSize` rows; throws (after recording what was sent) when a publish failed. */
@@ -239,6 +296,7 @@ export function createRelay(options: RelayOptions) {
     relayOnce,
     async stop(): Promise<void> {
       running = false;
+      for (const gauge of gauges) gauge.remove();
       clearTimeout(notifyTimer);
       wakeUp?.();
       await loop;
