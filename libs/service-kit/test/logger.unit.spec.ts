@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ContractViolation } from '@dura/contracts';
-import { createLogger, type LogLevel } from '../src/index';
+import { startTelemetry, withSpan } from '@dura/telemetry';
+import { createLogger, duraTracer, withLogFields, type LogLevel } from '../src/index';
 
 function capture(
   options: { level?: LogLevel; format?: 'json' | 'pretty'; fields?: Record<string, unknown> } = {},
@@ -94,5 +95,26 @@ describe('createLogger', () => {
     expect(lines[0]).toMatch(
       /^\d\d:\d\d:\d\d\.\d{3} WARN {2}\[planner\] message failed; will retry {2}seq=12 subject=dura\.task\.decide err=\{"name":"Error","message":"boom"\}$/,
     );
+  });
+
+  it("adds the active span's trace and span ids, and scoped fields such as the run id, to every line", async () => {
+    const { log, records } = capture();
+    await using telemetry = await startTelemetry({ service: 'planner', env: {} });
+    expect(telemetry.enabled).toBe(false);
+    log.info('outside');
+    let ids: { traceId: string; spanId: string } | undefined;
+    await withLogFields({ runId: 'run-7' }, () =>
+      withSpan(duraTracer(), 'work', {}, async (span) => {
+        const { traceId, spanId } = span.spanContext();
+        ids = { traceId, spanId };
+        await Promise.resolve();
+        log.info('inside', { step: 2 });
+      }),
+    );
+    const [outside, inside] = records();
+    expect(outside).not.toHaveProperty('traceId');
+    expect(outside).not.toHaveProperty('runId');
+    expect(inside).toMatchObject({ msg: 'inside', runId: 'run-7', step: 2, ...ids });
+    expect(inside?.['traceId']).toMatch(/^[0-9a-f]{32}$/);
   });
 });
