@@ -34,7 +34,7 @@ export interface TelemetryConfig {
   serviceName: string;
   /** From OTEL_RESOURCE_ATTRIBUTES, plus service.name / service.version. */
   resourceAttributes: Record<string, string>;
-  /** Where spans go; empty means export is off (spans still get ids, for logs and `meta.trace`). */
+  /** Where spans go; empty means export is off, and then no tracer provider runs at all. */
   exports: TraceExport[];
   batch: BatchSettings;
 }

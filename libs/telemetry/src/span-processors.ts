@@ -6,7 +6,7 @@
 import type { SpanProcessor } from '@opentelemetry/sdk-trace';
 import type { BatchSettings, TraceExport } from './config';
 
-/** One processor per configured export; a single no-op processor when export is off, so spans still get ids. */
+/** One processor per configured export (a no-op one for none; start-up runs no tracing then anyway). */
 export async function createSpanProcessors(
   exports: TraceExport[],
   batch: BatchSettings,

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ContractViolation } from '@dura/contracts';
 import { startTelemetry, withSpan } from '@dura/telemetry';
+import { startOtlpReceiver } from '@dura/testing';
 import { createLogger, duraTracer, withLogFields, type LogLevel } from '../src/index';
 
 function capture(
@@ -99,8 +100,13 @@ describe('createLogger', () => {
 
   it("adds the active span's trace and span ids, and scoped fields such as the run id, to every line", async () => {
     const { log, records } = capture();
-    await using telemetry = await startTelemetry({ service: 'planner', env: {} });
-    expect(telemetry.enabled).toBe(false);
+    // Tracing runs only when spans are exported: export them to a local receiver.
+    await using receiver = await startOtlpReceiver();
+    await using telemetry = await startTelemetry({
+      service: 'planner',
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url },
+    });
+    expect(telemetry.enabled).toBe(true);
     log.info('outside');
     let ids: { traceId: string; spanId: string } | undefined;
     await withLogFields({ runId: 'run-7' }, () =>
