@@ -14,9 +14,18 @@ export interface BenchSizes {
   idleSeconds: number;
   projectorEvents: number;
   gateways: number[];
+  floorSamples: number;
 }
 
-export const SCENARIOS = ['latency', 'throughput', 'resume', 'idle', 'projector', 'scaling'] as const;
+export const SCENARIOS = [
+  'latency',
+  'throughput',
+  'resume',
+  'idle',
+  'projector',
+  'scaling',
+  'floors',
+] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 /** The issue's letters work too: `npm run bench -- A C`. */
 const LETTERS: Record<string, ScenarioName> = {
@@ -26,6 +35,7 @@ const LETTERS: Record<string, ScenarioName> = {
   d: 'idle',
   e: 'projector',
   f: 'scaling',
+  g: 'floors',
 };
 
 export const DEFAULT_SIZES: BenchSizes = {
@@ -41,6 +51,7 @@ export const DEFAULT_SIZES: BenchSizes = {
   idleSeconds: 60,
   projectorEvents: 1_000_000,
   gateways: [1, 2, 3],
+  floorSamples: 500,
 };
 
 /** A run of every scenario in seconds, for the shape test and `--tiny`. */
@@ -57,6 +68,7 @@ export const TINY_SIZES: BenchSizes = {
   idleSeconds: 2,
   projectorEvents: 100,
   gateways: [1, 2],
+  floorSamples: 5,
 };
 
 export interface BenchOptions {
@@ -67,7 +79,8 @@ export interface BenchOptions {
 
 export const HELP = `npm run bench -- [scenario...] [--out FILE] [--tiny] [--<size> N]
 
-Scenarios: latency (A), throughput (B), resume (C), idle (D), projector (E), scaling (F); default all.
+Scenarios: latency (A), throughput (B), resume (C), idle (D), projector (E), scaling (F), floors (G: round
+trips a step is built from); default all.
 Sizes (flag or BENCH_<NAME> env): ${Object.keys(DEFAULT_SIZES)
   .map((key) => `--${kebab(key)}`)
   .join(' ')}

@@ -5,6 +5,7 @@ import { progress } from './progress';
 import { BenchReportSchema, type BenchReport, type BenchScenarios } from './schema';
 import { round } from './stats';
 import { idleCost } from './scenarios/idle';
+import { roundTripFloors } from './scenarios/floors';
 import { projectorCatchUp } from './scenarios/projector';
 import { resumeCost } from './scenarios/resume';
 import { stepLatency, throughput } from './scenarios/runs';
@@ -81,6 +82,10 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     scenarios.projector = await projectorCatchUp(options.sizes);
   }
   if (want('scaling')) scenarios.scaling = await scaling(options);
+  if (want('floors')) {
+    progress(`G: round-trip floors, ${options.sizes.floorSamples} samples each`);
+    scenarios.floors = await roundTripFloors(options.sizes);
+  }
   return BenchReportSchema.parse({
     schemaVersion: 1,
     startedAt,

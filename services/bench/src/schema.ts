@@ -95,6 +95,24 @@ const ProjectorSchema = z.object({
   startupMs: z.number().nonnegative(),
 });
 
+const FloorsSchema = z.object({
+  mode: ModeSchema,
+  /** One append: publish with msg-id and expected-last-subject-sequence, acknowledged (file storage). */
+  jetstreamPublishMs: DistributionSchema,
+  /** One STREAM.MSG.GET next_by_subj: how the planner reads a cached run's tail. */
+  jetstreamDirectGetMs: DistributionSchema,
+  /** Create a short-lived consumer, fetch one message, delete it: how a cold read starts. */
+  jetstreamConsumerReadMs: DistributionSchema,
+  /** Core NATS request/reply through the server. */
+  natsRequestMs: DistributionSchema,
+  /** INSERT of one row, autocommit. */
+  postgresCommitMs: DistributionSchema,
+  /** BEGIN, UPDATE, INSERT, COMMIT. */
+  postgresTwoStatementTransactionMs: DistributionSchema,
+  /** SELECT 1: the round trip without a commit. */
+  postgresQueryMs: DistributionSchema,
+});
+
 const ScalingSchema = z.object({
   mode: ModeSchema,
   points: z.array(ThroughputSchema),
@@ -132,6 +150,7 @@ export const BenchReportSchema = z.object({
     idle: IdleSchema.optional(),
     projector: ProjectorSchema.optional(),
     scaling: ScalingSchema.optional(),
+    floors: FloorsSchema.optional(),
   }),
 });
 export type BenchReport = z.infer<typeof BenchReportSchema>;

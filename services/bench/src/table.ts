@@ -6,7 +6,7 @@ const n = (x: number) => x.toLocaleString('en-US', { maximumFractionDigits: 1 })
 /** The report as aligned `scenario | figure | value` lines for a terminal. */
 export function formatTable(report: BenchReport): string {
   const rows: [string, string, string][] = [];
-  const { latency, throughput, resume, idle, projector, scaling } = report.scenarios;
+  const { latency, throughput, resume, idle, projector, scaling, floors } = report.scenarios;
   if (latency) {
     const label = `A latency (${latency.runs}×${latency.steps})`;
     rows.push([label, 'intent → observation', ms(latency.intentToObservationMs)]);
@@ -60,6 +60,18 @@ export function formatTable(report: BenchReport): string {
       `${n(projector.eventsPerSecond)} (${n(projector.catchUpMs)} ms)`,
     ]);
     rows.push(['', 'publish events/s', n(projector.publishEventsPerSecond)]);
+  }
+  if (floors) {
+    const floorRows: [string, Distribution][] = [
+      ['JetStream publish (append)', floors.jetstreamPublishMs],
+      ['JetStream direct get', floors.jetstreamDirectGetMs],
+      ['JetStream consumer read', floors.jetstreamConsumerReadMs],
+      ['NATS request/reply', floors.natsRequestMs],
+      ['Postgres commit (1 row)', floors.postgresCommitMs],
+      ['Postgres transaction (2)', floors.postgresTwoStatementTransactionMs],
+      ['Postgres query (select 1)', floors.postgresQueryMs],
+    ];
+    floorRows.forEach(([name, d], i) => rows.push([i === 0 ? 'G round-trip floors' : '', name, ms(d)]));
   }
   const widths = [0, 1].map((i) => Math.max(...rows.map((r) => r[i]?.length ?? 0)));
   const lines = rows.map(([a, b, c]) => `${a.padEnd(widths[0] ?? 0)}  ${b.padEnd(widths[1] ?? 0)}  ${c}`);

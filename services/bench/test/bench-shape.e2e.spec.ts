@@ -18,5 +18,8 @@ describe('npm run bench', () => {
       expect.arrayContaining(['planner-1', 'tool-gateway-1', 'projector-1', 'nats-server']),
     );
     expect(parsed.scenarios.scaling?.points.map((p) => p.gateways)).toEqual(TINY_SIZES.gateways);
+    expect(parsed.scenarios.floors?.jetstreamPublishMs.count).toBe(TINY_SIZES.floorSamples);
+    expect(parsed.scenarios.floors?.postgresCommitMs.count).toBe(TINY_SIZES.floorSamples);
+    expect(parsed.scenarios.throughput?.cpuMsPerStep).toHaveProperty('tool-gateway');
   });
 });
