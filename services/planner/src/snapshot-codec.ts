@@ -92,9 +92,12 @@ export function decodeSnapshot(bytes: Uint8Array, runId: string): DecodedSnapsho
     };
   const parsed = SnapshotSchema.safeParse(raw);
   if (!parsed.success) return { ok: false, reason: `invalid: ${formatIssues(parsed.error).join('; ')}` };
-  const snapshot = parsed.data as RunSnapshot;
+  // The schema only validates; the state that resumes is the one stored, exactly what the hash covers.
+  // (A parsed copy would lose what JSON keeps and a schema may not, e.g. a tool result's own "__proto__" key.)
+  const stored = (raw as { state: RunState }).state;
+  const snapshot = { ...(parsed.data as RunSnapshot), state: stored };
   // Hash what was stored, not what the schema let through, so any changed byte of the state is caught.
-  const actual = stateHash((raw as { state: unknown }).state);
+  const actual = stateHash(stored);
   if (actual !== snapshot.stateHash)
     return { ok: false, reason: `state hash ${actual} does not match the recorded ${snapshot.stateHash}` };
   if (snapshot.runId !== runId || snapshot.state.runId !== runId)

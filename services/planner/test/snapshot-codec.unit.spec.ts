@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import type { JsonValue } from '@dura/contracts';
 import { fold, type RunState } from '@dura/core';
 import { arbValidHistory, RunLog } from '@dura/core/testing';
 import {
@@ -59,6 +60,24 @@ describe('snapshotOf / encodeSnapshot / decodeSnapshot', () => {
     expect(snapshot).toMatchObject({ v: SNAPSHOT_VERSION, runId: 'run-snap', seq: state.lastSeq });
     expect(snapshot.eventId).toBe(log.events.at(-1)!.meta.id);
     expect(decodeSnapshot(encodeSnapshot(snapshot), 'run-snap')).toEqual({ ok: true, snapshot });
+  });
+
+  it('resumes exactly the stored state, even a tool result with an own "__proto__" key', () => {
+    // JSON.parse makes "__proto__" an own key; a schema's parsed copy would turn it into a prototype.
+    const result = JSON.parse('{"__proto__": {"polluted": true}, "kept": 1}') as JsonValue;
+    const log = new RunLog('run-proto', [0])
+      .request([{ tool: 'echo', args: {} }])
+      .start()
+      .think([{ tool: 'echo', args: {} }])
+      .intents()
+      .complete('call-1', result);
+    const state = fold(log.events);
+    const decoded = decodeSnapshot(encodeSnapshot(snapshotOf(state, 'last')), 'run-proto');
+    if (!decoded.ok) throw new Error(decoded.reason);
+    expect(decoded.snapshot.state).toEqual(state);
+    const resumed = decoded.snapshot.state.calls[0]?.result as Record<string, unknown>;
+    expect(Object.keys(resumed)).toEqual(['__proto__', 'kept']);
+    expect(({} as { polluted?: boolean }).polluted).toBeUndefined();
   });
 
   it('round-trips the state of every valid history the fold can produce', () => {
