@@ -1,15 +1,15 @@
 import { createHash } from 'node:crypto';
 import { constants, gunzipSync, gzipSync } from 'node:zlib';
 import { z } from 'zod';
-import { formatIssues, RunIdSchema, type JsonObject } from '@dura/contracts';
-import { canonicalJson, type RunState } from '@dura/core';
+import { formatIssues, RunIdSchema } from '@dura/contracts';
+import type { RunState } from '@dura/core';
 import { SnapshotStateSchema } from './snapshot-state-schema';
 
 /**
  * Format of a stored snapshot. Bump it whenever RunState's shape or evolve's meaning changes: a snapshot of
  * another version is ignored and the run is folded from its log again (the log wins).
  */
-export const SNAPSHOT_VERSION = 1;
+export const SNAPSHOT_VERSION = 2;
 
 /** One run's folded state at stream sequence `seq`, whose event there has id `eventId`. */
 export interface RunSnapshot {
@@ -34,13 +34,13 @@ const SnapshotSchema = z.strictObject({
 export type DecodedSnapshot = { ok: true; snapshot: RunSnapshot } | { ok: false; reason: string };
 
 /**
- * Hex SHA-256 of the canonical JSON of a state: the same for equal states, whatever their key order.
- * The same digest as `argsHash`, through node's native SHA-256: a long run's state is megabytes.
+ * Hex SHA-256 of a state's JSON text. JSON.parse keeps key order and JSON.stringify reproduces the text it
+ * parsed, so the reader's digest of the stored state equals the writer's; any changed value changes it.
+ * (Canonical JSON would also survive reordered keys, which nothing here produces, at several times the cost
+ * for a long run's megabyte of state.)
  */
 export function stateHash(state: unknown): string {
-  return createHash('sha256')
-    .update(canonicalJson(state as JsonObject))
-    .digest('hex');
+  return createHash('sha256').update(JSON.stringify(state)).digest('hex');
 }
 
 /** The snapshot of `state`, whose last folded event has id `eventId`. */

@@ -2,11 +2,11 @@ import { z } from 'zod';
 import {
   DecisionSchema,
   ErrorInfoSchema,
-  JsonObjectSchema,
-  JsonValueSchema,
   RunIdSchema,
-  RunRequestSchema,
   UsageSchema,
+  type JsonObject,
+  type JsonValue,
+  type RunRequest,
 } from '@dura/contracts';
 import type { CallState, OperatorVerdict, RunState, WaitState } from '@dura/core';
 
@@ -16,26 +16,43 @@ import type { CallState, OperatorVerdict, RunState, WaitState } from '@dura/core
 type ShapeOf<T> = { [K in keyof Required<T>]: z.ZodType<T[K]> };
 
 const seq = z.number().int().positive();
+
+// Values that came into the state from events the intake and the gateway already validated (tool
+// arguments and results, signal payloads, the request's plan). The snapshot's hash proves the stored bytes
+// are what a planner wrote; checking every value of a long run again cost a resume tens of milliseconds.
+const jsonValue = z.custom<JsonValue>((value) => value !== undefined, 'must be a JSON value');
+const jsonObject = z.custom<JsonObject>(
+  (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
+  'must be a JSON object',
+);
+const request = z.custom<RunRequest & { runId: string }>(
+  (value) =>
+    typeof value === 'object' &&
+    value !== null &&
+    RunIdSchema.safeParse((value as { runId?: unknown }).runId).success &&
+    typeof (value as { agent?: unknown }).agent === 'object',
+  'must be a run request with a run id',
+);
 const count = z.number().int().nonnegative();
 
 const operatorShape = {
   action: z.enum(['confirm', 'skip']),
   signalId: z.string().min(1),
-  result: JsonValueSchema.optional(),
+  result: jsonValue.optional(),
 } satisfies ShapeOf<OperatorVerdict>;
 
 const callShape = {
   callId: z.string().min(1),
   step: z.number().int().positive(),
   tool: z.string().min(1),
-  args: JsonObjectSchema,
+  args: jsonObject,
   idempotencyKey: z.string().min(1),
   status: z.enum(['pending', 'completed', 'failed', 'unknown']),
   attempts: count,
   requestedSeq: seq,
   intentId: z.string().min(1),
   resolvedSeq: seq.optional(),
-  result: JsonValueSchema.optional(),
+  result: jsonValue.optional(),
   error: ErrorInfoSchema.optional(),
   failRun: z.boolean().optional(),
   operator: z.strictObject(operatorShape).optional(),
@@ -54,7 +71,7 @@ const runShape = {
   // A snapshot is only ever taken of a run that has events, so its run id is known.
   runId: RunIdSchema,
   status: z.enum(['pending', 'running', 'waiting', 'completed', 'failed', 'cancelled', 'rejected']),
-  request: RunRequestSchema.extend({ runId: RunIdSchema }).nullable(),
+  request: request.nullable(),
   correlationId: z.string().nullable(),
   lastSeq: seq,
   eventCount: z.number().int().positive(),
@@ -68,11 +85,11 @@ const runShape = {
     z.strictObject({
       signalId: z.string().min(1),
       name: z.string(),
-      payload: JsonValueSchema.optional(),
+      payload: jsonValue.optional(),
       seq,
     }),
   ),
-  output: JsonValueSchema.optional(),
+  output: jsonValue.optional(),
   error: ErrorInfoSchema.optional(),
   createdAt: z.string().nullable(),
   updatedAt: z.string().nullable(),
