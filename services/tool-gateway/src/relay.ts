@@ -196,6 +196,8 @@ export function createRelay(options: RelayOptions) {
       wake();
       return;
     }
+    // The same crash point as a pass's: published, not yet marked sent.
+    failpoint('relay.after-publish');
     // Not awaited: the caller's work is done once the observation is out. A row published but not yet
     // marked is published again by a later pass, and the log drops the duplicate.
     markSent(row.id).catch((err: unknown) => {
