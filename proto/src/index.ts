@@ -9,6 +9,7 @@ export const PROTO_FILES = [
   'dura/v1/options.proto',
   'dura/v1/run_request.proto',
   'dura/v1/signal.proto',
+  'dura/v1/fork.proto',
   'dura/v1/tasks.proto',
   'dura/v1/dead_letter.proto',
   'dura/v1/envelope.proto',

@@ -9,11 +9,11 @@ import { EventDataSchemas, RunRequestSchema, SignalRequestSchema, formatIssues }
 const WRITTEN_BY_PROTO3 = {
   runRequest: [
     RunRequestSchema,
-    '{"v": 1, "runId": "run-42", "agent": {"kind": "scripted", "steps": [{"tool": "http.request", "args": {"url": "https://example.com", "retries": 3.0}}]}, "input": {"name": "demo"}, "tags": {"team": "payments"}}',
+    '{"v": 1, "runId": "run-42", "agent": {"kind": "scripted", "steps": [{"tool": "http.request", "args": {"url": "https://example.com", "retries": 3.0}}]}, "input": {"name": "demo"}, "tags": ["nightly"], "metadata": {"team": "payments"}}',
   ],
   runRequestWithoutSteps: [
     RunRequestSchema,
-    '{"v": 1, "runId": "run-43", "agent": {"kind": "scripted", "steps": []}, "tags": {}}',
+    '{"v": 1, "runId": "run-43", "agent": {"kind": "scripted", "steps": []}, "tags": [], "metadata": {}}',
   ],
   signalRequest: [
     SignalRequestSchema,

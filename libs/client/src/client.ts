@@ -1,64 +1,109 @@
-import { DeliverPolicy, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import {
   ContractViolation,
   formatIssues,
   RUN_REQUEST_VERSION,
   RunRequestSchema,
+  runSubject,
   SIGNAL_VERSION,
   SignalRequestSchema,
-  type JsonValue,
-  runSubject,
   STREAMS,
   SUBJECTS,
-  type EventType,
+  type JsonValue,
   type RunEvent,
   type RunRequest,
 } from '@dura/contracts';
 import { fold, type RunState } from '@dura/core';
-import { createEventStore, decodeStored, mapAppendError } from '@dura/event-store';
+import { createEventStore, mapAppendError, type EventStore } from '@dura/event-store';
 import { DURA_ATTRS, withProducerSpan } from '@dura/telemetry';
 import { trace } from '@opentelemetry/api';
+import { ClientNotConfigured, RunNotFound } from './errors';
+import { forkRun, type ForkRunInput } from './fork';
+import { createReadApi } from './read-api';
+import { watchRunEvents, type WatchOptions } from './watch-run';
+
+const DEFAULT_CANCEL_REASON = 'cancelled by a client';
 
 /** A run request as a caller writes it; `v` is filled in and `runId` generated when absent. */
 export type SubmitRunInput = Omit<RunRequest, 'v'> & { v?: RunRequest['v'] };
 
 export interface SubmitResult {
   runId: string;
-  /** True when a request with this run id was already submitted (within the dedupe window): nothing new starts. */
+  /**
+   * True when a request with this run id was already submitted (within the dedupe window, 2 minutes by
+   * default): nothing new starts, whatever this request's body says.
+   */
   duplicate: boolean;
 }
 
-export interface WatchOptions {
-  /** First stream sequence to deliver (default: the run's first event). Resume after a disconnect with lastSeq + 1. */
-  fromSeq?: number;
-  /** Stop after the run's terminal event (default true). */
-  untilFinished?: boolean;
-  signal?: AbortSignal;
+export interface SignalOptions {
+  payload?: JsonValue;
+  /** Idempotency key of the signal (default: a fresh id). Sending the same id again records nothing new. */
+  signalId?: string;
+  /** Throw `RunNotFound` instead of sending when the run has no events (default false: the planner dead-letters it). */
+  mustExist?: boolean;
 }
 
-const TERMINAL_EVENTS: ReadonlySet<EventType> = new Set([
-  'run_completed',
-  'run_failed',
-  'run_cancelled',
-  'run_rejected',
-]);
+export interface SignalResult {
+  signalId: string;
+  duplicate: boolean;
+}
 
-/** The client SDK: submit runs, follow them live, and read their state, all typed from the wire contract. */
-export function createDuraClient(deps: { js: JetStreamClient; jsm: JetStreamManager }) {
-  const store = createEventStore(deps);
+export interface JetStreamHandles {
+  js: JetStreamClient;
+  jsm: JetStreamManager;
+}
+
+export interface DuraClientOptions {
+  /** JetStream handles for submitRun, watchRun, getRun, signal, cancel, readEvents. */
+  js?: JetStreamClient;
+  jsm?: JetStreamManager;
+  /** Used instead of `js`/`jsm`: called once, on the first call that needs NATS (connectDuraClient passes it). */
+  connectNats?: () => Promise<JetStreamHandles>;
+  /** Base URL of the projector's read API (e.g. http://127.0.0.1:8080), for listRuns, stateAt and events. */
+  apiUrl?: string;
+  /** Read-API request timeout, default 10 s. */
+  apiTimeoutMs?: number;
+  fetch?: typeof fetch;
+}
+
+/** The client SDK: submit runs, follow them live, signal and cancel them, and read them, all typed from the contract. */
+export function createDuraClient(options: DuraClientOptions) {
   const tracer = trace.getTracer('dura-client');
+  const api = createReadApi({
+    ...(options.apiUrl === undefined ? {} : { apiUrl: options.apiUrl }),
+    ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+    ...(options.apiTimeoutMs === undefined ? {} : { timeoutMs: options.apiTimeoutMs }),
+  });
+  let handles: Promise<JetStreamHandles & { store: EventStore }> | undefined;
 
-  /** Publishes a run request to `dura.submit`. Idempotent on `runId`: resubmitting the same id never starts a second run. */
+  function nats(): Promise<JetStreamHandles & { store: EventStore }> {
+    // A failed connect is not remembered: the next call tries again.
+    handles ??= resolveHandles(options).then(
+      (h) => ({ ...h, store: createEventStore(h) }),
+      (err: unknown) => {
+        handles = undefined;
+        throw err;
+      },
+    );
+    return handles;
+  }
+
+  /**
+   * Publishes a run request to `dura.submit` under `Nats-Msg-Id: <runId>`. Idempotent on the run id the
+   * caller chooses: resubmitting the same id returns `{ duplicate: true }` and never starts a second run.
+   */
   async function submitRun(input: SubmitRunInput): Promise<SubmitResult> {
     const runId = input.runId ?? `run_${crypto.randomUUID().replaceAll('-', '')}`;
     const parsed = RunRequestSchema.safeParse({ ...input, v: input.v ?? RUN_REQUEST_VERSION, runId });
     if (!parsed.success) throw new ContractViolation('run request is invalid', formatIssues(parsed.error));
+    const { js } = await nats();
     try {
       // In the caller's trace when it has one (an app with OpenTelemetry started): the run continues it.
       const ack = await withProducerSpan(
         tracer,
         { destination: SUBJECTS.submit, messageId: runId, attributes: { [DURA_ATTRS.runId]: runId } },
-        (headers) => deps.js.publish(SUBJECTS.submit, JSON.stringify(parsed.data), { msgID: runId, headers }),
+        (headers) => js.publish(SUBJECTS.submit, JSON.stringify(parsed.data), { msgID: runId, headers }),
       );
       return { runId, duplicate: ack.duplicate };
     } catch (err) {
@@ -66,54 +111,40 @@ export function createDuraClient(deps: { js: JetStreamClient; jsm: JetStreamMana
     }
   }
 
-  /** Yields the run's events in order, from `fromSeq`, then live as they are appended. */
-  async function* watchRun(runId: string, options: WatchOptions = {}): AsyncGenerator<RunEvent> {
-    const consumer = await deps.js.consumers.get(STREAMS.runs, {
-      filter_subjects: runSubject(runId),
-      deliver_policy: DeliverPolicy.StartSequence,
-      opt_start_seq: Math.max(1, options.fromSeq ?? 1),
-    });
-    const messages = await consumer.consume({ max_messages: 256 });
-    const abort = (): void => void messages.close();
-    options.signal?.addEventListener('abort', abort, { once: true });
-    // 'abort' never fires for a signal that aborted before (or while) the consumer was set up.
-    if (options.signal?.aborted) abort();
-    try {
-      for await (const msg of messages) {
-        const event = decodeStored(msg);
-        yield event;
-        if ((options.untilFinished ?? true) && TERMINAL_EVENTS.has(event.type)) return;
-      }
-    } finally {
-      options.signal?.removeEventListener('abort', abort);
-      await messages.close();
-    }
+  /**
+   * Yields the run's events in order from `fromSeq` (default 1), history then live, each exactly once, and
+   * stops after the terminal event. Survives a broken connection: it re-opens at the last seq seen + 1.
+   */
+  function watchRun(runId: string, watchOptions: WatchOptions = {}): AsyncGenerator<RunEvent> {
+    return watchRunEvents(async () => (await nats()).js, runId, watchOptions);
   }
 
   /**
-   * Sends a named signal to a run (`confirm`/`skip` answer an operator wait; any name can resume a run waiting
-   * for it). Idempotent on `signalId`: sending the same id again records nothing new.
+   * Sends a named signal to a run on `dura.signal` (`confirm`/`skip` answer an operator wait; any name can
+   * resume a run waiting for it). Idempotent on `signalId`.
    */
   async function signal(
     runId: string,
     name: string,
-    options: { payload?: JsonValue; signalId?: string } = {},
-  ): Promise<{ signalId: string; duplicate: boolean }> {
-    const signalId = options.signalId ?? `sig_${crypto.randomUUID().replaceAll('-', '')}`;
+    signalOptions: SignalOptions = {},
+  ): Promise<SignalResult> {
+    const signalId = signalOptions.signalId ?? `sig_${crypto.randomUUID().replaceAll('-', '')}`;
     const parsed = SignalRequestSchema.safeParse({
       v: SIGNAL_VERSION,
       runId,
       signalId,
       name,
-      ...(options.payload === undefined ? {} : { payload: options.payload }),
+      ...(signalOptions.payload === undefined ? {} : { payload: signalOptions.payload }),
     });
     if (!parsed.success) throw new ContractViolation('signal is invalid', formatIssues(parsed.error));
+    const { js } = await nats();
+    if (signalOptions.mustExist && (await lastSeq(runId)) === 0) throw new RunNotFound(runId);
     try {
       const msgID = `signal:${runId}:${signalId}`;
       const ack = await withProducerSpan(
         tracer,
         { destination: SUBJECTS.signal, messageId: msgID, attributes: { [DURA_ATTRS.runId]: runId } },
-        (headers) => deps.js.publish(SUBJECTS.signal, JSON.stringify(parsed.data), { msgID, headers }),
+        (headers) => js.publish(SUBJECTS.signal, JSON.stringify(parsed.data), { msgID, headers }),
       );
       return { signalId, duplicate: ack.duplicate };
     } catch (err) {
@@ -121,9 +152,36 @@ export function createDuraClient(deps: { js: JetStreamClient; jsm: JetStreamMana
     }
   }
 
-  /** The run's current state: its log folded by the same `evolve` every service uses. */
+  /** Asks the planner to cancel the run: the signal named `cancel` with payload `{ reason }`; it records `run_cancelled`. */
+  function cancel(
+    runId: string,
+    cancelOptions: { reason?: string; signalId?: string; mustExist?: boolean } = {},
+  ): Promise<SignalResult> {
+    const { reason, ...rest } = cancelOptions;
+    return signal(runId, 'cancel', { ...rest, payload: { reason: reason ?? DEFAULT_CANCEL_REASON } });
+  }
+
+  /** The run's current state: its log read from JetStream and folded by the same `evolve` every service uses. */
   async function getRun(runId: string): Promise<RunState> {
-    return fold(await store.read(runId));
+    const events = await (await nats()).store.read(runId);
+    if (events.length === 0) throw new RunNotFound(runId);
+    return fold(events);
+  }
+
+  /** Stream sequence of the run's last event, or 0 when it has none (one direct get). */
+  async function lastSeq(runId: string): Promise<number> {
+    const { jsm } = await nats();
+    const msg = await jsm.streams
+      .getMessage(STREAMS.runs, { last_by_subj: runSubject(runId) })
+      .catch((err: unknown) => {
+        throw mapAppendError(err, runId, undefined);
+      });
+    return msg?.seq ?? 0;
+  }
+
+  /** The run's events with `seq >= fromSeq`, read from JetStream (the log itself, not the projection). */
+  async function readEvents(runId: string, readOptions?: { fromSeq?: number }): Promise<RunEvent[]> {
+    return (await nats()).store.read(runId, readOptions);
   }
 
   return {
@@ -131,8 +189,24 @@ export function createDuraClient(deps: { js: JetStreamClient; jsm: JetStreamMana
     watchRun,
     getRun,
     signal,
-    readEvents: (runId: string, options?: { fromSeq?: number }) => store.read(runId, options),
+    cancel,
+    readEvents,
+    lastSeq,
+    forkRun: (input: ForkRunInput) => forkRun(nats, input),
+    listRuns: api.listRuns,
+    stateAt: api.stateAt,
+    events: api.events,
+    causes: api.causes,
   };
 }
 
 export type DuraClient = ReturnType<typeof createDuraClient>;
+
+async function resolveHandles(options: DuraClientOptions): Promise<JetStreamHandles> {
+  if (options.js && options.jsm) return { js: options.js, jsm: options.jsm };
+  if (options.connectNats) return options.connectNats();
+  throw new ClientNotConfigured(
+    'nats_not_configured',
+    'this call needs NATS: pass { js, jsm } from @nats-io/jetstream to createDuraClient, or use connectDuraClient({ natsUrl })',
+  );
+}

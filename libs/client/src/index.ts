@@ -1,2 +1,25 @@
 export { createDuraClient } from './client';
-export type { DuraClient, SubmitRunInput, SubmitResult, WatchOptions } from './client';
+export type {
+  DuraClient,
+  DuraClientOptions,
+  JetStreamHandles,
+  SignalOptions,
+  SignalResult,
+  SubmitRunInput,
+  SubmitResult,
+} from './client';
+export { connectDuraClient } from './connect';
+export type { ConnectDuraClientOptions, ConnectedDuraClient } from './connect';
+export { TERMINAL_EVENTS } from './watch-run';
+export type { WatchOptions } from './watch-run';
+export type { ListRunsFilter, RunPage, RunSummary, EventPage, StateAt } from './read-api';
+export {
+  ApiError,
+  ApiUnreachable,
+  ClientNotConfigured,
+  CLIENT_ERROR_CODES,
+  NatsUnreachable,
+  RunNotFound,
+} from './errors';
+export { formatEvent } from './format-event';
+export type { ForkRunInput, ForkRunResult } from './fork';

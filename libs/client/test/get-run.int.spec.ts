@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { callId, fold, initialRunState } from '@dura/core';
+import { callId, fold } from '@dura/core';
+import { RunNotFound } from '../src/index';
 import { newLog, toNew, useClientFixture } from './infra';
 
 const fixture = useClientFixture();
@@ -31,9 +32,24 @@ describe('getRun', () => {
     expect(state.lastSeq).toBe((await store.read('folded')).at(-1)?.seq);
   });
 
-  it('is the initial state for a run with no events', async () => {
-    expect(await fixture().client.getRun('nobody')).toEqual(fold([]));
-    expect(fold([])).toEqual(initialRunState());
+  it('throws RunNotFound, saying how to find runs, for a run with no events', async () => {
+    const error = await fixture()
+      .client.getRun('nobody')
+      .catch((e: unknown) => e);
+
+    expect(error).toBeInstanceOf(RunNotFound);
+    expect(error).toMatchObject({ code: 'run_not_found', runId: 'nobody', retryable: false });
+    expect((error as Error).message).toMatch(/nobody has no events: check the run id/);
+  });
+
+  it('lastSeq is the seq of the run’s last event, 0 for a run with none', async () => {
+    const { client, store } = fixture();
+    const appended = await store.append('last-seq', toNew(newLog('last-seq').request().start().events), {
+      expectedSeq: 0,
+    });
+
+    expect(await client.lastSeq('last-seq')).toBe(appended.lastSeq);
+    expect(await client.lastSeq('never-submitted')).toBe(0);
   });
 
   it('readEvents returns the same events as the store, from a sequence', async () => {

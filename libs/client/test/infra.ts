@@ -9,6 +9,7 @@ import { useTestInfra } from '@dura/testing';
 import { createDuraClient, type DuraClient } from '../src/index';
 
 export interface ClientFixture {
+  natsUrl: string;
   nc: NatsConnection;
   js: JetStreamClient;
   jsm: JetStreamManager;
@@ -18,13 +19,19 @@ export interface ClientFixture {
 }
 
 /** One nats-server for the spec file, Dura's streams, a client and an event store; the connection closes in afterAll. */
-export function useClientFixture(): () => ClientFixture {
-  const infra = useTestInfra({ database: false });
+export function useClientFixture(infra = useTestInfra({ database: false })): () => ClientFixture {
   let fixture: ClientFixture | undefined;
   beforeAll(async () => {
-    const nc = await connect({ servers: infra().nats.url });
+    // Reconnects for as long as the spec runs: some tests restart the server under it.
+    const nc = await connect({ servers: infra().nats.url, maxReconnectAttempts: -1, reconnectTimeWait: 250 });
     const handles = { js: jetstream(nc), jsm: await jetstreamManager(nc) };
-    fixture = { nc, ...handles, client: createDuraClient(handles), store: createEventStore(handles) };
+    fixture = {
+      natsUrl: infra().nats.url,
+      nc,
+      ...handles,
+      client: createDuraClient(handles),
+      store: createEventStore(handles),
+    };
     await ensureStreams(handles.jsm);
   });
   afterAll(async () => {

@@ -57,8 +57,9 @@ describe('submitRun', () => {
   it('keeps the caller’s run id and reports a resubmission of it as a duplicate that starts nothing', async () => {
     const before = await storedRequests();
 
-    const first = await fixture().client.submitRun({ runId: 'deploy-42', agent, tags: { team: 'web' } });
-    const again = await fixture().client.submitRun({ runId: 'deploy-42', agent, tags: { team: 'web' } });
+    const request = { runId: 'deploy-42', agent, tags: ['web'], metadata: { team: 'web' } };
+    const first = await fixture().client.submitRun(request);
+    const again = await fixture().client.submitRun(request);
     // Even a different body under the same id is the same run: the first request stands.
     const changed = await fixture().client.submitRun({
       runId: 'deploy-42',
@@ -69,6 +70,6 @@ describe('submitRun', () => {
     expect(again).toEqual({ runId: 'deploy-42', duplicate: true });
     expect(changed.duplicate).toBe(true);
     expect(await storedRequests()).toBe(before + 1);
-    expect((await lastRequest()).body).toEqual({ v: 1, runId: 'deploy-42', agent, tags: { team: 'web' } });
+    expect((await lastRequest()).body).toEqual({ v: 1, ...request });
   });
 });

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { JsonObjectSchema, JsonValueSchema, RunIdSchema, ToolNameSchema } from './ids';
 import { RunRequestSchema } from './run-request';
+import { ForkOfSchema } from './fork';
 
 export const ErrorInfoSchema = z.object({
   code: z.string().min(1),
@@ -37,7 +38,11 @@ export const ModelInfoSchema = z.object({
 
 /** Schemas of each event's `data`, current version. Keys are the event types. */
 export const EventDataSchemas = {
-  run_requested: z.object({ request: RunRequestSchema.extend({ runId: RunIdSchema }) }),
+  run_requested: z.object({
+    request: RunRequestSchema.extend({ runId: RunIdSchema }),
+    /** Present when the run is a fork: its log starts with copies of the source's events up to `atSeq`. */
+    forkOf: ForkOfSchema.optional(),
+  }),
   run_started: z.object({}),
   run_rejected: z.object({ error: ErrorInfoSchema, issues: z.array(z.string()).optional() }),
   thought: z.object({
@@ -110,7 +115,7 @@ export const EVENT_TYPES = Object.keys(EventDataSchemas) as EventType[];
 
 /** Current version of each event type. Bump it, and add an upcaster, whenever a `data` schema changes shape. */
 export const CURRENT_EVENT_VERSIONS: Record<EventType, number> = {
-  run_requested: 2,
+  run_requested: 3,
   run_started: 1,
   run_rejected: 1,
   thought: 2,
@@ -120,7 +125,7 @@ export const CURRENT_EVENT_VERSIONS: Record<EventType, number> = {
   wait_requested: 1,
   signal_received: 1,
   timer_fired: 1,
-  child_run_requested: 1,
+  child_run_requested: 2,
   child_run_completed: 1,
   snapshot_taken: 1,
   budget_exceeded: 1,

@@ -6,10 +6,36 @@ export {
   AgentSpecSchema,
   ScriptedAgentSchema,
   ScriptedStepSchema,
+  RunTagSchema,
+  RunTagsSchema,
+  RunMetadataSchema,
+  MAX_RUN_TAGS,
+  MAX_TAG_LENGTH,
+  MAX_METADATA_KEYS,
 } from './run-request';
 export type { RunRequest, AgentSpec, ScriptedAgent, ScriptedStep } from './run-request';
+export {
+  RUN_STATUSES,
+  RUN_LIST_SORTS,
+  RUN_LIST_DEFAULT_LIMIT,
+  RUN_LIST_MAX_LIMIT,
+  RunStatusSchema,
+  RunListSortSchema,
+  RunSummarySchema,
+  RunListResponseSchema,
+  RunEventSchema,
+  EventPageResponseSchema,
+  RunStateSchema,
+  StateAtResponseSchema,
+  CausesResponseSchema,
+  StreamEndSchema,
+  ApiErrorSchema,
+} from './read-api';
+export type { RunSummary, RunListResponse, EventPageResponse, ApiErrorBody } from './read-api';
 export { SIGNAL_VERSION, SignalRequestSchema } from './signal';
 export type { SignalRequest } from './signal';
+export { FORK_VERSION, ForkRequestSchema, ForkOfSchema } from './fork';
+export type { ForkRequest, ForkOf } from './fork';
 export {
   EventDataSchemas,
   EVENT_TYPES,

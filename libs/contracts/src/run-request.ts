@@ -26,12 +26,40 @@ export type ScriptedAgent = z.infer<typeof ScriptedAgentSchema>;
 export const AgentSpecSchema = z.discriminatedUnion('kind', [ScriptedAgentSchema]);
 export type AgentSpec = z.infer<typeof AgentSpecSchema>;
 
+export const MAX_RUN_TAGS = 20;
+export const MAX_TAG_LENGTH = 64;
+export const MAX_METADATA_KEYS = 50;
+
+/** A label to find runs by (`GET /runs?tag=`): 1 to 64 characters. */
+export const RunTagSchema = z
+  .string()
+  .min(1, 'a tag must not be empty')
+  .max(MAX_TAG_LENGTH, `a tag has at most ${MAX_TAG_LENGTH} characters`);
+
+/** Labels of the run; a run matches a tag filter when it carries every tag asked for. */
+export const RunTagsSchema = z
+  .array(RunTagSchema, {
+    error: (issue) =>
+      issue.input !== null && typeof issue.input === 'object'
+        ? 'tags must be a list of strings; put key/value pairs in metadata'
+        : undefined,
+  })
+  .max(MAX_RUN_TAGS, `a run has at most ${MAX_RUN_TAGS} tags`);
+
+/** Free key/value strings that travel with the run and come back in its summary. */
+export const RunMetadataSchema = z
+  .record(z.string().min(1, 'a metadata key must not be empty'), z.string())
+  .refine((metadata) => Object.keys(metadata).length <= MAX_METADATA_KEYS, {
+    message: `metadata has at most ${MAX_METADATA_KEYS} keys`,
+  });
+
 /** What a client publishes on `dura.submit`. `runId` doubles as the submit idempotency key. */
 export const RunRequestSchema = z.object({
   v: z.literal(RUN_REQUEST_VERSION),
   runId: RunIdSchema.optional(),
   agent: AgentSpecSchema,
   input: JsonValueSchema.optional(),
-  tags: z.record(z.string(), z.string()).optional(),
+  tags: RunTagsSchema.optional(),
+  metadata: RunMetadataSchema.optional(),
 });
 export type RunRequest = z.infer<typeof RunRequestSchema>;

@@ -24,6 +24,19 @@ const ThoughtV1 = z.object({
   usage: z.object({ totalTokens: z.number().int().nonnegative() }),
 });
 
+/**
+ * A request as run_requested v2 and child_run_requested v1 recorded it: `tags` was a string map. Those pairs
+ * are metadata now (tags became a list of labels).
+ */
+const LegacyTaggedRequest = z.looseObject({ tags: z.record(z.string(), z.string()).optional() });
+
+function movedLegacyTags(request: unknown, what: string): unknown {
+  const old = parseLegacy(LegacyTaggedRequest, request, what);
+  if (old.tags === undefined) return old;
+  const { tags, ...rest } = old;
+  return { ...rest, metadata: tags };
+}
+
 function parseLegacy<T>(schema: z.ZodType<T>, data: unknown, what: string): T {
   const parsed = schema.safeParse(data);
   if (!parsed.success) throw new ContractViolation(`invalid ${what}`, formatIssues(parsed.error));
@@ -43,6 +56,16 @@ export const UPCASTERS: Partial<Record<EventType, Record<number, Upcaster>>> = {
           ...(old.input === undefined ? {} : { input: old.input }),
         },
       };
+    },
+    2: (data) => {
+      const old = parseLegacy(z.looseObject({ request: z.unknown() }), data, 'run_requested v2');
+      return { ...old, request: movedLegacyTags(old.request, 'run_requested v2 request') };
+    },
+  },
+  child_run_requested: {
+    1: (data) => {
+      const old = parseLegacy(z.looseObject({ request: z.unknown() }), data, 'child_run_requested v1');
+      return { ...old, request: movedLegacyTags(old.request, 'child_run_requested v1 request') };
     },
   },
   thought: {

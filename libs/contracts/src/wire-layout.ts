@@ -9,6 +9,7 @@ export const STREAMS = {
 export const SUBJECTS = {
   submit: 'dura.submit',
   signal: 'dura.signal',
+  fork: 'dura.fork',
   runPrefix: 'dura.run',
   allRuns: 'dura.run.*',
   toolTaskPrefix: 'dura.task.tool',

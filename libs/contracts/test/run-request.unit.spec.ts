@@ -21,7 +21,8 @@ const valid = {
     output: { deployed: true },
   },
   input: { env: 'staging' },
-  tags: { team: 'web' },
+  tags: ['nightly', 'web'],
+  metadata: { team: 'web', ticket: 'OPS-1' },
 };
 
 /** The readable issues zod reports for `value`. */
@@ -74,11 +75,29 @@ describe('RunRequestSchema', () => {
     ]);
   });
 
-  it('refuses non-string tags and a missing agent', () => {
-    expect(issuesOf({ ...valid, tags: { team: 1 } })).toEqual([
-      'tags.team: Invalid input: expected string, received number',
+  it('refuses non-string metadata and a missing agent', () => {
+    expect(issuesOf({ ...valid, metadata: { team: 1 } })).toEqual([
+      'metadata.team: Invalid input: expected string, received number',
     ]);
     expect(issuesOf({ v: 1 })).toEqual(['agent: Invalid input: expected object, received undefined']);
+  });
+
+  it('refuses tags given as key/value pairs, saying where the pairs go now', () => {
+    expect(issuesOf({ ...valid, tags: { team: 'web' } })).toEqual([
+      'tags: tags must be a list of strings; put key/value pairs in metadata',
+    ]);
+  });
+
+  it('bounds tags (20, each 1 to 64 characters) and metadata (50 keys)', () => {
+    expect(RunRequestSchema.safeParse({ ...valid, tags: Array(20).fill('x'.repeat(64)) }).success).toBe(true);
+    expect(issuesOf({ ...valid, tags: Array(21).fill('a') })).toEqual(['tags: a run has at most 20 tags']);
+    expect(issuesOf({ ...valid, tags: ['ok', '', 'y'.repeat(65)] })).toEqual([
+      'tags.1: a tag must not be empty',
+      'tags.2: a tag has at most 64 characters',
+    ]);
+    const keys = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, 'v']));
+    expect(RunRequestSchema.safeParse({ ...valid, metadata: keys(50) }).success).toBe(true);
+    expect(issuesOf({ ...valid, metadata: keys(51) })).toEqual(['metadata: metadata has at most 50 keys']);
   });
 });
 

@@ -9,7 +9,13 @@ const request = {
 /** One valid `data` of the current version per event type; a new event type fails to compile until it has one. */
 export const SAMPLE_DATA: { [T in EventType]: EventData<T> } = {
   run_requested: {
-    request: { ...request, runId: 'run-1', input: { ticket: 'OPS-1' }, tags: { team: 'web' } },
+    request: {
+      ...request,
+      runId: 'run-1',
+      input: { ticket: 'OPS-1' },
+      tags: ['nightly'],
+      metadata: { team: 'web' },
+    },
   },
   run_started: {},
   run_rejected: {

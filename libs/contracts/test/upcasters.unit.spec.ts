@@ -40,7 +40,7 @@ describe('the release 0.1 fixture log', () => {
     const [requested] = decoded();
     expect(requested).toMatchObject({
       type: 'run_requested',
-      v: 2,
+      v: CURRENT_EVENT_VERSIONS.run_requested,
       data: {
         request: {
           v: 1,
@@ -112,6 +112,27 @@ describe('upcasters', () => {
       usage: { inputTokens: 0, outputTokens: 1234 },
       finishReason: 'unknown',
     });
+  });
+
+  it('move run_requested v2 tag pairs into metadata (tags became a list of labels)', () => {
+    const request = { v: 1, runId: 'run-1', agent: { kind: 'scripted', steps: [] }, input: { a: 1 } };
+    const v2 = { request: { ...request, tags: { team: 'web', env: 'staging' } } };
+    expect(decodeEvent(wire('run_requested', 2, v2), 7).data).toEqual({
+      request: { ...request, metadata: { team: 'web', env: 'staging' } },
+    });
+    expect(decodeEvent(wire('run_requested', 2, { request }), 7).data).toEqual({ request });
+    const child = { childRunId: 'run-1-child', request: { ...request, tags: { team: 'web' } } };
+    expect(decodeEvent(wire('child_run_requested', 1, child), 8).data).toEqual({
+      childRunId: 'run-1-child',
+      request: { ...request, metadata: { team: 'web' } },
+    });
+  });
+
+  it('refuse run_requested v2 whose tags are not string pairs', () => {
+    const request = { v: 1, runId: 'run-1', agent: { kind: 'scripted', steps: [] }, tags: { team: 1 } };
+    expect(() => decodeEvent(wire('run_requested', 2, { request }), 3)).toThrow(
+      'event at seq 3 (run_requested v2): invalid run_requested v2 request',
+    );
   });
 
   it('leave a current version alone', () => {

@@ -17,12 +17,15 @@ export type PlannerAction =
 export type EventDraft = Draft;
 
 /**
- * The planner's decider. Order matters: finish recording an open decision before anything else, then
- * (re-)dispatch pending calls, and only ask the model when nothing recorded is left undone.
+ * The planner's decider. Order matters: a recorded `cancel` signal ends the run first; then finish recording
+ * an open decision, then (re-)dispatch pending calls, and only ask the model when nothing recorded is left
+ * undone.
  */
 export function nextAction(state: RunState): PlannerAction {
   if (state.status === 'none') return { kind: 'idle', reason: 'not_requested' };
   if (isTerminal(state.status)) return { kind: 'idle', reason: 'finished' };
+  const cancel = cancelSignal(state);
+  if (cancel) return { kind: 'record', events: [cancel] };
   if (state.status === 'pending') return { kind: 'start' };
   if (state.openDecision !== null)
     return { kind: 'record', events: followUps(state, state.openDecision.decision) };
@@ -40,6 +43,26 @@ export function nextAction(state: RunState): PlannerAction {
   }
   if (state.status === 'waiting') return { kind: 'idle', reason: 'waiting' };
   return { kind: 'decide' };
+}
+
+/** The name of the signal that cancels a run; its payload may carry `{ reason: string }`. */
+export const CANCEL_SIGNAL = 'cancel';
+
+/**
+ * A recorded `cancel` signal ends a live run before anything else happens: no open decision is finished,
+ * no call dispatched, no model asked. Calls already running report later; the fold records their results.
+ */
+function cancelSignal(state: RunState): Draft | undefined {
+  const signal = state.signals.find((s) => s.name === CANCEL_SIGNAL);
+  if (!signal) return undefined;
+  const payload = signal.payload;
+  const given =
+    payload !== null && typeof payload === 'object' && !Array.isArray(payload) ? payload.reason : undefined;
+  const reason =
+    typeof given === 'string' && given.length > 0
+      ? given
+      : `cancelled by signal ${signal.signalId} (no reason given)`;
+  return { type: 'run_cancelled', data: { reason } };
 }
 
 /**

@@ -40,7 +40,7 @@ export function streamConfigs(options: StreamOptions): NamedStreamConfig[] {
     {
       ...common,
       name: STREAMS.requests,
-      subjects: [SUBJECTS.submit, SUBJECTS.signal],
+      subjects: [SUBJECTS.submit, SUBJECTS.signal, SUBJECTS.fork],
       retention: RetentionPolicy.Limits,
       max_age: nanos(7 * DAY_MS),
     },

@@ -37,7 +37,7 @@ describe('ensureStreams', () => {
     expect(await streamNames(jsm)).toEqual(Object.values(STREAMS).sort());
     const window = nanos(DEFAULT_STREAM_OPTIONS.duplicateWindowMs);
     expect(await configOf(jsm, STREAMS.requests)).toMatchObject({
-      subjects: [SUBJECTS.submit, SUBJECTS.signal],
+      subjects: [SUBJECTS.submit, SUBJECTS.signal, SUBJECTS.fork],
       retention: RetentionPolicy.Limits,
       storage: StorageType.File,
       duplicate_window: window,

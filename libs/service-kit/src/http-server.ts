@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { DuraError } from '@dura/contracts';
 import type { Logger } from './logger';
@@ -6,7 +6,18 @@ import type { Logger } from './logger';
 export type HttpResponse =
   | { status: number; body: unknown; headers?: Record<string, string> }
   /** Sent as is (e.g. the Prometheus text format); set its content type in `headers`. */
-  | { status: number; text: string; headers?: Record<string, string> };
+  | { status: number; text: string; headers?: Record<string, string> }
+  /**
+   * A long-lived response written piece by piece (e.g. Server-Sent Events). The server sends `status` and
+   * `headers` at once (set the content type there), then hands the raw response to `stream`, and ends it when
+   * the returned promise settles. `signal` aborts when the client goes away or the server closes: stop then.
+   * Errors must be decided before returning this (status and headers are already sent when `stream` runs).
+   */
+  | {
+      status: number;
+      headers?: Record<string, string>;
+      stream(res: ServerResponse, signal: AbortSignal): Promise<void>;
+    };
 
 export interface Route {
   method: 'GET' | 'POST';
@@ -35,6 +46,17 @@ export async function startHttpServer(options: {
   const compiled = options.routes.map((route) => ({ route, ...compile(route.path) }));
   const server: Server = createServer((req, res) => {
     const send = (response: HttpResponse): void => {
+      if ('stream' in response) {
+        const gone = new AbortController();
+        res.once('close', () => gone.abort());
+        res.writeHead(response.status, response.headers);
+        res.flushHeaders();
+        response
+          .stream(res, gone.signal)
+          .catch((err: unknown) => options.log.error('http stream failed', { path: req.url, err }))
+          .finally(() => res.end());
+        return;
+      }
       if ('text' in response) {
         res.writeHead(response.status, { 'content-type': 'text/plain; charset=utf-8', ...response.headers });
         res.end(response.text);

@@ -6,6 +6,7 @@ import { recordingLogger } from './infra';
 
 const { log, records } = recordingLogger();
 let server: HttpServerHandle | undefined;
+let streamsAborted = 0;
 
 function failure(kind: string | undefined): Error {
   if (kind === 'missing') return new DuraError('run_not_found', 'no run "r-404"');
@@ -36,6 +37,22 @@ const routes: Route[] = [
     method: 'GET',
     path: '/fail/:kind',
     handle: ({ params }) => Promise.reject(failure(params.kind)),
+  },
+  {
+    method: 'GET',
+    path: '/count/:n',
+    handle: ({ params }) =>
+      Promise.resolve({
+        status: 200,
+        headers: { 'content-type': 'text/event-stream' },
+        async stream(res, signal) {
+          for (let i = 1; i <= Number(params.n); i += 1) res.write(`data: ${i}\n\n`);
+          if (params.n !== '0') return;
+          // n = 0: write until the client goes away, then report that the signal fired.
+          await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve()));
+          streamsAborted += 1;
+        },
+      }),
   },
   {
     method: 'GET',
@@ -161,6 +178,24 @@ describe('startHttpServer errors', () => {
       expect((await call('/runs/still-up')).status).toBe(200);
     },
   );
+});
+
+describe('startHttpServer streams', () => {
+  it('sends status and headers at once, then what the stream writes, and ends when it returns', async () => {
+    const response = await fetch(`${server!.url}/count/3`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('text/event-stream');
+    expect(await response.text()).toBe('data: 1\n\ndata: 2\n\ndata: 3\n\n');
+  });
+
+  it('aborts the stream signal when the client goes away', async () => {
+    const client = new AbortController();
+    const response = await fetch(`${server!.url}/count/0`, { signal: client.signal });
+    expect(response.status).toBe(200);
+    client.abort();
+    await expect.poll(() => streamsAborted).toBe(1);
+    expect((await call('/runs/still-up')).status).toBe(200);
+  });
 });
 
 describe('HttpServerHandle.close', () => {

@@ -15,6 +15,8 @@ export interface BenchSizes {
   projectorEvents: number;
   gateways: number[];
   floorSamples: number;
+  listRuns: number;
+  listSamples: number;
 }
 
 export const SCENARIOS = [
@@ -25,6 +27,7 @@ export const SCENARIOS = [
   'projector',
   'scaling',
   'floors',
+  'list',
 ] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 /** The issue's letters work too: `npm run bench -- A C`. */
@@ -36,6 +39,7 @@ const LETTERS: Record<string, ScenarioName> = {
   e: 'projector',
   f: 'scaling',
   g: 'floors',
+  h: 'list',
 };
 
 export const DEFAULT_SIZES: BenchSizes = {
@@ -52,6 +56,8 @@ export const DEFAULT_SIZES: BenchSizes = {
   projectorEvents: 1_000_000,
   gateways: [1, 2, 3],
   floorSamples: 500,
+  listRuns: 100_000,
+  listSamples: 200,
 };
 
 /** A run of every scenario in seconds, for the shape test and `--tiny`. */
@@ -69,6 +75,8 @@ export const TINY_SIZES: BenchSizes = {
   projectorEvents: 100,
   gateways: [1, 2],
   floorSamples: 5,
+  listRuns: 300,
+  listSamples: 5,
 };
 
 export interface BenchOptions {
@@ -80,7 +88,7 @@ export interface BenchOptions {
 export const HELP = `npm run bench -- [scenario...] [--out FILE] [--tiny] [--<size> N]
 
 Scenarios: latency (A), throughput (B), resume (C), idle (D), projector (E), scaling (F), floors (G: round
-trips a step is built from); default all.
+trips a step is built from), list (H: GET /runs over projected runs); default all.
 Sizes (flag or BENCH_<NAME> env): ${Object.keys(DEFAULT_SIZES)
   .map((key) => `--${kebab(key)}`)
   .join(' ')}
@@ -123,7 +131,7 @@ export function parseBenchOptions(
   }
   const scenarios = positionals.map((name) => {
     const found = LETTERS[name.toLowerCase()] ?? SCENARIOS.find((s) => s === name.toLowerCase());
-    if (!found) throw new Error(`unknown scenario "${name}"; known: ${SCENARIOS.join(', ')} (or A–F)`);
+    if (!found) throw new Error(`unknown scenario "${name}"; known: ${SCENARIOS.join(', ')} (or A–H)`);
     return found;
   });
   return {

@@ -5,6 +5,7 @@ import { progress } from './progress';
 import { BenchReportSchema, type BenchReport, type BenchScenarios } from './schema';
 import { round } from './stats';
 import { idleCost } from './scenarios/idle';
+import { listQueries } from './scenarios/list';
 import { roundTripFloors } from './scenarios/floors';
 import { projectorCatchUp } from './scenarios/projector';
 import { resumeCost } from './scenarios/resume';
@@ -85,6 +86,10 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   if (want('floors')) {
     progress(`G: round-trip floors, ${options.sizes.floorSamples} samples each`);
     scenarios.floors = await roundTripFloors(options.sizes);
+  }
+  if (want('list')) {
+    progress(`H: GET /runs over ${options.sizes.listRuns} projected runs`);
+    scenarios.list = await listQueries(options.sizes);
   }
   return BenchReportSchema.parse({
     schemaVersion: 1,

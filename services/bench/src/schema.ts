@@ -113,6 +113,21 @@ const FloorsSchema = z.object({
   postgresQueryMs: DistributionSchema,
 });
 
+const ListSchema = z.object({
+  mode: ModeSchema,
+  /** Runs in the read model, and the events that built them. */
+  runs: z.number().int(),
+  events: z.number().int(),
+  note: z.string(),
+  /** Projecting those events through the projector's batch path. */
+  projectMs: z.number().nonnegative(),
+  projectEventsPerSecond: z.number().nonnegative(),
+  /** One `GET /runs` page per sample, per query shape. */
+  queries: z.array(
+    z.object({ shape: z.string(), query: z.string(), rows: z.number().int(), latencyMs: DistributionSchema }),
+  ),
+});
+
 const ScalingSchema = z.object({
   mode: ModeSchema,
   points: z.array(ThroughputSchema),
@@ -151,6 +166,7 @@ export const BenchReportSchema = z.object({
     projector: ProjectorSchema.optional(),
     scaling: ScalingSchema.optional(),
     floors: FloorsSchema.optional(),
+    list: ListSchema.optional(),
   }),
 });
 export type BenchReport = z.infer<typeof BenchReportSchema>;

@@ -6,7 +6,7 @@ const n = (x: number) => x.toLocaleString('en-US', { maximumFractionDigits: 1 })
 /** The report as aligned `scenario | figure | value` lines for a terminal. */
 export function formatTable(report: BenchReport): string {
   const rows: [string, string, string][] = [];
-  const { latency, throughput, resume, idle, projector, scaling, floors } = report.scenarios;
+  const { latency, throughput, resume, idle, projector, scaling, floors, list } = report.scenarios;
   if (latency) {
     const label = `A latency (${latency.runs}×${latency.steps})`;
     rows.push([label, 'intent → observation', ms(latency.intentToObservationMs)]);
@@ -72,6 +72,11 @@ export function formatTable(report: BenchReport): string {
       ['Postgres query (select 1)', floors.postgresQueryMs],
     ];
     floorRows.forEach(([name, d], i) => rows.push([i === 0 ? 'G round-trip floors' : '', name, ms(d)]));
+  }
+  if (list) {
+    const label = `H list (${n(list.runs)} runs)`;
+    rows.push([label, 'projected', `${n(list.events)} events at ${n(list.projectEventsPerSecond)} events/s`]);
+    for (const q of list.queries) rows.push(['', q.shape, `${ms(q.latencyMs)}, ${q.rows} rows`]);
   }
   const widths = [0, 1].map((i) => Math.max(...rows.map((r) => r[i]?.length ?? 0)));
   const lines = rows.map(([a, b, c]) => `${a.padEnd(widths[0] ?? 0)}  ${b.padEnd(widths[1] ?? 0)}  ${c}`);

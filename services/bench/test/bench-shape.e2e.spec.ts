@@ -21,5 +21,10 @@ describe('npm run bench', () => {
     expect(parsed.scenarios.floors?.jetstreamPublishMs.count).toBe(TINY_SIZES.floorSamples);
     expect(parsed.scenarios.floors?.postgresCommitMs.count).toBe(TINY_SIZES.floorSamples);
     expect(parsed.scenarios.throughput?.cpuMsPerStep).toHaveProperty('tool-gateway');
+    expect(parsed.scenarios.list?.runs).toBe(TINY_SIZES.listRuns);
+    expect(parsed.scenarios.list?.queries.map((q) => q.latencyMs.count)).toEqual(
+      parsed.scenarios.list?.queries.map(() => TINY_SIZES.listSamples),
+    );
+    expect(parsed.scenarios.list?.queries.find((q) => q.shape === 'first page')?.rows).toBe(50);
   });
 });

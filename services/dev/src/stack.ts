@@ -72,8 +72,9 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       tools,
       log: options.log.child({ service: 'tool-gateway' }),
     });
+    const projectorNats = await connect('dura-dev-projector');
     const projector = createProjector({
-      ...(await connect('dura-dev-projector')),
+      ...projectorNats,
       db: database.db,
       log: options.log.child({ service: 'projector' }),
     });
@@ -86,13 +87,13 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     const http: HttpServerHandle = await startHttpServer({
       port: options.httpPort,
       host: '127.0.0.1',
-      routes: projectorRoutes(database.db, projector.position),
+      routes: projectorRoutes({ ...projectorNats, db: database.db, position: projector.position }),
       log: options.log,
     }).catch(() =>
       startHttpServer({
         port: 0,
         host: '127.0.0.1',
-        routes: projectorRoutes(database.db, projector.position),
+        routes: projectorRoutes({ ...projectorNats, db: database.db, position: projector.position }),
         log: options.log,
       }),
     );

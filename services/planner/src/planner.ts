@@ -16,6 +16,7 @@ import {
 import type { ToolRegistry } from '@dura/tools';
 import { createIntake } from './intake';
 import { createSignalIntake } from './signal-intake';
+import { createForkIntake, FORKS_DLQ_SOURCE } from './fork-intake';
 import type { Model } from './model';
 import { createRunDriver, DEFAULT_SNAPSHOT_EVERY } from './run-driver';
 import { openSnapshotBucket } from './snapshot-store';
@@ -50,6 +51,13 @@ export const PLANNER_CONSUMERS = {
     maxDeliver: 10,
     ackWaitMs: 60_000,
   },
+  fork: {
+    stream: STREAMS.requests,
+    durable: 'planner-fork',
+    filterSubject: SUBJECTS.fork,
+    maxDeliver: 10,
+    ackWaitMs: 60_000,
+  },
   decide: {
     stream: STREAMS.tasks,
     durable: 'planner-decide',
@@ -81,8 +89,17 @@ export function createPlanner(deps: PlannerDeps) {
     intake: { ...PLANNER_CONSUMERS.intake, ackWaitMs },
     decide: { ...PLANNER_CONSUMERS.decide, ackWaitMs },
     signals: { ...PLANNER_CONSUMERS.signals, ackWaitMs },
+    fork: { ...PLANNER_CONSUMERS.fork, ackWaitMs },
   };
   const handleSignal = createSignalIntake({ store, driver, log: deps.log, clock });
+  const handleFork = createForkIntake({
+    store,
+    js: deps.js,
+    driver,
+    log: deps.log,
+    clock,
+    maxDeliver: consumers.fork.maxDeliver,
+  });
 
   async function handleDecide(data: string): Promise<void> {
     let body: unknown;
@@ -106,6 +123,7 @@ export function createPlanner(deps: PlannerDeps) {
       await ensureDurableConsumer(deps.jsm, consumers.intake);
       await ensureDurableConsumer(deps.jsm, consumers.decide);
       await ensureDurableConsumer(deps.jsm, consumers.signals);
+      await ensureDurableConsumer(deps.jsm, consumers.fork);
       const concurrency = deps.concurrency ?? 16;
       loops.push(
         startConsumerLoop({
@@ -131,6 +149,14 @@ export function createPlanner(deps: PlannerDeps) {
           concurrency,
           log: deps.log,
           handle: handleSignal,
+        }),
+        startConsumerLoop({
+          js: deps.js,
+          spec: consumers.fork,
+          source: FORKS_DLQ_SOURCE,
+          concurrency,
+          log: deps.log,
+          handle: handleFork,
         }),
       );
       deps.log.info('planner started', { concurrency });

@@ -57,6 +57,17 @@ export function createSignalIntake(deps: SignalIntakeDeps) {
           `signal ${signal.name} names run ${runId}, which does not exist`,
         );
       }
+      if (state.status === 'pending') {
+        // Requested but not started yet: the lifecycle takes signals only once the run runs, so the signal
+        // waits (redelivered shortly) instead of being appended where the fold would refuse it.
+        throw new DuraError(
+          'run_not_started',
+          `run ${runId} has not started yet; signal ${signal.name} will be retried`,
+          {
+            retryable: true,
+          },
+        );
+      }
       if (state.signals.some((s) => s.signalId === signal.signalId)) break;
       if (isTerminal(state.status)) {
         throw new DuraError(

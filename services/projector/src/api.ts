@@ -1,40 +1,43 @@
-import { and, asc, desc, eq, gte, lt, type SQL } from 'drizzle-orm';
-import { DuraError } from '@dura/contracts';
+import { and, asc, desc, eq, gte, lt } from 'drizzle-orm';
+import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import type { Db } from '@dura/db';
-import type { Route } from '@dura/service-kit';
+import type { Logger, Route } from '@dura/service-kit';
+import { listRuns, parseListQuery } from './list-runs';
+import { openApiDocument } from './openapi';
+import {
+  EVENTS_DEFAULT_LIMIT,
+  EVENTS_MAX_LIMIT,
+  NotFound,
+  BadQuery,
+  intParam,
+  parseIntIn,
+  runIdParam,
+} from './query-params';
+import { openRunStream } from './run-stream';
+import { causesOf, stateAt } from './time-travel';
 import { projectionErrors, runEvents, runs } from './db/schema';
 
-const MAX_PAGE = 1000;
-
-class NotFound extends DuraError {
-  constructor(message: string) {
-    super('run_not_found', message);
-  }
+export interface ReadApiDeps {
+  db: Db;
+  /** Stream sequence up to which the read model is complete (`Projector.position`). */
+  position: () => number;
+  /** For the live stream, and for time travel past the projection's position: the log itself. */
+  js: JetStreamClient;
+  jsm: JetStreamManager;
+  /** Interval of the live stream's keepalive comment (default 15 s). */
+  keepaliveMs?: number;
+  log?: Logger;
 }
 
-class BadQuery extends DuraError {
-  constructor(message: string) {
-    super('bad_query', message);
-  }
-}
-
-function intParam(
-  query: URLSearchParams,
-  name: string,
-  fallback: number,
-  max = Number.MAX_SAFE_INTEGER,
-  min = 0,
-): number {
-  const raw = query.get(name);
-  if (raw === null) return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min)
-    throw new BadQuery(`query parameter ${name} must be an integer >= ${min}, got "${raw}"`);
-  return Math.min(value, max);
-}
-
-/** The projector's read API. The run state it serves is the same fold every other component uses. */
-export function projectorRoutes(db: Db, position: () => number): Route[] {
+/** The projector's read API (paths and shapes: README, and `GET /openapi.json`). */
+export function projectorRoutes(deps: ReadApiDeps): Route[] {
+  const { db, position } = deps;
+  const unknownRun = (id: string) =>
+    new NotFound(
+      'run_not_found',
+      `no run ${id} in the projection (position ${position()}): check the run id`,
+    );
+  let openapi: string | undefined;
   return [
     {
       method: 'GET',
@@ -43,36 +46,28 @@ export function projectorRoutes(db: Db, position: () => number): Route[] {
     },
     {
       method: 'GET',
-      path: '/runs',
-      async handle({ query }) {
-        const limit = intParam(query, 'limit', 50, MAX_PAGE, 1);
-        const status = query.get('status');
-        const where: SQL[] = status ? [eq(runs.status, status)] : [];
-        const rows = await db
-          .select({
-            runId: runs.runId,
-            status: runs.status,
-            steps: runs.steps,
-            lastSeq: runs.lastSeq,
-            createdAt: runs.createdAt,
-            updatedAt: runs.updatedAt,
-          })
-          .from(runs)
-          .where(and(...where))
-          .orderBy(desc(runs.updatedAt))
-          .limit(limit);
-        return { status: 200, body: { runs: rows } };
+      path: '/openapi.json',
+      handle: () => {
+        openapi ??= JSON.stringify(openApiDocument());
+        return Promise.resolve({
+          status: 200,
+          text: openapi,
+          headers: { 'content-type': 'application/json' },
+        });
       },
+    },
+    {
+      method: 'GET',
+      path: '/runs',
+      handle: async ({ query }) => ({ status: 200, body: await listRuns(db, parseListQuery(query)) }),
     },
     {
       method: 'GET',
       path: '/runs/:id',
       async handle({ params }) {
-        const [row] = await db
-          .select({ state: runs.state })
-          .from(runs)
-          .where(eq(runs.runId, params.id ?? ''));
-        if (!row) throw new NotFound(`no run ${params.id} in the projection (position ${position()})`);
+        const id = params['id'] ?? '';
+        const [row] = await db.select({ state: runs.state }).from(runs).where(eq(runs.runId, id));
+        if (!row) throw unknownRun(id);
         return { status: 200, body: row.state };
       },
     },
@@ -81,11 +76,15 @@ export function projectorRoutes(db: Db, position: () => number): Route[] {
       path: '/runs/:id/events',
       async handle({ params, query }) {
         const fromSeq = intParam(query, 'fromSeq', 0);
-        const limit = intParam(query, 'limit', 100, MAX_PAGE, 1);
+        const limit = intParam(query, 'limit', EVENTS_DEFAULT_LIMIT, {
+          min: 1,
+          max: EVENTS_MAX_LIMIT,
+          clamp: true,
+        });
         const rows = await db
           .select({ event: runEvents.event, seq: runEvents.seq })
           .from(runEvents)
-          .where(and(eq(runEvents.runId, params.id ?? ''), gte(runEvents.seq, fromSeq)))
+          .where(and(eq(runEvents.runId, params['id'] ?? ''), gte(runEvents.seq, fromSeq)))
           .orderBy(asc(runEvents.seq))
           .limit(limit + 1);
         const page = rows.slice(0, limit);
@@ -95,6 +94,34 @@ export function projectorRoutes(db: Db, position: () => number): Route[] {
           body: { events: page.map((r) => r.event), ...(next === undefined ? {} : { nextFromSeq: next }) },
         };
       },
+    },
+    {
+      method: 'GET',
+      path: '/runs/:id/state',
+      async handle({ params, query }) {
+        const id = runIdParam(params);
+        const raw = query.get('at');
+        if (raw === null)
+          throw new BadQuery(
+            'query parameter at is required: the stream sequence to fold up to, e.g. ?at=12',
+          );
+        const at = parseIntIn(raw, 'query parameter at', { min: 1 });
+        return { status: 200, body: { runId: id, at, state: await stateAt(deps, id, at) } };
+      },
+    },
+    {
+      method: 'GET',
+      path: '/runs/:id/events/:seq/causes',
+      async handle({ params }) {
+        const id = runIdParam(params);
+        const seq = parseIntIn(params['seq'] ?? '', 'path parameter seq', { min: 1 });
+        return { status: 200, body: { chain: await causesOf(deps, id, seq) } };
+      },
+    },
+    {
+      method: 'GET',
+      path: '/runs/:id/stream',
+      handle: ({ params, query, req }) => openRunStream(deps, runIdParam(params), query, req),
     },
     {
       method: 'GET',

@@ -34,7 +34,10 @@ runMain('projector', async () => {
   await projector.start();
   const http = await startHttpServer({
     port: config.PROJECTOR_HTTP_PORT,
-    routes: [...projectorRoutes(database.db, projector.position), metricsRoute(telemetry.telemetry)],
+    routes: [
+      ...projectorRoutes({ ...nats, db: database.db, position: projector.position, log }),
+      metricsRoute(telemetry.telemetry),
+    ],
     log,
   });
   log.info('projector api listening', { url: http.url });

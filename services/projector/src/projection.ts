@@ -5,6 +5,7 @@ import type { Db } from '@dura/db';
 import { decodeStored } from '@dura/event-store';
 import { failpoint } from '@dura/service-kit';
 import { checkpoints, projectionErrors, runEvents, runs } from './db/schema';
+import { summarize } from './run-summary';
 
 export interface StreamMessage {
   seq: number;
@@ -97,28 +98,26 @@ export async function applyBatch(
     const touched = [...new Set(eventRows.map((row) => row.runId))];
     const runRows = touched.map((runId) => {
       const state = states.get(runId) as RunState;
-      return {
-        runId,
-        status: state.status,
-        state,
-        lastSeq: state.lastSeq,
-        eventCount: state.eventCount,
-        steps: state.steps,
-        createdAt: state.createdAt,
-        updatedAt: state.updatedAt,
-      };
+      return { ...summarize(runId, state), state };
     });
     if (runRows.length > 0) {
-      // Every touched run in one statement, each row taking the batch's final state.
+      // Every touched run in one statement, each row taking the batch's final state and the columns derived
+      // from it.
       await tx.execute(sql`
-        insert into ${runs} (run_id, status, state, last_seq, event_count, steps, created_at, updated_at)
+        insert into ${runs} (run_id, status, state, last_seq, event_count, steps, pending_calls, last_error,
+                             input_tokens, output_tokens, tags, metadata, tools, created_at, updated_at)
         select r->>'runId', r->>'status', r->'state', (r->>'lastSeq')::bigint, (r->>'eventCount')::int,
-               (r->>'steps')::int, (r->>'createdAt')::timestamptz, (r->>'updatedAt')::timestamptz
+               (r->>'steps')::int, (r->>'pendingCalls')::int, r->'lastError', (r->>'inputTokens')::bigint,
+               (r->>'outputTokens')::bigint, array(select jsonb_array_elements_text(r->'tags')), r->'metadata',
+               array(select jsonb_array_elements_text(r->'tools')), (r->>'createdAt')::timestamptz,
+               (r->>'updatedAt')::timestamptz
         from jsonb_array_elements(${JSON.stringify(runRows)}::jsonb) as r
         on conflict (run_id) do update set
           status = excluded.status, state = excluded.state, last_seq = excluded.last_seq,
-          event_count = excluded.event_count, steps = excluded.steps, created_at = excluded.created_at,
-          updated_at = excluded.updated_at`);
+          event_count = excluded.event_count, steps = excluded.steps, pending_calls = excluded.pending_calls,
+          last_error = excluded.last_error, input_tokens = excluded.input_tokens,
+          output_tokens = excluded.output_tokens, tags = excluded.tags, metadata = excluded.metadata,
+          tools = excluded.tools, created_at = excluded.created_at, updated_at = excluded.updated_at`);
     }
     const checkpoint = (fresh.at(-1) as StreamMessage).seq;
     await tx.update(checkpoints).set({ lastSeq: checkpoint }).where(eq(checkpoints.name, RUNS_CHECKPOINT));

@@ -1,8 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { RunEvent } from '@dura/contracts';
+import {
+  EventPageResponseSchema,
+  RunListResponseSchema,
+  RunStateSchema,
+  type RunEvent,
+} from '@dura/contracts';
 import { startHttpServer, type HttpServerHandle } from '@dura/service-kit';
 import { useTestInfra } from '@dura/testing';
-import { createProjector, projectorRoutes, type Projector } from '../src/index';
+import { createProjector, openApiDocument, projectorRoutes, type Projector } from '../src/index';
 import {
   RunScript,
   STREAM_OPTIONS,
@@ -34,7 +39,7 @@ beforeAll(async () => {
   http = await startHttpServer({
     port: 0,
     host: '127.0.0.1',
-    routes: projectorRoutes(conn.db, projector.position),
+    routes: projectorRoutes({ ...conn, position: projector.position }),
     log: testLogger('http'),
   });
   await appendInterleaved(setup.store, scripts);
@@ -130,6 +135,17 @@ describe('the projector HTTP API', () => {
       expect.objectContaining({ runId: 'run-api-pending', status: 'pending', steps: 0 }),
     ]);
     expect((await get('/runs?limit=nope')).status).toBe(400);
+  });
+
+  it('serves its OpenAPI document, and answers in the shapes it documents', async () => {
+    const doc = await get('/openapi.json');
+    expect(doc).toMatchObject({ status: 200, type: 'application/json' });
+    expect(doc.body).toEqual(openApiDocument());
+    expect(RunListResponseSchema.safeParse((await get('/runs')).body).success).toBe(true);
+    expect(EventPageResponseSchema.safeParse((await get('/runs/run-api/events?limit=3')).body).success).toBe(
+      true,
+    );
+    expect(RunStateSchema.parse((await get('/runs/run-api')).body)).toMatchObject({ status: 'completed' });
   });
 
   it('reports health with its position, and 404 JSON for unknown routes', async () => {

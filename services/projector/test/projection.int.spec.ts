@@ -9,6 +9,7 @@ import {
   readCheckpoint,
   runEvents,
   runs,
+  summarize,
   type Projector,
 } from '../src/index';
 import {
@@ -20,6 +21,7 @@ import {
   connect,
   foldLog,
   prepare,
+  rowColumns,
   snapshot,
   streamMessages,
   testLogger,
@@ -57,7 +59,7 @@ describe('the projection', () => {
     const scripts = [
       RunScript.complete('run-a', 3),
       RunScript.complete('run-b', 1),
-      new RunScript('run-c').request().start(),
+      new RunScript('run-c').request([], { tags: ['nightly'], metadata: { team: 'web' } }).start(),
     ];
     await appendInterleaved(setup.store, scripts);
     const position = await caughtUp(setup, projector!.position);
@@ -75,6 +77,8 @@ describe('the projection', () => {
         eventCount: logged.length,
         steps: folded?.steps,
       });
+      // Every other column is the fold's summary, written in the same statement.
+      expect(rowColumns(row!)).toEqual(summarize(script.runId, folded!));
       const events = await setup.db
         .select()
         .from(runEvents)

@@ -28,6 +28,7 @@ import {
   projectionErrors,
   runEvents,
   runs,
+  type RunColumns,
   type StreamMessage,
 } from '../src/index';
 
@@ -83,7 +84,11 @@ export class RunScript {
   readonly events: NewEvent[] = [];
   private steps = 0;
 
-  constructor(readonly runId: string) {}
+  /** `startMs`: the time of the first event; each later event is one second after the one before. */
+  constructor(
+    readonly runId: string,
+    private readonly startMs = Date.UTC(2025, 0, 1),
+  ) {}
 
   add<T extends EventType>(type: T, data: EventData<T>): this {
     const n = this.events.length;
@@ -91,7 +96,7 @@ export class RunScript {
       newEvent(type, data, {
         id: `${this.runId}#${n}`,
         runId: this.runId,
-        ts: new Date(Date.UTC(2025, 0, 1) + n * 1000).toISOString(),
+        ts: new Date(this.startMs + n * 1000).toISOString(),
         correlationId: this.runId,
         ...(n > 0 ? { causationId: `${this.runId}#${n - 1}` } : {}),
       }),
@@ -99,9 +104,12 @@ export class RunScript {
     return this;
   }
 
-  request(steps: { tool: string; args: JsonObject }[] = []): this {
+  request(
+    steps: { tool: string; args: JsonObject }[] = [],
+    labels: { tags?: string[]; metadata?: Record<string, string> } = {},
+  ): this {
     return this.add('run_requested', {
-      request: { v: 1, runId: this.runId, agent: { kind: 'scripted', steps } },
+      request: { v: 1, runId: this.runId, agent: { kind: 'scripted', steps }, ...labels },
     });
   }
 
@@ -229,3 +237,23 @@ export async function caughtUp(conn: Connections, position: () => number): Promi
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A `runs` row's derived columns in `summarize`'s shape (times as ISO), to compare with the fold's summary. */
+export function rowColumns(row: typeof runs.$inferSelect): RunColumns {
+  return {
+    runId: row.runId,
+    status: row.status,
+    lastSeq: row.lastSeq,
+    eventCount: row.eventCount,
+    steps: row.steps,
+    pendingCalls: row.pendingCalls,
+    ...(row.lastError === null ? {} : { lastError: row.lastError as { code: string; message: string } }),
+    inputTokens: row.inputTokens,
+    outputTokens: row.outputTokens,
+    tags: row.tags,
+    metadata: row.metadata as Record<string, string>,
+    tools: row.tools,
+    createdAt: new Date(row.createdAt).toISOString(),
+    updatedAt: new Date(row.updatedAt).toISOString(),
+  };
+}

@@ -1,6 +1,29 @@
 import { bigint, index, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
 
-/** One row per run: the fold of its log (a cache: drop it and replay the stream to rebuild it). */
+/**
+ * One row per run: the fold of its log (a cache: drop it and replay the stream to rebuild it). `state` is the
+ * fold itself; every other column is derived from it in the same statement (`summarize`), for lists and
+ * filters that must not read the whole state.
+ *
+ * Index plan for `GET /runs` (keyset pages, never OFFSET; every query shape is answered from an index, and an
+ * ordered one stops after `limit + 1` rows; `test/list-runs.int.spec.ts` checks that those never sort):
+ * - `runs_updated_idx (updated_at, run_id)`: the default sort (`updated_desc`, scanned backwards), with the
+ *   cursor as a row comparison `(updated_at, run_id) < (…)` inside the index condition, so a deep page costs
+ *   what the first page costs.
+ * - `runs_created_idx (created_at, run_id)`: `created_desc` / `created_asc`, and the `createdAfter` /
+ *   `createdBefore` range under any sort.
+ * - `runs_status_updated_idx (status, updated_at, run_id)`: one status under the default sort, the
+ *   dashboard's question ("what is waiting now"): equality on the prefix, then the same ordered range, however
+ *   rare the status. For a common status (or several, or a `created_*` sort) walking the ordered index above
+ *   and filtering finds a page as quickly; the planner picks by the column's statistics.
+ * - `runs_tags_idx`, `runs_tools_idx` (GIN): `tags @> {…}` and `tools @> {…}`. A rare tag or tool is read
+ *   through the GIN index and its rows sorted; a common one walks the ordered index and filters, stopping at
+ *   the page's end; array statistics (`most_common_elems`) let the planner choose. New entries wait in the
+ *   index's pending list, which every GIN search reads in full until vacuum (or the limit) merges it: 256 kB
+ *   instead of the default 4 MB bounds that read to about a millisecond.
+ * Every index is written on each upsert of a run (the sort keys change with every event, so updates are
+ * never HOT); the projector upserts each touched run once per batch, not once per event, which bounds that.
+ */
 export const runs = pgTable(
   'runs',
   {
@@ -10,10 +33,25 @@ export const runs = pgTable(
     lastSeq: bigint('last_seq', { mode: 'number' }).notNull(),
     eventCount: integer('event_count').notNull(),
     steps: integer('steps').notNull(),
-    createdAt: timestamp('created_at', { withTimezone: true, mode: 'string' }),
-    updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'string' }),
+    pendingCalls: integer('pending_calls').notNull(),
+    /** `{code, message}`, or null: see `summarize`. */
+    lastError: jsonb('last_error'),
+    inputTokens: bigint('input_tokens', { mode: 'number' }).notNull(),
+    outputTokens: bigint('output_tokens', { mode: 'number' }).notNull(),
+    tags: text('tags').array().notNull(),
+    metadata: jsonb('metadata').notNull(),
+    /** Every tool the run requested a call of, once each. */
+    tools: text('tools').array().notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'string' }).notNull(),
+    updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'string' }).notNull(),
   },
-  (t) => [index('runs_status_updated_idx').on(t.status, t.updatedAt)],
+  (t) => [
+    index('runs_updated_idx').on(t.updatedAt, t.runId),
+    index('runs_created_idx').on(t.createdAt, t.runId),
+    index('runs_status_updated_idx').on(t.status, t.updatedAt, t.runId),
+    index('runs_tags_idx').using('gin', t.tags).with({ gin_pending_list_limit: 256 }),
+    index('runs_tools_idx').using('gin', t.tools).with({ gin_pending_list_limit: 256 }),
+  ],
 );
 
 /** Every event, upcast to the current version, keyed by its stream sequence. */

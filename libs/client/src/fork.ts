@@ -1,0 +1,58 @@
+import type { JetStreamClient } from '@nats-io/jetstream';
+import { ContractViolation, FORK_VERSION, ForkRequestSchema, formatIssues, SUBJECTS } from '@dura/contracts';
+import { mapAppendError } from '@dura/event-store';
+import { DURA_ATTRS, withProducerSpan } from '@dura/telemetry';
+import { trace } from '@opentelemetry/api';
+
+export interface ForkRunInput {
+  /** The run to fork. */
+  sourceRunId: string;
+  /** Stream sequence of the source's last event to keep (`dura events <id>` shows them). */
+  atSeq: number;
+  /** The new run's id (default: a fresh `fork_…` id). Doubles as the fork's idempotency key. */
+  runId?: string;
+}
+
+export interface ForkRunResult {
+  runId: string;
+  /** True when a fork with this run id was already requested (within the dedupe window): nothing new starts. */
+  duplicate: boolean;
+}
+
+/**
+ * Asks the planner to fork a run: a new run whose log starts as the source's log up to and including
+ * `atSeq`, which the planner then drives like any run. Steps after the fork point run again under the new
+ * run's idempotency keys; steps before it keep their recorded results and are not run again. The planner
+ * refuses a fork of an unknown run, at a seq that is not one of the source's events, or into a run id
+ * already used: the new run id then gets `run_rejected` (watch it to learn why) and the request is
+ * dead-lettered on `dura.dlq.forks`.
+ *
+ * @example
+ * const { runId } = await client.forkRun({ sourceRunId: 'deploy-42', atSeq: 118 });
+ * for await (const event of client.watchRun(runId)) console.log(event.seq, event.type);
+ */
+export async function forkRun(
+  nats: () => Promise<{ js: JetStreamClient }>,
+  input: ForkRunInput,
+): Promise<ForkRunResult> {
+  const runId = input.runId ?? `fork_${crypto.randomUUID().replaceAll('-', '')}`;
+  const parsed = ForkRequestSchema.safeParse({
+    v: FORK_VERSION,
+    sourceRunId: input.sourceRunId,
+    atSeq: input.atSeq,
+    runId,
+  });
+  if (!parsed.success) throw new ContractViolation('fork request is invalid', formatIssues(parsed.error));
+  const { js } = await nats();
+  const msgID = `fork:${runId}`;
+  try {
+    const ack = await withProducerSpan(
+      trace.getTracer('dura-client'),
+      { destination: SUBJECTS.fork, messageId: msgID, attributes: { [DURA_ATTRS.runId]: runId } },
+      (headers) => js.publish(SUBJECTS.fork, JSON.stringify(parsed.data), { msgID, headers }),
+    );
+    return { runId, duplicate: ack.duplicate };
+  } catch (err) {
+    throw mapAppendError(err, runId, undefined);
+  }
+}

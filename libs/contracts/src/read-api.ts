@@ -1,0 +1,160 @@
+// The projector's HTTP read API: the shape of every JSON response. The projector serves them and generates
+// its OpenAPI document from them; the client SDK validates what it reads against them.
+import { z } from 'zod';
+import { EVENT_TYPES, EventDataSchemas, DecisionSchema, ErrorInfoSchema, UsageSchema } from './event-data';
+import { EventMetaSchema, type RunEvent } from './envelope';
+import { JsonObjectSchema, JsonValueSchema, RunIdSchema } from './ids';
+import { RunRequestSchema, RunTagsSchema, RunMetadataSchema } from './run-request';
+
+/** Lifecycle statuses a run can have once its log holds an event. */
+export const RUN_STATUSES = [
+  'pending',
+  'running',
+  'waiting',
+  'completed',
+  'failed',
+  'cancelled',
+  'rejected',
+] as const;
+export const RunStatusSchema = z.enum(RUN_STATUSES);
+
+/** `GET /runs?sort=`: newest activity first (default), newest or oldest run first. */
+export const RUN_LIST_SORTS = ['updated_desc', 'created_desc', 'created_asc'] as const;
+export const RunListSortSchema = z.enum(RUN_LIST_SORTS);
+export const RUN_LIST_DEFAULT_LIMIT = 50;
+export const RUN_LIST_MAX_LIMIT = 500;
+
+const seq = z.number().int().nonnegative();
+
+/** One run in a list: what its folded state says, flattened for tables and filters. */
+export const RunSummarySchema = z.object({
+  runId: RunIdSchema,
+  status: RunStatusSchema,
+  /** Time of the run's first event (ISO 8601). */
+  createdAt: z.string(),
+  /** Time of the run's latest event (ISO 8601). */
+  updatedAt: z.string(),
+  /** Tool calls requested so far. */
+  steps: z.number().int().nonnegative(),
+  /** Calls requested and not resolved yet (including those whose outcome an operator must settle). */
+  pendingCalls: z.number().int().nonnegative(),
+  /** The run's error when it failed or was rejected, else its latest tool-call error not followed by success. */
+  lastError: ErrorInfoSchema.pick({ code: true, message: true }).nullable(),
+  /** Model tokens over all of the run's thoughts. */
+  usage: UsageSchema,
+  tags: RunTagsSchema,
+  metadata: RunMetadataSchema,
+  /** Stream sequence of the run's latest event. */
+  lastSeq: seq,
+});
+export type RunSummary = z.infer<typeof RunSummarySchema>;
+
+/** `GET /runs`: one page; pass `nextCursor` back as `cursor` for the next one (absent on the last page). */
+export const RunListResponseSchema = z.object({
+  runs: z.array(RunSummarySchema),
+  nextCursor: z.string().optional(),
+});
+export type RunListResponse = z.infer<typeof RunListResponseSchema>;
+
+function eventSchemaOf(type: (typeof EVENT_TYPES)[number]) {
+  return z.object({
+    type: z.literal(type),
+    v: z.number().int().positive(),
+    data: EventDataSchemas[type],
+    meta: EventMetaSchema,
+    /** The event's sequence in the runs stream, stamped on read. */
+    seq: z.number().int().positive(),
+  });
+}
+
+/** An event as readers see it: upcast to the current version of its type, with its stream sequence. */
+export const RunEventSchema = z.discriminatedUnion(
+  'type',
+  EVENT_TYPES.map(eventSchemaOf) as unknown as [
+    ReturnType<typeof eventSchemaOf>,
+    ...ReturnType<typeof eventSchemaOf>[],
+  ],
+) as unknown as z.ZodType<RunEvent>;
+
+/** `GET /runs/:id/events`: events in stream order; `nextFromSeq` is where the next page starts. */
+export const EventPageResponseSchema = z.object({
+  events: z.array(RunEventSchema),
+  nextFromSeq: seq.optional(),
+});
+export type EventPageResponse = z.infer<typeof EventPageResponseSchema>;
+
+const CallStateSchema = z.object({
+  callId: z.string(),
+  step: z.number().int().positive(),
+  tool: z.string(),
+  args: JsonObjectSchema,
+  idempotencyKey: z.string(),
+  /** `unknown`: an unsafe call was interrupted and nobody knows whether it took effect; an operator decides. */
+  status: z.enum(['pending', 'completed', 'failed', 'unknown']),
+  attempts: z.number().int().nonnegative(),
+  requestedSeq: seq,
+  intentId: z.string(),
+  resolvedSeq: seq.optional(),
+  result: JsonValueSchema.optional(),
+  error: ErrorInfoSchema.optional(),
+  failRun: z.boolean().optional(),
+  operator: z
+    .object({
+      action: z.enum(['confirm', 'skip']),
+      signalId: z.string(),
+      result: JsonValueSchema.optional(),
+    })
+    .optional(),
+});
+
+const WaitStateSchema = z.object({
+  waitId: z.string(),
+  kind: z.enum(['signal', 'timer', 'child', 'operator']),
+  signal: z.string().optional(),
+  until: z.string().optional(),
+  childRunId: z.string().optional(),
+  callId: z.string().optional(),
+});
+
+/** The fold of a run's log (`fold` in @dura/core): the same value every component computes. */
+export const RunStateSchema = z.object({
+  runId: RunIdSchema.nullable(),
+  status: z.enum(['none', ...RUN_STATUSES]),
+  request: RunRequestSchema.extend({ runId: RunIdSchema }).nullable(),
+  correlationId: z.string().nullable(),
+  /** Stream sequence of the last event folded in. */
+  lastSeq: seq,
+  eventCount: z.number().int().nonnegative(),
+  steps: z.number().int().nonnegative(),
+  decisions: z.number().int().nonnegative(),
+  openDecision: z.object({ seq, decision: DecisionSchema }).nullable(),
+  calls: z.array(CallStateSchema),
+  usage: UsageSchema,
+  waiting: WaitStateSchema.nullable(),
+  signals: z.array(
+    z.object({ signalId: z.string(), name: z.string(), payload: JsonValueSchema.optional(), seq }),
+  ),
+  output: JsonValueSchema.optional(),
+  error: ErrorInfoSchema.optional(),
+  createdAt: z.string().nullable(),
+  updatedAt: z.string().nullable(),
+});
+
+/** `GET /runs/:id/state?at=SEQ`: the fold of the run's events with `seq <= at`. */
+export const StateAtResponseSchema = z.object({
+  runId: RunIdSchema,
+  at: seq,
+  state: RunStateSchema,
+});
+
+/** `GET /runs/:id/events/:seq/causes`: that event, then its cause (`meta.causationId`), and so on to the root. */
+export const CausesResponseSchema = z.object({ chain: z.array(RunEventSchema).min(1) });
+
+/** Data of the `end` message of `GET /runs/:id/stream`, sent after the run's terminal event. */
+export const StreamEndSchema = z.object({ status: RunStatusSchema });
+
+/** Every error answer (400, 404, 500): `code` is stable and machine-readable, `message` says what to do. */
+export const ApiErrorSchema = z.object({
+  error: z.object({ code: z.string(), message: z.string() }),
+});
+export type ApiErrorBody = z.infer<typeof ApiErrorSchema>;

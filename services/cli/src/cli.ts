@@ -1,0 +1,123 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { connectDuraClient } from '@dura/client';
+import { EXIT, UsageError, type CommandModule, type FlagSpec } from './command';
+import { describeFailure } from './exit-code';
+import { DEFAULT_API_URL, DEFAULT_NATS_URL, GLOBAL_FLAGS } from './globals';
+import { commandHelp, rootHelp } from './help';
+import { createOutput, type Streams } from './output';
+import { COMMANDS, findCommand } from './registry';
+
+export interface CliOptions {
+  env?: Record<string, string | undefined>;
+  streams?: Streams;
+  /** Aborts commands that follow a stream (Ctrl-C). */
+  signal?: AbortSignal;
+}
+
+type ParseOptions = NonNullable<ParseArgsConfig['options']>;
+
+function toParseOptions(flags: Record<string, FlagSpec>): ParseOptions {
+  return Object.fromEntries(
+    Object.entries(flags).map(([name, spec]) => [
+      name,
+      {
+        type: spec.type,
+        ...(spec.short ? { short: spec.short } : {}),
+        ...(spec.multiple ? { multiple: true } : {}),
+      },
+    ]),
+  );
+}
+
+/** The command word: the first argument that is neither a flag nor the value of a global string flag. */
+function commandIndex(argv: readonly string[]): number {
+  for (let i = 0; i < argv.length; i += 1) {
+    const token = argv[i] ?? '';
+    if (token === '--') return i + 1 < argv.length ? i + 1 : -1;
+    if (!token.startsWith('-')) return i;
+    const name = token.replace(/^--?/, '');
+    if (GLOBAL_FLAGS[name]?.type === 'string') i += 1;
+  }
+  return -1;
+}
+
+/** Runs `dura <argv>` and resolves with the exit code; never throws. */
+export async function runCli(argv: readonly string[], options: CliOptions = {}): Promise<number> {
+  const env = options.env ?? process.env;
+  const bootstrap = createOutput(false, options.streams);
+  const at = commandIndex(argv);
+  if (at === -1) {
+    const wantsHelp = argv.includes('--help') || argv.includes('-h');
+    if (wantsHelp) bootstrap.line(rootHelp(COMMANDS));
+    else bootstrap.note(`${rootHelp(COMMANDS)}\n\ndura: missing command`);
+    return wantsHelp ? EXIT.ok : EXIT.usage;
+  }
+  const name = argv[at] ?? '';
+  const command = findCommand(name);
+  if (!command) {
+    bootstrap.error(
+      `unknown command "${name}"; commands: ${COMMANDS.map((c) => c.name).join(', ')} (dura --help)`,
+    );
+    return EXIT.usage;
+  }
+  const rest = [...argv.slice(0, at), ...argv.slice(at + 1)];
+  let values: Record<string, string | boolean | (string | boolean)[] | undefined>;
+  let positionals: string[];
+  try {
+    ({ values, positionals } = parseArgs({
+      args: rest,
+      options: { ...toParseOptions(command.flags), ...toParseOptions(GLOBAL_FLAGS) },
+      allowPositionals: true,
+      strict: true,
+    }));
+  } catch (err) {
+    return usageFailure(bootstrap, command, (err as Error).message);
+  }
+  if (values.help === true) {
+    bootstrap.line(commandHelp(command));
+    return EXIT.ok;
+  }
+  const { min, max } = command.positionals;
+  if (positionals.length < min || positionals.length > max) {
+    const wanted = min === max ? `${min}` : `${min} to ${max}`;
+    return usageFailure(
+      bootstrap,
+      command,
+      `dura ${command.name} takes ${wanted} argument${max === 1 ? '' : 's'}, got ${positionals.length}`,
+    );
+  }
+  const json = values.json === true;
+  const natsUrl = stringValue(values.nats) ?? env.NATS_URL ?? DEFAULT_NATS_URL;
+  const apiUrl = stringValue(values.api) ?? env.DURA_API_URL ?? DEFAULT_API_URL;
+  const own = Object.fromEntries(Object.entries(values).filter(([key]) => key in command.flags)) as Record<
+    string,
+    string | boolean | string[] | undefined
+  >;
+  const out = createOutput(json, options.streams);
+  const client = connectDuraClient({ natsUrl, apiUrl, name: `dura-cli-${command.name}` });
+  try {
+    return await command.run(
+      { positionals, flags: own },
+      { client, json, out, natsUrl, apiUrl, signal: options.signal ?? new AbortController().signal },
+    );
+  } catch (err) {
+    if (err instanceof UsageError) return usageFailure(out, command, err.message);
+    const failure = describeFailure(err);
+    for (const line of failure.lines) out.error(line);
+    if (failure.code === EXIT.error && env.DURA_DEBUG && err instanceof Error && err.stack)
+      out.note(err.stack);
+    return failure.code;
+  } finally {
+    await client.close();
+  }
+}
+
+function usageFailure(out: ReturnType<typeof createOutput>, command: CommandModule, message: string): number {
+  out.error(`${message}`);
+  out.note(`usage: ${command.usage.split('\n').join('\n       ')}\n(dura ${command.name} --help for more)`);
+  return EXIT.usage;
+}
+
+function stringValue(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}

@@ -1,0 +1,77 @@
+import type { RunState } from '@dura/core';
+import { intFlag, positional } from '../args';
+import { EXIT, type CommandModule, type Output } from '../command';
+
+/** A run's state as aligned `field  value` lines, then one line per call. */
+export function printState(out: Output, state: RunState): void {
+  const fields: [string, string][] = [
+    ['run', state.runId ?? '-'],
+    ['status', state.status + (state.waiting ? ` (waiting for ${describeWait(state.waiting)})` : '')],
+    ['steps', String(state.steps)],
+    ['last seq', String(state.lastSeq)],
+    ['events', String(state.eventCount)],
+    ['created', state.createdAt ?? '-'],
+    ['updated', state.updatedAt ?? '-'],
+    ['tokens', `${state.usage.inputTokens} in, ${state.usage.outputTokens} out`],
+  ];
+  if (state.output !== undefined) fields.push(['output', JSON.stringify(state.output)]);
+  if (state.error) fields.push(['error', `${state.error.code}: ${state.error.message}`]);
+  out.table(['field', 'value'], fields);
+  if (state.calls.length === 0) return;
+  out.line();
+  out.table(
+    ['call', 'step', 'tool', 'status', 'attempts', 'result'],
+    state.calls.map((call) => [
+      call.callId,
+      String(call.step),
+      call.tool,
+      call.status,
+      String(call.attempts),
+      clip(call.error ? `${call.error.code}: ${call.error.message}` : JSON.stringify(call.result ?? null)),
+    ]),
+  );
+}
+
+function describeWait(wait: NonNullable<RunState['waiting']>): string {
+  return [wait.kind, wait.signal, wait.until, wait.childRunId, wait.callId].filter(Boolean).join(' ');
+}
+
+function clip(text: string, max = 80): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+export const get: CommandModule = {
+  name: 'get',
+  summary: "Show a run's state now, or as it was after the event at a seq",
+  usage: 'dura get <run-id> [--at SEQ]',
+  flags: {
+    at: {
+      type: 'string',
+      value: 'SEQ',
+      description: 'the state after this seq (the fold of the events up to it)',
+    },
+  },
+  positionals: { min: 1, max: 1 },
+  help: `Without --at, the state is the fold of the run's log read from NATS (always current). With --at, it
+comes from the read API (--api): the same fold over the events with seq <= SEQ.
+--json prints the state (with --at: { runId, at, state }).
+
+Exit code: 0 when the run exists, whatever its status; 3 when it does not (or has no event at or before SEQ).`,
+  async run(args, ctx) {
+    const runId = positional(args, 0, 'run id');
+    const at = intFlag(args, 'at', { min: 1 });
+    if (at === undefined) {
+      const state = await ctx.client.getRun(runId);
+      if (ctx.json) ctx.out.json(state);
+      else printState(ctx.out, state);
+      return EXIT.ok;
+    }
+    const past = await ctx.client.stateAt(runId, at);
+    if (ctx.json) ctx.out.json(past);
+    else {
+      ctx.out.line(`as of seq ${past.at}:`);
+      printState(ctx.out, past.state);
+    }
+    return EXIT.ok;
+  },
+};

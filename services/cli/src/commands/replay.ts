@@ -1,0 +1,107 @@
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { ApiUnreachable, RunNotFound } from '@dura/client';
+import { replayRun, type Model, type ReplayResult } from '@dura/planner';
+import { booleanFlag, positional, stringFlag } from '../args';
+import { EXIT, UsageError, type CommandContext, type CommandModule } from '../command';
+
+/** Imports `path` (relative to the working directory) and calls its `createModel()`. */
+async function loadModel(path: string): Promise<Model> {
+  const url = pathToFileURL(resolve(path)).href;
+  let mod: { createModel?: unknown };
+  try {
+    mod = (await import(url)) as { createModel?: unknown };
+  } catch (err) {
+    throw new UsageError(`--model ${path} cannot be loaded (${(err as Error).message}); check the path`);
+  }
+  if (typeof mod.createModel !== 'function')
+    throw new UsageError(
+      `--model ${path} exports no createModel(); export function createModel(): Model (from @dura/planner)`,
+    );
+  const model = (await (mod.createModel as () => unknown)()) as Partial<Model> | null;
+  if (typeof model?.decide !== 'function')
+    throw new UsageError(`--model ${path}: createModel() returned no object with decide(); return a Model`);
+  return model as Model;
+}
+
+/** The projector's state of the run (GET /runs/<id>). */
+async function projection(ctx: CommandContext, runId: string): Promise<unknown> {
+  const url = `${ctx.apiUrl}/runs/${encodeURIComponent(runId)}`;
+  let response: Response;
+  try {
+    response = await fetch(url, { signal: AbortSignal.timeout(10_000) });
+  } catch (err) {
+    throw new ApiUnreachable(ctx.apiUrl, err);
+  }
+  if (response.status === 404)
+    throw new RunNotFound(runId, `the read API at ${ctx.apiUrl} has not projected run ${runId} (yet)`);
+  if (!response.ok) throw new ApiUnreachable(ctx.apiUrl, new Error(`GET ${url} answered ${response.status}`));
+  return response.json();
+}
+
+function show(value: unknown): string {
+  const text = JSON.stringify(value);
+  return text === undefined ? 'nothing' : text;
+}
+
+function report(ctx: CommandContext, runId: string, result: ReplayResult): void {
+  if (ctx.json) {
+    ctx.out.json({ runId, ...result });
+    return;
+  }
+  if (result.ok) {
+    ctx.out.line(`no divergence (${result.checked} events checked)`);
+    return;
+  }
+  ctx.out.line(`divergence at seq ${result.seq}: ${result.reason}`);
+  ctx.out.line(`  expected: ${result.expected === null ? 'nothing' : show(result.expected)}`);
+  ctx.out.line(`  actual:   ${result.actual === null ? 'nothing' : show(result.actual)}`);
+  ctx.out.line(`(${result.checked} events replayed before it)`);
+}
+
+export const replay: CommandModule = {
+  name: 'replay',
+  summary: 'Re-drive a run from its log, running nothing, and report the first divergence',
+  usage: 'dura replay <run-id> [--model MODULE] [--projection]',
+  flags: {
+    model: {
+      type: 'string',
+      value: 'MODULE',
+      description: 'module exporting createModel(): the planner/model version to check the run against',
+    },
+    projection: {
+      type: 'boolean',
+      description: "also check the projector's state (GET /runs/<id> on --api) equals the fold of the log",
+    },
+  },
+  positionals: { min: 1, max: 1 },
+  help: `Reads the run's log from JetStream, folds it, and from every prefix asks the planner's decider (and
+the model, when the decider would ask it) what the planner would append next; each recorded planner event
+must be exactly that. Recorded observations and signals stand in for the world: no tool runs, nothing is
+published. Compared: event types and data; not compared: ids, times, traces and token usage.
+The model: scripted runs ask the scripted model again; --model MODULE loads another (a module exporting
+createModel(), e.g. the next planner version, to check it against old runs); other agents use the thoughts
+the log recorded. --json prints { runId, ok, checked, decisions } or the divergence { seq, expected,
+actual, reason }.
+
+Examples:
+  dura replay run_42
+  dura replay run_42 --model ./planner-next/model.ts
+
+Exit code: 0 no divergence; 1 the first divergence is printed; 3 when the run has no events.`,
+  async run(args, ctx) {
+    const runId = positional(args, 0, 'run id');
+    const modulePath = stringFlag(args, 'model');
+    const model = modulePath === undefined ? undefined : await loadModel(modulePath);
+    const events = await ctx.client.readEvents(runId);
+    if (events.length === 0) throw new RunNotFound(runId);
+    const projected = booleanFlag(args, 'projection') ? await projection(ctx, runId) : undefined;
+    const result = await replayRun({
+      events,
+      ...(model === undefined ? {} : { model }),
+      ...(projected === undefined ? {} : { projected }),
+    });
+    report(ctx, runId, result);
+    return result.ok ? EXIT.ok : EXIT.runFailed;
+  },
+};

@@ -1,0 +1,31 @@
+import { intFlag, positional } from '../args';
+import type { CommandModule } from '../command';
+import { endedBefore, exitForStatus, followRun } from '../follow';
+
+export const watch: CommandModule = {
+  name: 'watch',
+  summary: "Follow a run's events live, from the start or from a seq, until it ends",
+  usage: 'dura watch <run-id> [--from SEQ]',
+  flags: {
+    from: {
+      type: 'string',
+      value: 'SEQ',
+      description: 'first stream seq to print (default 1: the whole run)',
+    },
+  },
+  positionals: { min: 1, max: 1 },
+  help: `Events come from the run's subject on JetStream: history, then live, each once and in order, and the
+watch survives a NATS restart. To resume an interrupted watch, pass the last seq you saw + 1 as --from.
+
+Exit code: the run's outcome (0 completed, 1 failed, cancelled or rejected); 3 when the run has no events.`,
+  async run(args, ctx) {
+    const runId = positional(args, 0, 'run id');
+    const from = intFlag(args, 'from', { min: 1 }) ?? 1;
+    const ended = await endedBefore(ctx, runId, from);
+    if (ended) {
+      ctx.out.note(`run ${runId} ended (${ended.status}) at seq ${ended.seq}, before seq ${from}`);
+      return exitForStatus(ended.status);
+    }
+    return followRun(ctx, runId, from);
+  },
+};

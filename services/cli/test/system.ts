@@ -1,0 +1,94 @@
+import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { freePort, spawnTsEntry, type ManagedProcess } from '@dura/testing';
+
+export const SLOW_TOOLS = fileURLToPath(new URL('./fixtures/slow-tools.ts', import.meta.url));
+
+/** Spawns one Dura service as its own OS process and waits until it says it is ready. */
+export async function startService(
+  name: 'planner' | 'tool-gateway' | 'projector',
+  env: Record<string, string>,
+): Promise<ManagedProcess> {
+  const ready = {
+    planner: /planner started/,
+    'tool-gateway': /tool gateway started/,
+    projector: /projector api listening/,
+  }[name];
+  const proc = spawnTsEntry({
+    name,
+    entry: `services/${name}/src/main.ts`,
+    env: { LOG_LEVEL: 'info', ...env },
+  });
+  await proc.waitForOutput(ready, 60_000);
+  return proc;
+}
+
+export interface DuraSystem {
+  natsUrl: string;
+  apiUrl: string;
+  stop(): Promise<void>;
+}
+
+/** Planner, tool-gateway and projector as separate processes on the spec's NATS and database. */
+export async function startSystem(natsUrl: string, databaseUrl: string): Promise<DuraSystem> {
+  const port = await freePort();
+  const env = {
+    NATS_URL: natsUrl,
+    DATABASE_URL: databaseUrl,
+    PROJECTOR_HTTP_PORT: String(port),
+    DURA_TOOLS_MODULES: SLOW_TOOLS,
+  };
+  const processes: ManagedProcess[] = [];
+  const stop = async () => {
+    await Promise.allSettled(processes.map((proc) => proc.kill('SIGTERM')));
+  };
+  try {
+    for (const name of ['planner', 'tool-gateway', 'projector'] as const)
+      processes.push(await startService(name, env));
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { natsUrl, apiUrl: `http://127.0.0.1:${port}`, stop };
+}
+
+export interface CliResult {
+  code: number | null;
+  /** stdout and stderr together (under --json only errors reach stderr). */
+  output: string;
+}
+
+/** Runs `dura <args>` as a real child process and waits for it to exit. */
+export async function dura(
+  args: string[],
+  options: { env?: Record<string, string | undefined>; timeoutMs?: number } = {},
+): Promise<CliResult> {
+  const proc = dura.spawn(args, options.env);
+  const timeout = sleep(options.timeoutMs ?? 60_000, 'timeout' as const, { ref: false });
+  const exit = await Promise.race([proc.exited, timeout]);
+  if (exit === 'timeout') {
+    await proc.kill('SIGKILL');
+    throw new Error(`dura ${args.join(' ')} did not exit in time. Output:\n${proc.output()}`);
+  }
+  // 'exit' can come before the last of the pipes is read.
+  await sleep(250);
+  return { code: exit.code, output: proc.output() };
+}
+
+/** Starts `dura <args>` and returns the process (for commands that follow a run). */
+dura.spawn = (args: string[], env: Record<string, string | undefined> = {}): ManagedProcess =>
+  spawnTsEntry({
+    name: `dura ${args[0] ?? ''}`,
+    entry: 'services/cli/src/main.ts',
+    args,
+    // The user's environment must not leak in: each test says where NATS and the API are.
+    env: { NATS_URL: undefined, DURA_API_URL: undefined, ...env },
+  });
+
+/** JSON lines of a --json stream. */
+export function jsonLines(output: string): unknown[] {
+  return output
+    .split('\n')
+    .filter((line) => line.trim().length > 0)
+    .map((line) => JSON.parse(line) as unknown);
+}

@@ -1,0 +1,177 @@
+// `dura replay`, `dura fork` and `dura diff` as real child processes, against planner, tool-gateway and
+// projector running as separate processes.
+import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import type { RunEvent } from '@dura/contracts';
+import { spawnTsEntry } from '@dura/testing';
+import { logOf, useCrashSystem, watchToEnd, type CrashSystem, type PlanRequest } from './crash-harness';
+import { DIVERGES_AT_STEP } from './fixtures/diverging-model';
+import { eventually, getJson } from './system';
+
+const DIVERGING_MODEL = fileURLToPath(new URL('./fixtures/diverging-model.ts', import.meta.url));
+
+const crash = useCrashSystem(['tool-gateway', 'projector', 'planner']);
+
+interface CliResult {
+  code: number | null;
+  stdout: string;
+  output: string;
+}
+
+/** Runs `dura <args>` (services/cli) as a child process against the spec's system. */
+async function dura(sys: CrashSystem, args: string[]): Promise<CliResult> {
+  const proc = spawnTsEntry({
+    name: `dura ${args[0] ?? ''}`,
+    entry: 'services/cli/src/main.ts',
+    args,
+    env: { NATS_URL: sys.system.env['NATS_URL'], DURA_API_URL: sys.system.apiUrl },
+  });
+  const exit = await Promise.race([proc.exited, sleep(60_000, 'timeout' as const, { ref: false })]);
+  if (exit === 'timeout') {
+    await proc.kill('SIGKILL');
+    throw new Error(`dura ${args.join(' ')} did not exit within 60 s. Output:\n${proc.output()}`);
+  }
+  await sleep(200); // the last of the pipes may be read after 'exit'
+  const output = proc.output();
+  return { code: exit.code, stdout: output, output };
+}
+
+/** Echo steps: their results are their arguments, so a run and its fork end with the same output. */
+function echoes(runId: string, amounts: number[]): PlanRequest {
+  return {
+    runId,
+    agent: { kind: 'scripted', steps: amounts.map((amount) => ({ tool: 'echo', args: { amount } })) },
+  };
+}
+
+async function completed(sys: CrashSystem, request: PlanRequest): Promise<RunEvent[]> {
+  await sys.submit(request);
+  const log = await watchToEnd(sys, request.runId);
+  expect(log.at(-1)?.type).toBe('run_completed');
+  await eventually(
+    async () => {
+      const { status, body } = await getJson(`${sys.system.apiUrl}/runs/${request.runId}`);
+      return status === 200 && (body as { lastSeq: number }).lastSeq === log.at(-1)!.seq ? true : undefined;
+    },
+    `the projection of ${request.runId}`,
+    30_000,
+  );
+  return log;
+}
+
+/** The JSON document a --json command printed (its last `{` … `}` block on stdout). */
+function jsonOf(output: string): Record<string, unknown> {
+  const start = output.indexOf('{');
+  return JSON.parse(output.slice(start, output.lastIndexOf('}') + 1)) as Record<string, unknown>;
+}
+
+describe('dura replay', () => {
+  it('reports no divergence for an unchanged run, with the number of events checked, and exits 0', async () => {
+    const sys = crash();
+    const log = await completed(sys, echoes('cli-replay-1', [100, 200, 300, 400]));
+    const plain = await dura(sys, ['replay', 'cli-replay-1']);
+    expect(plain.output).toContain(`no divergence (${log.length} events checked)`);
+    expect(plain.code).toBe(0);
+    const checked = await dura(sys, ['replay', 'cli-replay-1', '--projection', '--json']);
+    expect(jsonOf(checked.stdout)).toEqual({
+      runId: 'cli-replay-1',
+      ok: true,
+      checked: log.length,
+      decisions: 1 + 4 * 2 + 2,
+    });
+    expect(checked.code).toBe(0);
+  });
+
+  it('with --model whose model changes at step 3, points at that exact thought and exits 1', async () => {
+    const sys = crash();
+    const log = await completed(sys, echoes('cli-replay-2', [100, 200, 300, 400, 500]));
+    const thought = log.find((e) => e.type === 'thought' && e.data.step === DIVERGES_AT_STEP - 1)!;
+    const result = await dura(sys, ['replay', 'cli-replay-2', '--model', DIVERGING_MODEL]);
+    expect(result.output).toContain(
+      `divergence at seq ${thought.seq}: the recorded thought differs from what the planner decides now at data.decision.calls[0].args.amount`,
+    );
+    expect(result.output).toMatch(/expected: \{"type":"thought".*"amount":301/);
+    expect(result.output).toMatch(/actual: +\{"type":"thought".*"amount":300/);
+    expect(result.code).toBe(1);
+    const json = await dura(sys, ['replay', 'cli-replay-2', '--model', DIVERGING_MODEL, '--json']);
+    expect(jsonOf(json.stdout)).toMatchObject({ ok: false, seq: thought.seq, checked: log.indexOf(thought) });
+    expect(json.code).toBe(1);
+  });
+
+  it('exits 3 for a run with no events, and 2 for a --model module without createModel', async () => {
+    const sys = crash();
+    const missing = await dura(sys, ['replay', 'no-such-run']);
+    expect(missing.code).toBe(3);
+    expect(missing.output).toContain('run no-such-run has no events');
+    await completed(sys, echoes('cli-replay-3', [100]));
+    const noModel = fileURLToPath(new URL('./fixtures/witness-tools.ts', import.meta.url));
+    const badModule = await dura(sys, ['replay', 'cli-replay-3', '--model', noModel]);
+    expect(badModule.output).toContain('exports no createModel()');
+    expect(badModule.code).toBe(2);
+  });
+});
+
+describe('dura fork and dura diff', () => {
+  it('fork --follow completes a fork of a run; diff finds no divergence; replay of the fork finds none either', async () => {
+    const sys = crash();
+    const log = await completed(sys, echoes('cli-fork-src', [100, 200, 300, 400]));
+    const at = log.find((e) => e.type === 'tool_call_completed' && e.data.callId === 'call-2')!.seq;
+    const forked = await dura(sys, [
+      'fork',
+      'cli-fork-src',
+      '--at',
+      String(at),
+      '--run-id',
+      'cli-fork-new',
+      '--follow',
+    ]);
+    expect(forked.output).toContain(`forked cli-fork-src at seq ${at} into cli-fork-new`);
+    expect(forked.output).toMatch(/^run cli-fork-new completed$/m);
+    expect(forked.code).toBe(0);
+    const forkLog = await logOf(sys, 'cli-fork-new');
+    expect(forkLog[0]).toMatchObject({ data: { forkOf: { runId: 'cli-fork-src', atSeq: at } } });
+
+    const same = await dura(sys, ['diff', 'cli-fork-src', 'cli-fork-new']);
+    expect(same.output).toContain('no divergence: cli-fork-src and cli-fork-new decided the same');
+    expect(same.code).toBe(0);
+    const replayed = await dura(sys, ['replay', 'cli-fork-new']);
+    expect(replayed.output).toContain(`no divergence (${forkLog.length} events checked)`);
+    expect(replayed.code).toBe(0);
+  });
+
+  it('diff shows the first step where two runs decided differently and exits 1', async () => {
+    const sys = crash();
+    const a = await completed(sys, echoes('cli-diff-a', [100, 200, 300]));
+    const b = await completed(sys, echoes('cli-diff-b', [100, 250, 300]));
+    const thoughtA = a.find((e) => e.type === 'thought' && e.data.step === 1)!;
+    const thoughtB = b.find((e) => e.type === 'thought' && e.data.step === 1)!;
+    const result = await dura(sys, ['diff', 'cli-diff-a', 'cli-diff-b']);
+    expect(result.output).toContain('diverged at step 2:');
+    expect(result.output).toContain(
+      `a  cli-diff-a: seq ${thoughtA.seq} thought: tool_calls echo {"amount":200}`,
+    );
+    expect(result.output).toContain(
+      `b  cli-diff-b: seq ${thoughtB.seq} thought: tool_calls echo {"amount":250}`,
+    );
+    expect(result.code).toBe(1);
+    const json = await dura(sys, ['diff', 'cli-diff-a', 'cli-diff-b', '--json']);
+    expect(jsonOf(json.stdout)).toEqual({
+      a: 'cli-diff-a',
+      b: 'cli-diff-b',
+      divergence: {
+        step: 2,
+        a: { seq: thoughtA.seq, type: 'thought', summary: 'tool_calls echo {"amount":200}' },
+        b: { seq: thoughtB.seq, type: 'thought', summary: 'tool_calls echo {"amount":250}' },
+      },
+    });
+  });
+
+  it('fork refuses a seq that is not an event of the source (exit 3), before sending anything', async () => {
+    const sys = crash();
+    const log = await completed(sys, echoes('cli-fork-bad', [100]));
+    const result = await dura(sys, ['fork', 'cli-fork-bad', '--at', String(log.at(-1)!.seq + 1000)]);
+    expect(result.output).toContain(`run cli-fork-bad has no event at seq ${log.at(-1)!.seq + 1000}`);
+    expect(result.code).toBe(3);
+  });
+});

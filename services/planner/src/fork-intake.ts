@@ -1,0 +1,178 @@
+import type { JetStreamClient, JsMsg } from '@nats-io/jetstream';
+import {
+  DuraError,
+  formatIssues,
+  ForkRequestSchema,
+  newEvent,
+  RunIdSchema,
+  type ErrorInfo,
+  type ForkRequest,
+  type NewEvent,
+  type RunEvent,
+} from '@dura/contracts';
+import { canonicalJson, decisionEventId, planFork } from '@dura/core';
+import { ConcurrencyConflict, type EventStore } from '@dura/event-store';
+import {
+  deadLetterFromMsg,
+  duraTracer,
+  publishDeadLetter,
+  withLogFields,
+  type Logger,
+} from '@dura/service-kit';
+import { DURA_ATTRS, traceparentOf, withSpan } from '@dura/telemetry';
+import type { RunDriver } from './run-driver';
+
+export const FORKS_DLQ_SOURCE = 'forks';
+
+export interface ForkIntakeDeps {
+  store: EventStore;
+  js: JetStreamClient;
+  driver: RunDriver;
+  log: Logger;
+  clock: () => Date;
+  /** Deliveries of one fork request before it is refused for good (the consumer's `maxDeliver`). */
+  maxDeliver: number;
+  maxConflicts?: number;
+}
+
+interface Rejection {
+  error: ErrorInfo;
+  issues?: string[];
+}
+
+/** The new run's id a fork request names (or would be given), for dead letters and `run_rejected`. */
+function runIdHint(msg: JsMsg, body: unknown): string | undefined {
+  const fromBody = RunIdSchema.safeParse((body as { runId?: unknown } | null)?.runId).data;
+  const header = msg.headers?.get('Nats-Msg-Id') ?? '';
+  return fromBody ?? RunIdSchema.safeParse(header.replace(/^fork:/, '')).data;
+}
+
+/**
+ * Handles one message from `dura.fork`: starts a new run whose log is the source run's log up to `atSeq`
+ * (see `planFork`), then drives it like any run. Idempotent: the copies carry deterministic ids, so a
+ * redelivered request appends nothing new and a half-written fork is completed. A request that cannot be
+ * honoured (unknown source, a seq that is not the source's, a run id already used) is dead-lettered on
+ * `dura.dlq.forks` with the reason, and the new run id gets `run_rejected` when it has no history yet.
+ */
+export function createForkIntake(deps: ForkIntakeDeps) {
+  const { store, js, driver, log, clock } = deps;
+  const maxConflicts = deps.maxConflicts ?? 20;
+
+  async function reject(msg: JsMsg, runId: string | undefined, rejection: Rejection): Promise<void> {
+    log.warn('fork request refused', {
+      runId,
+      seq: msg.seq,
+      error: rejection.error,
+      issues: rejection.issues,
+    });
+    const letter = deadLetterFromMsg(msg, FORKS_DLQ_SOURCE, rejection.error, {
+      now: clock(),
+      ...(rejection.issues ? { issues: rejection.issues } : {}),
+      ...(runId ? { runId } : {}),
+    });
+    await publishDeadLetter(js, letter);
+    if (!runId) return;
+    const event = newEvent(
+      'run_rejected',
+      { error: rejection.error, ...(rejection.issues ? { issues: rejection.issues } : {}) },
+      { id: decisionEventId(runId, 0, 0), runId, ts: clock().toISOString(), correlationId: runId },
+    );
+    try {
+      await store.append(runId, [event], { expectedSeq: 0 });
+    } catch (err) {
+      // The run id already has a history; the dead letter is the record of this refusal.
+      if (!(err instanceof ConcurrencyConflict)) throw err;
+    }
+  }
+
+  /**
+   * Appends whatever part of `planned` the new run's log does not hold yet. False when the log holds
+   * something else: the run id belongs to another run.
+   */
+  async function write(runId: string, planned: readonly NewEvent[]): Promise<boolean> {
+    for (let conflicts = 0; ; conflicts += 1) {
+      const existing = await store.read(runId);
+      if (!isPrefixOfFork(existing, planned)) return false;
+      if (existing.length >= planned.length) return true;
+      try {
+        const expectedSeq = existing.at(-1)?.seq ?? 0;
+        await store.append(runId, planned.slice(existing.length), { expectedSeq });
+        return true;
+      } catch (err) {
+        if (!(err instanceof ConcurrencyConflict) || conflicts >= maxConflicts) throw err;
+      }
+    }
+  }
+
+  async function fork(msg: JsMsg, request: ForkRequest & { runId: string }): Promise<void> {
+    const { runId, sourceRunId, atSeq } = request;
+    const source = await store.read(sourceRunId);
+    const trace = traceparentOf();
+    const plan = planFork({
+      source,
+      atSeq,
+      runId,
+      ts: clock().toISOString(),
+      ...(trace ? { trace } : {}),
+    });
+    if (!plan.ok) {
+      const { code, message, retryable } = plan.problem;
+      const error = { code, message: `fork of ${sourceRunId} at seq ${atSeq} refused: ${message}` };
+      // The source may still record the outcome the fork waits for: ask again, a bounded number of times.
+      if (retryable && msg.info.deliveryCount < deps.maxDeliver)
+        throw new DuraError(code, error.message, { retryable: true });
+      await reject(msg, runId, { error });
+      return;
+    }
+    if (!(await write(runId, plan.events))) {
+      await reject(msg, undefined, {
+        error: {
+          code: 'run_id_conflict',
+          message: `run id ${runId} is already used by another run; fork ${sourceRunId} again with a new run id`,
+        },
+      });
+      return;
+    }
+    log.info('run forked', { runId, sourceRunId, atSeq, copied: plan.events.length - 1 });
+    await driver.drive(runId);
+  }
+
+  return async function handleFork(msg: JsMsg): Promise<void> {
+    let body: unknown;
+    try {
+      body = JSON.parse(msg.string());
+    } catch (err) {
+      await reject(msg, runIdHint(msg, undefined), {
+        error: { code: 'bad_json', message: `fork request is not valid JSON: ${(err as Error).message}` },
+      });
+      return;
+    }
+    const parsed = ForkRequestSchema.safeParse(body);
+    if (!parsed.success) {
+      await reject(msg, runIdHint(msg, body), {
+        error: { code: 'invalid_request', message: 'fork request does not match the ForkRequest schema' },
+        issues: formatIssues(parsed.error),
+      });
+      return;
+    }
+    const runId = parsed.data.runId ?? `fork-${msg.seq}`;
+    const attributes = {
+      [DURA_ATTRS.runId]: runId,
+      'dura.fork.source_run_id': parsed.data.sourceRunId,
+      'dura.fork.at_seq': parsed.data.atSeq,
+    };
+    await withLogFields({ runId }, () =>
+      withSpan(duraTracer(), 'dura.fork', { attributes }, () => fork(msg, { ...parsed.data, runId })),
+    );
+  };
+}
+
+/** The log holds the fork's first events (same ids, same request and origin), or nothing. */
+function isPrefixOfFork(existing: readonly RunEvent[], planned: readonly NewEvent[]): boolean {
+  const [first] = existing;
+  const [root] = planned;
+  if (first === undefined) return true;
+  if (first.type !== 'run_requested' || root?.type !== 'run_requested') return false;
+  if (canonicalJson(first.data) !== canonicalJson(root.data)) return false;
+  return existing.slice(0, planned.length).every((event, i) => event.meta.id === planned[i]?.meta.id);
+}

@@ -1,0 +1,223 @@
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import {
+  DeadLetterSchema,
+  FORK_VERSION,
+  STREAMS,
+  SUBJECTS,
+  type DeadLetter,
+  type NewEvent,
+  type RunEvent,
+} from '@dura/contracts';
+import { fold, forkEventId, idempotencyKey, planFork } from '@dura/core';
+import { useTestInfra } from '@dura/testing';
+import { builtinRegistry } from '@dura/tools';
+import { createPlanner, createScriptedModel, type Planner } from '../src/index';
+import { chargeSteps, scriptedRequest, simulateRun } from './simulated-run';
+import {
+  STREAM_OPTIONS,
+  connect,
+  eventually,
+  prepare,
+  storedMessages,
+  testLogger,
+  typesOf,
+  type Connections,
+} from './support';
+
+vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
+
+const infra = useTestInfra({ database: false });
+let setup: Connections;
+let conn: Connections;
+let planner: Planner | undefined;
+
+beforeAll(async () => {
+  setup = await prepare(infra().nats.url);
+  conn = await connect(infra().nats.url, 'planner');
+  planner = createPlanner({
+    ...conn,
+    model: createScriptedModel(),
+    tools: builtinRegistry(),
+    log: testLogger('planner'),
+    streams: STREAM_OPTIONS,
+  });
+  await planner.start();
+});
+
+afterAll(async () => {
+  await planner?.stop();
+  await conn?.close();
+  await setup?.close();
+});
+
+/** Writes `events` (made in memory) to the run's log, as the services would have; returns them as stored. */
+async function store(events: readonly RunEvent[]): Promise<RunEvent[]> {
+  const runId = events[0]!.meta.runId;
+  const fresh: NewEvent[] = events.map(({ seq: _seq, ...event }) => event);
+  await setup.store.append(runId, fresh, { expectedSeq: 0 });
+  return setup.store.read(runId);
+}
+
+/** A completed run of `steps` charges, written to the log. */
+async function completedSource(runId: string, steps: number): Promise<RunEvent[]> {
+  const { events } = await simulateRun(scriptedRequest(runId, chargeSteps(steps)), createScriptedModel());
+  return store(events);
+}
+
+async function requestFork(body: object, msgID: string): Promise<void> {
+  await setup.js.publish(SUBJECTS.fork, JSON.stringify(body), { msgID });
+}
+
+const observationSeq = (log: RunEvent[], step: number): number =>
+  log.find((e) => e.type === 'tool_call_completed' && e.data.callId === `call-${step}`)!.seq;
+
+async function forkLetters(count: number): Promise<DeadLetter[]> {
+  return eventually(async () => {
+    const found = await storedMessages(setup.jsm, STREAMS.deadLetters, 'dura.dlq.forks');
+    return found.length >= count ? found.map((msg) => DeadLetterSchema.parse(msg.json())) : undefined;
+  }, `${count} dead letters on dura.dlq.forks`);
+}
+
+describe('a fork request', () => {
+  it('starts a run with the source prefix, then the planner decides the next step with the new run keys', async () => {
+    const source = await completedSource('fork-src-1', 4);
+    const atSeq = observationSeq(source, 2);
+    await requestFork({ v: FORK_VERSION, sourceRunId: 'fork-src-1', atSeq, runId: 'fork-new-1' }, 'f-1');
+    const log = await eventually(async () => {
+      const events = await setup.store.read('fork-new-1');
+      return events.some((e) => e.type === 'tool_call_requested' && e.data.step === 3) ? events : undefined;
+    }, 'the fork to request step 3');
+
+    const prefix = source.filter((e) => e.seq <= atSeq);
+    expect(log.slice(0, prefix.length).map((e) => [e.type, e.meta.id])).toEqual(
+      prefix.map((e, i) => [e.type, forkEventId('fork-new-1', i)]),
+    );
+    expect(log[0]).toMatchObject({
+      type: 'run_requested',
+      data: { forkOf: { runId: 'fork-src-1', atSeq }, request: { runId: 'fork-new-1' } },
+    });
+    const copiedIntents = log.filter((e) => e.type === 'tool_call_requested' && e.data.step <= 2);
+    expect(copiedIntents.map((e) => e.type === 'tool_call_requested' && e.data.idempotencyKey)).toEqual(
+      source
+        .filter((e) => e.type === 'tool_call_requested' && e.data.step <= 2)
+        .map((e) => e.type === 'tool_call_requested' && e.data.idempotencyKey),
+    );
+    const step3 = log.find((e) => e.type === 'tool_call_requested' && e.data.step === 3);
+    expect(step3?.type === 'tool_call_requested' && step3.data.idempotencyKey).toBe(
+      idempotencyKey({ runId: 'fork-new-1', step: 3, tool: 'pay.charge', args: { amount: 300 } }),
+    );
+    expect(typesOf(log.slice(prefix.length))).toEqual(['thought', 'tool_call_requested']);
+    // The source is untouched.
+    expect(await setup.store.read('fork-src-1')).toEqual(source);
+  });
+
+  it('is a no-op when delivered again, and finishes a fork a crash left half-written', async () => {
+    const source = await completedSource('fork-src-2', 3);
+    const atSeq = observationSeq(source, 1);
+    const body = { v: FORK_VERSION, sourceRunId: 'fork-src-2', atSeq, runId: 'fork-new-2' };
+    await requestFork(body, 'f-2a');
+    const first = await eventually(async () => {
+      const events = await setup.store.read('fork-new-2');
+      return events.some((e) => e.type === 'tool_call_requested' && e.data.step === 2) ? events : undefined;
+    }, 'the fork to request step 2');
+    await requestFork(body, 'f-2b'); // another msg-id: the planner sees it
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(await setup.store.read('fork-new-2')).toEqual(first);
+
+    // A crash after the first two copies of another fork: a redelivery appends the rest and drives it.
+    const plan = planFork({ source, atSeq, runId: 'fork-new-3', ts: new Date().toISOString() });
+    if (!plan.ok) throw new Error(plan.problem.message);
+    await setup.store.append('fork-new-3', plan.events.slice(0, 2), { expectedSeq: 0 });
+    await requestFork({ ...body, runId: 'fork-new-3' }, 'f-3');
+    const finished = await eventually(async () => {
+      const events = await setup.store.read('fork-new-3');
+      return events.some((e) => e.type === 'tool_call_requested' && e.data.step === 2) ? events : undefined;
+    }, 'the half-written fork to be finished and driven');
+    expect(finished.slice(0, plan.events.length).map((e) => [e.type, e.meta.id])).toEqual(
+      plan.events.map((e) => [e.type, e.meta.id]),
+    );
+    expect(typesOf(finished.slice(plan.events.length))).toEqual(['thought', 'tool_call_requested']);
+  });
+
+  it('between an intent and its observation, waits for the source outcome and copies it, not re-running the call', async () => {
+    const { events } = await simulateRun(
+      scriptedRequest('fork-src-4', chargeSteps(3)),
+      createScriptedModel(),
+    );
+    const cut = events.findIndex((e) => e.type === 'tool_call_requested' && e.data.step === 2);
+    // The source's call 2 is still in flight: its observation is not in the log yet.
+    const source = await store(events.slice(0, cut + 1));
+    const intentSeq = source.at(-1)!.seq;
+    await requestFork(
+      { v: FORK_VERSION, sourceRunId: 'fork-src-4', atSeq: intentSeq, runId: 'fork-new-4' },
+      'f-4',
+    );
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect(await setup.store.read('fork-new-4')).toEqual([]);
+    // The source's call settles; the fork copies that outcome and moves on to step 3.
+    const observation = events[cut + 1]!;
+    const { seq: _seq, ...rest } = observation;
+    await setup.store.append('fork-src-4', [rest], { expectedSeq: intentSeq });
+    const log = await eventually(
+      async () => {
+        const found = await setup.store.read('fork-new-4');
+        return found.some((e) => e.type === 'tool_call_requested' && e.data.step === 3) ? found : undefined;
+      },
+      'the fork to copy the outcome and request step 3',
+      20_000,
+    );
+    const copied = log.find((e) => e.type === 'tool_call_completed' && e.data.callId === 'call-2');
+    expect(copied).toMatchObject({
+      data: observation.data,
+      meta: { id: forkEventId('fork-new-4', cut + 1) },
+    });
+    const state = fold(log);
+    expect(state.calls.find((c) => c.callId === 'call-2')).toMatchObject({
+      status: 'completed',
+      idempotencyKey: idempotencyKey({
+        runId: 'fork-src-4',
+        step: 2,
+        tool: 'pay.charge',
+        args: { amount: 200 },
+      }),
+    });
+  });
+
+  it('is refused with a reason when the source, the seq or the run id is wrong', async () => {
+    const source = await completedSource('fork-src-5', 2);
+    const before = (await storedMessages(setup.jsm, STREAMS.deadLetters, 'dura.dlq.forks')).length;
+    await requestFork({ v: 1, sourceRunId: 'no-such-run', atSeq: 1, runId: 'fork-bad-1' }, 'f-5a');
+    await requestFork({ v: 1, sourceRunId: 'fork-src-5', atSeq: 999_999, runId: 'fork-bad-2' }, 'f-5b');
+    await requestFork(
+      { v: 1, sourceRunId: 'fork-src-5', atSeq: source[2]!.seq, runId: 'fork-src-1' },
+      'f-5c',
+    );
+    await requestFork(
+      { v: 1, sourceRunId: 'fork-src-5', atSeq: source.at(-1)!.seq, runId: 'fork-bad-4' },
+      'f-5d',
+    );
+    await requestFork({ v: 1, sourceRunId: 'fork-src-5', atSeq: 'ten', runId: 'fork-bad-5' }, 'f-5e');
+    const letters = (await forkLetters(before + 5)).slice(before);
+    const byRun = new Map(letters.map((l) => [l.runId, l]));
+    expect(byRun.get('fork-bad-1')?.error).toMatchObject({ code: 'source_not_found' });
+    expect(byRun.get('fork-bad-2')?.error).toMatchObject({ code: 'fork_point_not_found' });
+    expect(byRun.get('fork-bad-2')?.error.message).toContain('has no event at seq 999999');
+    expect(letters.find((l) => l.error.code === 'run_id_conflict')?.error.message).toBe(
+      'run id fork-src-1 is already used by another run; fork fork-src-5 again with a new run id',
+    );
+    expect(byRun.get('fork-bad-4')?.error).toMatchObject({ code: 'fork_point_terminal' });
+    expect(byRun.get('fork-bad-5')).toMatchObject({
+      error: { code: 'invalid_request' },
+      issues: [expect.stringContaining('atSeq')],
+    });
+    for (const runId of ['fork-bad-1', 'fork-bad-2', 'fork-bad-4', 'fork-bad-5']) {
+      const log = await setup.store.read(runId);
+      expect(typesOf(log), runId).toEqual(['run_rejected']);
+      expect(fold(log).status).toBe('rejected');
+    }
+    // The run whose id was taken is untouched: one run_requested, its own.
+    const taken = await setup.store.read('fork-src-1');
+    expect(taken.filter((e) => e.type === 'run_requested')).toHaveLength(1);
+    expect(taken.some((e) => e.type === 'run_rejected')).toBe(false);
+  });
+});

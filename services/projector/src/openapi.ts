@@ -1,0 +1,247 @@
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
+import {
+  ApiErrorSchema,
+  CausesResponseSchema,
+  EventPageResponseSchema,
+  JsonObjectSchema,
+  JsonValueSchema,
+  RUN_LIST_DEFAULT_LIMIT,
+  RUN_LIST_MAX_LIMIT,
+  RUN_LIST_SORTS,
+  RUN_STATUSES,
+  RunEventSchema,
+  RunListResponseSchema,
+  RunStateSchema,
+  RunSummarySchema,
+  StateAtResponseSchema,
+  StreamEndSchema,
+} from '@dura/contracts';
+import { EVENTS_MAX_LIMIT } from './query-params';
+
+/** Where `npm run openapi` writes the document; a test checks the committed file equals `openApiDocument()`. */
+export const OPENAPI_FILE = fileURLToPath(new URL('../openapi.json', import.meta.url));
+
+const HealthSchema = z.object({ ok: z.boolean(), position: z.number().int().nonnegative() });
+const ProjectionErrorsSchema = z.object({
+  errors: z.array(
+    z.object({
+      seq: z.number().int(),
+      runId: z.string().nullable(),
+      code: z.string(),
+      message: z.string(),
+      at: z.string(),
+    }),
+  ),
+});
+
+/** Components, by name; every response body is one of them. */
+const COMPONENTS = {
+  RunSummary: RunSummarySchema,
+  RunList: RunListResponseSchema,
+  RunEvent: RunEventSchema,
+  EventPage: EventPageResponseSchema,
+  RunState: RunStateSchema,
+  StateAt: StateAtResponseSchema,
+  Causes: CausesResponseSchema,
+  StreamEnd: StreamEndSchema,
+  Error: ApiErrorSchema,
+  Health: HealthSchema,
+  ProjectionErrors: ProjectionErrorsSchema,
+  JsonValue: JsonValueSchema,
+  JsonObject: JsonObjectSchema,
+} satisfies Record<string, z.ZodType>;
+type ComponentName = keyof typeof COMPONENTS;
+
+function componentSchemas(): Record<string, unknown> {
+  const registry = z.registry<{ id: string }>();
+  for (const [id, schema] of Object.entries(COMPONENTS)) registry.add(schema, { id });
+  const { schemas } = z.toJSONSchema(registry, {
+    target: 'draft-2020-12',
+    // Input shape: objects stay open to fields a later release adds, as the API's clients should be.
+    io: 'input',
+    uri: (id) => `#/components/schemas/${id}`,
+  });
+  return Object.fromEntries(
+    Object.entries(schemas).map(([id, { $schema: _s, $id: _i, ...schema }]) => [id, schema]),
+  );
+}
+
+const ref = (name: ComponentName) => ({ $ref: `#/components/schemas/${name}` });
+const json = (name: ComponentName, description: string) => ({
+  description,
+  content: { 'application/json': { schema: ref(name) } },
+});
+const error = (description: string) => json('Error', description);
+
+type Param = { name: string; in: 'query' | 'path' | 'header'; description: string; schema: object } & {
+  required?: boolean;
+  explode?: boolean;
+};
+const path = (name: string, description: string, schema: object = { type: 'string' }): Param => ({
+  name,
+  in: 'path',
+  required: true,
+  description,
+  schema,
+});
+const runId = path('id', 'The run id.');
+const seqSchema = { type: 'integer', minimum: 1 };
+const repeated = (name: string, description: string, items: object): Param => ({
+  name,
+  in: 'query',
+  description,
+  schema: { type: 'array', items },
+  explode: true,
+});
+
+const get = (summary: string, parameters: Param[], responses: Record<string, object>) => ({
+  get: { summary, parameters, responses },
+});
+
+/** The OpenAPI 3.1 document of the read API, generated from the zod schemas in @dura/contracts. */
+export function openApiDocument(): Record<string, unknown> {
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Dura projector read API',
+      version: '1.0.0',
+      description:
+        'Runs as the projector folds them from the log. Errors are `{ "error": { "code", "message" } }` with 400, 404 or 500.',
+    },
+    paths: {
+      '/runs': get(
+        'One page of runs, filtered and sorted, with keyset pagination.',
+        [
+          repeated('status', 'Run statuses, repeated or comma-separated: any may match.', {
+            enum: [...RUN_STATUSES],
+          }),
+          repeated('tag', 'Tags, repeated: the run must carry every one.', { type: 'string', maxLength: 64 }),
+          repeated('tool', 'Tools, repeated: the run must have requested a call of every one.', {
+            type: 'string',
+          }),
+          {
+            name: 'createdAfter',
+            in: 'query',
+            description: 'Runs created at or after this time (ISO 8601 date, or date-time with a zone).',
+            schema: { type: 'string' },
+          },
+          {
+            name: 'createdBefore',
+            in: 'query',
+            description: 'Runs created before this time (ISO 8601 date, or date-time with a zone).',
+            schema: { type: 'string' },
+          },
+          {
+            name: 'sort',
+            in: 'query',
+            description: 'Order of the list; runs tie-break on their id.',
+            schema: { enum: [...RUN_LIST_SORTS], default: 'updated_desc' },
+          },
+          {
+            name: 'limit',
+            in: 'query',
+            description: 'Runs per page.',
+            schema: {
+              type: 'integer',
+              minimum: 1,
+              maximum: RUN_LIST_MAX_LIMIT,
+              default: RUN_LIST_DEFAULT_LIMIT,
+            },
+          },
+          {
+            name: 'cursor',
+            in: 'query',
+            description: '`nextCursor` of the previous page, unchanged, with the same sort.',
+            schema: { type: 'string' },
+          },
+        ],
+        { '200': json('RunList', 'A page of runs.'), '400': error('A query parameter is invalid.') },
+      ),
+      '/runs/{id}': get('The run’s state: the fold of its log.', [runId], {
+        '200': json('RunState', 'The folded state.'),
+        '404': error('No such run in the projection.'),
+      }),
+      '/runs/{id}/events': get(
+        'The run’s events in log order, one page at a time.',
+        [
+          {
+            name: 'fromSeq',
+            in: 'query',
+            description: 'First stream sequence.',
+            schema: { type: 'integer', minimum: 0 },
+          },
+          {
+            name: 'limit',
+            in: 'query',
+            description: `Events per page (above ${EVENTS_MAX_LIMIT} counts as ${EVENTS_MAX_LIMIT}).`,
+            schema: { type: 'integer', minimum: 1, default: 100 },
+          },
+        ],
+        { '200': json('EventPage', 'A page of events.'), '400': error('A query parameter is invalid.') },
+      ),
+      '/runs/{id}/state': get(
+        'Time travel: the fold of the run’s events with seq <= at.',
+        [{ name: 'at', in: 'query', required: true, description: 'A stream sequence.', schema: seqSchema }],
+        {
+          '200': json('StateAt', 'The state after the run’s last event at or before `at`.'),
+          '400': error('`at` is missing or not a positive integer.'),
+          '404': error('No such run, or it has no event at or before `at`.'),
+        },
+      ),
+      '/runs/{id}/events/{seq}/causes': get(
+        'The causation chain of an event: it, its cause (meta.causationId), and so on to the root.',
+        [runId, path('seq', 'The event’s stream sequence.', seqSchema)],
+        {
+          '200': json('Causes', 'The chain, the asked event first.'),
+          '400': error('`seq` is not a positive integer.'),
+          '404': error('No such run, or no event of it at `seq`.'),
+        },
+      ),
+      '/runs/{id}/stream': get(
+        'Server-Sent Events: the run’s events from a sequence on, history then live, without gap or duplicate.',
+        [
+          runId,
+          {
+            name: 'fromSeq',
+            in: 'query',
+            description: 'First stream sequence (default 1).',
+            schema: seqSchema,
+          },
+          {
+            name: 'Last-Event-ID',
+            in: 'header',
+            description: 'Resume after this seq (the `id` of the last message received); wins over fromSeq.',
+            schema: { type: 'integer', minimum: 0 },
+          },
+        ],
+        {
+          '200': {
+            description:
+              'Each message is `id: <seq>`, `event: <event type>`, `data: <RunEvent JSON>`; a `: keepalive` comment ' +
+              'every 15 s; after the terminal event (run_completed, run_failed, run_cancelled, run_rejected) an ' +
+              '`event: end` message whose data is a StreamEnd, then the server closes.',
+            content: { 'text/event-stream': { schema: { type: 'string' } } },
+          },
+          '400': error('`fromSeq` or Last-Event-ID is invalid, or the id is not a run id.'),
+          '404': error('The run’s log holds no event.'),
+        },
+      ),
+      '/openapi.json': get('This document.', [], {
+        '200': {
+          description: 'OpenAPI 3.1',
+          content: { 'application/json': { schema: { type: 'object' } } },
+        },
+      }),
+      '/healthz': get('Liveness, and the stream sequence the projection has reached.', [], {
+        '200': json('Health', 'Up.'),
+      }),
+      '/projection-errors': get(
+        'Stream messages the projection could not apply, newest first (100 per page).',
+        [{ name: 'beforeSeq', in: 'query', description: 'Only messages below this seq.', schema: seqSchema }],
+        { '200': json('ProjectionErrors', 'A page of errors.') },
+      ),
+    },
+    components: { schemas: componentSchemas() },
+  };
+}

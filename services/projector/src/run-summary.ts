@@ -1,0 +1,54 @@
+import type { ErrorInfo } from '@dura/contracts';
+import type { RunState } from '@dura/core';
+
+/** The columns of a `runs` row besides the state itself: all of them functions of the folded state. */
+export interface RunColumns {
+  runId: string;
+  status: string;
+  lastSeq: number;
+  eventCount: number;
+  steps: number;
+  pendingCalls: number;
+  lastError?: { code: string; message: string };
+  inputTokens: number;
+  outputTokens: number;
+  tags: string[];
+  metadata: Record<string, string>;
+  tools: string[];
+  createdAt: string;
+  updatedAt: string;
+}
+
+/**
+ * What a run list shows and filters on, read off the fold. `lastError` is the run's error when it failed or
+ * was rejected, else the error of its latest tool call that is still failed, unknown or being retried.
+ */
+export function summarize(runId: string, state: RunState): RunColumns {
+  const tools = new Set<string>();
+  let pendingCalls = 0;
+  let callError: ErrorInfo | undefined;
+  for (const call of state.calls) {
+    tools.add(call.tool);
+    if (call.status === 'pending' || call.status === 'unknown') pendingCalls += 1;
+    if (call.status !== 'completed' && call.error) callError = call.error;
+  }
+  const error = state.error ?? callError;
+  // A run row exists only once an event applied, and the first one (requested or rejected) sets both times.
+  const updatedAt = state.updatedAt ?? '';
+  return {
+    runId,
+    status: state.status,
+    lastSeq: state.lastSeq,
+    eventCount: state.eventCount,
+    steps: state.steps,
+    pendingCalls,
+    ...(error ? { lastError: { code: error.code, message: error.message } } : {}),
+    inputTokens: state.usage.inputTokens,
+    outputTokens: state.usage.outputTokens,
+    tags: [...new Set(state.request?.tags ?? [])],
+    metadata: state.request?.metadata ?? {},
+    tools: [...tools].sort(),
+    createdAt: state.createdAt ?? updatedAt,
+    updatedAt,
+  };
+}
