@@ -3,23 +3,16 @@ import {
   DuraError,
   formatIssues,
   ForkRequestSchema,
-  newEvent,
   RunIdSchema,
-  type ErrorInfo,
   type ForkRequest,
   type NewEvent,
   type RunEvent,
 } from '@dura/contracts';
-import { canonicalJson, decisionEventId, planFork } from '@dura/core';
+import { canonicalJson, planFork } from '@dura/core';
 import { ConcurrencyConflict, type EventStore } from '@dura/event-store';
-import {
-  deadLetterFromMsg,
-  duraTracer,
-  publishDeadLetter,
-  withLogFields,
-  type Logger,
-} from '@dura/service-kit';
+import { duraTracer, withLogFields, type Logger } from '@dura/service-kit';
 import { DURA_ATTRS, traceparentOf, withSpan } from '@dura/telemetry';
+import { rejectRequest, type Rejection } from './reject-request';
 import type { RunDriver } from './run-driver';
 
 export const FORKS_DLQ_SOURCE = 'forks';
@@ -33,11 +26,6 @@ export interface ForkIntakeDeps {
   /** Deliveries of one fork request before it is refused for good (the consumer's `maxDeliver`). */
   maxDeliver: number;
   maxConflicts?: number;
-}
-
-interface Rejection {
-  error: ErrorInfo;
-  issues?: string[];
 }
 
 /** The new run's id a fork request names (or would be given), for dead letters and `run_rejected`. */
@@ -55,35 +43,11 @@ function runIdHint(msg: JsMsg, body: unknown): string | undefined {
  * `dura.dlq.forks` with the reason, and the new run id gets `run_rejected` when it has no history yet.
  */
 export function createForkIntake(deps: ForkIntakeDeps) {
-  const { store, js, driver, log, clock } = deps;
+  const { store, driver, log, clock } = deps;
   const maxConflicts = deps.maxConflicts ?? 20;
 
-  async function reject(msg: JsMsg, runId: string | undefined, rejection: Rejection): Promise<void> {
-    log.warn('fork request refused', {
-      runId,
-      seq: msg.seq,
-      error: rejection.error,
-      issues: rejection.issues,
-    });
-    const letter = deadLetterFromMsg(msg, FORKS_DLQ_SOURCE, rejection.error, {
-      now: clock(),
-      ...(rejection.issues ? { issues: rejection.issues } : {}),
-      ...(runId ? { runId } : {}),
-    });
-    await publishDeadLetter(js, letter);
-    if (!runId) return;
-    const event = newEvent(
-      'run_rejected',
-      { error: rejection.error, ...(rejection.issues ? { issues: rejection.issues } : {}) },
-      { id: decisionEventId(runId, 0, 0), runId, ts: clock().toISOString(), correlationId: runId },
-    );
-    try {
-      await store.append(runId, [event], { expectedSeq: 0 });
-    } catch (err) {
-      // The run id already has a history; the dead letter is the record of this refusal.
-      if (!(err instanceof ConcurrencyConflict)) throw err;
-    }
-  }
+  const reject = (msg: JsMsg, runId: string | undefined, rejection: Rejection): Promise<void> =>
+    rejectRequest(deps, msg, FORKS_DLQ_SOURCE, runId, rejection);
 
   /**
    * Appends whatever part of `planned` the new run's log does not hold yet. False when the log holds

@@ -1,24 +1,12 @@
 import type { JetStreamClient, JsMsg } from '@nats-io/jetstream';
-import {
-  formatIssues,
-  newEvent,
-  RunIdSchema,
-  RunRequestSchema,
-  type ErrorInfo,
-  type RunRequest,
-} from '@dura/contracts';
+import { formatIssues, newEvent, RunIdSchema, RunRequestSchema, type RunRequest } from '@dura/contracts';
 import { canonicalJson, decisionEventId } from '@dura/core';
 import { ConcurrencyConflict, type EventStore } from '@dura/event-store';
-import {
-  deadLetterFromMsg,
-  duraTracer,
-  publishDeadLetter,
-  withLogFields,
-  type Logger,
-} from '@dura/service-kit';
+import { duraTracer, withLogFields, type Logger } from '@dura/service-kit';
 import { DURA_ATTRS, traceparentOf, withSpan } from '@dura/telemetry';
 import type { ToolRegistry } from '@dura/tools';
 import { checkPlan } from './plan-check';
+import { rejectRequest, type Rejection } from './reject-request';
 import type { RunDriver } from './run-driver';
 
 export interface IntakeDeps {
@@ -28,11 +16,6 @@ export interface IntakeDeps {
   tools: ToolRegistry;
   log: Logger;
   clock: () => Date;
-}
-
-interface Rejection {
-  error: ErrorInfo;
-  issues?: string[];
 }
 
 export const REQUESTS_DLQ_SOURCE = 'requests';
@@ -48,34 +31,10 @@ function planLength(request: RunRequest): number {
  * `run_rejected` event so a client watching it learns why.
  */
 export function createIntake(deps: IntakeDeps) {
-  const { store, js, driver, tools, log, clock } = deps;
+  const { store, driver, tools, clock } = deps;
 
-  async function reject(msg: JsMsg, runId: string | undefined, rejection: Rejection): Promise<void> {
-    log.warn('run request rejected', {
-      runId,
-      seq: msg.seq,
-      error: rejection.error,
-      issues: rejection.issues,
-    });
-    const letter = deadLetterFromMsg(msg, REQUESTS_DLQ_SOURCE, rejection.error, {
-      now: clock(),
-      ...(rejection.issues ? { issues: rejection.issues } : {}),
-      ...(runId ? { runId } : {}),
-    });
-    await publishDeadLetter(js, letter);
-    if (!runId) return;
-    const event = newEvent(
-      'run_rejected',
-      { error: rejection.error, ...(rejection.issues ? { issues: rejection.issues } : {}) },
-      { id: decisionEventId(runId, 0, 0), runId, ts: clock().toISOString(), correlationId: runId },
-    );
-    try {
-      await store.append(runId, [event], { expectedSeq: 0 });
-    } catch (err) {
-      // The run id already has a history; the dead letter is the record of this rejection.
-      if (!(err instanceof ConcurrencyConflict)) throw err;
-    }
-  }
+  const reject = (msg: JsMsg, runId: string | undefined, rejection: Rejection): Promise<void> =>
+    rejectRequest(deps, msg, REQUESTS_DLQ_SOURCE, runId, rejection);
 
   /**
    * The run's root span in this process: its context goes into `run_requested`, so every span after it,
