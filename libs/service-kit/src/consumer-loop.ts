@@ -24,6 +24,7 @@ export class RetryLater extends DuraError {
 }
 
 const RESUBSCRIBE_PAUSE_MS = 1_000;
+const PULL_EXPIRES_MS = 5_000;
 
 export interface DurableConsumerSpec {
   stream: string;
@@ -71,11 +72,41 @@ export interface ConsumerLoopOptions {
   now?: () => Date;
   /** Extracts a run id for the dead-letter record, when the message names one. */
   runIdOf?: (msg: JsMsg) => string | undefined;
+  /** How long `stop()` without a deadline waits for running handlers before handing them back (20 s). */
+  drainMs?: number;
+}
+
+/** How long a stop may take: handlers still running at `deadline` (epoch ms) are handed back. */
+export interface DrainOptions {
+  deadline: number;
+}
+
+/** What a stop did with the work it found. */
+export interface DrainReport {
+  /** Handlers running at the stop that ended (acked, retried or dead-lettered) before the deadline. */
+  finished: number;
+  /**
+   * Messages whose handlers still ran at the deadline: nak'ed, so another replica gets them at once. The
+   * handler is not interrupted, but its outcome no longer acks or naks anything.
+   */
+  handedBack: JsMsg[];
+  /** Messages fetched but not yet started when the loop stopped: nak'ed at once. */
+  unstarted: number;
 }
 
 export interface ConsumerLoop {
-  stop(): Promise<void>;
+  /** Stops fetching at once, lets running handlers finish until the deadline, then hands back the rest. */
+  stop(drain?: DrainOptions): Promise<DrainReport>;
   readonly done: Promise<void>;
+}
+
+const DEFAULT_DRAIN_MS = 20_000;
+const MIN_CLOSE_WAIT_MS = 250;
+
+interface Running {
+  msg: JsMsg;
+  heartbeat: NodeJS.Timeout;
+  handedBack: boolean;
 }
 
 /**
@@ -86,9 +117,13 @@ export interface ConsumerLoop {
 export function startConsumerLoop(options: ConsumerLoopOptions): ConsumerLoop {
   const { js, spec, log } = options;
   const now = options.now ?? (() => new Date());
-  const inFlight = new Set<Promise<void>>();
+  const running = new Map<Promise<void>, Running>();
   let stopped = false;
+  let stopping: Promise<DrainReport> | undefined;
+  let unstarted = 0;
   let close: (() => Promise<void>) | undefined;
+  let wakeStopped: () => void = () => undefined;
+  const stoppedSignal = new Promise<void>((resolve) => (wakeStopped = resolve));
 
   const labels = { stream: spec.stream, consumer: spec.durable };
   const redeliveries = declareCounter(duraMeter(), DURA_METRICS.consumerRedeliveries);
@@ -98,8 +133,8 @@ export function startConsumerLoop(options: ConsumerLoopOptions): ConsumerLoop {
     observe(pending, labels),
   );
 
-  const process = async (msg: JsMsg): Promise<void> => {
-    const heartbeat = setInterval(() => msg.working(), Math.max(1000, spec.ackWaitMs / 2));
+  const process = async (entry: Running): Promise<void> => {
+    const { msg } = entry;
     pending = msg.info.pending;
     if (msg.info.deliveryCount > 1) redeliveries.add(1, labels);
     try {
@@ -116,12 +151,23 @@ export function startConsumerLoop(options: ConsumerLoopOptions): ConsumerLoop {
         },
         () => options.handle(msg),
       );
-      msg.ack();
+      if (!entry.handedBack) msg.ack();
     } catch (err) {
-      await onFailure(msg, err);
+      // Handed back at the drain deadline: another replica owns the message now.
+      if (!entry.handedBack) await onFailure(msg, err);
     } finally {
-      clearInterval(heartbeat);
+      clearInterval(entry.heartbeat);
     }
+  };
+
+  const start = (msg: JsMsg): void => {
+    const entry: Running = {
+      msg,
+      handedBack: false,
+      heartbeat: setInterval(() => msg.working(), Math.max(1000, spec.ackWaitMs / 2)),
+    };
+    const task = process(entry).finally(() => running.delete(task));
+    running.set(task, entry);
   };
 
   const onFailure = async (msg: JsMsg, err: unknown): Promise<void> => {
@@ -165,16 +211,26 @@ export function startConsumerLoop(options: ConsumerLoopOptions): ConsumerLoop {
 
   const consumeOnce = async (): Promise<void> => {
     const consumer = await js.consumers.get(spec.stream, spec.durable);
-    const messages = await consumer.consume({ max_messages: Math.max(10, options.concurrency * 2) });
+    // Pull requests expire after 5 s (not the default 30 s): when the consumer's leader node dies, its
+    // pending pulls die with it, and a short expiry re-pulls from the new leader within seconds.
+    const messages = await consumer.consume({
+      max_messages: Math.max(10, options.concurrency * 2),
+      expires: PULL_EXPIRES_MS,
+    });
     close = async () => {
       await messages.close();
     };
-    if (stopped) await close();
+    // Not awaited: closing completes inside the iteration below, which first yields what was fetched.
+    if (stopped) void close().catch(() => undefined);
     for await (const msg of messages) {
-      const task = process(msg).finally(() => inFlight.delete(task));
-      inFlight.add(task);
-      if (inFlight.size >= options.concurrency) await Promise.race(inFlight);
-      if (stopped) break;
+      // Fetched before the stop but not started: back to the stream at once, for another replica.
+      if (stopped) {
+        msg.nak();
+        unstarted += 1;
+        continue;
+      }
+      start(msg);
+      if (running.size >= options.concurrency) await Promise.race([...running.keys(), stoppedSignal]);
     }
   };
 
@@ -189,9 +245,61 @@ export function startConsumerLoop(options: ConsumerLoopOptions): ConsumerLoop {
         if (stopped) break;
         log.warn('consumer subscription failed; subscribing again', { durable: spec.durable, err });
       }
-      if (!stopped) await new Promise((resolve) => setTimeout(resolve, RESUBSCRIBE_PAUSE_MS));
+      if (!stopped) await pause(RESUBSCRIBE_PAUSE_MS, stoppedSignal);
     }
-    await Promise.allSettled(inFlight);
+  };
+
+  /** Waits for the running handlers until `deadline`; hands back (naks) those still running then. */
+  const settleBy = async (deadline: number): Promise<JsMsg[]> => {
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), Math.max(0, deadline - Date.now()));
+    });
+    const settled = await Promise.race([Promise.allSettled(running.keys()).then(() => true), expired]);
+    clearTimeout(timer);
+    if (!settled) {
+      const late = [...running.values()];
+      for (const entry of late) {
+        entry.handedBack = true;
+        clearInterval(entry.heartbeat);
+        entry.msg.nak();
+      }
+      log.warn(`drain deadline reached: handed back ${late.length} running messages`, {
+        durable: spec.durable,
+        messages: late.map((entry) => ({ subject: entry.msg.subject, seq: entry.msg.seq })),
+      });
+      return late.map((entry) => entry.msg);
+    }
+    return [];
+  };
+
+  const drain = async (deadline: number): Promise<DrainReport> => {
+    const began = Date.now();
+    stopped = true;
+    wakeStopped();
+    pendingGauge.remove();
+    void close?.().catch(() => undefined);
+    const inFlight = running.size;
+    log.info(`draining: ${inFlight} in flight`, {
+      durable: spec.durable,
+      inFlight,
+      deadlineInMs: Math.max(0, deadline - began),
+    });
+    const handedBack = await settleBy(deadline);
+    // The subscription ends once what it had fetched is handed back; a broker that does not answer must not
+    // hold the stop past its deadline.
+    await pause(
+      Math.max(MIN_CLOSE_WAIT_MS, deadline - Date.now()),
+      done.catch(() => undefined),
+    );
+    const report = { finished: inFlight - handedBack.length, handedBack, unstarted };
+    log.info(`drained in ${Date.now() - began} ms`, {
+      durable: spec.durable,
+      finished: report.finished,
+      handedBack: handedBack.length,
+      unstarted,
+    });
+    return report;
   };
 
   const done = run().catch((err: unknown) => {
@@ -200,12 +308,20 @@ export function startConsumerLoop(options: ConsumerLoopOptions): ConsumerLoop {
   });
   return {
     done,
-    async stop() {
-      stopped = true;
-      pendingGauge.remove();
-      await close?.();
-      await done.catch(() => undefined);
-      await Promise.allSettled(inFlight);
+    stop(drainOptions) {
+      stopping ??= drain(drainOptions?.deadline ?? Date.now() + (options.drainMs ?? DEFAULT_DRAIN_MS));
+      return stopping;
     },
   };
+}
+
+/** Resolves after `ms`, or earlier when `interrupt` settles; leaves no timer behind. */
+function pause(ms: number, interrupt?: Promise<void>): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, Math.max(0, ms));
+    void interrupt?.then(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
 }

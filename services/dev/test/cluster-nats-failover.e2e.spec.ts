@@ -1,0 +1,129 @@
+// Issue acceptance: on the local cluster (3 NATS nodes, R3 streams, 2 planners, 3 gateways, 1 projector), the
+// node leading the run log is SIGKILLed mid-run and brought back: every run completes, no effect is
+// duplicated, no event is lost.
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { JetStreamManager } from '@nats-io/jetstream';
+import { describe, expect, it } from 'vitest';
+import { STREAMS } from '@dura/contracts';
+import {
+  chargePlan,
+  expectRunIntact,
+  repeatedModelCalls,
+  scrape,
+  stallReport,
+  useDuraCluster,
+  followRun,
+  type WatchedRun,
+} from './cluster-support';
+import { eventually } from './system';
+
+const RUNS = 16;
+const STEPS = 6;
+const DOWN_MS = 4_000;
+// Submit to completion. A durable consumer whose leader was on the lost node gets no pull requests until its
+// clients miss two heartbeats of their 30 s pulls, so runs stand still for about half a minute.
+const FOLLOW_TIMEOUT_MS = 75_000;
+
+/** The stream's leader, asked until the cluster answers (the test's own connection may be reconnecting). */
+function leaderOf(jsm: JetStreamManager, stream: string): Promise<string> {
+  return eventually(
+    async () => (await jsm.streams.info(stream)).cluster?.leader || undefined,
+    `stream ${stream} to report a leader`,
+    30_000,
+  );
+}
+
+const system = useDuraCluster('cluster_nats_failover', { planners: 2, gateways: 3, projectors: 1 });
+
+describe('a NATS node lost mid-run on the local cluster', () => {
+  it('every run completes, each key charged once, every log whole on every node', async () => {
+    const sys = system();
+    const { cluster, witness, jsm } = sys;
+    const runsInfo = await jsm.streams.info(STREAMS.runs);
+    expect(runsInfo.config.num_replicas, 'the run log is replicated to every node').toBe(3);
+
+    const requests = Array.from({ length: RUNS }, (_, i) =>
+      chargePlan(`failover-${String(i).padStart(2, '0')}`, STEPS, (step) => 250 + ((i + step) % 3) * 100),
+    );
+    const watches = new Map<string, Promise<WatchedRun>>();
+    for (const request of requests) {
+      await sys.client.submitRun(request);
+      watches.set(request.runId, followRun(sys, request.runId, FOLLOW_TIMEOUT_MS));
+    }
+
+    // Mid-run: about one charge per run made, five more to go for each.
+    await eventually(
+      () => Promise.resolve(witness.totals().effects >= RUNS ? true : undefined),
+      `${RUNS} charges before the kill`,
+      30_000,
+    );
+    const leader = await leaderOf(jsm, STREAMS.runs);
+    const victim = cluster.nats.indexOf(leader);
+    const effectsAtKill = witness.totals().effects;
+    const killedAt = performance.now();
+    await cluster.nats.kill(victim, 'SIGKILL');
+    await sleep(DOWN_MS);
+    const newLeader = await leaderOf(jsm, STREAMS.runs);
+    expect(newLeader, 'another node leads the run log').not.toBe(leader);
+    const leaderSeenAfterMs = Math.round(performance.now() - killedAt);
+    const effectsWhileDown = witness.totals().effects - effectsAtKill;
+    await cluster.nats.restart(victim);
+    const restartedAfterMs = Math.round(performance.now() - killedAt);
+
+    const runs = await Promise.all(
+      requests.map((request) => watches.get(request.runId) as Promise<WatchedRun>),
+    );
+    const lastDoneMs = Math.round(performance.now() - killedAt);
+    const unfinished = requests.filter((_, i) => runs[i]?.events.at(-1)?.type !== 'run_completed');
+    if (unfinished.length > 0)
+      expect.fail(
+        `runs did not complete:\n${await stallReport(
+          sys,
+          unfinished.map((r) => r.runId),
+        )}`,
+      );
+    for (const request of requests) await expectRunIntact(sys, request);
+    expect(witness.totals()).toMatchObject({ effects: RUNS * STEPS, keys: RUNS * STEPS });
+    expect((await jsm.streams.info(STREAMS.deadLetters)).state.messages, 'nothing dead-lettered').toBe(0);
+
+    // No event lost at the replica level either: the node that came back holds the log the leader holds.
+    const logOnLeader = (await jsm.streams.info(STREAMS.runs)).state;
+    await eventually(
+      async () => {
+        const states = await Promise.all(
+          cluster.nats.nodes.map((_, i) => cluster.nats.streamState(i, STREAMS.runs)),
+        );
+        const caughtUp = states.every(
+          (s) => s?.lastSeq === logOnLeader.last_seq && s.messages === logOnLeader.messages,
+        );
+        return caughtUp ? states : undefined;
+      },
+      `every node to hold ${STREAMS.runs} up to seq ${logOnLeader.last_seq}`,
+      30_000,
+    );
+    expect(cluster.unexpectedExits(), 'no replica crashed').toEqual([]);
+
+    const runMs = runs.map((run) => run.ms);
+    const repeats = repeatedModelCalls(await sys.modelCalls());
+    let conflictsLost = 0;
+    for (const planner of cluster.of('planner'))
+      conflictsLost += (await scrape(planner.metricsUrl))('dura_decision_conflicts_lost_total');
+    console.log(
+      JSON.stringify({
+        killed: leader,
+        newLeader,
+        leaderSeenAfterMs,
+        downMs: DOWN_MS,
+        restartedAfterMs,
+        lastRunDoneAfterKillMs: lastDoneMs,
+        effectsAtKill,
+        effectsWhileDown,
+        runMs: { min: Math.min(...runMs), max: Math.max(...runMs) },
+        longestGapMs: Math.max(...runs.map((run) => run.longestGapMs)),
+        repeatedModelCalls: repeats,
+        conflictsLost,
+        startFailures: cluster.startFailures().length,
+      }),
+    );
+  });
+});
