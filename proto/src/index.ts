@@ -8,6 +8,8 @@ export const PROTO_PACKAGE = 'dura.v1';
 export const PROTO_FILES = [
   'dura/v1/options.proto',
   'dura/v1/run_request.proto',
+  'dura/v1/payload_ref.proto',
+  'dura/v1/chat.proto',
   'dura/v1/signal.proto',
   'dura/v1/fork.proto',
   'dura/v1/tasks.proto',

@@ -2,7 +2,12 @@ import protobuf from 'protobufjs';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
+  AgentRefSchema,
   AgentSpecSchema,
+  ApprovalPolicySchema,
+  BudgetLimitsSchema,
+  ChatMessageSchema,
+  ChatToolCallSchema,
   CURRENT_EVENT_VERSIONS,
   DeadLetterSchema,
   DecideTaskSchema,
@@ -11,11 +16,17 @@ import {
   EventDataSchemas,
   EventMetaSchema,
   ForkRequestSchema,
+  JsonValueSchema,
   ModelInfoSchema,
+  ParentRefSchema,
+  PayloadRefSchema,
+  PinnedVersionSchema,
+  PromptRecordSchema,
   RunRequestSchema,
   ScriptedAgentSchema,
   ScriptedStepSchema,
   SignalRequestSchema,
+  TimerTaskSchema,
   ToolCallSchema,
   ToolTaskSchema,
   UsageSchema,
@@ -38,10 +49,13 @@ const PAIRS: ReadonlyArray<readonly [string, z.core.$ZodType]> = [
   ['RunRequest', RunRequestSchema],
   ['AgentSpec', AgentSpecSchema],
   ['ScriptedStep', ScriptedStepSchema],
+  ['BudgetLimits', BudgetLimitsSchema],
+  ['ParentRef', ParentRefSchema],
   ['SignalRequest', SignalRequestSchema],
   ['ForkRequest', ForkRequestSchema],
   ['ToolTask', ToolTaskSchema],
   ['DecideTask', DecideTaskSchema],
+  ['TimerTask', TimerTaskSchema],
   ['DeadLetter', DeadLetterSchema],
   ['EventEnvelope', WireEventSchema],
   ['EventMeta', EventMetaSchema],
@@ -50,6 +64,12 @@ const PAIRS: ReadonlyArray<readonly [string, z.core.$ZodType]> = [
   ['Decision', DecisionSchema],
   ['Usage', UsageSchema],
   ['ModelInfo', ModelInfoSchema],
+  ['ApprovalPolicy', ApprovalPolicySchema],
+  ['PinnedVersion', PinnedVersionSchema],
+  ['PayloadRef', PayloadRefSchema],
+  ['ChatMessage', ChatMessageSchema],
+  ['ChatToolCall', ChatToolCallSchema],
+  ['PromptRecord', PromptRecordSchema],
 ];
 
 describe('the proto contract agrees with the zod schemas', () => {
@@ -61,14 +81,16 @@ describe('the proto contract agrees with the zod schemas', () => {
     expect(new ContractComparison().message(zodShape(schema), message(name)).mismatches).toEqual([]);
   });
 
-  it('ScriptedAgent is the "scripted" variant of AgentSpec', () => {
-    const comparison = new ContractComparison().variant(
-      zodShape(ScriptedAgentSchema),
-      message('AgentSpec'),
-      'scripted',
-    );
-    expect(comparison.mismatches).toEqual([]);
-  });
+  it.each([
+    ['scripted', ScriptedAgentSchema],
+    ['agent', AgentRefSchema],
+  ] as const)(
+    'the "%s" variant of AgentSpec has the same fields, required-ness and types',
+    (kind, schema) => {
+      const comparison = new ContractComparison().variant(zodShape(schema), message('AgentSpec'), kind);
+      expect(comparison.mismatches).toEqual([]);
+    },
+  );
 
   it('has exactly one data message per event type, at its current version, with the same shape', () => {
     const comparison = new ContractComparison().events(
@@ -125,7 +147,7 @@ describe('the comparison itself (so the agreement cannot pass vacuously)', () =>
     });
     expect(compare(drifted, 'WaitRequested')).toEqual([
       'dura.v1.WaitRequested.waitId: zod has a number, so proto needs double or a 32-bit integer, not string',
-      'dura.v1.WaitRequested.kind: comment lists one of: "signal", "timer", "child", "operator"; zod allows "signal", "timer"',
+      'dura.v1.WaitRequested.kind: comment lists one of: "signal", "timer", "child", "operator", "approval", "budget"; zod allows "signal", "timer"',
     ]);
     const fractional = UsageSchema.extend({ inputTokens: z.number() });
     expect(compare(fractional, 'Usage')).toEqual([
@@ -154,6 +176,43 @@ describe('the comparison itself (so the agreement cannot pass vacuously)', () =>
     ]);
   });
 
+  it('reports a nullable field proto cannot write null for, and a changed nullable type', () => {
+    const modelDrift = ModelInfoSchema.extend({ promptVersion: z.string().nullable() });
+    expect(compare(modelDrift, 'ModelInfo')).toEqual([
+      'dura.v1.ModelInfo.promptVersion: zod has a string or null; proto3 JSON writes null only for a google.protobuf.Value, so make it one marked (dura.v1.nullable) = "<scalar type>"',
+    ]);
+    const prefixDrift = PromptRecordSchema.extend({ prefix: z.boolean().nullable() });
+    expect(compare(prefixDrift, 'PromptRecord')).toEqual([
+      'dura.v1.PromptRecord.prefix: zod has a boolean or null, so (dura.v1.nullable) needs "bool", not "string"',
+    ]);
+    const notNullable = PromptRecordSchema.extend({ prefix: JsonValueSchema });
+    expect(compare(notNullable, 'PromptRecord')).toEqual([
+      'dura.v1.PromptRecord.prefix: zod has any JSON value; drop (dura.v1.nullable)',
+    ]);
+  });
+
+  it('reports required-ness per union variant through (dura.v1.required_in)', () => {
+    const [system, user, assistant, tool] = ChatMessageSchema.options;
+    const drifted = z.discriminatedUnion('role', [
+      system.extend({ content: z.string().optional() }),
+      user,
+      assistant.extend({ content: z.string() }),
+      tool,
+    ]);
+    expect(compare(drifted, 'ChatMessage')).toEqual([
+      'dura.v1.ChatMessage[role=system].content: zod lets it be absent, proto requires it (drop "system" from (dura.v1.required_in))',
+      'dura.v1.ChatMessage[role=assistant].content: zod requires it, proto lets it be absent (drop `optional`, or add "assistant" to (dura.v1.required_in))',
+    ]);
+    const local = loadContract(PROTO_FILES);
+    const chat = local.lookupType('dura.v1.ChatMessage');
+    chat.fields.content?.setOption('(dura.v1.required_in)', 'system, user, tool, robot');
+    chat.fields.tool_call_id?.setOption('(dura.v1.required_in)', 'tool');
+    expect(new ContractComparison().message(zodShape(ChatMessageSchema), chat).mismatches).toEqual([
+      'dura.v1.ChatMessage.content: (dura.v1.required_in) names "robot", which zod does not have',
+      'dura.v1.ChatMessage.toolCallId: (dura.v1.required_in) is for `optional` singular fields',
+    ]);
+  });
+
   it('reports a proto field zod lacks and a changed wire version', () => {
     const local = loadContract(PROTO_FILES);
     local.lookupType('dura.v1.RunCancelled').add(new protobuf.Field('by_whom', 9, 'string'));
@@ -172,9 +231,9 @@ describe('the comparison itself (so the agreement cannot pass vacuously)', () =>
   it('reports a version bump without a proto bump, a missing event and an orphan event message', () => {
     const { run_started: _dropped, ...withoutRunStarted } = EventDataSchemas;
     const schemas = { ...eventShapes(withoutRunStarted), run_paused: zodShape(z.object({})) };
-    const versions = { ...CURRENT_EVENT_VERSIONS, thought: 3 };
+    const versions = { ...CURRENT_EVENT_VERSIONS, thought: 4 };
     expect(new ContractComparison().events(messages, schemas, versions).mismatches).toEqual([
-      'dura.v1.Thought: (dura.v1.event).version is 2, CURRENT_EVENT_VERSIONS.thought is 3',
+      'dura.v1.Thought: (dura.v1.event).version is 3, CURRENT_EVENT_VERSIONS.thought is 4',
       'event "run_paused": no proto message has (dura.v1.event).type = "run_paused"',
       'dura.v1.RunStarted: declares event "run_started", which has no schema in EventDataSchemas',
     ]);

@@ -9,10 +9,13 @@ import {
   isRequired,
   jsonName,
   listedValues,
+  nullableOf,
+  requiredIn,
   typeName,
   variantOf,
   wireVersionOf,
 } from './proto-fields';
+import { nullableProblems, requiredInProblems, requirednessProblem } from './presence-rules';
 import { describe, numberProblem, quoted, sameSet, valuesProblem } from './scalar-rules';
 import type { FieldShape, Shape, UnionShape } from './zod-shape';
 
@@ -41,6 +44,8 @@ export class ContractComparison {
       const variant = variantOf(field);
       if (variant !== undefined)
         this.report(`${nameOf(type)}.${jsonName(field)}`, `(dura.v1.variant) = "${variant}" outside a union`);
+      if (requiredIn(field).length > 0)
+        this.report(`${nameOf(type)}.${jsonName(field)}`, '(dura.v1.required_in) outside a union');
     }
     return this.fields(shape.fields, type.fieldsArray, type, nameOf(type));
   }
@@ -57,6 +62,7 @@ export class ContractComparison {
       type,
       `${nameOf(type)}[${discriminatorOf(type) ?? '?'}=${kind}]`,
       discriminatorOf(type),
+      kind,
     );
   }
 
@@ -153,6 +159,8 @@ export class ContractComparison {
           `belongs to variant "${variant}", which zod does not have`,
         );
       }
+      for (const problem of requiredInProblems(field, kinds))
+        this.report(`${where}.${jsonName(field)}`, problem);
     }
     for (const [kind, variant] of Object.entries(shape.variants)) this.variant(variant, type, kind);
     return this;
@@ -164,13 +172,14 @@ export class ContractComparison {
     type: protobuf.Type,
     label: string,
     discriminator?: string,
+    kind?: string,
   ): this {
     const byName = new Map(protoFields.map((field) => [jsonName(field), field]));
     for (const [name, zodField] of Object.entries(zodFields)) {
       const field = byName.get(name);
       if (field === undefined)
         this.report(`${label}.${name}`, 'zod has this field, the proto message does not');
-      else this.field(zodField, field, type, `${label}.${name}`, name === discriminator);
+      else this.field(zodField, field, type, `${label}.${name}`, name === discriminator, kind);
     }
     for (const [name, field] of byName) {
       if (!(name in zodFields))
@@ -185,6 +194,7 @@ export class ContractComparison {
     type: protobuf.Type,
     where: string,
     isTag: boolean,
+    kind?: string,
   ): void {
     const collection = field.repeated || field.map;
     if (isRealOneof(field))
@@ -194,14 +204,9 @@ export class ContractComparison {
         where,
         '(dura.v1.omittable) is for repeated and map fields; mark a singular field `optional`',
       );
-    if (zodField.required !== isRequired(field)) {
-      const fix = collection ? '(dura.v1.omittable) = true' : '`optional`';
-      this.report(
-        where,
-        zodField.required
-          ? `zod requires it, proto lets it be absent (drop ${fix})`
-          : `zod lets it be absent, proto requires it (add ${fix})`,
-      );
+    this.reportIf(where, requirednessProblem(zodField.required, field, kind));
+    if (nullableOf(field) !== undefined && (collection || typeName(field) !== '.google.protobuf.Value')) {
+      this.report(where, '(dura.v1.nullable) is for singular google.protobuf.Value fields');
     }
     const shape = zodField.shape;
     if (shape.kind === 'number' && shape.literal !== undefined && wireVersionOf(type) !== shape.literal) {
@@ -242,7 +247,13 @@ export class ContractComparison {
         return expect('bool');
       case 'json-value':
       case 'unknown':
-        return expect('.google.protobuf.Value');
+        expect('.google.protobuf.Value');
+        if (nullableOf(field) !== undefined)
+          this.report(where, `zod has ${describe(shape)}; drop (dura.v1.nullable)`);
+        return;
+      case 'nullable':
+        for (const problem of nullableProblems(shape.inner, field)) this.report(where, problem);
+        return;
       case 'json-object':
         return expect('.google.protobuf.Struct');
       case 'object':

@@ -8,6 +8,8 @@ const OPTION = {
   discriminator: '(dura.v1.discriminator)',
   variant: '(dura.v1.variant)',
   omittable: '(dura.v1.omittable)',
+  requiredIn: '(dura.v1.required_in)',
+  nullable: '(dura.v1.nullable)',
 } as const;
 
 /** proto3's JSON name: snake_case to lowerCamelCase, unless the field sets `json_name`. */
@@ -34,6 +36,22 @@ export function isOmittable(field: protobuf.FieldBase): boolean {
 /** The variant a field of a flat union belongs to, or undefined when it belongs to every variant. */
 export function variantOf(field: protobuf.FieldBase): string | undefined {
   const value = option(field, OPTION.variant);
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** The variants in which an `optional` union field is required anyway (`(dura.v1.required_in)`). */
+export function requiredIn(field: protobuf.FieldBase): string[] {
+  const value = option(field, OPTION.requiredIn);
+  if (typeof value !== 'string') return [];
+  return value
+    .split(',')
+    .map((kind) => kind.trim())
+    .filter((kind) => kind !== '');
+}
+
+/** The proto scalar type a nullable `google.protobuf.Value` field holds when not null, if it is marked. */
+export function nullableOf(field: protobuf.FieldBase): string | undefined {
+  const value = option(field, OPTION.nullable);
   return typeof value === 'string' ? value : undefined;
 }
 

@@ -11,7 +11,7 @@ const INT32_TYPES: Record<string, 'signed' | 'unsigned'> = {
 };
 const INT64_TYPES = ['int64', 'uint64', 'sint64', 'fixed64', 'sfixed64'];
 
-const WORDS: Record<Exclude<Shape['kind'], 'union' | 'unsupported'>, string> = {
+const WORDS: Record<Exclude<Shape['kind'], 'union' | 'unsupported' | 'nullable'>, string> = {
   object: 'an object',
   string: 'a string',
   number: 'a number',
@@ -27,6 +27,7 @@ const WORDS: Record<Exclude<Shape['kind'], 'union' | 'unsupported'>, string> = {
 export function describe(shape: Shape): string {
   if (shape.kind === 'union') return `a union on "${shape.discriminator}"`;
   if (shape.kind === 'unsupported') return shape.why;
+  if (shape.kind === 'nullable') return `${describe(shape.inner)} or null`;
   return WORDS[shape.kind];
 }
 

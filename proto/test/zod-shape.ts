@@ -16,6 +16,7 @@ export type Shape =
   | { kind: 'unknown' }
   | { kind: 'array'; element: Shape }
   | { kind: 'map'; value: Shape }
+  | { kind: 'nullable'; inner: Shape }
   | { kind: 'unsupported'; why: string };
 export type FieldShape = { shape: Shape; required: boolean };
 
@@ -57,6 +58,8 @@ export function zodShape(schema: AnySchema): Shape {
       );
     case 'optional':
       return { kind: 'unsupported', why: 'an optional value outside an object field' };
+    case 'nullable':
+      return { kind: 'nullable', inner: zodShape(def.innerType) };
     default:
       return { kind: 'unsupported', why: `zod type "${def.type}" has no proto mapping` };
   }

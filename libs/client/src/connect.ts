@@ -1,7 +1,7 @@
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
-import { DuraError } from '@dura/contracts';
+import { DuraError, natsServers } from '@dura/contracts';
 import { createDuraClient, type DuraClient, type JetStreamHandles } from './client';
 import { NatsUnreachable } from './errors';
 
@@ -31,7 +31,7 @@ export function connectDuraClient(options: ConnectDuraClientOptions = {}): Conne
   async function open(): Promise<JetStreamHandles> {
     try {
       nc = await connect({
-        servers: url,
+        servers: natsServers(url),
         name: options.name ?? 'dura-client',
         timeout: options.connectTimeoutMs ?? 5000,
         maxReconnectAttempts: -1,

@@ -10,8 +10,12 @@ export function formatEvent(event: RunEvent): string {
 
 function detail(event: RunEvent): string {
   switch (event.type) {
-    case 'run_requested':
-      return `agent=${event.data.request.agent.kind} steps=${event.data.request.agent.steps.length}`;
+    case 'run_requested': {
+      const agent = event.data.request.agent;
+      return agent.kind === 'scripted'
+        ? `agent=scripted steps=${agent.steps.length}`
+        : `agent=${agent.name}${agent.version ? `@${agent.version}` : ''}`;
+    }
     case 'thought':
       return `${event.data.content ?? ''} (${event.data.model.id}, ${event.data.finishReason})`;
     case 'tool_call_requested':

@@ -47,7 +47,8 @@ export async function* watchRunEvents(
         deliver_policy: DeliverPolicy.StartSequence,
         opt_start_seq: next,
       });
-      messages = await consumer.consume({ max_messages: 256 });
+      // A short pull expiry re-pulls from a new leader within seconds after a NATS node dies.
+      messages = await consumer.consume({ max_messages: 256, expires: 5_000 });
     } catch (err) {
       failingSince ??= Date.now();
       if (Date.now() - failingSince > resumeTimeoutMs || !isTransient(err))

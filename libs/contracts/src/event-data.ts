@@ -2,6 +2,9 @@ import { z } from 'zod';
 import { JsonObjectSchema, JsonValueSchema, RunIdSchema, ToolNameSchema } from './ids';
 import { RunRequestSchema } from './run-request';
 import { ForkOfSchema } from './fork';
+import { PromptRecordSchema } from './chat';
+import { PayloadRefSchema } from './payload-ref';
+import { BudgetLimitsSchema } from './run-request';
 
 export const ErrorInfoSchema = z.object({
   code: z.string().min(1),
@@ -10,10 +13,22 @@ export const ErrorInfoSchema = z.object({
 });
 export type ErrorInfo = z.infer<typeof ErrorInfoSchema>;
 
+/** A call that must be approved (signal `approve` or `reject`) before it is dispatched. */
+export const ApprovalPolicySchema = z.object({
+  timeoutSeconds: z.number().positive().optional(),
+  /** What happens when nobody answers in time. */
+  onTimeout: z.enum(['reject', 'approve', 'fail']),
+});
+export type ApprovalPolicy = z.infer<typeof ApprovalPolicySchema>;
+
 export const ToolCallSchema = z.object({
   callId: z.string().min(1),
   tool: ToolNameSchema,
   args: JsonObjectSchema,
+  /** Arguments too large for an event: `args` is a stand-in (`{ $payload: uri }`); read them through this. */
+  argsRef: PayloadRefSchema.optional(),
+  /** The agent's policy for this tool: a human approves the call before it is dispatched. */
+  approval: ApprovalPolicySchema.optional(),
 });
 export type ToolCall = z.infer<typeof ToolCallSchema>;
 
@@ -36,6 +51,19 @@ export const ModelInfoSchema = z.object({
   promptVersion: z.string(),
 });
 
+/** What a run was started under; replicas decide only runs of a version they serve. */
+export const PinnedVersionSchema = z.object({
+  agent: z.string().min(1),
+  version: z.string().min(1),
+  promptVersion: z.string(),
+  provider: z.string().min(1),
+  model: z.string().min(1),
+  /** The tools the agent may call (besides the control tools, when `controlTools`); others fail unrun. */
+  tools: z.array(ToolNameSchema).optional(),
+  controlTools: z.boolean().optional(),
+});
+export type PinnedVersion = z.infer<typeof PinnedVersionSchema>;
+
 /** Schemas of each event's `data`, current version. Keys are the event types. */
 export const EventDataSchemas = {
   run_requested: z.object({
@@ -43,7 +71,12 @@ export const EventDataSchemas = {
     /** Present when the run is a fork: its log starts with copies of the source's events up to `atSeq`. */
     forkOf: ForkOfSchema.optional(),
   }),
-  run_started: z.object({}),
+  run_started: z.object({
+    pinned: PinnedVersionSchema.optional(),
+    /** The limits in force: the agent's, lowered by the request's. */
+    budget: BudgetLimitsSchema.optional(),
+    budgetPolicy: z.enum(['fail', 'wait']).optional(),
+  }),
   run_rejected: z.object({ error: ErrorInfoSchema, issues: z.array(z.string()).optional() }),
   thought: z.object({
     step: z.number().int().nonnegative(),
@@ -52,6 +85,22 @@ export const EventDataSchemas = {
     decision: DecisionSchema,
     usage: UsageSchema,
     finishReason: z.string(),
+    /** The model's input, content-addressed (only what is new since the previous call). */
+    prompt: PromptRecordSchema.optional(),
+    costUsd: z.number().nonnegative().optional(),
+  }),
+  budget_reserved: z.object({
+    /** Worst case of the coming model call, held until its thought settles the real usage. */
+    tokens: z.number().int().nonnegative(),
+    costUsd: z.number().nonnegative(),
+  }),
+  context_summarized: z.object({
+    /** Calls up to and including this step are replaced by `summary` in later model inputs. */
+    throughStep: z.number().int().nonnegative(),
+    summary: z.string(),
+    model: ModelInfoSchema,
+    usage: UsageSchema,
+    costUsd: z.number().nonnegative().optional(),
   }),
   tool_call_requested: z.object({
     callId: z.string().min(1),
@@ -59,11 +108,16 @@ export const EventDataSchemas = {
     tool: ToolNameSchema,
     args: JsonObjectSchema,
     idempotencyKey: z.string().min(1),
+    /** Present when `args` were too large for the event: `args` is then a stand-in (`{ $payload: uri }`). */
+    argsRef: PayloadRefSchema.optional(),
+    approval: ApprovalPolicySchema.optional(),
   }),
   tool_call_completed: z.object({
     callId: z.string().min(1),
     idempotencyKey: z.string().min(1),
     result: JsonValueSchema,
+    /** Present when the result was too large for the event: `result` is then null. */
+    resultRef: PayloadRefSchema.optional(),
     attempt: z.number().int().positive(),
     deduped: z.boolean(),
     durationMs: z.number().nonnegative(),
@@ -79,12 +133,18 @@ export const EventDataSchemas = {
   }),
   wait_requested: z.object({
     waitId: z.string().min(1),
-    kind: z.enum(['signal', 'timer', 'child', 'operator']),
+    kind: z.enum(['signal', 'timer', 'child', 'operator', 'approval', 'budget']),
     signal: z.string().optional(),
     until: z.string().optional(),
     childRunId: RunIdSchema.optional(),
-    /** For `operator` waits: the call whose outcome is unknown; signal `confirm` or `skip` resolves it. */
+    /**
+     * The call the wait belongs to: the unknown call of an `operator` wait, the call awaiting `approval`, or
+     * the control call (`dura.sleep`, `dura.wait_for_signal`, `dura.run_agent`) the wait resolves.
+     */
     callId: z.string().min(1).optional(),
+    /** When the wait gives up (ISO time); `onTimeout` says what happens then. */
+    timeoutAt: z.string().optional(),
+    onTimeout: z.enum(['reject', 'approve', 'fail', 'continue']).optional(),
   }),
   signal_received: z.object({
     signalId: z.string().min(1),
@@ -92,7 +152,11 @@ export const EventDataSchemas = {
     payload: JsonValueSchema.optional(),
   }),
   timer_fired: z.object({ waitId: z.string().min(1) }),
-  child_run_requested: z.object({ childRunId: RunIdSchema, request: RunRequestSchema }),
+  child_run_requested: z.object({
+    childRunId: RunIdSchema,
+    request: RunRequestSchema,
+    callId: z.string().min(1).optional(),
+  }),
   child_run_completed: z.object({
     childRunId: RunIdSchema,
     status: z.enum(['completed', 'failed', 'cancelled']),
@@ -103,6 +167,8 @@ export const EventDataSchemas = {
     budget: z.enum(['steps', 'tokens', 'time', 'cost']),
     limit: z.number(),
     used: z.number(),
+    /** What the run does: fail, or wait for an operator's `raise_budget` signal. */
+    policy: z.enum(['fail', 'wait']).optional(),
   }),
   run_completed: z.object({ output: JsonValueSchema.optional() }),
   run_failed: z.object({ error: ErrorInfoSchema }),
@@ -116,19 +182,21 @@ export const EVENT_TYPES = Object.keys(EventDataSchemas) as EventType[];
 /** Current version of each event type. Bump it, and add an upcaster, whenever a `data` schema changes shape. */
 export const CURRENT_EVENT_VERSIONS: Record<EventType, number> = {
   run_requested: 3,
-  run_started: 1,
+  run_started: 2,
   run_rejected: 1,
-  thought: 2,
-  tool_call_requested: 1,
-  tool_call_completed: 1,
+  thought: 3,
+  budget_reserved: 1,
+  context_summarized: 1,
+  tool_call_requested: 2,
+  tool_call_completed: 2,
   tool_call_failed: 1,
-  wait_requested: 1,
+  wait_requested: 2,
   signal_received: 1,
   timer_fired: 1,
-  child_run_requested: 2,
+  child_run_requested: 3,
   child_run_completed: 1,
   snapshot_taken: 1,
-  budget_exceeded: 1,
+  budget_exceeded: 2,
   run_completed: 1,
   run_failed: 1,
   run_cancelled: 1,

@@ -35,3 +35,15 @@ export type JsonValue = string | number | boolean | null | JsonValue[] | { [key:
 export type JsonObject = { [key: string]: JsonValue };
 
 export const JsonObjectSchema: z.ZodType<JsonObject> = z.record(z.string(), JsonValueSchema);
+
+/** The valid `runId` of a JSON message body, if it has one: how dead letters of any message name their run. */
+export function runIdInJson(text: string): string | undefined {
+  try {
+    const body: unknown = JSON.parse(text);
+    if (body === null || typeof body !== 'object') return undefined;
+    const parsed = RunIdSchema.safeParse((body as { runId?: unknown }).runId);
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,4 +1,4 @@
-export { RunIdSchema, ToolNameSchema, JsonValueSchema, JsonObjectSchema } from './ids';
+export { RunIdSchema, ToolNameSchema, JsonValueSchema, JsonObjectSchema, runIdInJson } from './ids';
 export type { JsonValue, JsonObject } from './ids';
 export {
   RUN_REQUEST_VERSION,
@@ -6,6 +6,9 @@ export {
   AgentSpecSchema,
   ScriptedAgentSchema,
   ScriptedStepSchema,
+  AgentRefSchema,
+  BudgetLimitsSchema,
+  ParentRefSchema,
   RunTagSchema,
   RunTagsSchema,
   RunMetadataSchema,
@@ -13,7 +16,15 @@ export {
   MAX_TAG_LENGTH,
   MAX_METADATA_KEYS,
 } from './run-request';
-export type { RunRequest, AgentSpec, ScriptedAgent, ScriptedStep } from './run-request';
+export type {
+  RunRequest,
+  AgentSpec,
+  AgentRef,
+  BudgetLimits,
+  ParentRef,
+  ScriptedAgent,
+  ScriptedStep,
+} from './run-request';
 export {
   RUN_STATUSES,
   RUN_LIST_SORTS,
@@ -45,13 +56,31 @@ export {
   ToolCallSchema,
   UsageSchema,
   ModelInfoSchema,
+  PinnedVersionSchema,
+  ApprovalPolicySchema,
 } from './event-data';
-export type { EventType, EventData, Decision, ErrorInfo, ToolCall, Usage } from './event-data';
+export type {
+  EventType,
+  EventData,
+  Decision,
+  ErrorInfo,
+  ToolCall,
+  Usage,
+  PinnedVersion,
+  ApprovalPolicy,
+} from './event-data';
 export { EventMetaSchema, WireEventSchema, decodeEvent, newEvent, isEventType } from './envelope';
 export type { EventMeta, WireEvent, RunEvent, RunEventOf, NewEvent } from './envelope';
 export { UPCASTERS, upcast } from './upcasters';
-export { TASK_VERSION, ToolTaskSchema, DecideTaskSchema } from './tasks';
-export type { ToolTask, DecideTask } from './tasks';
+export {
+  TASK_VERSION,
+  TOOL_TASK_WITH_REF_VERSION,
+  ToolTaskSchema,
+  DecideTaskSchema,
+  TimerTaskSchema,
+  timerTaskMsgId,
+} from './tasks';
+export type { ToolTask, DecideTask, TimerTask } from './tasks';
 export { DEAD_LETTER_VERSION, DeadLetterSchema } from './dead-letter';
 export type { DeadLetter } from './dead-letter';
 export {
@@ -59,9 +88,23 @@ export {
   SUBJECTS,
   BUCKETS,
   runSubject,
+  liveSubject,
+  natsServers,
   runIdFromSubject,
   toolTaskSubject,
   deadLetterSubject,
 } from './wire-layout';
 export { DuraError, ContractViolation } from './errors';
 export { formatIssues } from './format-issues';
+export { ChatMessageSchema, ChatToolCallSchema, PromptRecordSchema } from './chat';
+export type { ChatMessage, ChatToolCall, PromptRecord } from './chat';
+export { PAYLOAD_URI_PREFIX, PayloadRefSchema, payloadUri } from './payload-ref';
+export type { PayloadRef } from './payload-ref';
+export {
+  CONTROL_TOOLS,
+  ControlToolSchemas,
+  CONTROL_TOOL_DESCRIPTIONS,
+  MAX_WAIT_SECONDS,
+  isControlTool,
+} from './control-tools';
+export type { ControlToolName } from './control-tools';

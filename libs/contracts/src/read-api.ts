@@ -1,10 +1,19 @@
 // The projector's HTTP read API: the shape of every JSON response. The projector serves them and generates
 // its OpenAPI document from them; the client SDK validates what it reads against them.
 import { z } from 'zod';
-import { EVENT_TYPES, EventDataSchemas, DecisionSchema, ErrorInfoSchema, UsageSchema } from './event-data';
+import {
+  ApprovalPolicySchema,
+  DecisionSchema,
+  ErrorInfoSchema,
+  EVENT_TYPES,
+  EventDataSchemas,
+  PinnedVersionSchema,
+  UsageSchema,
+} from './event-data';
+import { PayloadRefSchema } from './payload-ref';
 import { EventMetaSchema, type RunEvent } from './envelope';
 import { JsonObjectSchema, JsonValueSchema, RunIdSchema } from './ids';
-import { RunRequestSchema, RunTagsSchema, RunMetadataSchema } from './run-request';
+import { BudgetLimitsSchema, RunRequestSchema, RunTagsSchema, RunMetadataSchema } from './run-request';
 
 /** Lifecycle statuses a run can have once its log holds an event. */
 export const RUN_STATUSES = [
@@ -105,15 +114,36 @@ const CallStateSchema = z.object({
       result: JsonValueSchema.optional(),
     })
     .optional(),
+  requestedAt: z.string().optional(),
+  argsRef: PayloadRefSchema.optional(),
+  resultRef: PayloadRefSchema.optional(),
+  approval: ApprovalPolicySchema.extend({ decision: z.enum(['approved', 'rejected']).optional() }).optional(),
 });
 
 const WaitStateSchema = z.object({
   waitId: z.string(),
-  kind: z.enum(['signal', 'timer', 'child', 'operator']),
+  kind: z.enum(['signal', 'timer', 'child', 'operator', 'approval', 'budget']),
   signal: z.string().optional(),
   until: z.string().optional(),
   childRunId: z.string().optional(),
   callId: z.string().optional(),
+  timeoutAt: z.string().optional(),
+  onTimeout: z.enum(['reject', 'approve', 'fail', 'continue']).optional(),
+});
+
+const BudgetStateSchema = z.object({
+  limits: BudgetLimitsSchema,
+  policy: z.enum(['fail', 'wait']),
+  reserved: z.object({ tokens: z.number(), costUsd: z.number() }).nullable(),
+  costUsd: z.number(),
+  startedAt: z.string().nullable(),
+});
+
+const ChildRunStateSchema = z.object({
+  childRunId: RunIdSchema,
+  callId: z.string(),
+  request: RunRequestSchema.extend({ runId: RunIdSchema }),
+  status: z.enum(['running', 'completed', 'failed', 'cancelled']),
 });
 
 /** The fold of a run's log (`fold` in @dura/core): the same value every component computes. */
@@ -131,6 +161,15 @@ export const RunStateSchema = z.object({
   calls: z.array(CallStateSchema),
   usage: UsageSchema,
   waiting: WaitStateSchema.nullable(),
+  waits: z.array(WaitStateSchema),
+  pinned: PinnedVersionSchema.nullable(),
+  budget: BudgetStateSchema,
+  turns: z.array(z.object({ content: z.string().optional(), callIds: z.array(z.string()) })),
+  prompt: z
+    .object({ hash: z.string(), turns: z.number().int(), summaryThrough: z.number().int().nullable() })
+    .nullable(),
+  summary: z.object({ throughStep: z.number().int().nonnegative(), text: z.string() }).nullable(),
+  children: z.array(ChildRunStateSchema),
   signals: z.array(
     z.object({ signalId: z.string(), name: z.string(), payload: JsonValueSchema.optional(), seq }),
   ),

@@ -23,7 +23,22 @@ export const ScriptedAgentSchema = z.object({
 });
 export type ScriptedAgent = z.infer<typeof ScriptedAgentSchema>;
 
-export const AgentSpecSchema = z.discriminatedUnion('kind', [ScriptedAgentSchema]);
+/**
+ * A registered agent, by name: the planner's agent registry holds its prompt, model, tools, budgets and
+ * policies. Without `version`, the newest version the planners serve is used and pinned for the run.
+ */
+export const AgentRefSchema = z.object({
+  kind: z.literal('agent'),
+  name: z
+    .string()
+    .min(1)
+    .max(100)
+    .regex(/^[a-z][a-z0-9_.-]*$/, 'agent name must be lower-case letters, digits, ".", "_" or "-"'),
+  version: z.string().min(1).max(50).optional(),
+});
+export type AgentRef = z.infer<typeof AgentRefSchema>;
+
+export const AgentSpecSchema = z.discriminatedUnion('kind', [ScriptedAgentSchema, AgentRefSchema]);
 export type AgentSpec = z.infer<typeof AgentSpecSchema>;
 
 export const MAX_RUN_TAGS = 20;
@@ -53,6 +68,22 @@ export const RunMetadataSchema = z
     message: `metadata has at most ${MAX_METADATA_KEYS} keys`,
   });
 
+/**
+ * Limits a run may not exceed; checked before anything is spent. A request may set its own, within the
+ * agent's (the lower of the two wins).
+ */
+export const BudgetLimitsSchema = z.object({
+  maxSteps: z.number().int().positive().optional(),
+  maxTokens: z.number().int().positive().optional(),
+  maxCostUsd: z.number().positive().optional(),
+  maxWallSeconds: z.number().positive().optional(),
+});
+export type BudgetLimits = z.infer<typeof BudgetLimitsSchema>;
+
+/** Set by the planner on a child run's request: the parent run and the call waiting for the child. */
+export const ParentRefSchema = z.object({ runId: RunIdSchema, callId: z.string().min(1) });
+export type ParentRef = z.infer<typeof ParentRefSchema>;
+
 /** What a client publishes on `dura.submit`. `runId` doubles as the submit idempotency key. */
 export const RunRequestSchema = z.object({
   v: z.literal(RUN_REQUEST_VERSION),
@@ -61,5 +92,7 @@ export const RunRequestSchema = z.object({
   input: JsonValueSchema.optional(),
   tags: RunTagsSchema.optional(),
   metadata: RunMetadataSchema.optional(),
+  budget: BudgetLimitsSchema.optional(),
+  parent: ParentRefSchema.optional(),
 });
 export type RunRequest = z.infer<typeof RunRequestSchema>;

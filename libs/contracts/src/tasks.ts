@@ -1,16 +1,22 @@
 import { z } from 'zod';
 import { JsonObjectSchema, RunIdSchema, ToolNameSchema } from './ids';
+import { PayloadRefSchema } from './payload-ref';
 
 export const TASK_VERSION = 1;
 
 /** A command to the tool gateway: run `tool` once for `idempotencyKey`. Published with msg-id = the key. */
+/** A tool task that carries `argsRef`: a gateway that predates it refuses the task instead of running the stand-in. */
+export const TOOL_TASK_WITH_REF_VERSION = 2;
+
 export const ToolTaskSchema = z.object({
-  v: z.literal(TASK_VERSION),
+  v: z.number().int().min(TASK_VERSION).max(TOOL_TASK_WITH_REF_VERSION),
   runId: RunIdSchema,
   callId: z.string().min(1),
   step: z.number().int().positive(),
   tool: ToolNameSchema,
   args: JsonObjectSchema,
+  /** Arguments too large for a message: the gateway fetches them from the object store and checks the hash. */
+  argsRef: PayloadRefSchema.optional(),
   idempotencyKey: z.string().min(1),
   causationId: z.string().min(1),
   correlationId: z.string().min(1),
@@ -23,7 +29,27 @@ export const DecideTaskSchema = z.object({
   v: z.literal(TASK_VERSION),
   runId: RunIdSchema,
   afterSeq: z.number().int().nonnegative(),
-  reason: z.enum(['started', 'observation', 'signal', 'resume']),
+  reason: z.enum(['started', 'observation', 'signal', 'resume', 'timer', 'child']),
   trace: z.string().optional(),
 });
 export type DecideTask = z.infer<typeof DecideTaskSchema>;
+
+/**
+ * A durable timer: fire `timer_fired { waitId }` on the run's log at `dueAt`. Published by the planner on
+ * `dura.task.timer` with msg-id `timer:<runId>:<waitId>`; the gateway keeps it in its `timers` table (no timer
+ * in any process's memory) and records the firing through its outbox, so it survives restarts of everything.
+ */
+export const TimerTaskSchema = z.object({
+  v: z.literal(TASK_VERSION),
+  runId: RunIdSchema,
+  waitId: z.string().min(1),
+  dueAt: z.iso.datetime({ offset: true }),
+  causationId: z.string().min(1),
+  correlationId: z.string().min(1),
+  trace: z.string().optional(),
+});
+export type TimerTask = z.infer<typeof TimerTaskSchema>;
+
+export function timerTaskMsgId(runId: string, waitId: string): string {
+  return `timer:${runId}:${waitId}`;
+}

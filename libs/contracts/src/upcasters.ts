@@ -43,8 +43,20 @@ function parseLegacy<T>(schema: z.ZodType<T>, data: unknown, what: string): T {
   return parsed.data;
 }
 
+/**
+ * The agents release only added optional fields (pins, budgets, prompts, payload references, wait kinds): the
+ * old data is valid new data. The version still moved, so an older reader refuses these events instead of
+ * silently dropping fields it does not know (a payload reference, an approval).
+ */
+const unchanged: Upcaster = (data) => data;
+
 /** `UPCASTERS[type][v]` turns data of version v into version v + 1. */
 export const UPCASTERS: Partial<Record<EventType, Record<number, Upcaster>>> = {
+  run_started: { 1: unchanged },
+  tool_call_requested: { 1: unchanged },
+  tool_call_completed: { 1: unchanged },
+  wait_requested: { 1: unchanged },
+  budget_exceeded: { 1: unchanged },
   run_requested: {
     1: (data) => {
       const old = parseLegacy(RunRequestedV1, data, 'run_requested v1');
@@ -67,6 +79,7 @@ export const UPCASTERS: Partial<Record<EventType, Record<number, Upcaster>>> = {
       const old = parseLegacy(z.looseObject({ request: z.unknown() }), data, 'child_run_requested v1');
       return { ...old, request: movedLegacyTags(old.request, 'child_run_requested v1 request') };
     },
+    2: unchanged,
   },
   thought: {
     1: (data) => {
@@ -84,6 +97,7 @@ export const UPCASTERS: Partial<Record<EventType, Record<number, Upcaster>>> = {
         finishReason: 'unknown',
       };
     },
+    2: unchanged,
   },
 };
 

@@ -15,11 +15,30 @@ export const SUBJECTS = {
   toolTaskPrefix: 'dura.task.tool',
   allToolTasks: 'dura.task.tool.>',
   decideTask: 'dura.task.decide',
+  timerTask: 'dura.task.timer',
   deadLetterPrefix: 'dura.dlq',
   allDeadLetters: 'dura.dlq.>',
 } as const;
 
-export const BUCKETS = { snapshots: 'dura_snapshots', payloads: 'dura_payloads' } as const;
+export const BUCKETS = {
+  snapshots: 'dura_snapshots',
+  payloads: 'dura_payloads',
+  /** runId → reason, written when a run is cancelled: gateways watch it to abort in-flight calls. */
+  cancellations: 'dura_cancellations',
+} as const;
+
+/** Core NATS, not stored: token deltas and progress of a run while a model answers. */
+/** `NATS_URL` may list several servers of a cluster, comma-separated; clients get them as a list. */
+export function natsServers(url: string): string[] {
+  return url
+    .split(',')
+    .map((server) => server.trim())
+    .filter((server) => server.length > 0);
+}
+
+export function liveSubject(runId: string): string {
+  return `${SUBJECTS.runPrefix}.${runId}.live`;
+}
 
 /** The run's log subject. All of a run's events share it, so one expected-sequence check guards the whole run. */
 export function runSubject(runId: string): string {

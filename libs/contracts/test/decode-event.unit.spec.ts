@@ -73,11 +73,11 @@ describe('decodeEvent refuses what is not the contract, with ContractViolation a
   });
 
   it('a version newer than this release understands', () => {
-    const error = violation(wire('thought', 3, SAMPLE_DATA.thought));
+    const error = violation(wire('thought', 4, SAMPLE_DATA.thought));
     expect(error.message).toMatch(
-      /thought\) is version 3, newer than this release understands \(2\); upgrade Dura/,
+      /thought\) is version 4, newer than this release understands \(3\); upgrade Dura/,
     );
-    expect(error.issues).toEqual(['v: thought version 3 is newer than 2']);
+    expect(error.issues).toEqual(['v: thought version 4 is newer than 3']);
   });
 
   it.each([

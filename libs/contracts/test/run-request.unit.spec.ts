@@ -53,7 +53,26 @@ describe('RunRequestSchema', () => {
 
   it('refuses an unknown agent kind', () => {
     expect(issuesOf({ ...valid, agent: { kind: 'llm', model: 'gpt-x' } })).toEqual([
-      "agent.kind: Invalid discriminator value. Expected 'scripted'",
+      "agent.kind: Invalid discriminator value. Expected 'scripted' | 'agent'",
+    ]);
+  });
+
+  it('accepts a registered agent by name, with or without a version, and budgets that tighten it', () => {
+    expect(
+      RunRequestSchema.safeParse({ ...valid, agent: { kind: 'agent', name: 'researcher' } }).success,
+    ).toBe(true);
+    const pinned = RunRequestSchema.parse({
+      ...valid,
+      agent: { kind: 'agent', name: 'researcher', version: '2' },
+      budget: { maxSteps: 10, maxCostUsd: 0.5 },
+    });
+    expect(pinned.agent).toEqual({ kind: 'agent', name: 'researcher', version: '2' });
+    expect(pinned.budget).toEqual({ maxSteps: 10, maxCostUsd: 0.5 });
+    expect(issuesOf({ ...valid, agent: { kind: 'agent', name: 'Bad Name' } })).toEqual([
+      'agent.name: agent name must be lower-case letters, digits, ".", "_" or "-"',
+    ]);
+    expect(issuesOf({ ...valid, budget: { maxSteps: 0 } })).toEqual([
+      'budget.maxSteps: Too small: expected number to be >0',
     ]);
   });
 

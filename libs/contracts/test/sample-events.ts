@@ -33,6 +33,13 @@ export const SAMPLE_DATA: { [T in EventType]: EventData<T> } = {
     usage: { inputTokens: 120, outputTokens: 30 },
     finishReason: 'tool_calls',
   },
+  budget_reserved: { tokens: 4096, costUsd: 0.02 },
+  context_summarized: {
+    throughStep: 3,
+    summary: 'fetched the page and found the price',
+    model: { id: 'gpt-x', promptVersion: 'p-3' },
+    usage: { inputTokens: 900, outputTokens: 80 },
+  },
   tool_call_requested: {
     callId: 'call-1',
     step: 1,

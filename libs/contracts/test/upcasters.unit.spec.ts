@@ -10,7 +10,7 @@ import {
   upcast,
   type RunEvent,
 } from '../src/index';
-import { sampleMeta } from './sample-events';
+import { SAMPLE_DATA, sampleMeta } from './sample-events';
 
 /** A 2-step run as release 0.1 stored it: `run_requested` and `thought` at version 1. */
 const stored = JSON.parse(
@@ -25,7 +25,9 @@ describe('the release 0.1 fixture log', () => {
     const old = envelopes.filter(
       (e) => e.v < CURRENT_EVENT_VERSIONS[e.type as keyof typeof CURRENT_EVENT_VERSIONS],
     );
-    expect(new Set(old.map((e) => e.type))).toEqual(new Set(['run_requested', 'thought']));
+    expect(new Set(old.map((e) => e.type))).toEqual(
+      new Set(['run_requested', 'run_started', 'thought', 'tool_call_requested', 'tool_call_completed']),
+    );
     expect(envelopes.map((e) => e.v).every((v) => v === 1)).toBe(true);
   });
 
@@ -140,9 +142,15 @@ describe('upcasters', () => {
     expect(upcast('timer_fired', 1, data)).toBe(data);
   });
 
+  it('pass the data of the agents release’s optional fields through unchanged, at the new version', () => {
+    const data = { callId: 'c', step: 1, tool: 'echo', args: {}, idempotencyKey: 'k' };
+    expect(upcast('tool_call_requested', 1, data)).toBe(data);
+    expect(upcast('thought', 2, SAMPLE_DATA.thought)).toBe(SAMPLE_DATA.thought);
+  });
+
   it('refuse a version no upcaster chain reaches', () => {
     expect(() => upcast('run_started', 0, {})).toThrow(
-      new ContractViolation('no upcaster turns run_started v0 into v1'),
+      new ContractViolation('no upcaster turns run_started v0 into v2'),
     );
   });
 

@@ -1,7 +1,8 @@
 import type { EventData, RunEvent, RunEventOf } from '@dura/contracts';
 import { InvalidTransition } from './errors';
 import { canApply, STATUS_AFTER } from './lifecycle';
-import { initialRunState, type CallState, type RunState } from './run-state';
+import { initialRunState, isTerminal, type CallState, type RunState, type WaitState } from './run-state';
+import { APPROVE_SIGNAL, RAISE_BUDGET_SIGNAL, REJECT_SIGNAL } from './signals';
 
 /**
  * The one fold. Pure: the same state and event always give the same next state, and the input is never mutated.
@@ -96,8 +97,32 @@ function applyData(state: RunState, event: RunEvent, reject: (reason: string) =>
         error: event.data.error,
         createdAt: state.createdAt ?? event.meta.ts,
       };
+    case 'run_started':
+      return {
+        ...state,
+        pinned: event.data.pinned ?? null,
+        budget: {
+          ...state.budget,
+          limits: event.data.budget ?? {},
+          policy: event.data.budgetPolicy ?? 'fail',
+          startedAt: event.meta.ts,
+        },
+      };
     case 'thought':
       return onThought(state, event, reject);
+    case 'budget_reserved':
+      return { ...state, budget: { ...state.budget, reserved: { ...event.data } } };
+    case 'context_summarized':
+      return {
+        ...state,
+        summary: { throughStep: event.data.throughStep, text: event.data.summary },
+        usage: addUsage(state.usage, event.data.usage),
+        budget: {
+          ...state.budget,
+          reserved: null,
+          costUsd: state.budget.costUsd + (event.data.costUsd ?? 0),
+        },
+      };
     case 'tool_call_requested':
       return onToolCallRequested(state, event, reject);
     case 'tool_call_completed':
@@ -107,6 +132,7 @@ function applyData(state: RunState, event: RunEvent, reject: (reason: string) =>
         attempts: Math.max(call.attempts, event.data.attempt),
         resolvedSeq: event.seq,
         result: event.data.result,
+        ...(event.data.resultRef ? { resultRef: event.data.resultRef } : {}),
       }));
     case 'tool_call_failed':
       return resolveCall(state, event.data.callId, reject, (call) => ({
@@ -119,40 +145,236 @@ function applyData(state: RunState, event: RunEvent, reject: (reason: string) =>
           ? {}
           : { resolvedSeq: event.seq }),
       }));
-    case 'wait_requested':
-      return { ...state, waiting: { ...event.data } };
-    case 'signal_received': {
-      const signals = [...state.signals, { ...event.data, seq: event.seq }];
-      const verdict = operatorVerdict(state, event.data);
-      if (verdict) {
-        const calls = state.calls.map((call) =>
-          call.callId === verdict.callId ? { ...call, operator: verdict.verdict } : call,
-        );
-        return { ...state, status: 'running', waiting: null, signals, calls };
-      }
-      const resumes = state.waiting?.kind === 'signal' && state.waiting.signal === event.data.name;
-      return resumes ? { ...state, status: 'running', waiting: null, signals } : { ...state, signals };
+    case 'wait_requested': {
+      if (state.waits.some((wait) => wait.waitId === event.data.waitId))
+        reject(`wait ${event.data.waitId} is already open`);
+      return withWaits(state, [...state.waits, { ...event.data }]);
     }
+    case 'signal_received':
+      return onSignal(state, event);
     case 'timer_fired':
-      return state.waiting?.waitId === event.data.waitId
-        ? { ...state, status: 'running', waiting: null }
-        : state;
+      return onTimerFired(state, event);
+    case 'child_run_requested':
+      return {
+        ...state,
+        children: [
+          ...state.children,
+          {
+            childRunId: event.data.childRunId,
+            callId: event.data.callId ?? '',
+            request: { ...event.data.request, runId: event.data.childRunId },
+            status: 'running',
+          },
+        ],
+      };
     case 'child_run_completed':
-      return state.waiting?.kind === 'child' && state.waiting.childRunId === event.data.childRunId
-        ? { ...state, status: state.status === 'waiting' ? 'running' : state.status, waiting: null }
-        : state;
+      return onChildCompleted(state, event);
     case 'run_completed':
       return { ...state, output: event.data.output, openDecision: null };
     case 'run_failed':
-      return { ...state, error: event.data.error, openDecision: null, waiting: null };
+      return { ...withWaits(state, []), error: event.data.error, openDecision: null };
     case 'run_cancelled':
-      return { ...state, openDecision: null, waiting: null };
-    case 'run_started':
-    case 'child_run_requested':
+      return { ...withWaits(state, []), openDecision: null };
     case 'snapshot_taken':
     case 'budget_exceeded':
       return state;
   }
+}
+
+function addUsage(a: RunState['usage'], b: RunState['usage']): RunState['usage'] {
+  return { inputTokens: a.inputTokens + b.inputTokens, outputTokens: a.outputTokens + b.outputTokens };
+}
+
+/** The open waits changed: `waiting` mirrors the first, and a live run waits exactly while any is open. */
+function withWaits(state: RunState, waits: WaitState[]): RunState {
+  const live = state.status === 'running' || state.status === 'waiting';
+  return {
+    ...state,
+    waits,
+    waiting: waits[0] ?? null,
+    status: live ? (waits.length > 0 ? 'waiting' : 'running') : state.status,
+  };
+}
+
+function withoutWait(state: RunState, waitId: string): RunState {
+  return withWaits(
+    state,
+    state.waits.filter((wait) => wait.waitId !== waitId),
+  );
+}
+
+/** Resolves a still-open call in place (a wait's outcome); an already resolved call stays as it is. */
+function settleCall(state: RunState, callId: string | undefined, update: (call: CallState) => CallState) {
+  if (callId === undefined) return state;
+  const index = indexOfCall(state.calls, callId);
+  const call = state.calls[index];
+  if (!call || call.status !== 'pending') return state;
+  return { ...state, calls: withCallReplaced(state.calls, index, update(call)) };
+}
+
+function completeCall(seq: number, result: CallState['result']) {
+  return (call: CallState): CallState => ({
+    ...call,
+    status: 'completed',
+    attempts: Math.max(1, call.attempts),
+    resolvedSeq: seq,
+    result: result ?? null,
+  });
+}
+
+function failCall(seq: number, code: string, message: string, failRun = false) {
+  return (call: CallState): CallState => ({
+    ...call,
+    status: 'failed',
+    attempts: Math.max(1, call.attempts),
+    resolvedSeq: seq,
+    error: { code, message, retryable: false },
+    ...(failRun ? { failRun: true } : {}),
+  });
+}
+
+function payloadObject(payload: unknown): Record<string, unknown> {
+  return payload !== null && typeof payload === 'object' && !Array.isArray(payload)
+    ? (payload as Record<string, unknown>)
+    : {};
+}
+
+function onSignal(state: RunState, event: RunEventOf<'signal_received'>): RunState {
+  const signals = [...state.signals, { ...event.data, seq: event.seq }];
+  const withSignal = { ...state, signals };
+  // Recorded after the end for the record's sake; nothing resumes a finished run.
+  if (isTerminal(state.status)) return withSignal;
+  const verdict = operatorVerdict(state, event.data);
+  if (verdict) {
+    const calls = state.calls.map((call) =>
+      call.callId === verdict.callId ? { ...call, operator: verdict.verdict } : call,
+    );
+    const operatorWait = state.waits.find((wait) => wait.kind === 'operator');
+    return operatorWait
+      ? withoutWait({ ...withSignal, calls }, operatorWait.waitId)
+      : { ...withSignal, calls };
+  }
+  const name = event.data.name;
+  const payload = payloadObject(event.data.payload);
+  const approval =
+    name === APPROVE_SIGNAL || name === REJECT_SIGNAL ? approvalWaitFor(state, payload) : undefined;
+  if (approval) {
+    const reason = typeof payload.reason === 'string' && payload.reason !== '' ? `: ${payload.reason}` : '';
+    const decided = decideApproval(
+      withSignal,
+      approval,
+      name === APPROVE_SIGNAL,
+      event.seq,
+      `a human rejected it${reason}`,
+    );
+    return withoutWait(decided, approval.waitId);
+  }
+  if (name === RAISE_BUDGET_SIGNAL) {
+    const raised = raiseBudget(withSignal, payload);
+    const budgetWait = raised.waits.find((wait) => wait.kind === 'budget');
+    return budgetWait ? withoutWait(raised, budgetWait.waitId) : raised;
+  }
+  const wait = state.waits.find((w) => w.kind === 'signal' && w.signal === name);
+  if (!wait) return withSignal;
+  const settled = settleCall(withSignal, wait.callId, completeCall(event.seq, event.data.payload ?? null));
+  return withoutWait(settled, wait.waitId);
+}
+
+/** The approval wait a signal answers: the one of `payload.callId`, else the oldest. */
+function approvalWaitFor(state: RunState, payload: Record<string, unknown>): WaitState | undefined {
+  const wanted = typeof payload.callId === 'string' ? payload.callId : undefined;
+  return state.waits.find((w) => w.kind === 'approval' && (wanted === undefined || w.callId === wanted));
+}
+
+function decideApproval(
+  state: RunState,
+  wait: WaitState,
+  approved: boolean,
+  seq: number,
+  rejection: string,
+  failRun = false,
+): RunState {
+  const callId = wait.callId;
+  if (callId === undefined) return state;
+  const index = indexOfCall(state.calls, callId);
+  const call = state.calls[index];
+  if (!call?.approval || call.status !== 'pending') return state;
+  const decided: CallState = {
+    ...call,
+    approval: { ...call.approval, decision: approved ? 'approved' : 'rejected' },
+  };
+  const next = approved
+    ? decided
+    : failCall(
+        seq,
+        'rejected',
+        `${call.tool} (step ${call.step}) was not approved: ${rejection}`,
+        failRun,
+      )(decided);
+  return { ...state, calls: withCallReplaced(state.calls, index, next) };
+}
+
+const BUDGET_KEYS = ['maxSteps', 'maxTokens', 'maxCostUsd', 'maxWallSeconds'] as const;
+
+/** `raise_budget { maxSteps?, maxTokens?, maxCostUsd?, maxWallSeconds? }`: positive numbers replace limits. */
+function raiseBudget(state: RunState, payload: Record<string, unknown>): RunState {
+  const limits = { ...state.budget.limits };
+  for (const key of BUDGET_KEYS) {
+    const value = payload[key];
+    if (typeof value === 'number' && Number.isFinite(value) && value > 0) {
+      limits[key] = key === 'maxSteps' || key === 'maxTokens' ? Math.floor(value) : value;
+    }
+  }
+  return { ...state, budget: { ...state.budget, limits } };
+}
+
+function onTimerFired(state: RunState, event: RunEventOf<'timer_fired'>): RunState {
+  if (isTerminal(state.status)) return state;
+  const wait = state.waits.find((w) => w.waitId === event.data.waitId);
+  if (!wait) return state; // resolved before its timer fired: nothing to do
+  const seq = event.seq;
+  switch (wait.kind) {
+    case 'timer':
+      return withoutWait(
+        settleCall(state, wait.callId, completeCall(seq, { firedAt: event.meta.ts })),
+        wait.waitId,
+      );
+    case 'approval': {
+      const outcome = wait.onTimeout ?? 'reject';
+      const timedOut = `nobody answered before ${wait.timeoutAt ?? 'the timeout'}`;
+      return withoutWait(
+        decideApproval(state, wait, outcome === 'approve', seq, timedOut, outcome === 'fail'),
+        wait.waitId,
+      );
+    }
+    case 'signal': {
+      const message = `no "${wait.signal ?? ''}" signal arrived before ${wait.timeoutAt ?? 'the timeout'}`;
+      const settled = settleCall(
+        state,
+        wait.callId,
+        failCall(seq, 'signal_timed_out', message, wait.onTimeout === 'fail'),
+      );
+      return withoutWait(settled, wait.waitId);
+    }
+    default:
+      return withoutWait(state, wait.waitId);
+  }
+}
+
+function onChildCompleted(state: RunState, event: RunEventOf<'child_run_completed'>): RunState {
+  const { childRunId, status, output } = event.data;
+  const children = state.children.map((child) =>
+    child.childRunId === childRunId && child.status === 'running' ? { ...child, status } : child,
+  );
+  const withChildren = { ...state, children };
+  if (isTerminal(state.status)) return withChildren;
+  const wait = state.waits.find((w) => w.kind === 'child' && w.childRunId === childRunId);
+  if (!wait) return withChildren;
+  const update =
+    status === 'completed'
+      ? completeCall(event.seq, { status, ...(output === undefined ? {} : { output }) })
+      : failCall(event.seq, `child_run_${status}`, `child run ${childRunId} ${status}`);
+  return withoutWait(settleCall(withChildren, wait.callId, update), wait.waitId);
 }
 
 /** The error code a gateway reports when an unsafe call was interrupted and its outcome is unknown. */
@@ -205,10 +427,29 @@ function onThought(
     ...state,
     decisions: state.decisions + 1,
     openDecision: { seq: event.seq, decision: event.data.decision },
-    usage: {
-      inputTokens: state.usage.inputTokens + event.data.usage.inputTokens,
-      outputTokens: state.usage.outputTokens + event.data.usage.outputTokens,
+    usage: addUsage(state.usage, event.data.usage),
+    budget: {
+      ...state.budget,
+      reserved: null,
+      costUsd: state.budget.costUsd + (event.data.costUsd ?? 0),
     },
+    prompt: event.data.prompt
+      ? {
+          hash: event.data.prompt.hash,
+          turns: state.turns.length,
+          summaryThrough: state.summary?.throughStep ?? null,
+        }
+      : state.prompt,
+    turns:
+      decision.kind === 'tool_calls'
+        ? [
+            ...state.turns,
+            {
+              ...(event.data.content === undefined ? {} : { content: event.data.content }),
+              callIds: decision.calls.map((call) => call.callId),
+            },
+          ]
+        : state.turns,
   };
 }
 
@@ -236,6 +477,9 @@ function onToolCallRequested(
     attempts: 0,
     requestedSeq: event.seq,
     intentId: event.meta.id,
+    requestedAt: event.meta.ts,
+    ...(event.data.argsRef ? { argsRef: event.data.argsRef } : {}),
+    ...(event.data.approval ? { approval: event.data.approval } : {}),
   };
   const calls = withCallAdded(state.calls, call);
   const allRecorded = planned.every((p) => indexOfCall(calls, p.callId) >= 0);

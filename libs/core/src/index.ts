@@ -1,13 +1,34 @@
 export { initialRunState, isTerminal, TERMINAL_STATUSES } from './run-state';
-export type { RunState, RunStatus, CallState, CallStatus, WaitState, OperatorVerdict } from './run-state';
+export type {
+  RunState,
+  RunStatus,
+  CallState,
+  CallStatus,
+  WaitState,
+  OperatorVerdict,
+  BudgetState,
+  ChildRunState,
+  TurnState,
+  PromptState,
+} from './run-state';
 export { evolve, fold, OUTCOME_UNKNOWN } from './evolve';
 export { ALLOWED_FROM, STATUS_AFTER, canApply } from './lifecycle';
 export { InvalidTransition } from './errors';
 export { canonicalJson } from './canonical-json';
 export { argsHash, idempotencyKey, decisionEventId, callId } from './idempotency';
-export { resolveReferences, planReferenceIssues, BadReference } from './references';
+export {
+  resolveReferences,
+  resolveStepArgs,
+  referencedArgs,
+  planReferenceIssues,
+  BadReference,
+} from './references';
 export type { ReferenceScope } from './references';
-export { nextAction, followUps, nextCallId, CANCEL_SIGNAL } from './next-action';
+export { nextAction, followUps, nextCallId } from './next-action';
+export { CANCEL_SIGNAL, APPROVE_SIGNAL, REJECT_SIGNAL, RAISE_BUDGET_SIGNAL } from './signals';
+export { openWaits, isDispatchable, childRunIdFor } from './control';
+export { budgetExcess, budgetExceededEvents } from './budget';
+export type { BudgetExcess, Reservation } from './budget';
 export type { PlannerAction, EventDraft } from './next-action';
 export { diffRuns } from './diff-runs';
 export type { RunDivergence, DiffSide } from './diff-runs';

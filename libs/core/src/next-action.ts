@@ -1,6 +1,8 @@
 import type { Decision, NewEvent } from '@dura/contracts';
+import { isDispatchable, openWaits } from './control';
 import { callId as callIdFor, idempotencyKey } from './idempotency';
-import { isTerminal, type CallState, type RunState } from './run-state';
+import { isTerminal, type CallState, type ChildRunState, type RunState, type WaitState } from './run-state';
+import { CANCEL_SIGNAL } from './signals';
 
 type Draft = {
   [K in NewEvent['type']]: { type: K; data: Extract<NewEvent, { type: K }>['data'] };
@@ -10,7 +12,11 @@ type Draft = {
 export type PlannerAction =
   | { kind: 'start' }
   | { kind: 'record'; events: Draft[] }
-  | { kind: 'dispatch'; calls: CallState[] }
+  /**
+   * Hand work out, again if need be (every receiver dedupes): tool calls to the gateway, the timers of open
+   * waits, the requests of child runs still running.
+   */
+  | { kind: 'dispatch'; calls: CallState[]; timers: WaitState[]; children: ChildRunState[] }
   | { kind: 'decide' }
   | { kind: 'idle'; reason: 'not_requested' | 'waiting' | 'finished' };
 
@@ -29,8 +35,18 @@ export function nextAction(state: RunState): PlannerAction {
   if (state.status === 'pending') return { kind: 'start' };
   if (state.openDecision !== null)
     return { kind: 'record', events: followUps(state, state.openDecision.decision) };
-  const pending = state.calls.filter((call) => call.status === 'pending');
-  if (pending.length > 0) return { kind: 'dispatch', calls: pending };
+  const waits = openWaits(state);
+  if (waits.length > 0) return { kind: 'record', events: waits };
+  const calls = state.calls.filter((call) => isDispatchable(state, call));
+  const timers = state.waits.filter((wait) => wait.until !== undefined || wait.timeoutAt !== undefined);
+  const children = state.children.filter(
+    (child) =>
+      child.status === 'running' &&
+      state.waits.some((wait) => wait.kind === 'child' && wait.childRunId === child.childRunId),
+  );
+  if (calls.length + timers.length + children.length > 0)
+    return { kind: 'dispatch', calls, timers, children };
+  if (state.calls.some((call) => call.status === 'pending')) return { kind: 'idle', reason: 'waiting' };
   const unknown = state.calls.find((call) => call.status === 'unknown');
   if (unknown) return operatorAction(state, unknown);
   const fatal = state.calls.find((call) => call.status === 'failed' && call.failRun);
@@ -41,12 +57,11 @@ export function nextAction(state: RunState): PlannerAction {
       events: [{ type: 'run_failed', data: { error: { code: 'tool_failed', message } } }],
     };
   }
-  if (state.status === 'waiting') return { kind: 'idle', reason: 'waiting' };
+  // Calls still open (awaiting a signal, a child, an approval) hold the next decision back.
+  if (state.status === 'waiting' || state.calls.some((call) => call.status === 'pending'))
+    return { kind: 'idle', reason: 'waiting' };
   return { kind: 'decide' };
 }
-
-/** The name of the signal that cancels a run; its payload may carry `{ reason: string }`. */
-export const CANCEL_SIGNAL = 'cancel';
 
 /**
  * A recorded `cancel` signal ends a live run before anything else happens: no open decision is finished,
@@ -96,7 +111,7 @@ function operatorAction(state: RunState, call: CallState): PlannerAction {
     };
     return { kind: 'record', events: [{ type: 'tool_call_failed', data }] };
   }
-  if (state.waiting !== null) return { kind: 'idle', reason: 'waiting' };
+  if (state.waits.some((wait) => wait.kind === 'operator')) return { kind: 'idle', reason: 'waiting' };
   const wait = { waitId: `operator:${call.callId}`, kind: 'operator' as const, callId: call.callId };
   return { kind: 'record', events: [{ type: 'wait_requested', data: wait }] };
 }
@@ -120,7 +135,15 @@ export function followUps(state: RunState, decision: Decision): Draft[] {
           const key = idempotencyKey({ runId: state.runId ?? '', step, tool: call.tool, args: call.args });
           return {
             type: 'tool_call_requested',
-            data: { callId: call.callId, step, tool: call.tool, args: call.args, idempotencyKey: key },
+            data: {
+              callId: call.callId,
+              step,
+              tool: call.tool,
+              args: call.args,
+              idempotencyKey: key,
+              ...(call.argsRef ? { argsRef: call.argsRef } : {}),
+              ...(call.approval ? { approval: call.approval } : {}),
+            },
           };
         });
     }

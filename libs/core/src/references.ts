@@ -1,4 +1,10 @@
-import { DuraError, type JsonValue, type ScriptedStep } from '@dura/contracts';
+import {
+  CONTROL_TOOLS,
+  DuraError,
+  type JsonObject,
+  type JsonValue,
+  type ScriptedStep,
+} from '@dura/contracts';
 
 const REFERENCE = /^\$(steps\.(\d+)|input)((?:\.[^.]+)*)$/;
 
@@ -53,11 +59,29 @@ function resolveOne(text: string, scope: ReferenceScope): JsonValue {
   return current;
 }
 
+/**
+ * The part of a step's arguments the plan's references resolve in. An inline child plan given to
+ * `dura.run_agent` is the child's own: its references are the child's, resolved when the child runs.
+ */
+export function referencedArgs(step: ScriptedStep): JsonValue {
+  if (step.tool !== CONTROL_TOOLS.runAgent || typeof step.args.agent !== 'object') return step.args;
+  const { agent: _childPlan, ...rest } = step.args;
+  return rest;
+}
+
+/** Resolves a step's references, leaving an inline child plan as it is. */
+export function resolveStepArgs(step: ScriptedStep, scope: ReferenceScope): JsonObject {
+  const resolved = resolveReferences(referencedArgs(step), scope) as JsonObject;
+  return step.args.agent !== undefined && referencedArgs(step) !== step.args
+    ? { ...resolved, agent: step.args.agent }
+    : resolved;
+}
+
 /** Static check of a scripted plan: every `$steps.N` reference must point to an earlier step. */
 export function planReferenceIssues(steps: readonly ScriptedStep[]): string[] {
   const issues: string[] = [];
   steps.forEach((step, index) => {
-    for (const text of stringsIn(step.args)) {
+    for (const text of stringsIn(referencedArgs(step))) {
       const match = REFERENCE.exec(text);
       const target = match?.[2] === undefined ? undefined : Number(match[2]);
       if (target !== undefined && (target < 1 || target > index)) {

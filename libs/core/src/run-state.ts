@@ -1,4 +1,15 @@
-import type { Decision, ErrorInfo, JsonObject, JsonValue, RunRequest, Usage } from '@dura/contracts';
+import type {
+  ApprovalPolicy,
+  BudgetLimits,
+  Decision,
+  ErrorInfo,
+  JsonObject,
+  JsonValue,
+  PayloadRef,
+  PinnedVersion,
+  RunRequest,
+  Usage,
+} from '@dura/contracts';
 
 export type RunStatus =
   'none' | 'pending' | 'running' | 'waiting' | 'completed' | 'failed' | 'cancelled' | 'rejected';
@@ -31,15 +42,53 @@ export interface CallState {
   /** The tool's policy: the run fails when this call finally fails. */
   failRun?: boolean;
   operator?: OperatorVerdict;
+  /** When the intent was recorded (its event's `ts`): relative waits (`dura.sleep`) count from here. */
+  requestedAt?: string;
+  argsRef?: PayloadRef;
+  resultRef?: PayloadRef;
+  /** Present when a human must approve the call first; `decision` is what they (or the timeout) said. */
+  approval?: ApprovalPolicy & { decision?: 'approved' | 'rejected' };
 }
 
 export interface WaitState {
   waitId: string;
-  kind: 'signal' | 'timer' | 'child' | 'operator';
+  kind: 'signal' | 'timer' | 'child' | 'operator' | 'approval' | 'budget';
   signal?: string;
   until?: string;
   childRunId?: string;
   callId?: string;
+  timeoutAt?: string;
+  onTimeout?: 'reject' | 'approve' | 'fail' | 'continue';
+}
+
+/** Budgets in force and what has been spent and reserved against them; all of it from the log. */
+export interface BudgetState {
+  limits: BudgetLimits;
+  policy: 'fail' | 'wait';
+  /** The reservation of the model call under way (appended before the call), settled by its thought. */
+  reserved: { tokens: number; costUsd: number } | null;
+  costUsd: number;
+  startedAt: string | null;
+}
+
+export interface TurnState {
+  content?: string;
+  callIds: string[];
+}
+
+export interface PromptState {
+  hash: string;
+  /** How many turns that input covered, and under which summary. */
+  turns: number;
+  summaryThrough: number | null;
+}
+
+export interface ChildRunState {
+  childRunId: string;
+  callId: string;
+  /** What the parent submits (again, harmlessly: the child's id is its submit key) until the child reports. */
+  request: RunRequest & { runId: string };
+  status: 'running' | 'completed' | 'failed' | 'cancelled';
 }
 
 /** The folded state of one run. Plain JSON, so it can be stored, snapshotted and compared. */
@@ -58,7 +107,19 @@ export interface RunState {
   openDecision: { seq: number; decision: Decision } | null;
   calls: CallState[];
   usage: Usage;
+  /** The first open wait, or null; `waits` lists all of them (parallel calls may wait side by side). */
   waiting: WaitState | null;
+  waits: WaitState[];
+  /** What the run was started under: replicas decide only runs of a version they serve. */
+  pinned: PinnedVersion | null;
+  budget: BudgetState;
+  /** One entry per decision that asked for tool calls: what the model said, and the calls it made. */
+  turns: TurnState[];
+  /** The last recorded model input: the next call records only what came after it. */
+  prompt: PromptState | null;
+  /** The latest recorded summary of older steps, which later model inputs use instead of them. */
+  summary: { throughStep: number; text: string } | null;
+  children: ChildRunState[];
   signals: { signalId: string; name: string; payload?: JsonValue; seq: number }[];
   output?: JsonValue;
   error?: ErrorInfo;
@@ -80,6 +141,13 @@ export function initialRunState(): RunState {
     calls: [],
     usage: { inputTokens: 0, outputTokens: 0 },
     waiting: null,
+    waits: [],
+    pinned: null,
+    budget: { limits: {}, policy: 'fail', reserved: null, costUsd: 0, startedAt: null },
+    turns: [],
+    prompt: null,
+    summary: null,
+    children: [],
     signals: [],
     createdAt: null,
     updatedAt: null,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DuraError, type RunEvent } from '@dura/contracts';
-import { InvalidTransition } from '../src/index';
+import { fold, InvalidTransition } from '../src/index';
 import { RunLog, given, requestedData, runEvent, thoughtData } from '../src/testing';
 
 const build = { tool: 'build.image', args: { repo: 'acme/web' } };
@@ -190,8 +190,6 @@ const afterCompletion: [string, (log: RunLog) => RunEvent][] = [
     (log) => log.next('tool_call_requested', { callId: 'call-2', step: 2, ...deploy, idempotencyKey: 'k' }),
   ],
   ['wait_requested', (log) => log.next('wait_requested', { waitId: 'w', kind: 'timer' })],
-  ['signal_received', (log) => log.next('signal_received', { signalId: 's', name: 'approve' })],
-  ['timer_fired', (log) => log.next('timer_fired', { waitId: 'w' })],
   [
     'child_run_requested',
     (log) => log.next('child_run_requested', { childRunId: 'c', request: requestedData('c').request }),
@@ -227,6 +225,18 @@ describe('evolve refuses events that cannot follow the state, with InvalidTransi
     given(log.events)
       .when(next)
       .thenThrows(InvalidTransition, isInvalidTransition(next.type, 'completed', next.seq));
+  });
+
+  it.each([
+    ['signal_received', { signalId: 's', name: 'approve' }],
+    ['timer_fired', { waitId: 'w' }],
+  ] as const)('records a late %s after the run ended and changes nothing else', (type, data) => {
+    const log = completed();
+    const before = fold(log.events);
+    const after = fold([...log.events, log.next(type, data) as RunEvent]);
+    expect(after.status).toBe('completed');
+    expect(after.calls).toEqual(before.calls);
+    expect(after.waits).toEqual([]);
   });
 
   it('but records observations and snapshots after the run ended', () => {

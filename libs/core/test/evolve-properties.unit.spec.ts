@@ -168,11 +168,13 @@ describe('the fold over generated valid histories', () => {
     );
   });
 
-  it('after the run ended, refuses everything but observations and snapshots', () => {
+  it('after the run ended, refuses everything but observations, signals, timers and snapshots', () => {
     const late = new Set([
       'tool_call_completed',
       'tool_call_failed',
       'child_run_completed',
+      'signal_received',
+      'timer_fired',
       'snapshot_taken',
     ]);
     const ended = arbValidHistory().filter((events) =>

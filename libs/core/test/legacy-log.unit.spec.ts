@@ -73,7 +73,9 @@ describe('a run log written by release 0.1 (run_requested and thought at v1)', (
   it('resolves the plan references of the upcast request against the recorded results', () => {
     const state = fold(decode());
     const results = new Map(state.calls.map((call) => [call.step, call.result ?? null]));
-    const planned = state.request!.agent.steps[1]!.args;
+    const agent = state.request!.agent;
+    if (agent.kind !== 'scripted') throw new Error('the legacy run is scripted');
+    const planned = agent.steps[1]!.args;
     expect(resolveReferences(planned, { results, input: state.request!.input })).toEqual(
       state.calls[1]!.args,
     );

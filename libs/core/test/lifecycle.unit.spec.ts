@@ -32,12 +32,14 @@ const EXPECTED_ALLOWED: Record<EventType, RunStatus[]> = {
   run_rejected: ['none', 'pending'],
   run_started: ['pending'],
   thought: ['running'],
+  budget_reserved: ['running'],
+  context_summarized: ['running'],
   tool_call_requested: ['running'],
   tool_call_completed: STARTED,
   tool_call_failed: STARTED,
-  wait_requested: ['running'],
-  signal_received: ['running', 'waiting'],
-  timer_fired: ['running', 'waiting'],
+  wait_requested: ['running', 'waiting'],
+  signal_received: STARTED,
+  timer_fired: STARTED,
   child_run_requested: ['running'],
   child_run_completed: STARTED,
   snapshot_taken: ['pending', ...STARTED],
@@ -76,7 +78,7 @@ describe('ALLOWED_FROM', () => {
   });
 
   it.each(TERMINAL_STATUSES)(
-    'a %s run accepts only late observations and snapshots, which keep it there',
+    'a %s run accepts only late observations, signals, timers and snapshots, which keep it there',
     (status) => {
       const allowed = EVENT_TYPES.filter((type) => canApply(type, status));
       for (const type of allowed) {
@@ -84,6 +86,8 @@ describe('ALLOWED_FROM', () => {
           'tool_call_completed',
           'tool_call_failed',
           'child_run_completed',
+          'signal_received',
+          'timer_fired',
           'snapshot_taken',
         ]).toContain(type);
         expect(STATUS_AFTER[type]).toBeUndefined();

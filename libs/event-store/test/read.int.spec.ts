@@ -93,7 +93,7 @@ describe('read', () => {
     ['is not an event', JSON.stringify({ hello: 'world' }), /malformed envelope/],
     [
       'has data of the wrong shape',
-      JSON.stringify({ ...runEvents('x').started(), type: 'run_failed' }),
+      JSON.stringify({ ...runEvents('x').started(), type: 'run_failed', v: 1 }),
       /invalid data/,
     ],
   ])('throws CorruptEvent naming the seq of a stored message that %s', async (_, payload, reason) => {

@@ -6,6 +6,16 @@
 export const FAILPOINTS = [
   'planner.after-model',
   'planner.after-intent',
+  /** A model call's worst case is reserved in the log; the model was not asked yet. */
+  'planner.after-reserve',
+  /** A summary of older steps is recorded; the decision it was made for is not. */
+  'planner.after-summary',
+  /** A wait (timer, signal, approval, child) is recorded; its timer task or child request is not out yet. */
+  'planner.after-wait',
+  /** A cancellation is recorded; the gateways are not told yet. */
+  'planner.after-cancel',
+  /** A child run finished; its parent has not been told yet. */
+  'planner.before-parent-report',
   'gateway.after-effect',
   'gateway.after-commit',
   'relay.after-publish',

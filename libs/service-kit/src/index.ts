@@ -6,11 +6,17 @@ export type { NatsHandles } from './nats';
 export { buildDeadLetter, publishDeadLetter, deadLetterFromMsg } from './dead-letter';
 export type { DeadLetterInput } from './dead-letter';
 export { ensureDurableConsumer, startConsumerLoop, RetryLater } from './consumer-loop';
-export type { DurableConsumerSpec, ConsumerLoop, ConsumerLoopOptions } from './consumer-loop';
+export type {
+  DurableConsumerSpec,
+  ConsumerLoop,
+  ConsumerLoopOptions,
+  DrainOptions,
+  DrainReport,
+} from './consumer-loop';
 export { startHttpServer } from './http-server';
 export type { Route, HttpResponse, HttpServerHandle } from './http-server';
-export { runMain } from './main-runner';
-export type { Stoppable } from './main-runner';
+export { runMain, DEFAULT_SHUTDOWN_GRACE_MS } from './main-runner';
+export type { Stoppable, StopOptions } from './main-runner';
 export { failpoint, FAILPOINTS } from './failpoint';
 export type { FailpointName } from './failpoint';
 export {

@@ -1,7 +1,7 @@
 import { connect } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
-import { DuraError } from '@dura/contracts';
+import { DuraError, natsServers } from '@dura/contracts';
 import type { Logger } from './logger';
 
 export interface NatsHandles {
@@ -18,7 +18,7 @@ export async function connectNats(url: string, name: string, log?: Logger): Prom
   let nc: NatsConnection;
   try {
     nc = await connect({
-      servers: url,
+      servers: natsServers(url),
       name,
       maxReconnectAttempts: -1,
       reconnectTimeWait: 250,

@@ -39,13 +39,19 @@ export interface ServiceTelemetry {
   telemetry: Telemetry;
   /** The metrics server, when a port was given. */
   http: HttpServerHandle | undefined;
+  /**
+   * Declares the service ready once it is started: `/readyz` answers 200 while `check` resolves to undefined,
+   * and 503 with its reason otherwise (and 503 "starting" before this is called).
+   */
+  ready(check: () => Promise<string | undefined>): void;
   /** Closes the metrics server and flushes spans (bounded); call last when stopping. */
   stop(): Promise<void>;
 }
 
 /**
  * Starts tracing (exported only when OTEL_* asks for it) and metrics for a service process, and with
- * `metricsPort` serves `/metrics` and `/healthz` on it (0 picks a free port; the URL is logged).
+ * `metricsPort` serves `/metrics`, `/healthz` (alive) and `/readyz` (started and connected) on it (0 picks
+ * a free port; the URL is logged).
  */
 export async function startServiceTelemetry(options: {
   service: string;
@@ -55,6 +61,7 @@ export async function startServiceTelemetry(options: {
 }): Promise<ServiceTelemetry> {
   const telemetry = await startTelemetry({ service: options.service });
   let http: HttpServerHandle | undefined;
+  let readiness: (() => Promise<string | undefined>) | undefined;
   if (options.metricsPort !== undefined) {
     http = await startHttpServer({
       port: options.metricsPort,
@@ -64,6 +71,18 @@ export async function startServiceTelemetry(options: {
           method: 'GET',
           path: '/healthz',
           handle: () => Promise.resolve({ status: 200, body: { ok: true } }),
+        },
+        {
+          method: 'GET',
+          path: '/readyz',
+          handle: async () => {
+            const reason = readiness
+              ? await readiness().catch((err: unknown) => (err instanceof Error ? err.message : String(err)))
+              : 'starting';
+            return reason === undefined
+              ? { status: 200, body: { ready: true } }
+              : { status: 503, body: { ready: false, reason } };
+          },
         },
         ...(options.routes ?? []),
       ],
@@ -75,6 +94,9 @@ export async function startServiceTelemetry(options: {
   return {
     telemetry,
     http,
+    ready(check) {
+      readiness = check;
+    },
     async stop() {
       await http?.close();
       await telemetry.shutdown();

@@ -20,3 +20,17 @@ export type { OtlpReceiver, OtlpReceiverStats } from './otlp-receiver';
 export type { ReceivedSpan, ReceivedSpanKind, ReceivedStatusCode } from './otlp-span';
 export { startPrivatePostgres } from './private-postgres';
 export type { PrivatePostgresHandle, StartPrivatePostgresOptions } from './private-postgres';
+export {
+  startFakeLlmServer,
+  type FakeLlmServer,
+  type FakeLlmReply,
+  type FakeLlmRequest,
+  type FakeToolCall,
+} from './fake-llm-server';
+export {
+  startNatsCluster,
+  type NatsClusterHandle,
+  type NatsClusterNode,
+  type NodeStreamState,
+  type StartNatsClusterOptions,
+} from './nats-cluster';

@@ -31,6 +31,11 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   timeoutMs?: number;
   retry?: RetryPolicy;
   execute(args: z.infer<S>, ctx: ToolContext): Promise<JsonValue>;
+  /**
+   * A human approves every call of this tool before it runs (signal `approve` / `reject` on the run). An
+   * object sets the timeout and what happens when nobody answers (default: reject).
+   */
+  requiresApproval?: boolean | { timeoutSeconds?: number; onTimeout?: 'reject' | 'approve' | 'fail' };
   /** Asks the external system what happened to `idempotencyKey`, for reconciling a call interrupted by a crash. */
   status?(idempotencyKey: string, ctx: { signal: AbortSignal }): Promise<ToolStatus>;
 }

@@ -17,6 +17,8 @@ export interface BenchSizes {
   floorSamples: number;
   listRuns: number;
   listSamples: number;
+  waitRuns: number;
+  waitResumes: number;
 }
 
 export const SCENARIOS = [
@@ -28,6 +30,7 @@ export const SCENARIOS = [
   'scaling',
   'floors',
   'list',
+  'waits',
 ] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 /** The issue's letters work too: `npm run bench -- A C`. */
@@ -40,6 +43,7 @@ const LETTERS: Record<string, ScenarioName> = {
   f: 'scaling',
   g: 'floors',
   h: 'list',
+  i: 'waits',
 };
 
 export const DEFAULT_SIZES: BenchSizes = {
@@ -58,6 +62,8 @@ export const DEFAULT_SIZES: BenchSizes = {
   floorSamples: 500,
   listRuns: 100_000,
   listSamples: 200,
+  waitRuns: 10_000,
+  waitResumes: 100,
 };
 
 /** A run of every scenario in seconds, for the shape test and `--tiny`. */
@@ -77,6 +83,8 @@ export const TINY_SIZES: BenchSizes = {
   floorSamples: 5,
   listRuns: 300,
   listSamples: 5,
+  waitRuns: 20,
+  waitResumes: 4,
 };
 
 export interface BenchOptions {
@@ -88,7 +96,8 @@ export interface BenchOptions {
 export const HELP = `npm run bench -- [scenario...] [--out FILE] [--tiny] [--<size> N]
 
 Scenarios: latency (A), throughput (B), resume (C), idle (D), projector (E), scaling (F), floors (G: round
-trips a step is built from), list (H: GET /runs over projected runs); default all.
+trips a step is built from), list (H: GET /runs over projected runs), waits (I: real runs waiting on signals
+and durable timers, idle for --idle-seconds, then --wait-resumes of them signalled); default all.
 Sizes (flag or BENCH_<NAME> env): ${Object.keys(DEFAULT_SIZES)
   .map((key) => `--${kebab(key)}`)
   .join(' ')}
@@ -131,7 +140,7 @@ export function parseBenchOptions(
   }
   const scenarios = positionals.map((name) => {
     const found = LETTERS[name.toLowerCase()] ?? SCENARIOS.find((s) => s === name.toLowerCase());
-    if (!found) throw new Error(`unknown scenario "${name}"; known: ${SCENARIOS.join(', ')} (or A–H)`);
+    if (!found) throw new Error(`unknown scenario "${name}"; known: ${SCENARIOS.join(', ')} (or A–I)`);
     return found;
   });
   return {

@@ -43,17 +43,39 @@ export function pidsNamed(comm: string): number[] {
   return found;
 }
 
-/** CPU seconds per named group of processes; a process that ended since counts as 0. */
-export function cpuByGroup(groups: Record<string, readonly number[]>): Record<string, number> {
-  const out: Record<string, number> = {};
+/** CPU seconds of each process of each named group, by pid; a process that has ended is left out. */
+export function cpuByGroup(groups: Record<string, readonly number[]>): Record<string, Map<number, number>> {
+  const out: Record<string, Map<number, number>> = {};
   for (const [name, pids] of Object.entries(groups)) {
-    out[name] = pids.reduce((sum, pid) => {
+    const byPid = new Map<number, number>();
+    for (const pid of pids) {
       try {
-        return sum + sampleProcess(pid).cpuSeconds;
+        byPid.set(pid, sampleProcess(pid).cpuSeconds);
       } catch {
-        return sum;
+        // Ended while we looked.
       }
-    }, 0);
+    }
+    out[name] = byPid;
+  }
+  return out;
+}
+
+/**
+ * CPU seconds each group used between two samples, over the processes alive at both: a backend that exited
+ * in between (Postgres closes idle connections) must not count as negative CPU.
+ */
+export function cpuSpent(
+  before: Record<string, Map<number, number>>,
+  after: Record<string, Map<number, number>>,
+): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [name, later] of Object.entries(after)) {
+    let sum = 0;
+    for (const [pid, seconds] of later) {
+      const earlier = before[name]?.get(pid);
+      if (earlier !== undefined) sum += Math.max(0, seconds - earlier);
+    }
+    out[name] = sum;
   }
   return out;
 }

@@ -10,6 +10,7 @@ import { roundTripFloors } from './scenarios/floors';
 import { projectorCatchUp } from './scenarios/projector';
 import { resumeCost } from './scenarios/resume';
 import { stepLatency, throughput } from './scenarios/runs';
+import { waitsCost } from './scenarios/waits';
 
 /** A and B on one deployment of one projector, one gateway and `planners` planners. */
 async function latencyAndThroughput(options: BenchOptions, scenarios: BenchScenarios): Promise<void> {
@@ -90,6 +91,12 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   if (want('list')) {
     progress(`H: GET /runs over ${options.sizes.listRuns} projected runs`);
     scenarios.list = await listQueries(options.sizes);
+  }
+  if (want('waits')) {
+    progress(
+      `I: ${options.sizes.waitRuns} real runs waiting on signals and timers, ${options.sizes.idleSeconds} s idle`,
+    );
+    scenarios.waits = await waitsCost(options.sizes);
   }
   return BenchReportSchema.parse({
     schemaVersion: 1,

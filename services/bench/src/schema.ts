@@ -83,6 +83,41 @@ const IdleSchema = z.object({
   processes: z.array(ProcessIdleSchema),
 });
 
+const WaitsSchema = z.object({
+  mode: ModeSchema,
+  note: z.string(),
+  /** Real runs submitted; half wait for a signal, half on a durable timer. */
+  runs: z.number().int(),
+  /** First submit → every run projected as waiting and every timer stored. */
+  suspendMs: z.number().nonnegative(),
+  /** Runs the read model shows waiting, by wait kind, before and after the window. */
+  waitingStart: z.object({ signal: z.number().int(), timer: z.number().int() }),
+  waitingEnd: z.object({ signal: z.number().int(), timer: z.number().int() }),
+  windowSeconds: z.number().positive(),
+  processes: z.array(ProcessIdleSchema),
+  /** The Postgres backends serving this deployment's database, CPU over the window. */
+  postgres: z.object({
+    backends: z.number().int(),
+    cpuSeconds: z.number().nonnegative(),
+    cpuShare: z.number().nonnegative(),
+  }),
+  /** After the window: rows of the gateway's `timers` table, those not fired, and its `dura_timers_pending`. */
+  timers: z.object({
+    rows: z.number().int(),
+    unfiredRows: z.number().int(),
+    gatewayPending: z.number().int(),
+  }),
+  /** Signal runs woken one at a time after the window. */
+  resume: z.object({
+    signalled: z.number().int(),
+    completed: z.number().int(),
+    /** How each signalled run ended (`completed`, `failed`, ... or `timed_out`). */
+    outcomes: z.record(z.string(), z.number().int()),
+    /** Client-observed: signal publish → `run_completed` seen on the run's subject. */
+    signalToCompletedMs: DistributionSchema,
+  }),
+});
+
 const ProjectorSchema = z.object({
   mode: ModeSchema,
   events: z.number().int(),
@@ -167,6 +202,7 @@ export const BenchReportSchema = z.object({
     scaling: ScalingSchema.optional(),
     floors: FloorsSchema.optional(),
     list: ListSchema.optional(),
+    waits: WaitsSchema.optional(),
   }),
 });
 export type BenchReport = z.infer<typeof BenchReportSchema>;

@@ -6,7 +6,7 @@ const n = (x: number) => x.toLocaleString('en-US', { maximumFractionDigits: 1 })
 /** The report as aligned `scenario | figure | value` lines for a terminal. */
 export function formatTable(report: BenchReport): string {
   const rows: [string, string, string][] = [];
-  const { latency, throughput, resume, idle, projector, scaling, floors, list } = report.scenarios;
+  const { latency, throughput, resume, idle, projector, scaling, floors, list, waits } = report.scenarios;
   if (latency) {
     const label = `A latency (${latency.runs}×${latency.steps})`;
     rows.push([label, 'intent → observation', ms(latency.intentToObservationMs)]);
@@ -77,6 +77,35 @@ export function formatTable(report: BenchReport): string {
     const label = `H list (${n(list.runs)} runs)`;
     rows.push([label, 'projected', `${n(list.events)} events at ${n(list.projectEventsPerSecond)} events/s`]);
     for (const q of list.queries) rows.push(['', q.shape, `${ms(q.latencyMs)}, ${q.rows} rows`]);
+  }
+  if (waits) {
+    const label = `I waits ${n(waits.runs)} runs, ${waits.windowSeconds} s`;
+    rows.push([
+      label,
+      'waiting (start → end)',
+      `signal ${waits.waitingStart.signal} → ${waits.waitingEnd.signal}, timer ${waits.waitingStart.timer} → ${waits.waitingEnd.timer} (suspended in ${n(waits.suspendMs)} ms)`,
+    ]);
+    for (const p of waits.processes)
+      rows.push([
+        '',
+        p.name,
+        `RSS ${p.rssStartMiB} → ${p.rssEndMiB} MiB, CPU ${p.cpuSeconds.toFixed(2)} s (${(p.cpuShare * 100).toFixed(2)} %)`,
+      ]);
+    rows.push([
+      '',
+      `postgres (${waits.postgres.backends} backends)`,
+      `CPU ${waits.postgres.cpuSeconds.toFixed(2)} s (${(waits.postgres.cpuShare * 100).toFixed(2)} %)`,
+    ]);
+    rows.push([
+      '',
+      'timers',
+      `${waits.timers.rows} rows, ${waits.timers.unfiredRows} unfired, gateway pending ${waits.timers.gatewayPending}`,
+    ]);
+    rows.push([
+      '',
+      'signal → completed',
+      `${ms(waits.resume.signalToCompletedMs)}, ${waits.resume.completed}/${waits.resume.signalled} completed`,
+    ]);
   }
   const widths = [0, 1].map((i) => Math.max(...rows.map((r) => r[i]?.length ?? 0)));
   const lines = rows.map(([a, b, c]) => `${a.padEnd(widths[0] ?? 0)}  ${b.padEnd(widths[1] ?? 0)}  ${c}`);

@@ -26,5 +26,14 @@ describe('npm run bench', () => {
       parsed.scenarios.list?.queries.map(() => TINY_SIZES.listSamples),
     );
     expect(parsed.scenarios.list?.queries.find((q) => q.shape === 'first page')?.rows).toBe(50);
+    const waits = parsed.scenarios.waits;
+    const timerRuns = TINY_SIZES.waitRuns / 2;
+    expect(waits?.waitingEnd).toEqual({ signal: TINY_SIZES.waitRuns - timerRuns, timer: timerRuns });
+    expect(waits?.timers).toEqual({ rows: timerRuns, unfiredRows: timerRuns, gatewayPending: timerRuns });
+    expect(waits?.processes.map((p) => p.name)).toEqual(
+      expect.arrayContaining(['planner-1', 'tool-gateway-1', 'projector-1', 'nats-server']),
+    );
+    expect(waits?.resume.completed).toBe(TINY_SIZES.waitResumes);
+    expect(waits?.resume.signalToCompletedMs.count).toBe(TINY_SIZES.waitResumes);
   });
 });

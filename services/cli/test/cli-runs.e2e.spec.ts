@@ -400,6 +400,39 @@ describe('dura signal and dura cancel', () => {
     expect(watched.code).toBe(1);
   });
 
+  it('approve dispatches a call that waits for approval; reject fails it with the reason, unrun', async () => {
+    const guarded = (runId: string) =>
+      client.submitRun({ runId, agent: { kind: 'scripted', steps: [{ tool: 'test.guarded', args: {} }] } });
+    const waiting = (runId: string) =>
+      eventually(async () => {
+        const events = await client.readEvents(runId);
+        return events.some((e) => e.type === 'wait_requested') ? true : undefined;
+      }, `${runId} to wait for approval`);
+    await Promise.all([guarded('cli-approved'), guarded('cli-rejected')]);
+    await Promise.all([waiting('cli-approved'), waiting('cli-rejected')]);
+
+    const approved = await dura(['approve', 'cli-approved', '--call', 'call-1'], { env });
+    const rejected = await dura(['reject', 'cli-rejected', '--reason', 'not today', '--json'], { env });
+    expect(approved.output).toMatch(/^sent approve to cli-approved for call-1 \(signal id sig_[0-9a-f]+\)/m);
+    expect(approved.code).toBe(0);
+    expect(JSON.parse(rejected.output)).toMatchObject({
+      runId: 'cli-rejected',
+      name: 'reject',
+      reason: 'not today',
+    });
+
+    const [ok, no] = await Promise.all([
+      dura(['watch', 'cli-approved'], { env }),
+      dura(['watch', 'cli-rejected'], { env }),
+    ]);
+    expect(ok.code).toBe(0);
+    expect(ok.output).toMatch(/tool_call_completed/);
+    expect(no.code).toBe(1);
+    const state = fold(await client.readEvents('cli-rejected'));
+    expect(state.calls[0]).toMatchObject({ status: 'failed', error: { code: 'rejected' } });
+    expect(state.calls[0]!.error!.message).toContain('not today');
+  });
+
   it('cancel of a run that already ended sends nothing and exits 1; of an unknown run, 3', async () => {
     const [ended, unknown, signalUnknown] = await Promise.all([
       dura(['cancel', 'cli-ok'], { env }),

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
@@ -13,7 +13,12 @@ const DevConfigSchema = z.object({
   DURA_DEV_DATA_DIR: z.string().optional(),
   PROJECTOR_HTTP_PORT: configFields.port.default(8080),
   LOG_LEVEL: configFields.logLevel.default('warn'),
+  /** Agent definitions for runs that name an agent (see README, "Agents"). */
+  DURA_AGENTS: z.string().optional(),
 });
+
+/** The example agents, served by default so `--run examples/agents/*.json` works as is. */
+const DEFAULT_AGENTS = 'examples/agents/agents.json';
 
 const HELP = `dura dev: planner, tool-gateway and projector in one process, on embedded NATS and Postgres.
 
@@ -23,7 +28,7 @@ Usage: npm run dev -- [--once] [--no-demo] [--run FILE]
   --once       exit when the demo run finishes (exit code 0 if it completed)
   --no-demo    start the stack without submitting anything
 Environment: NATS_URL, DATABASE_URL (use external servers), DURA_DEV_DATA_DIR (keep data between starts),
-PROJECTOR_HTTP_PORT (default 8080), LOG_LEVEL (default warn).`;
+PROJECTOR_HTTP_PORT (default 8080), LOG_LEVEL (default warn), DURA_AGENTS (agent definitions; default examples/agents/agents.json).`;
 
 async function main(): Promise<number> {
   const { values } = parseArgs({
@@ -52,6 +57,7 @@ async function main(): Promise<number> {
     ...(config.DURA_DEV_DATA_DIR ? { dataDir: config.DURA_DEV_DATA_DIR } : {}),
     httpPort: config.PROJECTOR_HTTP_PORT,
     log,
+    agentsFile: config.DURA_AGENTS ?? (existsSync(DEFAULT_AGENTS) ? DEFAULT_AGENTS : undefined),
   });
   console.log(`  nats      ${stack.natsUrl}${config.NATS_URL ? '' : ' (embedded nats-server)'}`);
   console.log(`  postgres  ${stack.database === 'pglite' ? 'embedded PGlite' : 'DATABASE_URL'}`);

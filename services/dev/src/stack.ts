@@ -1,7 +1,14 @@
 import { join } from 'node:path';
 import { createDuraClient, type DuraClient } from '@dura/client';
 import { openDatabase, type DbHandle } from '@dura/db';
-import { createPlanner, createScriptedModel } from '@dura/planner';
+import {
+  createAgentModel,
+  createModelRouter,
+  createPayloadAccess,
+  createPlanner,
+  createScriptedModel,
+  loadAgentRegistry,
+} from '@dura/planner';
 import { createProjector, migrateProjector, projectorRoutes } from '@dura/projector';
 import {
   connectNats,
@@ -20,6 +27,8 @@ export interface StackOptions {
   dataDir?: string;
   httpPort: number;
   log: Logger;
+  /** Agent definitions (JSON or module) the planner serves; scripted plans need none. */
+  agentsFile?: string;
 }
 
 export interface Stack {
@@ -60,9 +69,16 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       return handles;
     };
     const tools = builtinRegistry();
+    const agents = await loadAgentRegistry(options.agentsFile);
+    const plannerNats = await connect('dura-dev-planner');
+    const payloads = createPayloadAccess({ js: plannerNats.js, thresholdBytes: 64 * 1024 });
     const planner = createPlanner({
-      ...(await connect('dura-dev-planner')),
-      model: createScriptedModel(),
+      ...plannerNats,
+      model: createModelRouter({
+        scripted: createScriptedModel({ payloads }),
+        agents: createAgentModel({ agents, tools, payloads }),
+        tools,
+      }),
       tools,
       log: options.log.child({ service: 'planner' }),
     });

@@ -51,7 +51,7 @@ export function paymentPlan(runId: string): PlanRequest {
 
 /** The idempotency key of step `step` (from 1) of a plan, as the planner derives it. */
 export function keyOf(request: PlanRequest, step: number): string {
-  const planned = request.agent.steps[step - 1];
+  const planned = request.agent.kind === 'scripted' ? request.agent.steps[step - 1] : undefined;
   if (!planned) throw new Error(`the plan has no step ${step}`);
   return idempotencyKey({ runId: request.runId, step, tool: planned.tool, args: planned.args });
 }
@@ -71,8 +71,13 @@ export interface ModelCallEntry {
 export interface CrashSystem {
   system: SystemHandles;
   witness: PaymentWitness;
-  /** Starts `name` (stopping a running instance first), with `DURA_FAILPOINT=failpoint` when given. */
-  restart(name: ServiceName, failpoint?: FailpointSpec): Promise<ManagedProcess>;
+  /**
+   * Starts `name` (stopping a running instance first), with `DURA_FAILPOINT=failpoint` when given and `env`
+   * on top of the system's environment.
+   */
+  restart(name: ServiceName, failpoint?: FailpointSpec, env?: Record<string, string>): Promise<ManagedProcess>;
+  /** Starts one more instance of `name` beside the tracked one (a second replica); stopped after the file. */
+  startExtra(name: ServiceName, env?: Record<string, string>): Promise<ManagedProcess>;
   /** The current process of `name`. */
   proc(name: ServiceName): ManagedProcess;
   /** Waits for the current process of `name` to exit on its own. */
@@ -82,7 +87,15 @@ export interface CrashSystem {
 }
 
 /** Registers beforeAll/afterAll: own NATS + database (useTestInfra), witness, and `initial` services running. */
-export function useCrashSystem(initial: readonly ServiceName[]): () => CrashSystem {
+export interface CrashSystemOptions {
+  /** More environment for a service, read each time it starts (e.g. DURA_AGENTS pointing at a test server). */
+  env?: (name: ServiceName) => Record<string, string>;
+}
+
+export function useCrashSystem(
+  initial: readonly ServiceName[],
+  options: CrashSystemOptions = {},
+): () => CrashSystem {
   const infra = useTestInfra();
   const running = new Map<ServiceName, ManagedProcess>();
   const all: ManagedProcess[] = [];
@@ -103,11 +116,17 @@ export function useCrashSystem(initial: readonly ServiceName[]): () => CrashSyst
       WITNESS_URL: witness!.url,
       ...(name === 'planner' ? { DURA_SCRIPTED_MODEL_LOG: modelLog } : {}),
       ...(failpoint ? { DURA_FAILPOINT: failpoint } : {}),
+      ...options.env?.(name),
     });
-    const restart: CrashSystem['restart'] = async (name, failpoint) => {
+    const restart: CrashSystem['restart'] = async (name, failpoint, extra = {}) => {
       await running.get(name)?.kill('SIGTERM');
-      const proc = await startService(name, env(name, failpoint));
+      const proc = await startService(name, { ...env(name, failpoint), ...extra });
       running.set(name, proc);
+      all.push(proc);
+      return proc;
+    };
+    const startExtra: CrashSystem['startExtra'] = async (name, extra = {}) => {
+      const proc = await startService(name, { ...env(name, undefined), ...extra });
       all.push(proc);
       return proc;
     };
@@ -121,6 +140,7 @@ export function useCrashSystem(initial: readonly ServiceName[]): () => CrashSyst
       system,
       witness,
       restart,
+      startExtra,
       proc,
       exitOf: (name, timeoutMs = 30_000) => exitWithin(proc(name), timeoutMs),
       submit: async (request) => {

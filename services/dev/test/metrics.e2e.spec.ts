@@ -116,9 +116,11 @@ describe('metrics of each service after real runs', () => {
     const gateway = await eventually(
       async () => {
         const read = await scrape('tool-gateway');
-        return read('dura_effects_deduplicated_total', { tool: 'echo' }) === 1 ? read : undefined;
+        // The repeat's observation goes through the outbox again: wait until the relay sent it too.
+        const answered = read('dura_effects_deduplicated_total', { tool: 'echo' }) === 1;
+        return answered && read('dura_outbox_pending_rows') === 0 ? read : undefined;
       },
-      'the gateway to answer the repeated task from the ledger',
+      'the gateway to answer the repeated task from the ledger and relay its observation',
       30_000,
     );
     expect(gateway('dura_tool_call_duration_seconds_count', { tool: 'echo', outcome: 'succeeded' })).toBe(3);

@@ -2,19 +2,53 @@ import { z } from 'zod';
 import { configFields, loadConfig } from '@dura/service-kit';
 
 export const PlannerConfigSchema = z.object({
-  NATS_URL: configFields.natsUrl.default('nats://127.0.0.1:4222'),
-  PLANNER_CONCURRENCY: configFields.positiveInt.default(16),
-  PLANNER_ACK_WAIT_MS: configFields.positiveInt.default(60_000),
-  PLANNER_SNAPSHOT_EVERY: configFields.positiveInt.default(100),
-  DURA_STREAM_REPLICAS: configFields.replicas,
-  DURA_DUPLICATE_WINDOW_MS: configFields.positiveInt.default(120_000),
-  DURA_TOOLS_MODULES: z.string().optional(),
+  NATS_URL: configFields.natsUrl.default('nats://127.0.0.1:4222').describe('The NATS server to connect to.'),
+  PLANNER_CONCURRENCY: configFields.positiveInt
+    .default(16)
+    .describe('Run messages the planner handles at once.'),
+  PLANNER_ACK_WAIT_MS: configFields.positiveInt
+    .default(60_000)
+    .describe(
+      'How long JetStream waits for an ack before it redelivers a message (redelivery after a crash).',
+    ),
+  PLANNER_SNAPSHOT_EVERY: configFields.positiveInt
+    .default(100)
+    .describe('Events between snapshots of a run.'),
+  DURA_STREAM_REPLICAS: configFields.replicas.describe(
+    'Replicas (1 to 5) of every stream and bucket the services create; 3 in production.',
+  ),
+  DURA_DUPLICATE_WINDOW_MS: configFields.positiveInt
+    .default(120_000)
+    .describe('JetStream duplicate window: a message id published again within it is dropped.'),
+  DURA_TOOLS_MODULES: z.string().optional().describe('Comma-separated modules exporting tools.'),
+  /** The agent definitions this planner serves: a JSON file or a module (see README, "Agents"). */
+  DURA_AGENTS: z
+    .string()
+    .optional()
+    .describe('Agent definitions: a JSON file or a module (see Agents); unset: scripted plans only.'),
+  /** Tool arguments whose JSON is larger than this go to the object store; the event keeps a reference. */
+  DURA_PAYLOAD_THRESHOLD_BYTES: configFields.positiveInt
+    .default(65_536)
+    .describe(
+      'Tool arguments and results larger than this go to the object store; the event keeps a reference.',
+    ),
   /** Appends one JSON line per scripted-model call: how fault tests prove no recorded decision is asked again. */
-  DURA_SCRIPTED_MODEL_LOG: z.string().optional(),
+  DURA_SCRIPTED_MODEL_LOG: z
+    .string()
+    .optional()
+    .describe('Appends one JSON line per scripted-model call to this file.'),
   /** Serves `/metrics` (Prometheus) and `/healthz` on this port; unset: no HTTP server. 0 picks a free port. */
-  METRICS_PORT: configFields.port.optional(),
-  LOG_LEVEL: configFields.logLevel,
-  LOG_FORMAT: configFields.logFormat,
+  METRICS_PORT: configFields.port
+    .optional()
+    .describe(
+      'Serves `/metrics`, `/healthz` and `/readyz` on this port (0: a free port); unset: no metrics server.',
+    ),
+  /** How long the process may take to stop after SIGTERM: in-flight work finishes or is handed back. */
+  SHUTDOWN_GRACE_MS: configFields.positiveInt
+    .default(25_000)
+    .describe('After SIGTERM: time to finish or hand back work, flush the outbox and telemetry, and exit 0.'),
+  LOG_LEVEL: configFields.logLevel.describe('`debug`, `info`, `warn` or `error`.'),
+  LOG_FORMAT: configFields.logFormat.describe('`json` (one object per line) or `pretty`.'),
 });
 export type PlannerConfig = z.infer<typeof PlannerConfigSchema>;
 

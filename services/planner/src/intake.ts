@@ -1,10 +1,18 @@
 import type { JetStreamClient, JsMsg } from '@nats-io/jetstream';
-import { formatIssues, newEvent, RunIdSchema, RunRequestSchema, type RunRequest } from '@dura/contracts';
+import {
+  DuraError,
+  formatIssues,
+  newEvent,
+  RunIdSchema,
+  RunRequestSchema,
+  type RunRequest,
+} from '@dura/contracts';
 import { canonicalJson, decisionEventId } from '@dura/core';
 import { ConcurrencyConflict, type EventStore } from '@dura/event-store';
 import { duraTracer, withLogFields, type Logger } from '@dura/service-kit';
 import { DURA_ATTRS, traceparentOf, withSpan } from '@dura/telemetry';
 import type { ToolRegistry } from '@dura/tools';
+import type { Model } from './model';
 import { checkPlan } from './plan-check';
 import { rejectRequest, type Rejection } from './reject-request';
 import type { RunDriver } from './run-driver';
@@ -16,12 +24,14 @@ export interface IntakeDeps {
   tools: ToolRegistry;
   log: Logger;
   clock: () => Date;
+  /** Checks a request naming an agent: an agent or version this planner does not serve is rejected. */
+  model?: Model;
 }
 
 export const REQUESTS_DLQ_SOURCE = 'requests';
 
 function planLength(request: RunRequest): number {
-  return request.agent.steps.length;
+  return request.agent.kind === 'scripted' ? request.agent.steps.length : 0;
 }
 
 /**
@@ -116,6 +126,24 @@ export function createIntake(deps: IntakeDeps) {
       });
       return;
     }
+    const agentProblem = checkAgent({ ...parsed.data, runId });
+    if (agentProblem) {
+      await reject(msg, runId, { error: agentProblem });
+      return;
+    }
     await start(msg, { ...parsed.data, runId });
   };
+
+  function checkAgent(
+    request: RunRequest & { runId: string },
+  ): { code: string; message: string } | undefined {
+    if (request.agent.kind !== 'agent' || !deps.model?.start) return undefined;
+    try {
+      deps.model.start(request);
+      return undefined;
+    } catch (err) {
+      if (err instanceof DuraError && !err.retryable) return { code: err.code, message: err.message };
+      throw err;
+    }
+  }
 }

@@ -3,6 +3,10 @@ import { loadToolRegistry, toolModulesFrom } from '@dura/tools';
 import { loadPlannerConfig } from './config';
 import { createPlanner } from './planner';
 import { createScriptedModel, fileCallLog } from './scripted-model';
+import { createAgentModel } from './agents/agent-model';
+import { loadAgentRegistry } from './agents/registry';
+import { createModelRouter } from './model-router';
+import { createPayloadAccess } from './payload-access';
 
 runMain('planner', async () => {
   const config = loadPlannerConfig();
@@ -14,12 +18,25 @@ runMain('planner', async () => {
     metricsPort: config.METRICS_PORT,
   });
   const nats = await connectNats(config.NATS_URL, 'dura-planner', log);
+  const tools = await loadToolRegistry(toolModulesFrom(config.DURA_TOOLS_MODULES));
+  const agents = await loadAgentRegistry(config.DURA_AGENTS);
+  if (agents.names().length > 0)
+    log.info('serving agents', {
+      agents: agents.names().map((name) => `${name}@${agents.versions(name).join(',')}`),
+    });
+  const payloads = createPayloadAccess({
+    js: nats.js,
+    replicas: config.DURA_STREAM_REPLICAS,
+    thresholdBytes: config.DURA_PAYLOAD_THRESHOLD_BYTES,
+  });
+  const scripted = createScriptedModel({
+    payloads,
+    ...(config.DURA_SCRIPTED_MODEL_LOG ? { callLog: fileCallLog(config.DURA_SCRIPTED_MODEL_LOG) } : {}),
+  });
   const planner = createPlanner({
     ...nats,
-    model: createScriptedModel(
-      config.DURA_SCRIPTED_MODEL_LOG ? { callLog: fileCallLog(config.DURA_SCRIPTED_MODEL_LOG) } : {},
-    ),
-    tools: await loadToolRegistry(toolModulesFrom(config.DURA_TOOLS_MODULES)),
+    model: createModelRouter({ scripted, agents: createAgentModel({ agents, tools, payloads }), tools }),
+    tools,
     log,
     concurrency: config.PLANNER_CONCURRENCY,
     ackWaitMs: config.PLANNER_ACK_WAIT_MS,
@@ -31,9 +48,12 @@ runMain('planner', async () => {
     },
   });
   await planner.start();
+  // Ready: started (streams, buckets and consumers bound) and still connected to NATS.
+  telemetry.ready(() => Promise.resolve(nats.nc.isClosed() ? 'the NATS connection is closed' : undefined));
   return {
-    async stop() {
-      await planner.stop();
+    graceMs: config.SHUTDOWN_GRACE_MS,
+    async stop(drain) {
+      await planner.stop(drain);
       await nats.nc.drain();
       await telemetry.stop();
     },

@@ -1,5 +1,5 @@
-import type { Decision, RunRequest, Usage } from '@dura/contracts';
-import type { RunState } from '@dura/core';
+import type { BudgetLimits, Decision, PinnedVersion, PromptRecord, RunRequest, Usage } from '@dura/contracts';
+import type { Reservation, RunState } from '@dura/core';
 
 /** What one model call produced; recorded verbatim in a `thought` before anything acts on it. */
 export interface ModelTurn {
@@ -8,9 +8,59 @@ export interface ModelTurn {
   usage: Usage;
   model: { id: string; promptVersion: string };
   finishReason: string;
+  /** The call's input, content-addressed (only what is new since the previous recorded input). */
+  prompt?: PromptRecord;
+  costUsd?: number;
+}
+
+/** A summary of older steps, recorded before a call whose input would outgrow the model's context. */
+export interface SummaryTurn {
+  throughStep: number;
+  summary: string;
+  usage: Usage;
+  model: { id: string; promptVersion: string };
+  costUsd?: number;
+}
+
+export interface DecideInput {
+  state: RunState;
+  request: RunRequest & { runId: string };
+  /** Streams text deltas while the model answers (to `dura.run.<id>.live`); never part of the record. */
+  live?: (delta: string) => void;
+}
+
+/** What a run is started under: recorded in `run_started`, so every later decision uses the same. */
+export interface StartInfo {
+  pinned?: PinnedVersion;
+  budget?: BudgetLimits;
+  budgetPolicy?: 'fail' | 'wait';
 }
 
 /** The planner's only door to a model. Implementations may do I/O; the state they get is the folded log. */
 export interface Model {
-  decide(input: { state: RunState; request: RunRequest & { runId: string } }): Promise<ModelTurn>;
+  decide(input: DecideInput): Promise<ModelTurn>;
+  /** The version and budgets a new run is pinned to; throws a DuraError when the request names no agent served. */
+  start?(request: RunRequest & { runId: string }): StartInfo;
+  /** Whether this planner may decide a run pinned to `pinned` (a rolling deploy never mixes brains mid-run). */
+  serves?(pinned: PinnedVersion): boolean;
+  /** The worst case of the next call, reserved against the run's budgets before it is made. */
+  reservation?(input: DecideInput): Promise<Reservation>;
+  /** A summary to record first, when the next call's input would outgrow the model's context. */
+  summarize?(input: DecideInput): Promise<SummaryTurn | undefined>;
+}
+
+/** The lower of two limits per budget: a request may tighten its agent's budgets, never loosen them. */
+export function tighterBudget(
+  agent: BudgetLimits | undefined,
+  request: BudgetLimits | undefined,
+): BudgetLimits | undefined {
+  if (!agent) return request;
+  if (!request) return agent;
+  const keys = ['maxSteps', 'maxTokens', 'maxCostUsd', 'maxWallSeconds'] as const;
+  const merged: BudgetLimits = {};
+  for (const key of keys) {
+    const values = [agent[key], request[key]].filter((v): v is number => v !== undefined);
+    if (values.length > 0) merged[key] = Math.min(...values);
+  }
+  return merged;
 }

@@ -1,5 +1,11 @@
-import type { RunRequest } from '@dura/contracts';
-import { planReferenceIssues } from '@dura/core';
+import {
+  CONTROL_TOOLS,
+  ControlToolSchemas,
+  formatIssues,
+  isControlTool,
+  type RunRequest,
+} from '@dura/contracts';
+import { planReferenceIssues, referencedArgs } from '@dura/core';
 import type { ToolRegistry } from '@dura/tools';
 
 export interface PlanProblem {
@@ -14,10 +20,27 @@ export interface PlanProblem {
  * the gateway once resolved.
  */
 export function checkPlan(request: RunRequest, tools: ToolRegistry): PlanProblem | undefined {
+  if (request.agent.kind !== 'scripted') return undefined;
+  const steps = request.agent.steps;
   const unknown: string[] = [];
   const invalid: string[] = [];
-  request.agent.steps.forEach((step, index) => {
-    if (!tools.get(step.tool)) {
+  steps.forEach((step, index) => {
+    if (isControlTool(step.tool)) {
+      const child = ControlToolSchemas[CONTROL_TOOLS.runAgent].shape.agent.safeParse(step.args.agent);
+      if (step.tool === CONTROL_TOOLS.runAgent && child.success && typeof child.data === 'object') {
+        // An inline child plan is checked as the child's own plan, with its own references.
+        const problem = checkPlan({ ...request, agent: child.data }, tools);
+        for (const issue of problem?.issues ?? [])
+          (problem?.code === 'unknown_tool' ? unknown : invalid).push(`agent.steps.${index}.args.${issue}`);
+      }
+      if (JSON.stringify(referencedArgs(step)).includes('"$')) return;
+      const parsed = ControlToolSchemas[step.tool].safeParse(step.args);
+      if (!parsed.success) {
+        invalid.push(
+          ...formatIssues(parsed.error).map((line) => `agent.steps.${index}: ${step.tool} args ${line}`),
+        );
+      }
+    } else if (!tools.get(step.tool)) {
       unknown.push(
         `agent.steps.${index}.tool: unknown tool "${step.tool}"; known tools: ${tools.names().join(', ')}`,
       );
@@ -27,7 +50,7 @@ export function checkPlan(request: RunRequest, tools: ToolRegistry): PlanProblem
       );
     }
   });
-  invalid.push(...planReferenceIssues(request.agent.steps));
+  invalid.push(...planReferenceIssues(steps));
   if (unknown.length > 0) {
     return {
       code: 'unknown_tool',

@@ -1,5 +1,12 @@
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
-import { DecideTaskSchema, formatIssues, ContractViolation, STREAMS, SUBJECTS } from '@dura/contracts';
+import {
+  ContractViolation,
+  DecideTaskSchema,
+  formatIssues,
+  runIdInJson,
+  STREAMS,
+  SUBJECTS,
+} from '@dura/contracts';
 import {
   createEventStore,
   ensureStreams,
@@ -11,9 +18,12 @@ import {
   startConsumerLoop,
   withLogFields,
   type ConsumerLoop,
+  type DrainOptions,
   type Logger,
 } from '@dura/service-kit';
 import type { ToolRegistry } from '@dura/tools';
+import { createCancellations } from './cancellations';
+import { createParking } from './parking';
 import { createIntake } from './intake';
 import { createSignalIntake } from './signal-intake';
 import { createForkIntake, FORKS_DLQ_SOURCE } from './fork-intake';
@@ -74,6 +84,10 @@ export const PLANNER_CONSUMERS = {
 export function createPlanner(deps: PlannerDeps) {
   const clock = deps.clock ?? (() => new Date());
   const store = createEventStore({ js: deps.js, jsm: deps.jsm });
+  const serves = deps.model.serves?.bind(deps.model);
+  const parking = serves
+    ? createParking({ js: deps.js, serves, log: deps.log, replicas: deps.streams?.replicas ?? 1 })
+    : undefined;
   const driver = createRunDriver({
     store,
     js: deps.js,
@@ -81,8 +95,18 @@ export function createPlanner(deps: PlannerDeps) {
     log: deps.log,
     clock,
     snapshots: { every: deps.snapshotEvery ?? DEFAULT_SNAPSHOT_EVERY, replicas: deps.streams?.replicas ?? 1 },
+    cancellations: createCancellations({ js: deps.js, replicas: deps.streams?.replicas ?? 1 }),
+    ...(parking ? { parking } : {}),
   });
-  const handleSubmit = createIntake({ store, js: deps.js, driver, tools: deps.tools, log: deps.log, clock });
+  const handleSubmit = createIntake({
+    store,
+    js: deps.js,
+    driver,
+    tools: deps.tools,
+    log: deps.log,
+    clock,
+    model: deps.model,
+  });
   const loops: ConsumerLoop[] = [];
   const ackWaitMs = deps.ackWaitMs ?? PLANNER_CONSUMERS.intake.ackWaitMs;
   const consumers = {
@@ -124,6 +148,7 @@ export function createPlanner(deps: PlannerDeps) {
       await ensureDurableConsumer(deps.jsm, consumers.decide);
       await ensureDurableConsumer(deps.jsm, consumers.signals);
       await ensureDurableConsumer(deps.jsm, consumers.fork);
+      await parking?.start();
       const concurrency = deps.concurrency ?? 16;
       loops.push(
         startConsumerLoop({
@@ -141,6 +166,7 @@ export function createPlanner(deps: PlannerDeps) {
           concurrency,
           log: deps.log,
           handle: (msg) => handleDecide(msg.string()),
+          runIdOf: (msg) => runIdInJson(msg.string()),
         }),
         startConsumerLoop({
           js: deps.js,
@@ -149,6 +175,7 @@ export function createPlanner(deps: PlannerDeps) {
           concurrency,
           log: deps.log,
           handle: handleSignal,
+          runIdOf: (msg) => runIdInJson(msg.string()),
         }),
         startConsumerLoop({
           js: deps.js,
@@ -161,8 +188,10 @@ export function createPlanner(deps: PlannerDeps) {
       );
       deps.log.info('planner started', { concurrency });
     },
-    async stop(): Promise<void> {
-      await Promise.all(loops.map((loop) => loop.stop()));
+    /** Stops taking work; drives still running at `drain.deadline` are handed back for another replica. */
+    async stop(drain?: DrainOptions): Promise<void> {
+      await Promise.all(loops.map((loop) => loop.stop(drain)));
+      await parking?.stop();
       await driver.flushSnapshots();
     },
   };

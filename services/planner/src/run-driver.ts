@@ -1,25 +1,39 @@
 import type { JetStreamClient } from '@nats-io/jetstream';
 import {
   DuraError,
+  liveSubject,
   newEvent,
+  SIGNAL_VERSION,
+  SUBJECTS,
   TASK_VERSION,
+  timerTaskMsgId,
+  TOOL_TASK_WITH_REF_VERSION,
   toolTaskSubject,
+  type DecideTask,
   type NewEvent,
   type RunEvent,
+  type SignalRequest,
+  type TimerTask,
   type ToolTask,
 } from '@dura/contracts';
 import {
+  budgetExceededEvents,
+  budgetExcess,
+  CANCEL_SIGNAL,
   decisionEventId,
   fold,
   initialRunState,
   InvalidTransition,
+  isTerminal,
   nextAction,
   type CallState,
+  type ChildRunState,
   type EventDraft,
   type RunState,
+  type WaitState,
 } from '@dura/core';
 import { ConcurrencyConflict, type EventStore } from '@dura/event-store';
-import { duraMeter, duraTracer, failpoint, type Logger } from '@dura/service-kit';
+import { duraMeter, duraTracer, failpoint, RetryLater, type Logger } from '@dura/service-kit';
 import {
   DURA_ATTRS,
   DURA_METRICS,
@@ -34,6 +48,8 @@ import {
 } from '@dura/telemetry';
 import { context as otelContext, SpanKind, trace, type Context } from '@opentelemetry/api';
 import type { Model } from './model';
+import type { Cancellations } from './cancellations';
+import type { Parking } from './parking';
 import { RunStateCache, type CachedRun } from './run-state-cache';
 import { trustedSnapshot } from './snapshot-resume';
 import { createSnapshotStore, type SnapshotStore } from './snapshot-store';
@@ -53,6 +69,12 @@ export interface RunDriverDeps {
    * `dura_snapshots` (R1) and one snapshot per 100 new events. `false` turns them off.
    */
   snapshots?: false | SnapshotOptions;
+  /** Where cancelled runs are marked for the gateways to abort their in-flight calls. */
+  cancellations?: Cancellations;
+  /** Where runs pinned to a version this planner does not serve wait for one that does. */
+  parking?: Parking;
+  /** Without `parking`: how long such a run's decide task waits before it is offered again (default 5 s). */
+  notServedDelayMs?: number;
 }
 
 export interface SnapshotOptions {
@@ -222,12 +244,13 @@ export function createRunDriver(deps: RunDriverDeps) {
     await Promise.all(
       calls.map((call) => {
         const task: ToolTask = {
-          v: TASK_VERSION,
+          v: call.argsRef ? TOOL_TASK_WITH_REF_VERSION : TASK_VERSION,
           runId,
           callId: call.callId,
           step: call.step,
           tool: call.tool,
           args: call.args,
+          ...(call.argsRef ? { argsRef: call.argsRef } : {}),
           idempotencyKey: call.idempotencyKey,
           causationId: call.intentId,
           correlationId: run.state.correlationId ?? runId,
@@ -258,6 +281,101 @@ export function createRunDriver(deps: RunDriverDeps) {
     );
   }
 
+  /** Hands out the timers of open waits and the requests of running children (both dedupe on their ids). */
+  async function dispatchWaits(
+    run: CachedRun,
+    timers: readonly WaitState[],
+    children: readonly ChildRunState[],
+  ): Promise<void> {
+    const runId = run.state.runId as string;
+    const correlationId = run.state.correlationId ?? runId;
+    const trace = traceparentOf();
+    await Promise.all([
+      ...timers.map((wait) => {
+        const task: TimerTask = {
+          v: TASK_VERSION,
+          runId,
+          waitId: wait.waitId,
+          dueAt: (wait.until ?? wait.timeoutAt) as string,
+          causationId: run.lastEventId ?? runId,
+          correlationId,
+          ...(trace ? { trace } : {}),
+        };
+        return deps.js.publish(SUBJECTS.timerTask, JSON.stringify(task), {
+          msgID: timerTaskMsgId(runId, wait.waitId),
+        });
+      }),
+      ...children.map((child) =>
+        deps.js.publish(SUBJECTS.submit, JSON.stringify(child.request), { msgID: child.childRunId }),
+      ),
+    ]);
+  }
+
+  /**
+   * Duties of a finished run, done on every drive that finds it finished (each is idempotent): a child
+   * reports to its parent; a cancelled run is marked for the gateways and cancels its running children.
+   */
+  async function settleFinished(run: CachedRun): Promise<void> {
+    const { state } = run;
+    const runId = state.runId as string;
+    const parent = state.request?.parent;
+    if (parent) {
+      failpoint('planner.before-parent-report');
+      await reportToParent(state, parent.runId);
+    }
+    if (state.status !== 'cancelled') return;
+    await deps.cancellations?.mark(runId, cancelReason(state));
+    await Promise.all(
+      state.children
+        .filter((child) => child.status === 'running')
+        .map((child) => {
+          const signal: SignalRequest = {
+            v: SIGNAL_VERSION,
+            runId: child.childRunId,
+            signalId: `parent-cancelled:${runId}`,
+            name: CANCEL_SIGNAL,
+            payload: { reason: `parent run ${runId} was cancelled` },
+          };
+          return deps.js.publish(SUBJECTS.signal, JSON.stringify(signal), {
+            msgID: `signal:${child.childRunId}:${signal.signalId}`,
+          });
+        }),
+    );
+  }
+
+  async function reportToParent(state: RunState, parentRunId: string): Promise<void> {
+    const runId = state.runId as string;
+    const status = state.status === 'completed' || state.status === 'cancelled' ? state.status : 'failed';
+    const event = newEvent(
+      'child_run_completed',
+      { childRunId: runId, status, ...(state.output === undefined ? {} : { output: state.output }) },
+      {
+        id: `${parentRunId}:child:${runId}`,
+        runId: parentRunId,
+        ts: deps.clock().toISOString(),
+        correlationId: state.correlationId ?? runId,
+        causationId: `${runId}@${state.lastSeq}`,
+      },
+    );
+    const result = await deps.store.append(parentRunId, [event], { expectedSeq: 'any' });
+    const task: DecideTask = {
+      v: TASK_VERSION,
+      runId: parentRunId,
+      afterSeq: result.lastSeq,
+      reason: 'child',
+    };
+    await deps.js.publish(SUBJECTS.decideTask, JSON.stringify(task), {
+      msgID: `${parentRunId}@${result.lastSeq}`,
+    });
+  }
+
+  /** Token deltas of the model's answer, on core NATS for whoever watches the run live. */
+  function liveFor(runId: string, decision: number): (delta: string) => void {
+    const nc = (deps.js as unknown as { nc?: { publish(subject: string, data: string): void } }).nc;
+    const subject = liveSubject(runId);
+    return (delta) => nc?.publish(subject, JSON.stringify({ runId, decision, delta }));
+  }
+
   /** The model call, as a client span with the model and its token usage (GenAI semantic conventions). */
   function callModel(state: RunState, request: NonNullable<RunState['request']>) {
     return withSpan(
@@ -265,7 +383,8 @@ export function createRunDriver(deps: RunDriverDeps) {
       'chat',
       { kind: SpanKind.CLIENT, attributes: { [GEN_AI_ATTRS.operationName]: 'chat' } },
       async (span) => {
-        const turn = await deps.model.decide({ state, request });
+        const live = liveFor(request.runId, state.decisions);
+        const turn = await deps.model.decide({ state, request, live });
         span.updateName(`chat ${turn.model.id}`);
         span.setAttributes({
           [GEN_AI_ATTRS.requestModel]: turn.model.id,
@@ -301,7 +420,61 @@ export function createRunDriver(deps: RunDriverDeps) {
     };
   }
 
+  /** `run_started` with what the model pins the run to; a run naming no agent served fails here instead. */
+  function startEvent(state: RunState): EventDraft {
+    const request = state.request;
+    if (!request) throw new DuraError('corrupt_run', `run ${state.runId ?? ''} has no recorded request`);
+    try {
+      const info = deps.model.start?.(request) ?? {};
+      return { type: 'run_started', data: info };
+    } catch (err) {
+      if (!(err instanceof DuraError) || err.retryable) throw err;
+      return { type: 'run_failed', data: { error: { code: err.code, message: err.message } } };
+    }
+  }
+
+  /**
+   * A run pinned to a version this replica does not serve is left to a replica that does: parked until one
+   * is up (true), or, without parking, offered again later.
+   */
+  async function parkedElsewhere(state: RunState): Promise<boolean> {
+    const pinned = state.pinned;
+    if (!pinned || !deps.model.serves || deps.model.serves(pinned)) return false;
+    if (deps.parking) {
+      await deps.parking.park(state.runId as string, pinned, state.lastSeq);
+      deps.log.info('run parked for a planner that serves its pinned version', {
+        runId: state.runId,
+        pinned: `${pinned.agent}@${pinned.version} (prompt ${pinned.promptVersion})`,
+      });
+      return true;
+    }
+    throw new RetryLater(
+      `run ${state.runId ?? ''} is pinned to agent ${pinned.agent}@${pinned.version} (prompt ${pinned.promptVersion}), ` +
+        'which this planner does not serve; leaving it to a planner that does',
+      deps.notServedDelayMs ?? 5_000,
+    );
+  }
+
+  /** The drive of each run under way in this process: a run's drives take turns. */
+  const turns = new Map<string, Promise<unknown>>();
+
+  /**
+   * Drives of one run take turns in this process, so two decide tasks arriving together (a restart, a
+   * redelivery next to a new observation) cannot both ask the model for the same decision: the second
+   * finds the first one's decision in the cached log. Across replicas, the guarded append decides.
+   */
   async function drive(runId: string, options: DriveOptions = {}): Promise<DriveOutcome> {
+    const previous = turns.get(runId);
+    const mine = (previous ?? Promise.resolve()).catch(() => undefined).then(() => driveNow(runId, options));
+    turns.set(runId, mine);
+    try {
+      return await mine;
+    } finally {
+      if (turns.get(runId) === mine) turns.delete(runId);
+    }
+  }
+
+  async function driveNow(runId: string, options: DriveOptions): Promise<DriveOutcome> {
     // The decision span stays open for the rest of the drive: the intents it records and the tool calls
     // they dispatch hang under it.
     let decision: Decision | undefined;
@@ -329,27 +502,84 @@ export function createRunDriver(deps: RunDriverDeps) {
         // Only the first read may stop at the hint; after a lost race the whole tail is read.
         through = undefined;
         const action = nextAction(run.state);
+        if (action.kind !== 'idle' && (await parkedElsewhere(run.state)))
+          return { state: run.state, modelCalls, dispatched: 0 };
         try {
           switch (action.kind) {
             case 'idle':
+              if (action.reason === 'finished' && isTerminal(run.state.status)) await settleFinished(run);
               return { state: run.state, modelCalls, dispatched: 0 };
             case 'dispatch':
-              await inDecision(() => dispatch(run, action.calls));
+              await inDecision(() =>
+                Promise.all([
+                  dispatch(run, action.calls),
+                  dispatchWaits(run, action.timers, action.children),
+                ]),
+              );
               return { state: run.state, modelCalls, dispatched: action.calls.length };
             case 'start':
-              known = await append(run, [{ type: 'run_started', data: {} }], options.trace);
+              known = await append(run, [startEvent(run.state)], options.trace);
               break;
             case 'record':
               known = await inDecision(() => append(run, action.events, options.trace));
               if (action.events.some((event) => event.type === 'tool_call_requested'))
                 failpoint('planner.after-intent');
+              if (action.events.some((event) => event.type === 'wait_requested'))
+                failpoint('planner.after-wait');
+              if (action.events.some((event) => event.type === 'run_cancelled'))
+                failpoint('planner.after-cancel');
               break;
             case 'decide': {
               const request = run.state.request;
               if (!request)
                 throw new DuraError('corrupt_run', `run ${runId} is running but has no recorded request`);
+              const input = { state: run.state, request };
+              const reservation = (await deps.model.reservation?.(input)) ?? { tokens: 0, costUsd: 0 };
+              const excess = budgetExcess(run.state, reservation, deps.clock());
+              if (excess) {
+                known = await append(run, budgetExceededEvents(run.state, excess), options.trace);
+                break;
+              }
+              const { limits, reserved } = run.state.budget;
+              const metered = limits.maxTokens !== undefined || limits.maxCostUsd !== undefined;
+              if (metered && reserved === null) {
+                // Journal the worst case before spending: a replica deciding the same run after a crash sees it.
+                known = await append(run, [{ type: 'budget_reserved', data: reservation }], options.trace);
+                failpoint('planner.after-reserve');
+                break;
+              }
               decision ??= startDecision(runId, run.state.steps);
-              const turn = await inDecision(() => callModel(run.state, request));
+              const summary = await inDecision(
+                () => deps.model.summarize?.(input) ?? Promise.resolve(undefined),
+              );
+              if (summary) {
+                const data = {
+                  throughStep: summary.throughStep,
+                  summary: summary.summary,
+                  model: summary.model,
+                  usage: summary.usage,
+                  ...(summary.costUsd === undefined ? {} : { costUsd: summary.costUsd }),
+                };
+                known = await inDecision(() =>
+                  append(run, [{ type: 'context_summarized', data }], options.trace),
+                );
+                failpoint('planner.after-summary');
+                break;
+              }
+              const turn = await inDecision(() => callModel(run.state, request)).catch((err: unknown) => {
+                if (!isFinalModelError(err)) throw err;
+                return err;
+              });
+              if (turn instanceof DuraError) {
+                // A request the provider refuses (4xx) or cannot answer sensibly will not get better by
+                // asking again: the run fails with the provider's reason instead of retrying forever.
+                const error = { code: turn.code, message: turn.message };
+                known = await inDecision(() =>
+                  append(run, [{ type: 'run_failed', data: { error } }], options.trace),
+                );
+                decision.recorded();
+                break;
+              }
               modelCalls += 1;
               failpoint('planner.after-model');
               const thought: EventDraft = {
@@ -361,6 +591,8 @@ export function createRunDriver(deps: RunDriverDeps) {
                   decision: turn.decision,
                   usage: turn.usage,
                   finishReason: turn.finishReason,
+                  ...(turn.prompt ? { prompt: turn.prompt } : {}),
+                  ...(turn.costUsd === undefined ? {} : { costUsd: turn.costUsd }),
                 },
               };
               known = await inDecision(() => append(run, [thought], options.trace));
@@ -398,3 +630,20 @@ export function createRunDriver(deps: RunDriverDeps) {
 }
 
 export type RunDriver = ReturnType<typeof createRunDriver>;
+
+/** Model failures a retry cannot fix: the provider refused the request, or kept answering nonsense. */
+function isFinalModelError(err: unknown): err is DuraError {
+  return (
+    err instanceof DuraError &&
+    !err.retryable &&
+    (err.code === 'model_request_rejected' || err.code === 'model_bad_response')
+  );
+}
+
+function cancelReason(state: RunState): string {
+  const signal = state.signals.find((s) => s.name === CANCEL_SIGNAL);
+  const payload = signal?.payload;
+  const reason =
+    payload !== null && typeof payload === 'object' && !Array.isArray(payload) ? payload.reason : undefined;
+  return typeof reason === 'string' && reason !== '' ? reason : 'cancelled';
+}

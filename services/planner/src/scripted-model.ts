@@ -1,23 +1,35 @@
 import { appendFileSync } from 'node:fs';
-import type { Decision, JsonValue } from '@dura/contracts';
-import { BadReference, nextCallId, resolveReferences, type RunState } from '@dura/core';
+import { DuraError, type Decision, type JsonValue } from '@dura/contracts';
+import { BadReference, nextCallId, resolveReferences, resolveStepArgs, type RunState } from '@dura/core';
+import type { PayloadAccess } from './agents/agent-model';
 import type { Model, ModelTurn } from './model';
+import { withResolvedResults } from './payload-access';
 
 /**
  * The deterministic model: the plan comes with the run request. Step N of the plan becomes the N-th tool call,
  * with `$steps.K.field` references resolved from recorded results; after the last step it completes with the
  * plan's `output` (references resolved), or with the last step's result.
  */
-export function createScriptedModel(options: { callLog?: (entry: ModelCall) => void } = {}): Model {
+export function createScriptedModel(
+  options: { callLog?: (entry: ModelCall) => void; payloads?: PayloadAccess } = {},
+): Model {
   return {
-    decide: ({ state, request }) => {
+    decide: async ({ state, request }) => {
+      const agent = request.agent;
+      if (agent.kind !== 'scripted') {
+        throw new DuraError(
+          'wrong_model',
+          `run ${request.runId} names agent ${agent.name}, not a scripted plan`,
+        );
+      }
       options.callLog?.({
         runId: request.runId,
         step: state.steps,
         decisions: state.decisions,
         lastSeq: state.lastSeq,
       });
-      return Promise.resolve(scriptedTurn(state, request.agent.steps, request.agent.output, request.input));
+      const resolved = await withResolvedResults(state, options.payloads);
+      return scriptedTurn(resolved, agent.steps, agent.output, request.input);
     },
   };
 }
@@ -78,7 +90,7 @@ function scriptedDecision(
   try {
     const next = steps[state.steps];
     if (next) {
-      const args = resolveReferences(next.args, scope) as Record<string, JsonValue>;
+      const args = resolveStepArgs(next, scope);
       return { kind: 'tool_calls', calls: [{ callId: nextCallId(state, 0), tool: next.tool, args }] };
     }
     const final = output === undefined ? results.get(state.steps) : resolveReferences(output, scope);

@@ -1,5 +1,8 @@
 import { z } from 'zod';
 import {
+  BudgetLimitsSchema,
+  PayloadRefSchema,
+  PinnedVersionSchema,
   DecisionSchema,
   ErrorInfoSchema,
   RunIdSchema,
@@ -8,7 +11,16 @@ import {
   type JsonValue,
   type RunRequest,
 } from '@dura/contracts';
-import type { CallState, OperatorVerdict, RunState, WaitState } from '@dura/core';
+import type {
+  BudgetState,
+  CallState,
+  ChildRunState,
+  OperatorVerdict,
+  PromptState,
+  RunState,
+  TurnState,
+  WaitState,
+} from '@dura/core';
 
 // The shapes below must list exactly the keys of core's RunState, CallState and WaitState: `satisfies` makes
 // the build fail here when core adds, drops or retypes a field. When that happens, update the schema AND bump
@@ -56,16 +68,43 @@ const callShape = {
   error: ErrorInfoSchema.optional(),
   failRun: z.boolean().optional(),
   operator: z.strictObject(operatorShape).optional(),
+  requestedAt: z.string().optional(),
+  argsRef: PayloadRefSchema.optional(),
+  resultRef: PayloadRefSchema.optional(),
+  approval: z
+    .strictObject({
+      timeoutSeconds: z.number().positive().optional(),
+      onTimeout: z.enum(['reject', 'approve', 'fail']),
+      decision: z.enum(['approved', 'rejected']).optional(),
+    })
+    .optional(),
 } satisfies ShapeOf<CallState>;
 
 const waitShape = {
   waitId: z.string().min(1),
-  kind: z.enum(['signal', 'timer', 'child', 'operator']),
+  kind: z.enum(['signal', 'timer', 'child', 'operator', 'approval', 'budget']),
   signal: z.string().optional(),
   until: z.string().optional(),
   childRunId: z.string().optional(),
   callId: z.string().optional(),
+  timeoutAt: z.string().optional(),
+  onTimeout: z.enum(['reject', 'approve', 'fail', 'continue']).optional(),
 } satisfies ShapeOf<WaitState>;
+
+const budgetShape = {
+  limits: BudgetLimitsSchema,
+  policy: z.enum(['fail', 'wait']),
+  reserved: z.strictObject({ tokens: count, costUsd: z.number().nonnegative() }).nullable(),
+  costUsd: z.number().nonnegative(),
+  startedAt: z.string().nullable(),
+} satisfies ShapeOf<BudgetState>;
+
+const childShape = {
+  childRunId: RunIdSchema,
+  callId: z.string(),
+  request,
+  status: z.enum(['running', 'completed', 'failed', 'cancelled']),
+} satisfies ShapeOf<ChildRunState>;
 
 const runShape = {
   // A snapshot is only ever taken of a run that has events, so its run id is known.
@@ -81,6 +120,24 @@ const runShape = {
   calls: z.array(z.strictObject(callShape)),
   usage: UsageSchema,
   waiting: z.strictObject(waitShape).nullable(),
+  waits: z.array(z.strictObject(waitShape)),
+  pinned: PinnedVersionSchema.nullable(),
+  budget: z.strictObject(budgetShape),
+  turns: z.array(
+    z.strictObject({
+      content: z.string().optional(),
+      callIds: z.array(z.string()),
+    } satisfies ShapeOf<TurnState>),
+  ),
+  prompt: z
+    .strictObject({
+      hash: z.string(),
+      turns: count,
+      summaryThrough: count.nullable(),
+    } satisfies ShapeOf<PromptState>)
+    .nullable(),
+  summary: z.strictObject({ throughStep: count, text: z.string() }).nullable(),
+  children: z.array(z.strictObject(childShape)),
   signals: z.array(
     z.strictObject({
       signalId: z.string().min(1),

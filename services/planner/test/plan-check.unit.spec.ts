@@ -77,3 +77,38 @@ describe('checkPlan', () => {
     ]);
   });
 });
+
+describe('checkPlan with control tools', () => {
+  const child = (steps: ScriptedStep[]) => ({ kind: 'scripted', steps });
+
+  it('checks an inline child plan as the child’s own, with its own references', () => {
+    expect(
+      check([
+        { tool: 'echo', args: { n: 1 } },
+        {
+          tool: 'dura.run_agent',
+          args: {
+            agent: child([
+              { tool: 'echo', args: { a: 1 } },
+              { tool: 'echo', args: { b: '$steps.1.a' } },
+            ]),
+            input: '$steps.1.n',
+          },
+        },
+      ]),
+    ).toBeUndefined();
+    const problem = check([
+      { tool: 'dura.run_agent', args: { agent: child([{ tool: 'demo.bild', args: {} }]) } },
+    ]);
+    expect(problem?.code).toBe('unknown_tool');
+    expect(problem?.issues[0]).toMatch(
+      /^agent\.steps\.0\.args\.agent\.steps\.0\.tool: unknown tool "demo\.bild"/,
+    );
+  });
+
+  it('refuses control-tool arguments that can never be valid', () => {
+    expect(
+      check([{ tool: 'dura.sleep', args: { seconds: 1, until: '2030-01-01T00:00:00Z' } }])?.issues,
+    ).toEqual(['agent.steps.0: dura.sleep args (root): give exactly one of "seconds" or "until"']);
+  });
+});

@@ -16,6 +16,7 @@ const input = { commit: 'abc1234def' };
 /** What the scripted model decides for `history`, with the plan and input of its request. */
 function turnFor(history: History) {
   const { agent, input: runInput } = history.request;
+  if (agent.kind !== 'scripted') throw new Error('a scripted request is expected');
   return scriptedTurn(history.state(), agent.steps, agent.output, runInput);
 }
 

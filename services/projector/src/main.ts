@@ -42,6 +42,7 @@ runMain('projector', async () => {
   });
   log.info('projector api listening', { url: http.url });
   return {
+    graceMs: config.SHUTDOWN_GRACE_MS,
     async stop() {
       await http.close();
       await projector.stop();

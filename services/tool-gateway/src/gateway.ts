@@ -6,9 +6,11 @@ import {
   STREAMS,
   SUBJECTS,
   ToolTaskSchema,
+  type JsonValue,
   type ToolTask,
 } from '@dura/contracts';
 import type { Db } from '@dura/db';
+import { createPayloadStore, DEFAULT_PAYLOAD_THRESHOLD_BYTES, offloadIfLarge } from '@dura/payloads';
 import { ensureStreams, DEFAULT_STREAM_OPTIONS, type StreamOptions } from '@dura/event-store';
 import {
   duraMeter,
@@ -31,11 +33,13 @@ import {
   withSpan,
 } from '@dura/telemetry';
 import { trace } from '@opentelemetry/api';
+import { and, eq, inArray } from 'drizzle-orm';
 import { createEffectLedger, type EffectLedger, type Finished } from './effect-ledger';
-import { runTool } from './run-tool';
+import { createCancellations, runUnlessCancelled } from './cancellations';
 import { completedEvent, failedEvent } from './observations';
-import { createRelay } from './relay';
-import type { EffectRow } from './db/schema';
+import { createRelay, type Relay } from './relay';
+import { createTimers } from './timers';
+import { effects, type EffectRow } from './db/schema';
 
 export interface GatewayDeps {
   js: JetStreamClient;
@@ -53,6 +57,10 @@ export interface GatewayDeps {
   ackWaitMs?: number;
   /** Added to a tool's timeout to form the lease after which a `started` call counts as orphaned (default 30 s). */
   leaseMarginMs?: number;
+  /** Longest sleep of the timer firing loop; a new timer wakes it at once (default 5 s). */
+  timerPollMs?: number;
+  /** Results whose JSON is larger than this go to the object store; the event keeps a reference (64 KiB). */
+  payloadThresholdBytes?: number;
 }
 
 export const GATEWAY_CONSUMER = {
@@ -84,6 +92,58 @@ export function createToolGateway(deps: GatewayDeps) {
     log: deps.log,
     ...(deps.relayPollMs ? { pollMs: deps.relayPollMs } : {}),
   });
+  const cancellations = createCancellations({
+    js: deps.js,
+    log: deps.log,
+    replicas: (deps.streams ?? DEFAULT_STREAM_OPTIONS).replicas,
+  });
+  const timers = createTimers({
+    js: deps.js,
+    jsm: deps.jsm,
+    db: deps.db,
+    log: deps.log,
+    clock,
+    ...(deps.timerPollMs ? { pollMs: deps.timerPollMs } : {}),
+    onFired: () => relay.wake(),
+  });
+  const payloads = createPayloadStore({
+    js: deps.js,
+    replicas: (deps.streams ?? DEFAULT_STREAM_OPTIONS).replicas,
+  });
+  const payloadThreshold = deps.payloadThresholdBytes ?? DEFAULT_PAYLOAD_THRESHOLD_BYTES;
+
+  /**
+   * The observation of a result: inline, or, over the threshold, a reference to the object store. The
+   * object is content-addressed, so every path that builds this observation (a repeat, a reconcile) agrees.
+   */
+  async function completed(
+    task: ToolTask,
+    result: JsonValue,
+    attempt: number,
+    durationMs: number,
+    now: Date,
+  ) {
+    const offloaded = await offloadIfLarge(result, payloadThreshold, (bytes) => payloads.put(bytes));
+    return 'ref' in offloaded
+      ? completedEvent(task, null, attempt, durationMs, now, offloaded.ref)
+      : completedEvent(task, result, attempt, durationMs, now);
+  }
+
+  /** Oversized arguments travel as a reference; fetched (hash-checked) before the tool sees them. */
+  async function withArgs(task: ToolTask): Promise<ToolTask> {
+    if (!task.argsRef) return task;
+    const args = await payloads.getJson(task.argsRef);
+    if (args === null || typeof args !== 'object' || Array.isArray(args))
+      throw new ContractViolation(`the arguments stored at ${task.argsRef.uri} are not a JSON object`);
+    return { ...task, args };
+  }
+
+  async function recordedObservation(task: ToolTask, row: EffectRow, now: Date) {
+    if (row.status === 'succeeded')
+      return completed(task, row.result as JsonValue, row.attempts, row.durationMs ?? 0, now);
+    return failedEvent(task, row.error as { code: string; message: string }, row.attempts, false, now);
+  }
+
   let loop: ConsumerLoop | undefined;
   const consumer = { ...GATEWAY_CONSUMER, ackWaitMs: deps.ackWaitMs ?? GATEWAY_CONSUMER.ackWaitMs };
   const leaseFor = (tool: ToolDefinition): number =>
@@ -91,18 +151,19 @@ export function createToolGateway(deps: GatewayDeps) {
 
   async function execute(task: ToolTask, tool: ToolDefinition, attempt: number): Promise<void> {
     trace.getActiveSpan()?.setAttribute(DURA_ATTRS.attempt, attempt);
-    const outcome = await runTool(tool, task, attempt);
-    toolDuration.record(outcome.durationMs / 1000, {
-      tool: task.tool,
-      outcome: outcome.ok ? 'succeeded' : outcome.error.retryable ? 'retryable_error' : 'failed',
-    });
+    const outcome = await runUnlessCancelled(cancellations, tool, task, attempt);
+    if (outcome.ok || outcome.error.cancelled !== 'before_start')
+      toolDuration.record(outcome.durationMs / 1000, {
+        tool: task.tool,
+        outcome: outcome.ok ? 'succeeded' : outcome.error.retryable ? 'retryable_error' : 'failed',
+      });
     failpoint('gateway.after-effect');
     const now = clock();
     if (outcome.ok) {
       const finished = await ledger.finish(
         task.idempotencyKey,
         { status: 'succeeded', result: outcome.result },
-        completedEvent(task, outcome.result, attempt, outcome.durationMs, now),
+        await completed(task, outcome.result, attempt, outcome.durationMs, now),
         outcome.durationMs,
       );
       failpoint('gateway.after-commit');
@@ -114,7 +175,8 @@ export function createToolGateway(deps: GatewayDeps) {
         outcome.error.retryable &&
         (policy.retryOn?.(error) ?? true) &&
         attempt < (policy.attempts ?? maxAttempts);
-      const failRun = !retry && policy.onExhausted === 'fail_run';
+      // A cancelled run ends as cancelled; its interrupted call must not turn that into a failure.
+      const failRun = !retry && policy.onExhausted === 'fail_run' && !outcome.error.cancelled;
       await deliver(
         await ledger.finish(
           task.idempotencyKey,
@@ -150,7 +212,7 @@ export function createToolGateway(deps: GatewayDeps) {
       await ledger.finish(
         task.idempotencyKey,
         { status: 'succeeded', result: status.result },
-        completedEvent(task, status.result, row.attempts, 0, now),
+        await completed(task, status.result, row.attempts, 0, now),
         0,
       );
     } else if (status.state === 'failed') {
@@ -204,7 +266,7 @@ export function createToolGateway(deps: GatewayDeps) {
         // Observations carry this span's context, so the decision they lead to hangs under this call.
         (span) => {
           const trace = traceparentOf(span) ?? received.trace;
-          return handleCall(trace ? { ...received, trace } : received);
+          return withArgs(trace ? { ...received, trace } : received).then(handleCall);
         },
       ),
     );
@@ -230,7 +292,7 @@ export function createToolGateway(deps: GatewayDeps) {
         deduplicated.add(1, { tool: task.tool });
         trace.getActiveSpan()?.setAttribute(DURA_ATTRS.attempt, claim.row.attempts);
         // A repeat: the recorded outcome stands; make sure its observation reaches the log.
-        await ledger.enqueue(recordedObservation(task, claim.row, clock()), true);
+        await ledger.enqueue(await recordedObservation(task, claim.row, clock()), true);
         relay.wake();
         return;
       case 'orphaned':
@@ -246,10 +308,13 @@ export function createToolGateway(deps: GatewayDeps) {
 
   return {
     relay,
+    timers,
     async start(): Promise<void> {
       await ensureStreams(deps.jsm, deps.streams ?? DEFAULT_STREAM_OPTIONS);
       await ensureDurableConsumer(deps.jsm, consumer);
+      await cancellations.start();
       relay.start();
+      await timers.start();
       loop = startConsumerLoop({
         js: deps.js,
         spec: consumer,
@@ -260,11 +325,72 @@ export function createToolGateway(deps: GatewayDeps) {
       });
       deps.log.info('tool gateway started', { tools: deps.tools.names() });
     },
-    async stop(): Promise<void> {
-      await loop?.stop();
+    /**
+     * Stops taking tool tasks. With `drain` (a stop signal): running calls get until `drain.deadline` to
+     * finish, the rest go back to the stream for another replica, and the outbox is flushed until
+     * `drain.flushBy`.
+     */
+    async stop(drain?: { deadline: number; flushBy?: number }): Promise<void> {
+      const report = await loop?.stop(drain);
+      await timers.stop(drain);
+      await cancellations.stop();
       await relay.stop();
+      if (!drain) return;
+      if (report && report.handedBack.length > 0) await releaseLeases(report.handedBack);
+      await flushOutbox(relay, deps.log, drain.flushBy ?? drain.deadline);
     },
   };
+
+  /**
+   * A call handed back at the drain deadline keeps its `started` row, and another replica would wait out
+   * the lease before reconciling it. An idempotent tool may run again under the same key, so its lease ends
+   * now; an unsafe one keeps its lease, which outlasts this process, so no second attempt overlaps it.
+   */
+  async function releaseLeases(handedBack: readonly JsMsg[]): Promise<void> {
+    const keys = handedBack.flatMap((msg) => {
+      try {
+        const task = parseTask(msg);
+        return deps.tools.get(task.tool)?.safety === 'idempotent' ? [task.idempotencyKey] : [];
+      } catch {
+        return [];
+      }
+    });
+    if (keys.length === 0) return;
+    try {
+      await deps.db
+        .update(effects)
+        .set({ leaseUntil: clock() })
+        .where(and(inArray(effects.idempotencyKey, keys), eq(effects.status, 'started')));
+      deps.log.info('released the leases of handed-back idempotent calls', { keys });
+    } catch (err) {
+      deps.log.warn('releasing the leases of handed-back calls failed; they are reconciled after the lease', {
+        keys,
+        err,
+      });
+    }
+  }
+}
+
+/** Publishes what the outbox still holds (for runs no other relay holds) until it is empty or the deadline. */
+async function flushOutbox(relay: Relay, log: Logger, deadline: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<'expired'>((resolve) => {
+    timer = setTimeout(() => resolve('expired'), Math.max(0, deadline - Date.now()));
+  });
+  try {
+    for (;;) {
+      const sent = await Promise.race([relay.relayOnce(), expired]);
+      if (sent === 'expired') {
+        log.warn('outbox not flushed by the drain deadline; another replica relays the rest');
+        return;
+      }
+      if (sent === 0) return;
+    }
+  } catch (err) {
+    log.warn('flushing the outbox failed; another replica relays the rest', { err });
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 export type ToolGateway = ReturnType<typeof createToolGateway>;
@@ -280,10 +406,4 @@ function parseTask(msg: JsMsg): ToolTask {
   if (!parsed.success)
     throw new ContractViolation('tool task does not match its schema', formatIssues(parsed.error));
   return parsed.data;
-}
-
-function recordedObservation(task: ToolTask, row: EffectRow, now: Date) {
-  if (row.status === 'succeeded')
-    return completedEvent(task, row.result as never, row.attempts, row.durationMs ?? 0, now);
-  return failedEvent(task, row.error as { code: string; message: string }, row.attempts, false, now);
 }

@@ -3,7 +3,17 @@ export type { ToolGateway, GatewayDeps } from './gateway';
 export { createRelay } from './relay';
 export type { Relay } from './relay';
 export { migrateGateway, GATEWAY_MIGRATIONS } from './migrations';
-export { effects, outbox } from './db/schema';
-export type { EffectRow } from './db/schema';
+export { effects, outbox, timers } from './db/schema';
+export type { EffectRow, TimerRow } from './db/schema';
+export { createTimers, TIMER_CONSUMER, TIMERS_CHANNEL, TIMERS_PENDING } from './timers';
+export type { Timers, TimersOptions } from './timers';
+export type { FiredTimer } from './timer-store';
+export {
+  createCancellations,
+  openCancellationBucket,
+  CancellationSchema,
+  RunCancelled,
+} from './cancellations';
+export type { Cancellation, Cancellations } from './cancellations';
 export { GatewayConfigSchema, loadGatewayConfig } from './config';
 export type { GatewayConfig } from './config';

@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { openDatabase } from '@dura/db';
 import { connectNats, createLogger, runMain, startServiceTelemetry } from '@dura/service-kit';
 import { loadToolRegistry, toolModulesFrom } from '@dura/tools';
@@ -27,6 +28,8 @@ runMain('tool-gateway', async () => {
     ackWaitMs: config.GATEWAY_ACK_WAIT_MS,
     leaseMarginMs: config.GATEWAY_LEASE_MARGIN_MS,
     relayPollMs: config.RELAY_POLL_MS,
+    timerPollMs: config.GATEWAY_TIMER_POLL_MS,
+    payloadThresholdBytes: config.DURA_PAYLOAD_THRESHOLD_BYTES,
     streams: {
       replicas: config.DURA_STREAM_REPLICAS,
       duplicateWindowMs: config.DURA_DUPLICATE_WINDOW_MS,
@@ -34,9 +37,17 @@ runMain('tool-gateway', async () => {
     },
   });
   await gateway.start();
+  // Ready: started (consumers bound, migrations applied), connected to NATS, and Postgres answers.
+  telemetry.ready(async () => {
+    if (nats.nc.isClosed()) return 'the NATS connection is closed';
+    await database.db.execute(sql`select 1`);
+    return undefined;
+  });
   return {
-    async stop() {
-      await gateway.stop();
+    graceMs: config.SHUTDOWN_GRACE_MS,
+    async stop(drain) {
+      // Drains the calls, then flushes the outbox; the telemetry goes last, so it exports the drain too.
+      await gateway.stop(drain);
       await nats.nc.drain();
       await database.close();
       await telemetry.stop();

@@ -1,4 +1,11 @@
-import { newEvent, type ErrorInfo, type JsonValue, type NewEvent, type ToolTask } from '@dura/contracts';
+import {
+  newEvent,
+  type ErrorInfo,
+  type JsonValue,
+  type NewEvent,
+  type PayloadRef,
+  type ToolTask,
+} from '@dura/contracts';
 
 /** The observation of a call's final outcome always has this id, so every path that records it agrees. */
 export function resultEventId(idempotencyKey: string): string {
@@ -22,6 +29,7 @@ export function completedEvent(
   attempt: number,
   durationMs: number,
   now: Date,
+  resultRef?: PayloadRef,
 ): NewEvent {
   return newEvent(
     'tool_call_completed',
@@ -29,6 +37,7 @@ export function completedEvent(
       callId: task.callId,
       idempotencyKey: task.idempotencyKey,
       result,
+      ...(resultRef ? { resultRef } : {}),
       attempt,
       deduped: false,
       durationMs: Math.round(durationMs),

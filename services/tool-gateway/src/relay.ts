@@ -138,7 +138,7 @@ export function createRelay(options: RelayOptions) {
               v: TASK_VERSION,
               runId: row.runId,
               afterSeq: ack.seq,
-              reason: 'observation',
+              reason: event.type === 'timer_fired' ? 'timer' : 'observation',
               ...(trace ? { trace } : {}),
             };
             return js.publish(SUBJECTS.decideTask, JSON.stringify(task), {

@@ -10,15 +10,22 @@ export interface ToolFailure {
   retryable: boolean;
   /** The tool asked for this delay before the next attempt (e.g. an HTTP Retry-After). */
   retryAfterMs?: number;
+  /** The run was cancelled: the call never started, or was aborted. Never retried, never fails the run. */
+  cancelled?: 'before_start' | 'while_running';
 }
 
 const DEFAULT_TIMEOUT_MS = 60_000;
 
 /**
  * Runs one attempt of a tool: validates the arguments, enforces the timeout through the abort signal, and
- * turns every way it can end into an outcome. Never throws.
+ * turns every way it can end into an outcome. `cancel` aborts the call too (its run was cancelled). Never throws.
  */
-export async function runTool(tool: ToolDefinition, task: ToolTask, attempt: number): Promise<ToolOutcome> {
+export async function runTool(
+  tool: ToolDefinition,
+  task: ToolTask,
+  attempt: number,
+  cancel?: AbortSignal,
+): Promise<ToolOutcome> {
   const started = performance.now();
   const elapsed = (): number => performance.now() - started;
   const args = tool.input.safeParse(task.args);
@@ -29,11 +36,11 @@ export async function runTool(tool: ToolDefinition, task: ToolTask, attempt: num
   const timeoutMs = tool.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(new Error(`timed out after ${timeoutMs} ms`)), timeoutMs);
+  const signal = cancel ? AbortSignal.any([controller.signal, cancel]) : controller.signal;
   try {
     const aborted = new Promise<never>((_, reject) => {
-      controller.signal.addEventListener('abort', () => reject(controller.signal.reason as Error), {
-        once: true,
-      });
+      if (signal.aborted) reject(signal.reason as Error);
+      signal.addEventListener('abort', () => reject(signal.reason as Error), { once: true });
     });
     const result = await Promise.race([
       tool.execute(args.data, {
@@ -41,7 +48,7 @@ export async function runTool(tool: ToolDefinition, task: ToolTask, attempt: num
         runId: task.runId,
         callId: task.callId,
         attempt,
-        signal: controller.signal,
+        signal,
       }),
       aborted,
     ]);
@@ -59,10 +66,23 @@ export async function runTool(tool: ToolDefinition, task: ToolTask, attempt: num
     }
     return { ok: true, result: json.data, durationMs: elapsed() };
   } catch (err) {
+    // Whichever abort came first is the signal's reason: a timeout before a cancellation stays a timeout.
+    if (cancel?.aborted && signal.reason === cancel.reason)
+      return { ok: false, error: cancelledWhileRunning(tool, cancel.reason), durationMs: elapsed() };
     return { ok: false, error: describe(err, controller.signal.aborted), durationMs: elapsed() };
   } finally {
     clearTimeout(timer);
   }
+}
+
+function cancelledWhileRunning(tool: ToolDefinition, reason: unknown): ToolFailure {
+  const why = reason instanceof Error ? ` (${reason.message})` : '';
+  return {
+    code: 'cancelled',
+    message: `run cancelled while ${tool.name} was running; the tool was sent an abort signal${why}`,
+    retryable: false,
+    cancelled: 'while_running',
+  };
 }
 
 function describe(err: unknown, timedOut: boolean): ToolFailure {

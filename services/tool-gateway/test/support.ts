@@ -10,9 +10,11 @@ import {
   TASK_VERSION,
   decodeEvent,
   runSubject,
+  timerTaskMsgId,
   toolTaskSubject,
   type JsonObject,
   type RunEvent,
+  type TimerTask,
   type ToolTask,
 } from '@dura/contracts';
 import { idempotencyKey } from '@dura/core';
@@ -120,6 +122,71 @@ export function countingTool(
   };
 }
 
+/** A tool that runs until its abort signal fires (or `maxMs` passes), and records what it saw. */
+export interface AbortableTool {
+  tool: ToolDefinition;
+  /** Executions so far, per idempotency key (all keys when omitted). */
+  runs(key?: string): number;
+  /** The abort reasons the tool observed, in order. */
+  readonly aborts: unknown[];
+}
+
+export function abortableTool(name: string, maxMs = 20_000): AbortableTool {
+  const counts = new Map<string, number>();
+  const aborts: unknown[] = [];
+  const tool = defineTool({
+    name,
+    description: `test tool ${name}: waits for its abort signal`,
+    input: z.object({ n: z.number().int() }),
+    safety: 'unsafe',
+    timeoutMs: maxMs,
+    async execute({ n }, ctx) {
+      counts.set(ctx.idempotencyKey, (counts.get(ctx.idempotencyKey) ?? 0) + 1);
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(resolve, maxMs + 1_000);
+        ctx.signal.addEventListener(
+          'abort',
+          () => {
+            aborts.push(ctx.signal.reason);
+            clearTimeout(timer);
+            reject(ctx.signal.reason as Error);
+          },
+          { once: true },
+        );
+      });
+      return { n };
+    },
+  });
+  return {
+    tool,
+    aborts,
+    runs: (key) =>
+      key === undefined ? [...counts.values()].reduce((a, b) => a + b, 0) : (counts.get(key) ?? 0),
+  };
+}
+
+/** A timer task as the planner would publish it. */
+export function timerTask(runId: string, waitId: string, dueAt: Date): TimerTask {
+  return {
+    v: TASK_VERSION,
+    runId,
+    waitId,
+    dueAt: dueAt.toISOString(),
+    causationId: `${runId}@wait-${waitId}`,
+    correlationId: runId,
+    trace: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+  };
+}
+
+/** Publishes a timer task like the planner does: msg-id `timer:<runId>:<waitId>`, unless `msgID` overrides it. */
+export async function publishTimer(
+  conn: Connections,
+  task: TimerTask,
+  msgID = timerTaskMsgId(task.runId, task.waitId),
+): Promise<void> {
+  await conn.js.publish(SUBJECTS.timerTask, JSON.stringify(task), { msgID });
+}
+
 /** A tool task as the planner would dispatch it, with the real idempotency key. */
 export function toolTask(runId: string, tool: string, args: JsonObject, step = 1): ToolTask {
   return {
@@ -224,7 +291,9 @@ export interface GatewayUnderTest {
 export function useGateway(
   infra: () => TestInfra,
   tools: readonly ToolDefinition[],
-  options: Partial<Pick<GatewayDeps, 'maxAttempts' | 'relayPollMs'>> = {},
+  options: Partial<
+    Pick<GatewayDeps, 'maxAttempts' | 'relayPollMs' | 'timerPollMs' | 'payloadThresholdBytes'>
+  > = {},
 ): GatewayUnderTest {
   let setup: Connections | undefined;
   let conn: Connections | undefined;

@@ -21,6 +21,13 @@ const ANY_DATA: { [T in EventType]: fc.Arbitrary<EventData<T>> } = {
   run_started: fc.constant({}),
   run_rejected: arbError.map((error) => ({ error })),
   thought: arbDecision.map((decision) => thoughtData(decision)),
+  budget_reserved: fc.record({ tokens: fc.nat(5000), costUsd: fc.constantFrom(0, 0.01, 0.5) }),
+  context_summarized: fc.constant({
+    throughStep: 1,
+    summary: 'earlier steps',
+    model: { id: 'm', promptVersion: '1' },
+    usage: { inputTokens: 10, outputTokens: 5 },
+  }),
   tool_call_requested: fc.record({
     callId: arbCallId,
     step: fc.integer({ min: 1, max: 4 }),
@@ -45,11 +52,21 @@ const ANY_DATA: { [T in EventType]: fc.Arbitrary<EventData<T>> } = {
   }),
   wait_requested: fc.record({
     waitId: fc.constantFrom('w-1', 'w-2'),
-    kind: fc.constantFrom('signal' as const, 'timer' as const, 'child' as const),
+    kind: fc.constantFrom(
+      'signal' as const,
+      'timer' as const,
+      'child' as const,
+      'approval' as const,
+      'budget' as const,
+    ),
+    callId: arbCallId,
     signal: fc.constantFrom('approve', 'cancel'),
     childRunId: fc.constant('child-1'),
   }),
-  signal_received: fc.record({ signalId: fc.constant('s-1'), name: fc.constantFrom('approve', 'cancel') }),
+  signal_received: fc.record({
+    signalId: fc.constant('s-1'),
+    name: fc.constantFrom('approve', 'reject', 'cancel', 'raise_budget'),
+  }),
   timer_fired: fc.record({ waitId: fc.constantFrom('w-1', 'w-2') }),
   child_run_requested: fc.constant({ childRunId: 'child-1', request: requestedData('child-1').request }),
   child_run_completed: fc.record({

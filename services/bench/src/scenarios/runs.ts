@@ -1,6 +1,6 @@
 // A and B (and each point of F): runs of echo steps through the deployed services, timed from the stream.
 import type { Deployment } from '../deployment';
-import { childPids, cpuByGroup, pidsNamed } from '../proc-stats';
+import { childPids, cpuByGroup, cpuSpent, pidsNamed } from '../proc-stats';
 import { countReporter } from '../progress';
 import type { BenchScenarios, ThroughputResult } from '../schema';
 import { distribution, round } from '../stats';
@@ -61,13 +61,10 @@ export async function throughput(
   }
   const cpuBefore = cpuByGroup(groups);
   const { timings } = await measure(deployment, load);
-  const cpuAfter = cpuByGroup(groups);
+  const cpu = cpuSpent(cpuBefore, cpuByGroup(groups));
   const steps = Math.max(1, timings.completedSteps);
   const cpuMsPerStep = Object.fromEntries(
-    Object.keys(groups).map((name) => [
-      name,
-      round((((cpuAfter[name] ?? 0) - (cpuBefore[name] ?? 0)) * 1000) / steps),
-    ]),
+    Object.keys(groups).map((name) => [name, round(((cpu[name] ?? 0) * 1000) / steps)]),
   );
   const elapsedMs = Math.max(0, timings.lastEnded - timings.firstRequested);
   return {

@@ -49,3 +49,4 @@ export { cancel } from './cancel';
 export { replay } from './replay';
 export { fork } from './fork';
 export { diff } from './diff';
+export { approve, reject } from './approve';

@@ -203,6 +203,9 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       ? ''
       : [
           `soak failed: ${JSON.stringify(figures)}`,
+          ...exits
+            .filter(isUnexplainedCrash)
+            .map((exit) => `unexplained crash, output tail:\n${exit.tail.slice(-3000)}`),
           explain(verdict, cluster.slots.map((slot) => slot.outputTail()).join('\n')),
           ...lines,
         ].join('\n');

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigserial, index, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { bigserial, index, integer, jsonb, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
 
 /**
  * The effect ledger: one row per idempotency key, ever. `started` rows carry a lease; a `started` row whose
@@ -46,4 +46,29 @@ export const outbox = pgTable(
   ],
 );
 
+/**
+ * Durable timers: one row per (run, wait), written when the timer task arrives and marked fired in the same
+ * transaction that queues its `timer_fired` observation. No process holds a timer in memory.
+ */
+export const timers = pgTable(
+  'timers',
+  {
+    runId: text('run_id').notNull(),
+    waitId: text('wait_id').notNull(),
+    dueAt: timestamp('due_at', { withTimezone: true, mode: 'date' }).notNull(),
+    causationId: text('causation_id').notNull(),
+    correlationId: text('correlation_id').notNull(),
+    trace: text('trace'),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    firedAt: timestamp('fired_at', { withTimezone: true, mode: 'date' }),
+  },
+  (t) => [
+    primaryKey({ columns: [t.runId, t.waitId] }),
+    index('timers_pending_idx')
+      .on(t.dueAt)
+      .where(sql`${t.firedAt} is null`),
+  ],
+);
+
 export type EffectRow = typeof effects.$inferSelect;
+export type TimerRow = typeof timers.$inferSelect;

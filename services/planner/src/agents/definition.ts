@@ -1,0 +1,77 @@
+import { z } from 'zod';
+import {
+  ApprovalPolicySchema,
+  BudgetLimitsSchema,
+  JsonValueSchema,
+  ScriptedStepSchema,
+  ToolNameSchema,
+} from '@dura/contracts';
+
+/** Where an agent's model answers: an OpenAI-compatible server, Anthropic, or the deterministic script. */
+export const ModelSettingsSchema = z.discriminatedUnion('provider', [
+  z.object({
+    provider: z.enum(['openai', 'anthropic']),
+    /** The provider's model id, e.g. `gpt-4o-mini`, `claude-sonnet-4-5`, or what a local server serves. */
+    model: z.string().min(1),
+    /** OpenAI-compatible servers (vLLM, Ollama, LM Studio): their `/v1` URL. */
+    baseUrl: z.url().optional(),
+    /** The environment variable holding the API key; the key itself never appears in config or logs. */
+    apiKeyEnv: z
+      .string()
+      .regex(/^[A-Z_][A-Z0-9_]*$/, 'apiKeyEnv names an environment variable, e.g. OPENAI_API_KEY')
+      .optional(),
+    maxTokens: z.number().int().positive().default(1024),
+    temperature: z.number().min(0).max(2).optional(),
+    /** The model's context window in tokens; older steps are summarized before a call would outgrow it. */
+    contextTokens: z.number().int().positive().default(128_000),
+    maxAttempts: z.number().int().positive().max(20).optional(),
+    timeoutMs: z.number().int().positive().optional(),
+  }),
+  z.object({
+    provider: z.literal('scripted'),
+    model: z.string().default('scripted'),
+    steps: z.array(ScriptedStepSchema).max(10_000),
+    output: JsonValueSchema.optional(),
+  }),
+]);
+export type ModelSettings = z.infer<typeof ModelSettingsSchema>;
+
+/** A price per million tokens, in US dollars, for input and output. */
+export const ModelPriceSchema = z.object({
+  inputPerMTokUsd: z.number().nonnegative(),
+  outputPerMTokUsd: z.number().nonnegative(),
+});
+export type ModelPrice = z.infer<typeof ModelPriceSchema>;
+
+/** An agent, declared once: runs name it (and optionally its version) and are pinned to what they started on. */
+export const AgentDefinitionSchema = z.object({
+  name: z
+    .string()
+    .regex(/^[a-z][a-z0-9_.-]*$/, 'agent name must be lower-case letters, digits, ".", "_", "-"'),
+  version: z.string().min(1).max(50),
+  description: z.string().optional(),
+  systemPrompt: z.string().default(''),
+  /** Changes whenever the prompt does; defaults to a hash of `systemPrompt`. */
+  promptVersion: z.string().min(1).optional(),
+  model: ModelSettingsSchema,
+  /** Tools the model may call; the built-in control tools (`dura.sleep`, …) are allowed unless `controlTools` is false. */
+  tools: z.array(ToolNameSchema).default([]),
+  controlTools: z.boolean().default(true),
+  budget: BudgetLimitsSchema.optional(),
+  /** When a budget would be exceeded: fail the run, or wait for an operator's `raise_budget` signal. */
+  onBudgetExceeded: z.enum(['fail', 'wait']).default('fail'),
+  /** Tools whose calls a human approves first (signal `approve` / `reject`). */
+  approvals: z
+    .object({ tools: z.array(ToolNameSchema).min(1) })
+    .extend(ApprovalPolicySchema.partial().shape)
+    .optional(),
+});
+export type AgentDefinition = z.infer<typeof AgentDefinitionSchema>;
+
+/** The file `DURA_AGENTS` points at (JSON), or the default export of a module. */
+export const AgentsFileSchema = z.object({
+  agents: z.array(AgentDefinitionSchema),
+  /** Prices by model id, for cost budgets; a model without a price costs 0 (and cost limits cannot bind). */
+  prices: z.record(z.string(), ModelPriceSchema).default({}),
+});
+export type AgentsFile = z.input<typeof AgentsFileSchema>;

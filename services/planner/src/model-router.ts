@@ -1,0 +1,49 @@
+import { isControlTool, type ApprovalPolicy, type Decision } from '@dura/contracts';
+import type { ToolRegistry } from '@dura/tools';
+import type { Model, ModelTurn } from './model';
+
+/**
+ * The planner's model: inline scripted plans go to the scripted model, runs of registered agents to the
+ * agent model, which pins them, budgets them and calls their provider. Tools defined with
+ * `requiresApproval` wait for approval whatever model asked for them.
+ */
+export function createModelRouter(deps: { scripted: Model; agents: Model; tools?: ToolRegistry }): Model {
+  const { scripted, agents, tools } = deps;
+
+  function toolApproval(tool: string): ApprovalPolicy | undefined {
+    const flag = isControlTool(tool) ? undefined : tools?.get(tool)?.requiresApproval;
+    if (!flag) return undefined;
+    const policy = typeof flag === 'object' ? flag : {};
+    return {
+      onTimeout: policy.onTimeout ?? 'reject',
+      ...(policy.timeoutSeconds === undefined ? {} : { timeoutSeconds: policy.timeoutSeconds }),
+    };
+  }
+
+  function withToolApprovals(turn: ModelTurn): ModelTurn {
+    if (turn.decision.kind !== 'tool_calls' || !tools) return turn;
+    const decision: Decision = {
+      kind: 'tool_calls',
+      calls: turn.decision.calls.map((call) => {
+        const approval = call.approval ?? toolApproval(call.tool);
+        return approval ? { ...call, approval } : call;
+      }),
+    };
+    return { ...turn, decision };
+  }
+
+  return {
+    decide: async (input) =>
+      withToolApprovals(await (input.request.agent.kind === 'agent' ? agents : scripted).decide(input)),
+    start: (request) => (agents.start ?? scripted.start)?.(request) ?? {},
+    serves: (pinned) => agents.serves?.(pinned) ?? false,
+    reservation: (input) =>
+      input.request.agent.kind === 'agent' && agents.reservation
+        ? agents.reservation(input)
+        : Promise.resolve({ tokens: 0, costUsd: 0 }),
+    summarize: (input) =>
+      input.request.agent.kind === 'agent' && agents.summarize
+        ? agents.summarize(input)
+        : Promise.resolve(undefined),
+  };
+}

@@ -1,0 +1,94 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { TASK_VERSION, type ToolTask } from '@dura/contracts';
+import { defineTool } from '@dura/tools';
+import { runTool } from '../src/run-tool';
+
+const task: ToolTask = {
+  v: TASK_VERSION,
+  runId: 'run-unit',
+  callId: 'call-1',
+  step: 1,
+  tool: 'test.wait',
+  args: {},
+  idempotencyKey: 'key-1',
+  causationId: 'run-unit@1',
+  correlationId: 'run-unit',
+};
+
+/** Waits `ms`, or rejects with the signal's reason when it aborts (unless told to ignore it). */
+function waitingTool(ms: number, options: { timeoutMs?: number; ignoreSignal?: boolean } = {}) {
+  const seen: unknown[] = [];
+  const tool = defineTool({
+    name: 'test.wait',
+    description: 'waits',
+    input: z.object({}),
+    safety: 'unsafe',
+    ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
+    execute: (_args, ctx) =>
+      new Promise((resolve, reject) => {
+        const timer = setTimeout(() => resolve('finished'), ms);
+        if (options.ignoreSignal) return;
+        ctx.signal.addEventListener('abort', () => {
+          seen.push(ctx.signal.reason);
+          clearTimeout(timer);
+          reject(ctx.signal.reason as Error);
+        });
+      }),
+  });
+  return { tool, seen };
+}
+
+describe('runTool with a cancellation signal', () => {
+  it('aborts the tool and reports a non-retryable `cancelled` failure naming the tool and the reason', async () => {
+    const { tool, seen } = waitingTool(10_000);
+    const cancel = new AbortController();
+    setTimeout(() => cancel.abort(new Error('run run-unit was cancelled: stop')), 20);
+    const outcome = await runTool(tool, task, 1, cancel.signal);
+    expect(outcome).toMatchObject({
+      ok: false,
+      error: {
+        code: 'cancelled',
+        message:
+          'run cancelled while test.wait was running; the tool was sent an abort signal (run run-unit was cancelled: stop)',
+        retryable: false,
+        cancelled: 'while_running',
+      },
+    });
+    expect(seen).toEqual([cancel.signal.reason]);
+  });
+
+  it('ends the call at once even when the tool ignores its signal', async () => {
+    const { tool } = waitingTool(10_000, { ignoreSignal: true });
+    const cancel = new AbortController();
+    setTimeout(() => cancel.abort(new Error('cancelled')), 20);
+    const started = performance.now();
+    const outcome = await runTool(tool, task, 1, cancel.signal);
+    expect(performance.now() - started).toBeLessThan(1_000);
+    expect(outcome.ok === false && outcome.error.code).toBe('cancelled');
+  });
+
+  it('does not wait for a call whose cancellation came before it started', async () => {
+    const { tool } = waitingTool(10_000, { ignoreSignal: true });
+    const outcome = await runTool(tool, task, 1, AbortSignal.abort(new Error('cancelled')));
+    expect(outcome.ok === false && outcome.error.code).toBe('cancelled');
+  });
+
+  it('keeps a timeout that came first a retryable `timeout`, even when the run is cancelled afterwards', async () => {
+    const { tool, seen } = waitingTool(10_000, { timeoutMs: 20 });
+    const cancel = new AbortController();
+    setTimeout(() => cancel.abort(new Error('cancelled')), 200);
+    const outcome = await runTool(tool, task, 1, cancel.signal);
+    expect(outcome).toMatchObject({ ok: false, error: { code: 'timeout', retryable: true } });
+    expect(outcome.ok === false && outcome.error.cancelled).toBeUndefined();
+    expect(seen).toHaveLength(1);
+  });
+
+  it('succeeds as before when the run is not cancelled', async () => {
+    const { tool } = waitingTool(5);
+    expect(await runTool(tool, task, 1, new AbortController().signal)).toMatchObject({
+      ok: true,
+      result: 'finished',
+    });
+  });
+});

@@ -1,0 +1,175 @@
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { eq, sql } from 'drizzle-orm';
+import {
+  DeadLetterSchema,
+  STREAMS,
+  SUBJECTS,
+  runSubject,
+  timerTaskMsgId,
+  type TimerTask,
+} from '@dura/contracts';
+import { useTestInfra } from '@dura/testing';
+import { ToolRegistry } from '@dura/tools';
+import { TIMER_CONSUMER, createToolGateway, outbox, timers, type ToolGateway } from '../src/index';
+import {
+  STREAM_OPTIONS,
+  connect,
+  decideTasks,
+  eventually,
+  prepare,
+  publishTimer,
+  runLog,
+  sleep,
+  storedMessages,
+  testLogger,
+  timerTask,
+  type Connections,
+} from './support';
+
+vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
+
+const infra = useTestInfra();
+const replicas: { conn?: Connections; gateway?: ToolGateway }[] = [{}, {}];
+let setup: Connections;
+
+beforeAll(async () => {
+  setup = await prepare(infra().nats.url, infra().db.url);
+  for (const [i, replica] of replicas.entries()) {
+    replica.conn = await connect(infra().nats.url, infra().db.url, `gateway-${i}`);
+    replica.gateway = createToolGateway({
+      ...replica.conn,
+      tools: new ToolRegistry([]),
+      log: testLogger(`tool-gateway-${i}`),
+      relayPollMs: 50,
+      streams: STREAM_OPTIONS,
+    });
+  }
+  await Promise.all(replicas.map((replica) => replica.gateway!.start()));
+});
+
+afterAll(async () => {
+  await Promise.allSettled(replicas.flatMap((replica) => (replica.gateway ? [replica.gateway.stop()] : [])));
+  await Promise.allSettled(replicas.flatMap((replica) => (replica.conn ? [replica.conn.close()] : [])));
+  await setup?.close();
+});
+
+/** The `timer_fired` messages on the run's log, with the time the log stored each. */
+async function firings(runId: string) {
+  const messages = await storedMessages(setup.jsm, STREAMS.runs, runSubject(runId));
+  return messages
+    .filter((msg) => msg.header?.get('Dura-Event-Type') === 'timer_fired')
+    .map((msg) => ({ msgId: msg.header?.get('Nats-Msg-Id'), storedAt: msg.time, seq: msg.seq }));
+}
+
+async function timerConsumerIdle(): Promise<boolean> {
+  const info = await setup.jsm.consumers.info(STREAMS.tasks, TIMER_CONSUMER.durable);
+  return info.num_pending + info.num_ack_pending === 0;
+}
+
+describe('durable timers with two gateways running', () => {
+  it('fire timer_fired on the run’s log at or after the due time, never before, exactly once each', async () => {
+    const dueAt = new Date(Date.now() + 2_000);
+    const tasks = Array.from({ length: 12 }, (_, i) =>
+      timerTask(`run-timer-${i % 4}`, `wait-${i}`, new Date(dueAt.getTime() + i * 20)),
+    );
+    await Promise.all(tasks.map((task) => publishTimer(setup, task)));
+
+    await eventually(async () => {
+      const [row] = await setup.db.select({ n: sql<number>`count(*)::int` }).from(timers);
+      return row?.n === tasks.length ? true : undefined;
+    }, 'every timer stored');
+    await sleep(Math.max(0, dueAt.getTime() - Date.now() - 300));
+    for (const runId of new Set(tasks.map((task) => task.runId))) expect(await firings(runId)).toEqual([]);
+
+    await eventually(async () => {
+      const counts = await Promise.all(tasks.map(async (task) => (await firings(task.runId)).length));
+      return counts.every((n) => n === 3) ? true : undefined;
+    }, 'every timer fired');
+    // Give a second firing every chance to happen before counting.
+    await sleep(2_500);
+
+    for (const task of tasks) {
+      const fired = (await firings(task.runId)).filter(
+        (entry) => entry.msgId === timerTaskMsgId(task.runId, task.waitId),
+      );
+      expect(fired).toHaveLength(1);
+      expect(fired[0]!.storedAt.getTime()).toBeGreaterThanOrEqual(new Date(task.dueAt).getTime());
+    }
+    const log = await runLog(setup.jsm, 'run-timer-1');
+    expect(log.map(({ event }) => event.type)).toEqual(['timer_fired', 'timer_fired', 'timer_fired']);
+    const first = log[0]!.event;
+    expect(first.data).toEqual({ waitId: 'wait-1' });
+    expect(first.meta).toMatchObject({
+      id: timerTaskMsgId('run-timer-1', 'wait-1'),
+      causationId: 'run-timer-1@wait-wait-1',
+      correlationId: 'run-timer-1',
+      trace: tasks[1]!.trace,
+    });
+    expect(new Date(first.meta.ts).getTime()).toBeGreaterThanOrEqual(new Date(tasks[1]!.dueAt).getTime());
+
+    const decides = await decideTasks(setup.jsm, 'run-timer-1');
+    expect(decides.map(({ task }) => task.reason)).toEqual(['timer', 'timer', 'timer']);
+    expect(decides.map(({ msgId }) => msgId)).toEqual(log.map(({ event }) => `run-timer-1@${event.seq}`));
+
+    const rows = await setup.db.select().from(timers);
+    expect(rows.every((row) => row.firedAt !== null && row.firedAt >= row.dueAt)).toBe(true);
+    const [queued] = await setup.db
+      .select({ n: sql<number>`count(*)::int` })
+      .from(outbox)
+      .where(sql`${outbox.msgId} like 'timer:run-timer-%'`);
+    expect(queued?.n).toBe(tasks.length);
+  });
+
+  it('store a repeated timer task once and fire it once', async () => {
+    const task = timerTask('run-timer-dup', 'wait-dup', new Date(Date.now() + 500));
+    const later: TimerTask = { ...task, dueAt: new Date(Date.now() + 60_000).toISOString() };
+    // Different msg-ids, so JetStream keeps every copy and the gateway sees each.
+    await publishTimer(setup, task);
+    await publishTimer(setup, task, `${timerTaskMsgId(task.runId, task.waitId)}#again`);
+    await publishTimer(setup, later, `${timerTaskMsgId(task.runId, task.waitId)}#later`);
+
+    await eventually(
+      async () => ((await firings(task.runId)).length > 0 && (await timerConsumerIdle()) ? true : undefined),
+      'the timer fired and every copy was consumed',
+    );
+    await sleep(1_500);
+    expect(await firings(task.runId)).toHaveLength(1);
+    const rows = await setup.db.select().from(timers).where(eq(timers.runId, task.runId));
+    expect(rows).toHaveLength(1);
+    expect(rows[0]!.dueAt.toISOString()).toBe(task.dueAt);
+  });
+
+  it('dead-letter an invalid timer task with the reason and keep consuming', async () => {
+    const invalid = { ...timerTask('run-timer-bad', 'wait-bad', new Date()), dueAt: 'tomorrow at noon' };
+    await setup.js.publish(SUBJECTS.timerTask, JSON.stringify(invalid), { msgID: 'bad-timer-1' });
+    await setup.js.publish(SUBJECTS.timerTask, 'not json at all', { msgID: 'bad-timer-2' });
+    const valid = timerTask('run-timer-after-bad', 'wait-ok', new Date(Date.now() + 200));
+    await publishTimer(setup, valid);
+
+    const letters = await eventually(async () => {
+      const found = await storedMessages(setup.jsm, STREAMS.deadLetters, 'dura.dlq.timer-tasks');
+      return found.length >= 2 ? found.map((msg) => DeadLetterSchema.parse(msg.json())) : undefined;
+    }, 'two dead letters');
+    expect(letters).toHaveLength(2);
+    expect(letters[0]).toMatchObject({
+      source: 'timer-tasks',
+      subject: SUBJECTS.timerTask,
+      runId: 'run-timer-bad',
+      error: { code: 'contract_violation', message: expect.stringContaining('timer task does not match') },
+    });
+    expect(letters[0]!.issues?.some((issue) => issue.startsWith('dueAt'))).toBe(true);
+    expect(JSON.parse(letters[0]!.payload)).toEqual(invalid);
+    expect(letters[1]).toMatchObject({
+      error: { code: 'contract_violation', message: expect.stringContaining('timer task is not JSON') },
+      payload: 'not json at all',
+    });
+
+    await eventually(
+      async () => ((await firings(valid.runId)).length === 1 ? true : undefined),
+      'the valid timer after the invalid ones fired',
+    );
+    await eventually(async () => ((await timerConsumerIdle()) ? true : undefined), 'the timer consumer idle');
+    const bad = await setup.db.select().from(timers).where(eq(timers.runId, 'run-timer-bad'));
+    expect(bad).toEqual([]);
+  });
+});
