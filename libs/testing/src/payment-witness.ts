@@ -21,6 +21,12 @@ export interface PaymentWitness extends AsyncDisposable {
   effects(key: string): number;
   /** GET /charges/:key status look-ups for `key`. */
   lookups(key: string): number;
+  /** The `Authorization` headers POSTs for `key` carried (how a test sees what credential a tool really sent). */
+  authorizations(key: string): string[];
+  /** POST /charges requests being answered right now (arrival to answer, `?delayMs` included). */
+  inFlight(): number;
+  /** The most POST /charges requests ever in flight at once: what a concurrency limit must bound. */
+  maxConcurrent(): number;
   /** Every idempotency key a POST carried, in order of first arrival. */
   keys(): string[];
   totals(): { requests: number; effects: number; lookups: number; keys: number };
@@ -30,6 +36,7 @@ export interface PaymentWitness extends AsyncDisposable {
 interface KeyRecord {
   requests: number;
   lookups: number;
+  authorizations: string[];
   charge?: WitnessCharge;
 }
 
@@ -58,11 +65,13 @@ export async function startPaymentWitness(): Promise<PaymentWitness> {
   const records = new Map<string, KeyRecord>();
   const timers = new Set<NodeJS.Timeout>();
   let charges = 0;
+  let inFlight = 0;
+  let maxConcurrent = 0;
 
   const recordFor = (key: string): KeyRecord => {
     let record = records.get(key);
     if (!record) {
-      record = { requests: 0, lookups: 0 };
+      record = { requests: 0, lookups: 0, authorizations: [] };
       records.set(key, record);
     }
     return record;
@@ -74,6 +83,8 @@ export async function startPaymentWitness(): Promise<PaymentWitness> {
       throw new HttpProblem(400, 'the Idempotency-Key header is required');
     const record = recordFor(key);
     record.requests += 1;
+    const authorization = req.headers.authorization;
+    if (authorization !== undefined) record.authorizations.push(authorization);
     const amount = parseAmount(await readBody(req));
     const delayMs = parseDelay(url.searchParams.get('delayMs'));
     if (record.charge && record.charge.amount !== amount)
@@ -98,7 +109,15 @@ export async function startPaymentWitness(): Promise<PaymentWitness> {
 
   async function route(req: IncomingMessage): Promise<{ status: number; body: unknown }> {
     const url = new URL(req.url ?? '/', 'http://witness');
-    if (req.method === 'POST' && url.pathname === '/charges') return charge(req, url);
+    if (req.method === 'POST' && url.pathname === '/charges') {
+      inFlight += 1;
+      maxConcurrent = Math.max(maxConcurrent, inFlight);
+      try {
+        return await charge(req, url);
+      } finally {
+        inFlight -= 1;
+      }
+    }
     const match = /^\/charges\/([^/]+)$/.exec(url.pathname);
     if (req.method === 'GET' && match?.[1]) return lookup(decodeURIComponent(match[1]));
     throw new HttpProblem(404, `no route for ${req.method} ${url.pathname}`);
@@ -135,6 +154,9 @@ export async function startPaymentWitness(): Promise<PaymentWitness> {
     requests: (key) => records.get(key)?.requests ?? 0,
     effects: (key) => (records.get(key)?.charge ? 1 : 0),
     lookups: (key) => records.get(key)?.lookups ?? 0,
+    authorizations: (key) => [...(records.get(key)?.authorizations ?? [])],
+    inFlight: () => inFlight,
+    maxConcurrent: () => maxConcurrent,
     keys: () => [...records.entries()].filter(([, r]) => r.requests > 0).map(([key]) => key),
     totals: () => {
       const all = [...records.values()];

@@ -14,3 +14,20 @@ export {
 export { loadToolRegistry, toolModulesFrom } from './load-registry';
 export { retryDelayMs } from './retry-policy';
 export type { RetryPolicy } from './retry-policy';
+export {
+  SECRET_TAG,
+  SecretEnvelopeSchema,
+  isSecretEnvelope,
+  mapSecretFields,
+  secretPathIssue,
+  secretValuesAt,
+} from './secrets/secret-fields';
+export type { SecretEnvelope, SecretFields } from './secrets/secret-fields';
+export {
+  createSecretsBox,
+  secretsBoxFor,
+  SecretsConfigError,
+  SECRETS_KEY_FORMAT,
+} from './secrets/secrets-box';
+export type { SecretsBox } from './secrets/secrets-box';
+export { sealSecretFields, openSecretFields, SecretsKeyMissing } from './secrets/seal-fields';

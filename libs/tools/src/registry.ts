@@ -1,4 +1,5 @@
 import { formatIssues, type JsonObject } from '@dura/contracts';
+import { secretPathIssue } from './secrets/secret-fields';
 import type { ToolDefinition } from './tool';
 
 /** The tools a deployment offers. The planner checks plans against it; the gateway executes from it. */
@@ -8,8 +9,30 @@ export class ToolRegistry {
   constructor(tools: readonly ToolDefinition[]) {
     for (const tool of tools) {
       if (this.#tools.has(tool.name)) throw new Error(`tool "${tool.name}" is registered twice`);
+      const issue = [...(tool.secrets?.args ?? []), ...(tool.secrets?.result ?? [])]
+        .map(secretPathIssue)
+        .find((found) => found !== undefined);
+      if (issue) throw new Error(`tool "${tool.name}": ${issue}`);
+      if (tool.concurrency !== undefined && !(Number.isInteger(tool.concurrency) && tool.concurrency > 0))
+        throw new Error(
+          `tool "${tool.name}": concurrency must be a positive integer, got ${tool.concurrency}`,
+        );
       this.#tools.set(tool.name, tool);
     }
+  }
+
+  /** The secret argument and result paths of tool `name` (empty for an unknown tool or one without). */
+  secretFields(name: string): { args: readonly string[]; result: readonly string[] } {
+    const secrets = this.#tools.get(name)?.secrets;
+    return { args: secrets?.args ?? [], result: secrets?.result ?? [] };
+  }
+
+  /** Names of the tools that declare secret fields: a deployment with any needs a secrets key. */
+  withSecrets(): string[] {
+    return this.names().filter((name) => {
+      const fields = this.secretFields(name);
+      return fields.args.length + fields.result.length > 0;
+    });
   }
 
   get(name: string): ToolDefinition | undefined {

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { DuraError, type JsonValue } from '@dura/contracts';
 import type { RetryPolicy } from './retry-policy';
+import type { SecretFields } from './secrets/secret-fields';
 
 /**
  * How the gateway may treat a call whose outcome is unknown after a crash:
@@ -36,6 +37,16 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
    * object sets the timeout and what happens when nobody answers (default: reject).
    */
   requiresApproval?: boolean | { timeoutSeconds?: number; onTimeout?: 'reject' | 'approve' | 'fail' };
+  /**
+   * Argument and result fields that hold secrets (dot paths, `*` for every element): sealed before they
+   * reach the log, the read model, logs or spans; opened by the gateway just before `execute`.
+   */
+  secrets?: SecretFields;
+  /**
+   * Calls of this tool that may run at once across every gateway replica (a rate-limited API). Calls over
+   * the limit wait and run later; `GATEWAY_TOOL_CONCURRENCY` overrides it per deployment.
+   */
+  concurrency?: number;
   /** Asks the external system what happened to `idempotencyKey`, for reconciling a call interrupted by a crash. */
   status?(idempotencyKey: string, ctx: { signal: AbortSignal }): Promise<ToolStatus>;
 }

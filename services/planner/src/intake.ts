@@ -11,10 +11,11 @@ import { canonicalJson, decisionEventId } from '@dura/core';
 import { ConcurrencyConflict, type EventStore } from '@dura/event-store';
 import { duraTracer, withLogFields, type Logger } from '@dura/service-kit';
 import { DURA_ATTRS, traceparentOf, withSpan } from '@dura/telemetry';
-import type { ToolRegistry } from '@dura/tools';
+import { SecretsKeyMissing, type SecretsBox, type ToolRegistry } from '@dura/tools';
 import type { Model } from './model';
 import { checkPlan } from './plan-check';
 import { rejectRequest, type Rejection } from './reject-request';
+import { redactRequest, sealRequest } from './seal-request';
 import type { RunDriver } from './run-driver';
 
 export interface IntakeDeps {
@@ -26,6 +27,10 @@ export interface IntakeDeps {
   clock: () => Date;
   /** Checks a request naming an agent: an agent or version this planner does not serve is rejected. */
   model?: Model;
+  /** Seals the secret fields of plans (and the input they use) before the request enters the log. */
+  secrets?: SecretsBox;
+  /** Erases a handled request from `dura.submit` (it held secrets in clear); the log holds it sealed. */
+  erase?: (seq: number) => Promise<void>;
 }
 
 export const REQUESTS_DLQ_SOURCE = 'requests';
@@ -118,21 +123,54 @@ export function createIntake(deps: IntakeDeps) {
       return;
     }
     const runId = parsed.data.runId ?? hint ?? `run-${msg.seq}`;
+    const redacted = redactRequest({ ...parsed.data, runId }, tools);
+    const secret = canonicalJson(redacted) !== canonicalJson({ ...parsed.data, runId });
+    // A request with secrets in clear is dead-lettered redacted, and erased from `dura.submit` once handled.
+    const refuse = async (rejection: Rejection): Promise<void> => {
+      await reject(
+        msg,
+        runId,
+        secret ? { ...rejection, payload: utf8(JSON.stringify(redacted)) } : rejection,
+      );
+      if (secret) await eraseRequest(msg);
+    };
     const problem = checkPlan(parsed.data, tools);
     if (problem) {
-      await reject(msg, runId, {
-        error: { code: problem.code, message: problem.message },
-        issues: problem.issues,
-      });
+      await refuse({ error: { code: problem.code, message: problem.message }, issues: problem.issues });
       return;
     }
     const agentProblem = checkAgent({ ...parsed.data, runId });
     if (agentProblem) {
-      await reject(msg, runId, { error: agentProblem });
+      await refuse({ error: agentProblem });
       return;
     }
-    await start(msg, { ...parsed.data, runId });
+    let sealed: ReturnType<typeof sealRequest>;
+    try {
+      sealed = sealRequest({ ...parsed.data, runId }, tools, deps.secrets);
+    } catch (err) {
+      if (!(err instanceof SecretsKeyMissing)) throw err;
+      await refuse({ error: { code: err.code, message: err.message } });
+      return;
+    }
+    await start(msg, sealed.request);
+    if (sealed.changed) await eraseRequest(msg);
   };
+
+  async function eraseRequest(msg: JsMsg): Promise<void> {
+    try {
+      await deps.erase?.(msg.seq);
+    } catch (err) {
+      // Already erased by an earlier delivery, or the stream refused: say so, without the request itself.
+      deps.log.warn('could not erase a request holding secrets from the requests stream', {
+        seq: msg.seq,
+        err: (err as Error).message,
+      });
+    }
+  }
+
+  function utf8(text: string): Uint8Array {
+    return new TextEncoder().encode(text);
+  }
 
   function checkAgent(
     request: RunRequest & { runId: string },

@@ -1,5 +1,12 @@
-import { connectNats, createLogger, runMain, startServiceTelemetry } from '@dura/service-kit';
-import { loadToolRegistry, toolModulesFrom } from '@dura/tools';
+import { ConfigError, connectNats, createLogger, runMain, startServiceTelemetry } from '@dura/service-kit';
+import {
+  loadToolRegistry,
+  secretsBoxFor,
+  SecretsConfigError,
+  toolModulesFrom,
+  type SecretsBox,
+  type ToolRegistry,
+} from '@dura/tools';
 import { loadPlannerConfig } from './config';
 import { createPlanner } from './planner';
 import { createScriptedModel, fileCallLog } from './scripted-model';
@@ -19,6 +26,7 @@ runMain('planner', async () => {
   });
   const nats = await connectNats(config.NATS_URL, 'dura-planner', log);
   const tools = await loadToolRegistry(toolModulesFrom(config.DURA_TOOLS_MODULES));
+  const secrets = secretsConfig('planner', tools, config);
   const agents = await loadAgentRegistry(config.DURA_AGENTS);
   if (agents.names().length > 0)
     log.info('serving agents', {
@@ -38,6 +46,7 @@ runMain('planner', async () => {
     model: createModelRouter({ scripted, agents: createAgentModel({ agents, tools, payloads }), tools }),
     tools,
     log,
+    ...(secrets ? { secrets } : {}),
     concurrency: config.PLANNER_CONCURRENCY,
     ackWaitMs: config.PLANNER_ACK_WAIT_MS,
     snapshotEvery: config.PLANNER_SNAPSHOT_EVERY,
@@ -59,3 +68,22 @@ runMain('planner', async () => {
     },
   };
 });
+
+/** The secrets key, checked at start: a bad or missing key stops the process with a config error. */
+function secretsConfig(
+  service: string,
+  tools: ToolRegistry,
+  config: { DURA_SECRETS_KEY?: string | undefined; DURA_SECRETS_PREVIOUS_KEYS?: string | undefined },
+): SecretsBox | undefined {
+  try {
+    return secretsBoxFor(
+      service,
+      tools.withSecrets(),
+      config.DURA_SECRETS_KEY,
+      config.DURA_SECRETS_PREVIOUS_KEYS,
+    );
+  } catch (err) {
+    if (err instanceof SecretsConfigError) throw new ConfigError(service, [err.message]);
+    throw err;
+  }
+}

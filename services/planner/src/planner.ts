@@ -21,7 +21,7 @@ import {
   type DrainOptions,
   type Logger,
 } from '@dura/service-kit';
-import type { ToolRegistry } from '@dura/tools';
+import type { SecretsBox, ToolRegistry } from '@dura/tools';
 import { createCancellations } from './cancellations';
 import { createParking } from './parking';
 import { createIntake } from './intake';
@@ -30,6 +30,7 @@ import { createForkIntake, FORKS_DLQ_SOURCE } from './fork-intake';
 import type { Model } from './model';
 import { createRunDriver, DEFAULT_SNAPSHOT_EVERY } from './run-driver';
 import { openSnapshotBucket } from './snapshot-store';
+import { sealDecision } from './seal-request';
 
 export interface PlannerDeps {
   js: JetStreamClient;
@@ -44,6 +45,8 @@ export interface PlannerDeps {
   ackWaitMs?: number;
   /** Events a run grows by between snapshots (default 100). */
   snapshotEvery?: number;
+  /** The key secret tool fields are sealed with; without it, a secret value in clear is refused. */
+  secrets?: SecretsBox;
 }
 
 export const PLANNER_CONSUMERS = {
@@ -97,6 +100,7 @@ export function createPlanner(deps: PlannerDeps) {
     snapshots: { every: deps.snapshotEvery ?? DEFAULT_SNAPSHOT_EVERY, replicas: deps.streams?.replicas ?? 1 },
     cancellations: createCancellations({ js: deps.js, replicas: deps.streams?.replicas ?? 1 }),
     ...(parking ? { parking } : {}),
+    sealDecision: (decision, scope) => sealDecision(decision, deps.tools, deps.secrets, scope),
   });
   const handleSubmit = createIntake({
     store,
@@ -106,6 +110,10 @@ export function createPlanner(deps: PlannerDeps) {
     log: deps.log,
     clock,
     model: deps.model,
+    ...(deps.secrets ? { secrets: deps.secrets } : {}),
+    erase: async (seq) => {
+      await deps.jsm.streams.deleteMessage(STREAMS.requests, seq, true);
+    },
   });
   const loops: ConsumerLoop[] = [];
   const ackWaitMs = deps.ackWaitMs ?? PLANNER_CONSUMERS.intake.ackWaitMs;

@@ -7,6 +7,8 @@ import { deadLetterFromMsg, publishDeadLetter, type Logger } from '@dura/service
 export interface Rejection {
   error: ErrorInfo;
   issues?: string[];
+  /** What the dead letter keeps instead of the message's bytes (a request with its secrets redacted). */
+  payload?: Uint8Array;
 }
 
 /**
@@ -27,11 +29,16 @@ export async function rejectRequest(
     error: rejection.error,
     issues: rejection.issues,
   });
-  const letter = deadLetterFromMsg(msg, source, rejection.error, {
-    now: deps.clock(),
-    ...(rejection.issues ? { issues: rejection.issues } : {}),
-    ...(runId ? { runId } : {}),
-  });
+  const letter = deadLetterFromMsg(
+    rejection.payload ? withData(msg, rejection.payload) : msg,
+    source,
+    rejection.error,
+    {
+      now: deps.clock(),
+      ...(rejection.issues ? { issues: rejection.issues } : {}),
+      ...(runId ? { runId } : {}),
+    },
+  );
   await publishDeadLetter(deps.js, letter);
   if (!runId) return;
   const event = newEvent(
@@ -45,4 +52,11 @@ export async function rejectRequest(
     // The run id already has a history; the dead letter is the record of this refusal.
     if (!(err instanceof ConcurrencyConflict)) throw err;
   }
+}
+
+/** The message as the dead letter sees it, with other bytes. */
+function withData(msg: JsMsg, data: Uint8Array): JsMsg {
+  return new Proxy(msg, {
+    get: (target, key): unknown => (key === 'data' ? data : (Reflect.get(target, key, target) as unknown)),
+  });
 }

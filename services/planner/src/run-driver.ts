@@ -47,7 +47,7 @@ import {
   withSpan,
 } from '@dura/telemetry';
 import { context as otelContext, SpanKind, trace, type Context } from '@opentelemetry/api';
-import type { Model } from './model';
+import type { Model, ModelTurn } from './model';
 import type { Cancellations } from './cancellations';
 import type { Parking } from './parking';
 import { RunStateCache, type CachedRun } from './run-state-cache';
@@ -75,6 +75,8 @@ export interface RunDriverDeps {
   parking?: Parking;
   /** Without `parking`: how long such a run's decide task waits before it is offered again (default 5 s). */
   notServedDelayMs?: number;
+  /** Seals the secret argument fields of a decision's tool calls before its `thought` is recorded. */
+  sealDecision?: (decision: ModelTurn['decision'], scope: string) => ModelTurn['decision'];
 }
 
 export interface SnapshotOptions {
@@ -588,7 +590,8 @@ export function createRunDriver(deps: RunDriverDeps) {
                   step: run.state.steps,
                   model: turn.model,
                   ...(turn.content === undefined ? {} : { content: turn.content }),
-                  decision: turn.decision,
+                  decision:
+                    deps.sealDecision?.(turn.decision, run.state.correlationId ?? runId) ?? turn.decision,
                   usage: turn.usage,
                   finishReason: turn.finishReason,
                   ...(turn.prompt ? { prompt: turn.prompt } : {}),

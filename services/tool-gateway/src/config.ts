@@ -16,6 +16,20 @@ export const GatewayConfigSchema = z.object({
   GATEWAY_LEASE_MARGIN_MS: configFields.positiveInt
     .default(30_000)
     .describe('A tool call is orphaned after its `timeoutMs` plus this.'),
+  GATEWAY_TOOL_CONCURRENCY: z
+    .string()
+    .optional()
+    .describe(
+      "Per-tool limits on calls at once across all gateways, `tool=N,other=M`; they win over a tool's `concurrency`.",
+    ),
+  GATEWAY_SLOT_LEASE_MS: configFields.positiveInt
+    .default(15_000)
+    .describe(
+      "Lease of a concurrency slot, renewed while its call runs; a killed gateway's slot frees after it.",
+    ),
+  GATEWAY_THROTTLE_WAIT_MS: configFields.positiveInt
+    .default(20_000)
+    .describe("How long a call over its tool's limit waits for a slot before its task is redelivered later."),
   RELAY_POLL_MS: configFields.positiveInt
     .default(250)
     .describe('How often the outbox relay polls Postgres for events to publish.'),
@@ -36,6 +50,16 @@ export const GatewayConfigSchema = z.object({
     .default(120_000)
     .describe('JetStream duplicate window: a message id published again within it is dropped.'),
   DURA_TOOLS_MODULES: z.string().optional().describe('Comma-separated modules exporting tools.'),
+  DURA_SECRETS_KEY: z
+    .string()
+    .optional()
+    .describe(
+      'Key that seals secret tool fields, `<kid>:<base64 of 32 bytes>`; required when a tool declares secrets. Same on planner and gateways.',
+    ),
+  DURA_SECRETS_PREVIOUS_KEYS: z
+    .string()
+    .optional()
+    .describe('Older secrets keys (comma-separated `<kid>:<base64>`): they only open, for key rotation.'),
   /** Serves `/metrics` (Prometheus) and `/healthz` on this port; unset: no HTTP server. 0 picks a free port. */
   METRICS_PORT: configFields.port
     .optional()

@@ -23,7 +23,7 @@ import {
   type ConsumerLoop,
   type Logger,
 } from '@dura/service-kit';
-import { retryDelayMs, type ToolDefinition, type ToolRegistry } from '@dura/tools';
+import { retryDelayMs, type SecretsBox, type ToolDefinition, type ToolRegistry } from '@dura/tools';
 import {
   DURA_ATTRS,
   DURA_METRICS,
@@ -40,6 +40,9 @@ import { completedEvent, failedEvent } from './observations';
 import { createRelay, type Relay } from './relay';
 import { createTimers } from './timers';
 import { effects, type EffectRow } from './db/schema';
+import { createSecretCalls, secretFailure } from './secret-calls';
+import type { ToolOutcome } from './run-tool';
+import { createToolSlots, type HeldSlot } from './tool-slots';
 
 export interface GatewayDeps {
   js: JetStreamClient;
@@ -61,6 +64,14 @@ export interface GatewayDeps {
   timerPollMs?: number;
   /** Results whose JSON is larger than this go to the object store; the event keeps a reference (64 KiB). */
   payloadThresholdBytes?: number;
+  /** Opens secret argument fields for the tool and seals secret result fields (see `ToolDefinition.secrets`). */
+  secrets?: SecretsBox;
+  /** Per-tool limits on calls at once across all replicas; they win over a tool's own `concurrency`. */
+  toolConcurrency?: Record<string, number>;
+  /** Lease of a held concurrency slot, renewed while the call runs (default 15 s). */
+  slotLeaseMs?: number;
+  /** How long a call over its tool's limit waits for a slot before its task is redelivered later (default 20 s). */
+  throttleWaitMs?: number;
 }
 
 export const GATEWAY_CONSUMER = {
@@ -111,6 +122,13 @@ export function createToolGateway(deps: GatewayDeps) {
     replicas: (deps.streams ?? DEFAULT_STREAM_OPTIONS).replicas,
   });
   const payloadThreshold = deps.payloadThresholdBytes ?? DEFAULT_PAYLOAD_THRESHOLD_BYTES;
+  const secretCalls = createSecretCalls(deps.tools, deps.secrets);
+  const slots = createToolSlots({
+    db: deps.db,
+    log: deps.log,
+    ...(deps.slotLeaseMs ? { leaseMs: deps.slotLeaseMs } : {}),
+  });
+  const throttleWaitMs = deps.throttleWaitMs ?? 20_000;
 
   /**
    * The observation of a result: inline, or, over the threshold, a reference to the object store. The
@@ -151,7 +169,7 @@ export function createToolGateway(deps: GatewayDeps) {
 
   async function execute(task: ToolTask, tool: ToolDefinition, attempt: number): Promise<void> {
     trace.getActiveSpan()?.setAttribute(DURA_ATTRS.attempt, attempt);
-    const outcome = await runUnlessCancelled(cancellations, tool, task, attempt);
+    const outcome = await runOpened(task, tool, attempt);
     if (outcome.ok || outcome.error.cancelled !== 'before_start')
       toolDuration.record(outcome.durationMs / 1000, {
         tool: task.tool,
@@ -196,6 +214,26 @@ export function createToolGateway(deps: GatewayDeps) {
     }
   }
 
+  /**
+   * Runs the tool with its secret arguments opened, and seals the secret fields of its result before it is
+   * recorded; a secret that cannot be opened or sealed is a terminal failure of the call.
+   */
+  async function runOpened(task: ToolTask, tool: ToolDefinition, attempt: number): Promise<ToolOutcome> {
+    let plain: ToolTask;
+    try {
+      plain = secretCalls.opened(task);
+    } catch (err) {
+      return { ok: false, error: secretFailure(err), durationMs: 0 };
+    }
+    const outcome = await runUnlessCancelled(cancellations, tool, plain, attempt);
+    if (!outcome.ok) return outcome;
+    try {
+      return { ...outcome, result: secretCalls.sealedResult(task, outcome.result) };
+    } catch (err) {
+      return { ok: false, error: secretFailure(err), durationMs: outcome.durationMs };
+    }
+  }
+
   /** Publishes a just-recorded observation at once when nothing of its run is ahead of it; else the relay does. */
   async function deliver(finished: Finished): Promise<void> {
     if (finished.queued && !finished.ahead) await relay.sendNow(finished.queued);
@@ -209,10 +247,11 @@ export function createToolGateway(deps: GatewayDeps) {
       : { state: 'unknown' as const };
     const now = clock();
     if (status.state === 'succeeded') {
+      const result = secretCalls.sealedResult(task, status.result);
       await ledger.finish(
         task.idempotencyKey,
-        { status: 'succeeded', result: status.result },
-        await completed(task, status.result, row.attempts, 0, now),
+        { status: 'succeeded', result },
+        await completed(task, result, row.attempts, 0, now),
         0,
       );
     } else if (status.state === 'failed') {
@@ -283,6 +322,32 @@ export function createToolGateway(deps: GatewayDeps) {
       relay.wake();
       return;
     }
+    const slot = await slotFor(task, tool);
+    try {
+      await claimAndRun(task, tool);
+    } finally {
+      await slot?.release();
+    }
+  }
+
+  /**
+   * A concurrency slot for a call of a limited tool, waiting up to `throttleWaitMs`; when none came free
+   * the task goes back to the stream and comes again later (it is not lost, and no effect has started).
+   */
+  async function slotFor(task: ToolTask, tool: ToolDefinition): Promise<HeldSlot | undefined> {
+    const limit = deps.toolConcurrency?.[tool.name] ?? tool.concurrency;
+    if (limit === undefined) return undefined;
+    const slot = await slots.acquire(tool.name, limit, task.idempotencyKey, throttleWaitMs);
+    if (slot) return slot;
+    retries.add(1, { operation: 'tool_throttled' });
+    const delay = Math.round(500 + Math.random() * 1000);
+    throw new RetryLater(
+      `${tool.name} is at its limit of ${limit} calls at once across the gateways; ${task.idempotencyKey} waited ${throttleWaitMs} ms and comes again in ${delay} ms`,
+      delay,
+    );
+  }
+
+  async function claimAndRun(task: ToolTask, tool: ToolDefinition): Promise<void> {
     const claim = await ledger.claim(task, leaseFor(tool));
     trace.getActiveSpan()?.setAttribute(DURA_ATTRS.deduped, claim.kind === 'finished');
     switch (claim.kind) {

@@ -1,10 +1,18 @@
 import { sql } from 'drizzle-orm';
 import { openDatabase } from '@dura/db';
-import { connectNats, createLogger, runMain, startServiceTelemetry } from '@dura/service-kit';
-import { loadToolRegistry, toolModulesFrom } from '@dura/tools';
+import { ConfigError, connectNats, createLogger, runMain, startServiceTelemetry } from '@dura/service-kit';
+import {
+  loadToolRegistry,
+  secretsBoxFor,
+  SecretsConfigError,
+  toolModulesFrom,
+  type SecretsBox,
+  type ToolRegistry,
+} from '@dura/tools';
 import { loadGatewayConfig } from './config';
 import { createToolGateway } from './gateway';
 import { migrateGateway } from './migrations';
+import { parseToolConcurrency } from './tool-slots';
 
 runMain('tool-gateway', async () => {
   const config = loadGatewayConfig();
@@ -18,11 +26,17 @@ runMain('tool-gateway', async () => {
   const database = await openDatabase({ url: config.DATABASE_URL });
   await migrateGateway(database);
   const nats = await connectNats(config.NATS_URL, 'dura-tool-gateway', log);
+  const tools = await loadToolRegistry(toolModulesFrom(config.DURA_TOOLS_MODULES));
+  const secrets = secretsConfig('tool-gateway', tools, config);
   const gateway = createToolGateway({
     ...nats,
     db: database.db,
-    tools: await loadToolRegistry(toolModulesFrom(config.DURA_TOOLS_MODULES)),
+    tools,
     log,
+    ...(secrets ? { secrets } : {}),
+    toolConcurrency: toolConcurrencyConfig(config.GATEWAY_TOOL_CONCURRENCY),
+    slotLeaseMs: config.GATEWAY_SLOT_LEASE_MS,
+    throttleWaitMs: config.GATEWAY_THROTTLE_WAIT_MS,
     concurrency: config.GATEWAY_CONCURRENCY,
     maxAttempts: config.GATEWAY_MAX_ATTEMPTS,
     ackWaitMs: config.GATEWAY_ACK_WAIT_MS,
@@ -54,3 +68,30 @@ runMain('tool-gateway', async () => {
     },
   };
 });
+
+/** The secrets key, checked at start: a bad or missing key stops the process with a config error. */
+function secretsConfig(
+  service: string,
+  tools: ToolRegistry,
+  config: { DURA_SECRETS_KEY?: string | undefined; DURA_SECRETS_PREVIOUS_KEYS?: string | undefined },
+): SecretsBox | undefined {
+  try {
+    return secretsBoxFor(
+      service,
+      tools.withSecrets(),
+      config.DURA_SECRETS_KEY,
+      config.DURA_SECRETS_PREVIOUS_KEYS,
+    );
+  } catch (err) {
+    if (err instanceof SecretsConfigError) throw new ConfigError(service, [err.message]);
+    throw err;
+  }
+}
+
+function toolConcurrencyConfig(text: string | undefined): Record<string, number> {
+  try {
+    return parseToolConcurrency(text);
+  } catch (err) {
+    throw new ConfigError('tool-gateway', [`GATEWAY_TOOL_CONCURRENCY: ${(err as Error).message}`]);
+  }
+}

@@ -70,5 +70,20 @@ export const timers = pgTable(
   ],
 );
 
+/**
+ * Per-tool concurrency slots shared by every gateway replica: a tool limited to N calls at once has rows
+ * 0..N-1; a call runs while it holds one (`holder`), as a lease that a crashed holder's successor may take.
+ */
+export const toolSlots = pgTable(
+  'tool_slots',
+  {
+    tool: text('tool').notNull(),
+    slot: integer('slot').notNull(),
+    holder: text('holder'),
+    leaseUntil: timestamp('lease_until', { withTimezone: true, mode: 'date' }),
+  },
+  (t) => [primaryKey({ columns: [t.tool, t.slot] })],
+);
+
 export type EffectRow = typeof effects.$inferSelect;
 export type TimerRow = typeof timers.$inferSelect;
