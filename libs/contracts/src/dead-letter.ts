@@ -11,8 +11,12 @@ export const DeadLetterSchema = z.object({
   deliveries: z.number().int().nonnegative().optional(),
   error: z.object({ code: z.string().min(1), message: z.string() }),
   issues: z.array(z.string()).optional(),
+  /** The refused message, or, when `truncated`, its first bytes: a dead letter must fit in one message. */
   payload: z.string(),
   payloadEncoding: z.enum(['utf8', 'base64']),
+  /** Size of the refused message in bytes; set when `payload` holds only its beginning. */
+  payloadBytes: z.number().int().nonnegative().optional(),
+  truncated: z.boolean().optional(),
   runId: z.string().optional(),
   at: z.string().datetime({ offset: true }),
 });

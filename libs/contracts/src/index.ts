@@ -83,6 +83,7 @@ export {
 export type { ToolTask, DecideTask, TimerTask } from './tasks';
 export { DEAD_LETTER_VERSION, DeadLetterSchema } from './dead-letter';
 export type { DeadLetter } from './dead-letter';
+export { storableText, unstorableTextIssue, unstorableTextPath } from './storable-text';
 export {
   STREAMS,
   SUBJECTS,

@@ -42,3 +42,22 @@ export class CorruptEvent extends DuraError {
     this.seq = seq;
   }
 }
+
+/**
+ * An event larger than the server accepts in one message (`max_payload`, 1 MiB by default). Retrying cannot
+ * help: the message that led to it is refused for good with this reason.
+ */
+export class EventTooLarge extends DuraError {
+  readonly runId: string;
+
+  constructor(runId: string, bytes: number | undefined, cause?: unknown) {
+    const size = bytes === undefined ? '' : ` (${bytes} bytes)`;
+    super(
+      'event_too_large',
+      `an event for run ${runId}${size} is larger than the NATS server's max_payload (1 MiB unless configured): ` +
+        'keep run inputs, step arguments and signal payloads well below it, and pass large data by reference',
+      { retryable: false, cause },
+    );
+    this.runId = runId;
+  }
+}

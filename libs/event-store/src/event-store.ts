@@ -78,8 +78,9 @@ export function createEventStore(deps: {
       const headers = natsHeaders();
       headers.set(EVENT_TYPE_HEADER, event.type);
       if (event.meta.trace) headers.set('traceparent', event.meta.trace);
+      const data = encoder.encode(JSON.stringify(event));
       try {
-        const ack = await js.publish(runSubject(runId), encoder.encode(JSON.stringify(event)), {
+        const ack = await js.publish(runSubject(runId), data, {
           msgID: event.meta.id,
           headers,
           timeout,
@@ -89,7 +90,7 @@ export function createEventStore(deps: {
         seqs.push(ack.seq);
         if (expected !== 'any') expected = ack.seq;
       } catch (err) {
-        throw mapAppendError(err, runId, expected === 'any' ? undefined : expected);
+        throw mapAppendError(err, runId, expected === 'any' ? undefined : expected, data.length);
       }
     }
     return { seqs, lastSeq: seqs.at(-1) ?? 0, duplicate };

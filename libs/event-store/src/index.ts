@@ -2,5 +2,11 @@ export { createEventStore, decodeStored, readRaw, EVENT_TYPE_HEADER, DIRECT_READ
 export type { EventStore, AppendOptions, AppendResult, ReadReport } from './event-store';
 export { ensureStreams, streamConfigs, DEFAULT_STREAM_OPTIONS } from './streams';
 export type { StreamOptions } from './streams';
-export { ConcurrencyConflict, StreamUnavailable, StreamMisconfigured, CorruptEvent } from './errors';
+export {
+  ConcurrencyConflict,
+  StreamUnavailable,
+  StreamMisconfigured,
+  CorruptEvent,
+  EventTooLarge,
+} from './errors';
 export { isJsApiError, JS_CODES, mapAppendError } from './jetstream-errors';

@@ -1,7 +1,7 @@
 import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
-import { NoRespondersError, RequestError, TimeoutError } from '@nats-io/nats-core';
+import { InvalidArgumentError, NoRespondersError, RequestError, TimeoutError } from '@nats-io/nats-core';
 import { DuraError } from '@dura/contracts';
-import { ConcurrencyConflict, StreamUnavailable } from './errors';
+import { ConcurrencyConflict, EventTooLarge, StreamUnavailable } from './errors';
 
 /** JetStream API error codes Dura acts on. */
 export const JS_CODES = {
@@ -15,8 +15,16 @@ export function isJsApiError(err: unknown, code: number): boolean {
 }
 
 /** Maps a failed publish to one typed error per failure the caller must treat differently. */
-export function mapAppendError(err: unknown, runId: string, expectedSeq: number | undefined): DuraError {
+export function mapAppendError(
+  err: unknown,
+  runId: string,
+  expectedSeq: number | undefined,
+  bytes?: number,
+): DuraError {
   if (err instanceof DuraError) return err;
+  // The client refuses it before sending; a retry would be refused the same way.
+  if (err instanceof InvalidArgumentError && err.message.includes('max_payload'))
+    return new EventTooLarge(runId, bytes, err);
   if (isJsApiError(err, JS_CODES.wrongLastSequence))
     return new ConcurrencyConflict(runId, expectedSeq ?? -1, err);
   // nats.js 3 reports a publish nobody answered as JetStreamNotEnabled, with the no-responders error as its cause.

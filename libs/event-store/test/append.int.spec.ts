@@ -4,6 +4,7 @@ import { DuraError } from '@dura/contracts';
 import {
   ConcurrencyConflict,
   createEventStore,
+  EventTooLarge,
   ensureStreams,
   JS_CODES,
   type EventStore,
@@ -128,5 +129,18 @@ describe('append', () => {
       'run_started',
       'thought',
     ]);
+  });
+});
+
+describe('an event larger than the server takes', () => {
+  it('is refused for good with event_too_large, not retried as if the broker were away', async () => {
+    const run = runEvents('too-large');
+    const huge = run.make('run_rejected', { error: { code: 'x', message: 'm'.repeat(1024 * 1024) } });
+    const appended = store.append('too-large', [huge], { expectedSeq: 0 });
+
+    await expect(appended).rejects.toBeInstanceOf(EventTooLarge);
+    await expect(appended).rejects.toMatchObject({ code: 'event_too_large', retryable: false });
+    await expect(appended).rejects.toThrow(/larger than the NATS server's max_payload/);
+    expect(await store.read('too-large')).toEqual([]);
   });
 });

@@ -13,29 +13,53 @@ export interface DeadLetterInput {
   now: Date;
 }
 
-/** Builds the dead-letter record: original bytes kept verbatim (utf8 when they decode, else base64). */
+/**
+ * Bytes of the refused message a dead letter keeps. A message may be as large as the server's max_payload
+ * (1 MiB by default), and its letter escapes it again (a quote becomes two bytes, a control character six):
+ * a letter holding all of it could not be published, and the message would be redelivered forever.
+ */
+export const DEAD_LETTER_PAYLOAD_LIMIT = 64 * 1024;
+const MAX_ISSUES = 100;
+const MAX_TEXT = 2_000;
+
+/**
+ * Builds the dead-letter record: original bytes kept verbatim (utf8 when they decode, else base64), up to
+ * `DEAD_LETTER_PAYLOAD_LIMIT` bytes; a longer message keeps its beginning, marked `truncated` with its size.
+ */
 export function buildDeadLetter(input: DeadLetterInput): DeadLetter {
+  const truncated = input.data.length > DEAD_LETTER_PAYLOAD_LIMIT;
+  const kept = truncated ? input.data.subarray(0, DEAD_LETTER_PAYLOAD_LIMIT) : input.data;
   let payload: string;
   let payloadEncoding: DeadLetter['payloadEncoding'] = 'utf8';
   try {
-    payload = new TextDecoder('utf-8', { fatal: true }).decode(input.data);
+    new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(input.data);
+    // `stream` holds back a character cut in half at the limit instead of mangling it.
+    payload = new TextDecoder('utf-8', { ignoreBOM: true }).decode(kept, { stream: truncated });
   } catch {
-    payload = Buffer.from(input.data).toString('base64');
+    payload = Buffer.from(kept).toString('base64');
     payloadEncoding = 'base64';
   }
+  const issues = input.issues?.slice(0, MAX_ISSUES).map((issue) => clip(issue, MAX_TEXT));
+  if (issues && input.issues && input.issues.length > MAX_ISSUES)
+    issues.push(`... and ${input.issues.length - MAX_ISSUES} more issues`);
   return {
     v: DEAD_LETTER_VERSION,
     source: input.source,
     subject: input.subject,
     ...(input.streamSeq === undefined ? {} : { streamSeq: input.streamSeq }),
     ...(input.deliveries === undefined ? {} : { deliveries: input.deliveries }),
-    error: input.error,
-    ...(input.issues === undefined ? {} : { issues: input.issues }),
+    error: { code: clip(input.error.code, 200), message: clip(input.error.message, MAX_TEXT) },
+    ...(issues === undefined ? {} : { issues }),
     payload,
     payloadEncoding,
+    ...(truncated ? { payloadBytes: input.data.length, truncated } : {}),
     ...(input.runId === undefined ? {} : { runId: input.runId }),
     at: input.now.toISOString(),
   };
+}
+
+function clip(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max)}... (${text.length - max} more characters)`;
 }
 
 /** Publishes to `dura.dlq.<source>`; the msg-id makes a retried dead-lettering of the same message a no-op. */

@@ -5,10 +5,12 @@ import {
   newEvent,
   RunIdSchema,
   RunRequestSchema,
+  unstorableTextIssue,
+  unstorableTextPath,
   type RunRequest,
 } from '@dura/contracts';
 import { canonicalJson, decisionEventId } from '@dura/core';
-import { ConcurrencyConflict, type EventStore } from '@dura/event-store';
+import { ConcurrencyConflict, EventTooLarge, type EventStore } from '@dura/event-store';
 import { duraTracer, withLogFields, type Logger } from '@dura/service-kit';
 import { DURA_ATTRS, traceparentOf, withSpan } from '@dura/telemetry';
 import { SecretsKeyMissing, type SecretsBox, type ToolRegistry } from '@dura/tools';
@@ -83,6 +85,10 @@ export function createIntake(deps: IntakeDeps) {
     try {
       await store.append(runId, [event], { expectedSeq: 0 });
     } catch (err) {
+      if (err instanceof EventTooLarge) {
+        await reject(msg, runId, { error: { code: 'request_too_large', message: err.message } });
+        return;
+      }
       if (!(err instanceof ConcurrencyConflict)) throw err;
     }
     const { state } = await driver.load(runId);
@@ -119,6 +125,14 @@ export function createIntake(deps: IntakeDeps) {
       await reject(msg, hint, {
         error: { code: 'invalid_request', message: 'request does not match the RunRequest schema' },
         issues,
+      });
+      return;
+    }
+    const unstorable = unstorableTextPath(parsed.data);
+    if (unstorable) {
+      await reject(msg, hint, {
+        error: { code: 'invalid_request', message: 'request holds text that cannot be stored' },
+        issues: [unstorableTextIssue(unstorable)],
       });
       return;
     }

@@ -5,6 +5,8 @@ import {
   formatIssues,
   newEvent,
   SignalRequestSchema,
+  unstorableTextIssue,
+  unstorableTextPath,
   type SignalRequest,
 } from '@dura/contracts';
 import { isTerminal } from '@dura/core';
@@ -35,6 +37,9 @@ function parseSignal(msg: JsMsg): SignalRequest {
   const parsed = SignalRequestSchema.safeParse(body);
   if (!parsed.success)
     throw new ContractViolation('signal does not match the SignalRequest schema', formatIssues(parsed.error));
+  const unstorable = unstorableTextPath(parsed.data);
+  if (unstorable)
+    throw new ContractViolation('signal holds text that cannot be stored', [unstorableTextIssue(unstorable)]);
   return parsed.data;
 }
 

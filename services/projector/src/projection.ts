@@ -1,11 +1,12 @@
 import { eq, inArray, sql } from 'drizzle-orm';
-import { ContractViolation, runIdFromSubject, type RunEvent } from '@dura/contracts';
+import { ContractViolation, runIdFromSubject, storableText, type RunEvent } from '@dura/contracts';
 import { evolve, initialRunState, type RunState } from '@dura/core';
 import type { Db } from '@dura/db';
 import { decodeStored } from '@dura/event-store';
 import { failpoint } from '@dura/service-kit';
 import { checkpoints, projectionErrors, runEvents, runs } from './db/schema';
 import { summarize } from './run-summary';
+import { checkStorable } from './unstorable';
 
 export interface StreamMessage {
   seq: number;
@@ -70,15 +71,18 @@ export async function applyBatch(
           const where = `event at seq ${msg.seq} names run ${event.meta.runId}`;
           throw new ContractViolation(`${where} but was appended to ${msg.subject}`);
         }
+        checkStorable(msg, event);
         const next = evolve(states.get(event.meta.runId) ?? initialRunState(), event);
         states.set(event.meta.runId, next);
       } catch (err) {
-        const e = err as { code?: string; message: string };
+        const e = err as { code?: string; message: string; issues?: string[] };
+        // The reason is stored too, and may quote the very text that could not be stored.
+        const message = e.issues?.length ? `${e.message}: ${e.issues.join('; ')}` : e.message;
         errorRows.push({
           seq: msg.seq,
           runId: runId ?? null,
-          code: e.code ?? 'projection_error',
-          message: e.message,
+          code: storableText(e.code ?? 'projection_error'),
+          message: storableText(message),
         });
         continue;
       }

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { asc, eq } from 'drizzle-orm';
+import { asc, eq, inArray } from 'drizzle-orm';
 import { runSubject } from '@dura/contracts';
 import { useTestInfra } from '@dura/testing';
 import {
@@ -198,5 +198,52 @@ describe('events the fold cannot apply', () => {
     const [error] = await setup.db.select().from(projectionErrors).where(eq(projectionErrors.seq, ack.seq));
     expect(error).toMatchObject({ runId: 'run-intruder', code: 'contract_violation' });
     expect(await setup.db.select().from(runEvents).where(eq(runEvents.seq, ack.seq))).toEqual([]);
+  });
+
+  it('refuse text Postgres cannot store (U+0000, a lone surrogate) instead of failing every batch after it', async () => {
+    const nul = new RunScript('run-nul').request().events[0]!;
+    const withNul = {
+      ...nul,
+      meta: { ...nul.meta, id: 'nul' },
+      data: { ...nul.data, request: { ...(nul.data as { request: object }).request, input: 'a\u0000b' } },
+    };
+    const nulAck = await setup.js.publish(runSubject('run-nul'), JSON.stringify(withNul));
+    const lone = new RunScript('run-lone').request().events[0]!;
+    const loneAck = await setup.js.publish(
+      runSubject('run-lone'),
+      JSON.stringify({ ...lone, meta: { ...lone.meta, id: 'lone', correlationId: '\ud800' } }),
+    );
+    // An unknown type is refused anyway; its reason quotes the type, NUL and all.
+    const typeAck = await setup.js.publish(
+      runSubject('run-nul-type'),
+      JSON.stringify({ ...lone, type: 'x\u0000y', meta: { ...lone.meta, runId: 'run-nul-type' } }),
+    );
+    const after = RunScript.complete('run-after-nul', 1);
+    await appendInterleaved(setup.store, [after]);
+    await caughtUp(setup, projector!.position);
+
+    const errors = await setup.db
+      .select()
+      .from(projectionErrors)
+      .where(inArray(projectionErrors.seq, [nulAck.seq, loneAck.seq, typeAck.seq]))
+      .orderBy(asc(projectionErrors.seq));
+    expect(errors.map((e) => [e.runId, e.code])).toEqual([
+      ['run-nul', 'contract_violation'],
+      ['run-lone', 'contract_violation'],
+      ['run-nul-type', 'corrupt_event'],
+    ]);
+    expect(errors[0]?.message).toMatch(
+      /holds text the read model cannot store: data\.request\.input: holds U\+0000/,
+    );
+    expect(errors[1]?.message).toMatch(/meta\.correlationId: holds U\+0000 or a lone UTF-16 surrogate/);
+    expect(errors[2]?.message).toContain('unknown type "x\ufffdy"');
+    expect(
+      await setup.db
+        .select()
+        .from(runs)
+        .where(inArray(runs.runId, ['run-nul', 'run-lone'])),
+    ).toEqual([]);
+    const [row] = await setup.db.select().from(runs).where(eq(runs.runId, 'run-after-nul'));
+    expect(row?.status).toBe('completed');
   });
 });

@@ -5,6 +5,7 @@ import {
   formatIssues,
   STREAMS,
   SUBJECTS,
+  toolTaskSubject,
   ToolTaskSchema,
   type JsonValue,
   type ToolTask,
@@ -470,5 +471,12 @@ function parseTask(msg: JsMsg): ToolTask {
   const parsed = ToolTaskSchema.safeParse(body);
   if (!parsed.success)
     throw new ContractViolation('tool task does not match its schema', formatIssues(parsed.error));
+  // Permissions are granted per subject: a task must not reach a tool other than the one its subject names.
+  const expected = toolTaskSubject(parsed.data.tool);
+  if (msg.subject !== expected)
+    throw new ContractViolation(
+      `tool task for ${parsed.data.tool} was published on ${msg.subject}; publish it on ${expected}`,
+      [`tool: "${parsed.data.tool}" does not match the subject ${msg.subject}`],
+    );
   return parsed.data;
 }

@@ -162,4 +162,27 @@ describe('bad tasks', () => {
     const info = await sys.setup.jsm.consumers.info('DURA_TASKS', 'tool-gateway');
     expect(info.num_pending + info.num_ack_pending).toBe(0);
   });
+
+  it('published on another tool’s subject are dead-lettered, and neither tool runs', async () => {
+    const task = toolTask('run-wrong-subject', 'test.strict', { n: 3 });
+    const ack = await sys.setup.js.publish('dura.task.tool.test.flaky', JSON.stringify(task), {
+      msgID: 'wrong-subject-1',
+    });
+
+    const letter = await eventually(async () => {
+      const found = await storedMessages(sys.setup.jsm, STREAMS.deadLetters, 'dura.dlq.tool-tasks');
+      return found.map((msg) => DeadLetterSchema.parse(msg.json())).find((l) => l.streamSeq === ack.seq);
+    }, 'the dead letter of the task on the wrong subject');
+    expect(letter).toMatchObject({
+      subject: 'dura.task.tool.test.flaky',
+      deliveries: 1,
+      error: { code: 'contract_violation' },
+    });
+    expect(letter.error.message).toMatch(
+      /tool task for test\.strict was published on dura\.task\.tool\.test\.flaky/,
+    );
+    expect(strict.runs(task.idempotencyKey)).toBe(0);
+    expect(flaky.runs(task.idempotencyKey)).toBe(0);
+    expect(await effectRow(sys.setup.db, task.idempotencyKey)).toBeUndefined();
+  });
 });
