@@ -174,6 +174,10 @@ describe('fuzzed and adversarial input on every consumed subject', () => {
 
     // Every durable consumer has taken and settled everything.
     for (const [stream, durable] of DURABLES) {
+      // Bounded: a message that keeps failing is dead-lettered, never redelivered forever.
+      const { config } = await sys.system.jsm.consumers.info(stream, durable);
+      expect(config.max_deliver, `${durable} max_deliver`).toBeGreaterThan(1);
+      expect(config.max_deliver, `${durable} max_deliver`).toBeLessThanOrEqual(21);
       await eventually(
         async () => {
           const info = await sys.system.jsm.consumers.info(stream, durable);
