@@ -1,7 +1,12 @@
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
-import { connect } from '@nats-io/transport-node';
-import { DuraError, natsServers } from '@dura/contracts';
+import {
+  DuraError,
+  resolveNatsSecurity,
+  type NatsSecurity,
+  type NatsSecuritySettings,
+} from '@dura/contracts';
+import { explainPermissionViolation, openNatsConnection } from '@dura/event-store';
 import { createDuraClient, type DuraClient, type JetStreamHandles } from './client';
 import { NatsUnreachable } from './errors';
 
@@ -14,7 +19,40 @@ export interface ConnectDuraClientOptions {
   name?: string;
   /** How long the first connection may take, default 5 s. */
   connectTimeoutMs?: number;
+  /** Credentials and TLS (see `natsSecurityFromEnv`); unset: an open server. */
+  security?: NatsSecurity;
 }
+
+/**
+ * The NATS credentials and TLS settings from the same environment variables the services read (NATS_USER,
+ * NATS_PASSWORD, NATS_TOKEN, NATS_NKEY_SEED_FILE, NATS_CREDS_FILE, NATS_TLS_*, NATS_INBOX_PREFIX).
+ */
+export function natsSecurityFromEnv(env: Record<string, string | undefined> = process.env): NatsSecurity {
+  const settings: NatsSecuritySettings = {};
+  for (const name of SECURITY_VARIABLES) {
+    const value = env[name];
+    if (value !== undefined && value !== '') settings[name] = value;
+  }
+  const resolved = resolveNatsSecurity(settings);
+  if (!resolved.ok)
+    throw new DuraError(
+      'config_error',
+      `invalid NATS settings:\n${resolved.problems.map((p) => `  - ${p}`).join('\n')}`,
+    );
+  return resolved.security;
+}
+
+const SECURITY_VARIABLES = [
+  'NATS_USER',
+  'NATS_PASSWORD',
+  'NATS_TOKEN',
+  'NATS_NKEY_SEED_FILE',
+  'NATS_CREDS_FILE',
+  'NATS_TLS_CA_FILE',
+  'NATS_TLS_CERT_FILE',
+  'NATS_TLS_KEY_FILE',
+  'NATS_INBOX_PREFIX',
+] as const satisfies readonly (keyof NatsSecuritySettings)[];
 
 export type ConnectedDuraClient = DuraClient & {
   /** Drains and closes the NATS connection if one was opened. */
@@ -30,23 +68,30 @@ export function connectDuraClient(options: ConnectDuraClientOptions = {}): Conne
   let nc: NatsConnection | undefined;
   async function open(): Promise<JetStreamHandles> {
     try {
-      nc = await connect({
-        servers: natsServers(url),
+      nc = await openNatsConnection({
+        url,
         name: options.name ?? 'dura-client',
-        timeout: options.connectTimeoutMs ?? 5000,
-        maxReconnectAttempts: -1,
-        reconnectTimeWait: 250,
+        ...(options.security ? { security: options.security } : {}),
+        connect: {
+          timeout: options.connectTimeoutMs ?? 5000,
+          maxReconnectAttempts: -1,
+          reconnectTimeWait: 250,
+        },
       });
     } catch (err) {
-      throw new NatsUnreachable(url, err);
+      // Bad credentials, TLS or credential files are not "unreachable": keep their own code and advice.
+      if (err instanceof DuraError && err.code !== 'nats_unreachable') throw err;
+      throw new NatsUnreachable(url, err instanceof DuraError ? err.cause : err);
     }
     try {
       return { js: jetstream(nc), jsm: await jetstreamManager(nc, { timeout: 5000 }) };
     } catch (err) {
       await nc.close();
+      const denied = explainPermissionViolation(err, options.security);
       throw new DuraError(
-        'jetstream_disabled',
-        `NATS at ${url} answered but JetStream did not (${(err as Error).message}): start nats-server with -js`,
+        denied ? 'nats_permission_denied' : 'jetstream_disabled',
+        denied ??
+          `NATS at ${url} answered but JetStream did not (${(err as Error).message}): start nats-server with -js`,
         { cause: err },
       );
     }

@@ -8,7 +8,7 @@ export type {
   SubmitRunInput,
   SubmitResult,
 } from './client';
-export { connectDuraClient } from './connect';
+export { connectDuraClient, natsSecurityFromEnv } from './connect';
 export type { ConnectDuraClientOptions, ConnectedDuraClient } from './connect';
 export { TERMINAL_EVENTS } from './watch-run';
 export type { WatchOptions } from './watch-run';

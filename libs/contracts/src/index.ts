@@ -109,3 +109,11 @@ export {
   isControlTool,
 } from './control-tools';
 export type { ControlToolName } from './control-tools';
+export { NATS_SECURITY_FIELDS, resolveNatsSecurity, describeNatsAuth } from './nats-security';
+export type {
+  NatsAuth,
+  NatsTls,
+  NatsSecurity,
+  NatsSecuritySettings,
+  NatsSecurityResult,
+} from './nats-security';

@@ -10,3 +10,10 @@ export {
   EventTooLarge,
 } from './errors';
 export { isJsApiError, JS_CODES, mapAppendError } from './jetstream-errors';
+export {
+  natsConnectionOptions,
+  openNatsConnection,
+  explainConnectError,
+  explainPermissionViolation,
+} from './nats-connection';
+export type { OpenNatsOptions } from './nats-connection';

@@ -1,5 +1,10 @@
 import { z } from 'zod';
-import { DuraError } from '@dura/contracts';
+import {
+  DuraError,
+  resolveNatsSecurity,
+  type NatsSecurity,
+  type NatsSecuritySettings,
+} from '@dura/contracts';
 
 /** Bad configuration: the process cannot start. Services exit with code 2 on it. */
 export class ConfigError extends DuraError {
@@ -50,3 +55,13 @@ export const configFields = {
   logFormat: z.enum(['json', 'pretty']).default('json'),
   replicas: z.coerce.number().int().min(1).max(5).default(1),
 };
+
+/**
+ * The NATS credentials and TLS settings of a loaded config (its schema spreads `NATS_SECURITY_FIELDS`),
+ * checked as a whole: at most one authentication method, a certificate with its key.
+ */
+export function loadNatsSecurity(service: string, config: NatsSecuritySettings): NatsSecurity {
+  const resolved = resolveNatsSecurity(config);
+  if (!resolved.ok) throw new ConfigError(service, resolved.problems);
+  return resolved.security;
+}

@@ -1,4 +1,4 @@
-export { loadConfig, configFields, ConfigError, CONFIG_EXIT_CODE } from './config';
+export { loadConfig, configFields, ConfigError, CONFIG_EXIT_CODE, loadNatsSecurity } from './config';
 export { createLogger, withLogFields } from './logger';
 export type { Logger, LogLevel, LogFields } from './logger';
 export { connectNats } from './nats';

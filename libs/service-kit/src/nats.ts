@@ -1,7 +1,7 @@
-import { connect } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
-import { DuraError, natsServers } from '@dura/contracts';
+import { describeNatsAuth, DuraError, type NatsSecurity } from '@dura/contracts';
+import { explainPermissionViolation, openNatsConnection } from '@dura/event-store';
 import type { Logger } from './logger';
 
 export interface NatsHandles {
@@ -12,45 +12,55 @@ export interface NatsHandles {
 
 /**
  * Connects and keeps reconnecting for as long as the process lives: a broker restart must not kill a service.
- * The first connection fails fast with a message that says what to check.
+ * The first connection fails fast with a message that says what to check. `security` (from
+ * `loadNatsSecurity`) carries the credentials and TLS settings; unset: an open server.
  */
-export async function connectNats(url: string, name: string, log?: Logger): Promise<NatsHandles> {
-  let nc: NatsConnection;
-  try {
-    nc = await connect({
-      servers: natsServers(url),
-      name,
+export async function connectNats(
+  url: string,
+  name: string,
+  log?: Logger,
+  security?: NatsSecurity,
+): Promise<NatsHandles> {
+  const nc = await openNatsConnection({
+    url,
+    name,
+    ...(security ? { security } : {}),
+    connect: {
       maxReconnectAttempts: -1,
       reconnectTimeWait: 250,
       timeout: 5000,
       // Async traces capture a stack trace for every request (each JetStream publish is one): a fifth of
       // the planner's CPU under load. Errors still say what failed; they only lose the caller's frames.
       noAsyncTraces: true,
+    },
+  });
+  if (log) {
+    void logStatus(nc, log, security);
+    log.info('nats connected', {
+      server: nc.getServer(),
+      as: describeNatsAuth(security?.auth ?? { kind: 'none' }),
     });
-  } catch (err) {
-    throw new DuraError(
-      'nats_unreachable',
-      `cannot connect to NATS at ${url} (${(err as Error).message}); start a server with JetStream (nats-server -js) or set NATS_URL`,
-      { retryable: true, cause: err },
-    );
   }
-  if (log) void logStatus(nc, log);
   const jsm = await jetstreamManager(nc, { timeout: 10_000 }).catch((err: unknown) => {
     void nc.close();
+    const denied = explainPermissionViolation(err, security);
     throw new DuraError(
-      'jetstream_disabled',
-      `NATS at ${url} has no JetStream; start it with -js (${(err as Error).message})`,
-      {
-        cause: err,
-      },
+      denied ? 'nats_permission_denied' : 'jetstream_disabled',
+      denied ?? `NATS at ${url} has no JetStream; start it with -js (${(err as Error).message})`,
+      { cause: err },
     );
   });
   return { nc, js: jetstream(nc, { timeout: 10_000 }), jsm };
 }
 
-async function logStatus(nc: NatsConnection, log: Logger): Promise<void> {
+async function logStatus(nc: NatsConnection, log: Logger, security: NatsSecurity | undefined): Promise<void> {
   for await (const status of nc.status()) {
     if (status.type === 'disconnect' || status.type === 'reconnect')
       log.warn(`nats ${status.type}`, { server: status.server });
+    if (status.type === 'error') {
+      // A denied publish or subscribe arrives here, not at the caller: say which and what to check.
+      const denied = explainPermissionViolation(status.error, security);
+      log.error(denied ?? `nats error: ${status.error.message}`, { err: status.error });
+    }
   }
 }

@@ -1,8 +1,9 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { connectDuraClient } from '@dura/client';
+import { connectDuraClient, natsSecurityFromEnv } from '@dura/client';
+import type { NatsSecurity } from '@dura/contracts';
 import { EXIT, UsageError, type CommandModule, type FlagSpec } from './command';
 import { describeFailure } from './exit-code';
-import { DEFAULT_API_URL, DEFAULT_NATS_URL, GLOBAL_FLAGS } from './globals';
+import { DEFAULT_API_URL, DEFAULT_NATS_URL, GLOBAL_FLAGS, NATS_SECURITY_FLAGS } from './globals';
 import { commandHelp, rootHelp } from './help';
 import { createOutput, type Streams } from './output';
 import { COMMANDS, findCommand } from './registry';
@@ -93,8 +94,19 @@ export async function runCli(argv: readonly string[], options: CliOptions = {}):
     string,
     string | boolean | string[] | undefined
   >;
+  let security: NatsSecurity;
+  try {
+    security = natsSecurityFromEnv(securityEnv(env, values));
+  } catch (err) {
+    return usageFailure(bootstrap, command, (err as Error).message);
+  }
   const out = createOutput(json, options.streams);
-  const client = connectDuraClient({ natsUrl, apiUrl, name: `dura-cli-${command.name}` });
+  const client = connectDuraClient({
+    natsUrl,
+    apiUrl,
+    name: `dura-cli-${command.name}`,
+    security,
+  });
   try {
     return await command.run(
       { positionals, flags: own },
@@ -116,6 +128,19 @@ function usageFailure(out: ReturnType<typeof createOutput>, command: CommandModu
   out.error(`${message}`);
   out.note(`usage: ${command.usage.split('\n').join('\n       ')}\n(dura ${command.name} --help for more)`);
   return EXIT.usage;
+}
+
+/** The environment with the NATS security flags given on the command line put over their variables. */
+function securityEnv(
+  env: Record<string, string | undefined>,
+  values: Record<string, unknown>,
+): Record<string, string | undefined> {
+  const merged = { ...env };
+  for (const [flag, variable] of Object.entries(NATS_SECURITY_FLAGS)) {
+    const value = stringValue(values[flag]);
+    if (value !== undefined) merged[variable] = value;
+  }
+  return merged;
 }
 
 function stringValue(value: unknown): string | undefined {

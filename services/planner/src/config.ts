@@ -1,8 +1,10 @@
 import { z } from 'zod';
+import { NATS_SECURITY_FIELDS } from '@dura/contracts';
 import { configFields, loadConfig } from '@dura/service-kit';
 
 export const PlannerConfigSchema = z.object({
   NATS_URL: configFields.natsUrl.default('nats://127.0.0.1:4222').describe('The NATS server to connect to.'),
+  ...NATS_SECURITY_FIELDS,
   PLANNER_CONCURRENCY: configFields.positiveInt
     .default(16)
     .describe('Run messages the planner handles at once.'),

@@ -1,4 +1,11 @@
-import { ConfigError, connectNats, createLogger, runMain, startServiceTelemetry } from '@dura/service-kit';
+import {
+  connectNats,
+  loadNatsSecurity,
+  ConfigError,
+  createLogger,
+  runMain,
+  startServiceTelemetry,
+} from '@dura/service-kit';
 import {
   loadToolRegistry,
   secretsBoxFor,
@@ -17,6 +24,7 @@ import { createPayloadAccess } from './payload-access';
 
 runMain('planner', async () => {
   const config = loadPlannerConfig();
+  const natsSecurity = loadNatsSecurity('planner', config);
   const log = createLogger({ service: 'planner', level: config.LOG_LEVEL, format: config.LOG_FORMAT });
   // First, so every instrument the planner declares is registered with it.
   const telemetry = await startServiceTelemetry({
@@ -24,7 +32,7 @@ runMain('planner', async () => {
     log,
     metricsPort: config.METRICS_PORT,
   });
-  const nats = await connectNats(config.NATS_URL, 'dura-planner', log);
+  const nats = await connectNats(config.NATS_URL, 'dura-planner', log, natsSecurity);
   const tools = await loadToolRegistry(toolModulesFrom(config.DURA_TOOLS_MODULES));
   const secrets = secretsConfig('planner', tools, config);
   const agents = await loadAgentRegistry(config.DURA_AGENTS);

@@ -1,8 +1,10 @@
 import { z } from 'zod';
+import { NATS_SECURITY_FIELDS } from '@dura/contracts';
 import { configFields, loadConfig } from '@dura/service-kit';
 
 export const ProjectorConfigSchema = z.object({
   NATS_URL: configFields.natsUrl.default('nats://127.0.0.1:4222').describe('The NATS server to connect to.'),
+  ...NATS_SECURITY_FIELDS,
   DATABASE_URL: configFields.databaseUrl.describe('The Postgres database the service keeps its tables in.'),
   PROJECTOR_HTTP_PORT: configFields.port.default(8080).describe('Port of the read API and `/healthz`.'),
   PROJECTOR_BATCH_SIZE: configFields.positiveInt

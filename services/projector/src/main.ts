@@ -1,6 +1,7 @@
 import { openDatabase } from '@dura/db';
 import {
   connectNats,
+  loadNatsSecurity,
   createLogger,
   metricsRoute,
   runMain,
@@ -14,12 +15,13 @@ import { createProjector } from './projector';
 
 runMain('projector', async () => {
   const config = loadProjectorConfig();
+  const natsSecurity = loadNatsSecurity('projector', config);
   const log = createLogger({ service: 'projector', level: config.LOG_LEVEL, format: config.LOG_FORMAT });
   // First, so every instrument the projector declares is registered with it; /metrics is on the API port.
   const telemetry = await startServiceTelemetry({ service: 'projector', log });
   const database = await openDatabase({ url: config.DATABASE_URL });
   await migrateProjector(database);
-  const nats = await connectNats(config.NATS_URL, 'dura-projector', log);
+  const nats = await connectNats(config.NATS_URL, 'dura-projector', log, natsSecurity);
   const projector = createProjector({
     ...nats,
     db: database.db,

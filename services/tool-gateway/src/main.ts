@@ -1,6 +1,13 @@
 import { sql } from 'drizzle-orm';
 import { openDatabase } from '@dura/db';
-import { ConfigError, connectNats, createLogger, runMain, startServiceTelemetry } from '@dura/service-kit';
+import {
+  ConfigError,
+  connectNats,
+  loadNatsSecurity,
+  createLogger,
+  runMain,
+  startServiceTelemetry,
+} from '@dura/service-kit';
 import {
   loadToolRegistry,
   secretsBoxFor,
@@ -16,6 +23,7 @@ import { parseToolConcurrency } from './tool-slots';
 
 runMain('tool-gateway', async () => {
   const config = loadGatewayConfig();
+  const natsSecurity = loadNatsSecurity('tool-gateway', config);
   const log = createLogger({ service: 'tool-gateway', level: config.LOG_LEVEL, format: config.LOG_FORMAT });
   // First, so every instrument the gateway declares is registered with it.
   const telemetry = await startServiceTelemetry({
@@ -25,7 +33,7 @@ runMain('tool-gateway', async () => {
   });
   const database = await openDatabase({ url: config.DATABASE_URL });
   await migrateGateway(database);
-  const nats = await connectNats(config.NATS_URL, 'dura-tool-gateway', log);
+  const nats = await connectNats(config.NATS_URL, 'dura-tool-gateway', log, natsSecurity);
   const tools = await loadToolRegistry(toolModulesFrom(config.DURA_TOOLS_MODULES));
   const secrets = secretsConfig('tool-gateway', tools, config);
   const gateway = createToolGateway({

@@ -1,0 +1,208 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/nats-core';
+import { connectDuraClient } from '@dura/client';
+import { runSubject, STREAMS, SUBJECTS, type DuraError } from '@dura/contracts';
+import { fold } from '@dura/core';
+import { connectNats } from '@dura/service-kit';
+import { spawnTsEntry, useTestInfra, type ManagedProcess } from '@dura/testing';
+import { echoPlan, eventually, getJson, startService } from './system';
+import {
+  connectAs,
+  envOf,
+  passwordOf,
+  securityOf,
+  startSecuredNats,
+  type DuraUser,
+  type SecuredNats,
+} from './secured-nats';
+
+// Postgres from the shared helper; NATS is our own, started with the shipped permissions.
+const infra = useTestInfra({ nats: false });
+let nats: SecuredNats;
+let apiUrl: string;
+const processes: ManagedProcess[] = [];
+const connections: NatsConnection[] = [];
+
+async function as(user: DuraUser): Promise<NatsConnection> {
+  const nc = await connectAs(nats.url, user);
+  connections.push(nc);
+  return nc;
+}
+
+/** The permission violation nats.js reports for a denied request (it is the cause of the request's error). */
+async function denied(operation: Promise<unknown>): Promise<string> {
+  const err = await operation.then(
+    () => undefined,
+    (e: unknown) => e as Error,
+  );
+  expect(err, 'the operation was allowed').toBeInstanceOf(Error);
+  const message = `${err?.message} ${(err?.cause as Error | undefined)?.message ?? ''}`;
+  expect(message).toMatch(/Permissions Violation/);
+  return message;
+}
+
+beforeAll(async () => {
+  nats = await startSecuredNats();
+  const port = 20_000 + Math.floor(Math.random() * 20_000);
+  apiUrl = `http://127.0.0.1:${port}`;
+  const common = { NATS_URL: nats.url, DATABASE_URL: infra().db.url, PROJECTOR_HTTP_PORT: String(port) };
+  processes.push(await startService('planner', { ...common, ...envOf('planner') }));
+  processes.push(await startService('tool-gateway', { ...common, ...envOf('gateway') }));
+  processes.push(await startService('projector', { ...common, ...envOf('projector') }));
+}, 180_000);
+
+afterAll(async () => {
+  await Promise.allSettled(processes.map((proc) => proc.kill('SIGTERM')));
+  await Promise.allSettled(connections.map((nc) => nc.close()));
+  await nats?.close();
+});
+
+describe('each service connects as its own least-privilege user', () => {
+  it('runs a run end to end: a client user submits and watches, the projector serves it', async () => {
+    const client = connectDuraClient({ natsUrl: nats.url, apiUrl, security: securityOf('client') });
+    try {
+      const runId = 'perm-e2e-run';
+      expect(await client.submitRun(echoPlan(runId, 3) as never)).toEqual({ runId, duplicate: false });
+      const types: string[] = [];
+      for await (const event of client.watchRun(runId)) types.push(event.type);
+      expect(types.at(-1)).toBe('run_completed');
+      expect(types.filter((type) => type === 'tool_call_completed')).toHaveLength(3);
+      const state = fold(await client.readEvents(runId));
+      await eventually(
+        async () => {
+          const { status, body } = await getJson(`${apiUrl}/runs/${runId}`);
+          return status === 200 && (body as { lastSeq: number }).lastSeq === state.lastSeq ? body : undefined;
+        },
+        'the projector (as user projector) to reach the end of the run',
+        30_000,
+      );
+      // A cancel is a signal: allowed to the client user.
+      await client.submitRun(echoPlan('perm-e2e-cancelled', 1) as never);
+      expect((await client.cancel('perm-e2e-cancelled')).duplicate).toBe(false);
+    } finally {
+      await client.close();
+    }
+    for (const proc of processes) expect(proc.output()).not.toMatch(/NATS denied|Permissions Violation/);
+  });
+});
+
+describe('what each user may not do is denied by the server', () => {
+  // Permissions are checked on the subject before any content: the forged body does not matter.
+  const thought = (runId: string) =>
+    JSON.stringify({ type: 'thought', v: 1, data: { text: 'forged' }, meta: { runId } });
+
+  it('the projector cannot publish anything: not a decision, not a run request, not a KV write', async () => {
+    const js = jetstream(await as('projector'));
+    await denied(js.publish(runSubject('perm-e2e-run'), thought('perm-e2e-run')));
+    await denied(js.publish(SUBJECTS.submit, JSON.stringify(echoPlan('forged-run', 1))));
+    await denied(js.publish(SUBJECTS.decideTask, '{}'));
+    await denied(js.publish('$KV.dura_cancellations.perm-e2e-run', 'cancelled'));
+  });
+
+  it('a gateway cannot submit runs, dispatch tool tasks or timers, signal runs, or update streams', async () => {
+    const nc = await as('gateway');
+    const js = jetstream(nc);
+    const jsm = await jetstreamManager(nc);
+    await denied(js.publish(SUBJECTS.submit, JSON.stringify(echoPlan('gateway-run', 1))));
+    await denied(js.publish(SUBJECTS.signal, '{}'));
+    await denied(js.publish(`${SUBJECTS.toolTaskPrefix}.echo`, '{}'));
+    await denied(js.publish(SUBJECTS.timerTask, '{}'));
+    const runs = await jsm.streams.info(STREAMS.runs);
+    await denied(jsm.streams.update(STREAMS.runs, { ...runs.config, max_age: 1_000_000_000 }));
+  });
+
+  it('the client cannot append to a run, take tasks, or delete or purge a stream', async () => {
+    const nc = await as('client');
+    const js = jetstream(nc);
+    const jsm = await jetstreamManager(nc);
+    await denied(js.publish(runSubject('perm-e2e-run'), thought('perm-e2e-run')));
+    await denied(js.publish(SUBJECTS.decideTask, '{}'));
+    await denied(jsm.streams.delete(STREAMS.runs));
+    await denied(jsm.streams.purge(STREAMS.requests));
+    await denied(jsm.consumers.add(STREAMS.tasks, { durable_name: 'snoop' }));
+  });
+
+  it('no service user may delete or purge a stream or delete a message; the admin may', async () => {
+    for (const user of ['planner', 'gateway', 'projector'] as const) {
+      const jsm = await jetstreamManager(await as(user));
+      await denied(jsm.streams.purge(STREAMS.tasks));
+      await denied(jsm.streams.delete(STREAMS.deadLetters));
+      await denied(jsm.streams.deleteMessage(STREAMS.runs, 1));
+    }
+    const admin = await jetstreamManager(await as('admin'));
+    await admin.streams.add({ name: 'SCRATCH', subjects: ['scratch.>'] });
+    expect(await admin.streams.delete('SCRATCH')).toBe(true);
+    // The runs are all still there.
+    expect((await admin.streams.info(STREAMS.runs)).state.messages).toBeGreaterThan(0);
+  });
+
+  it("no user may read another's replies: subscribing outside its own inbox prefix is denied", async () => {
+    const nc = await as('client');
+    const sub = nc.subscribe('_INBOX.gateway.>');
+    const ended = await sub.closed;
+    expect(String(ended)).toMatch(/Permissions Violation for Subscription to "_INBOX.gateway.>"/);
+    expect(String(await nc.subscribe('dura.task.>').closed)).toMatch(/Permissions Violation/);
+  });
+});
+
+describe('failures say who and what to check', () => {
+  it('a wrong password is rejected with the user named and the password nowhere', async () => {
+    const security = { auth: { kind: 'user' as const, user: 'planner', password: 'not-the-password' } };
+    const err = (await connectNats(nats.url, 'wrong', undefined, security).catch(
+      (e: unknown) => e,
+    )) as DuraError;
+    expect(err.code).toBe('nats_auth_failed');
+    expect(err.message).toMatch(
+      /rejected user "planner".*Authorization Violation.*NATS_USER and NATS_PASSWORD/,
+    );
+    expect(err.message).not.toContain('not-the-password');
+  });
+
+  it('a service given a wrong password exits with that message, without printing the password', async () => {
+    const proc = await startService('planner', {
+      NATS_URL: nats.url,
+      NATS_USER: 'planner',
+      NATS_PASSWORD: 'wrong-password-7d1',
+    }).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(proc).toBeInstanceOf(Error);
+    const message = (proc as Error).message;
+    expect(message).toMatch(/rejected user \\?"planner\\?"/);
+    expect(message).not.toContain('wrong-password-7d1');
+    expect(message).not.toContain(passwordOf('planner'));
+  });
+
+  it('the CLI connects as the client user (--nats-user), and says why when the password is wrong', async () => {
+    const cli = async (password: string) => {
+      const proc = spawnTsEntry({
+        name: 'dura-cli',
+        entry: 'services/cli/src/main.ts',
+        args: ['get', 'perm-e2e-run', '--nats', nats.url, '--api', apiUrl, '--nats-user', 'client'],
+        env: { NATS_PASSWORD: password, NATS_INBOX_PREFIX: '_INBOX.client' },
+      });
+      const exit = await proc.exited;
+      return { code: exit.code, output: proc.output() };
+    };
+    const ok = await cli(passwordOf('client'));
+    expect(ok.output).toMatch(/completed/);
+    expect(ok.code).toBe(0);
+    const bad = await cli('nope-pw-42');
+    expect(bad.output).toMatch(/rejected user "client" \(Authorization Violation\).*\[nats_auth_failed\]/);
+    expect(bad.output).not.toContain('nope-pw-42');
+    expect(bad.code).not.toBe(0);
+  });
+
+  it('a user connecting without its inbox prefix is told to set NATS_INBOX_PREFIX', async () => {
+    const security = {
+      auth: { kind: 'user' as const, user: 'projector', password: passwordOf('projector') },
+    };
+    const err = (await connectNats(nats.url, 'no-prefix', undefined, security).catch(
+      (e: unknown) => e,
+    )) as DuraError;
+    expect(err.code).toBe('nats_permission_denied');
+    expect(err.message).toMatch(/NATS denied user "projector" subscribing to "_INBOX\..*NATS_INBOX_PREFIX/);
+  });
+});
