@@ -1,9 +1,9 @@
 // A JetStream cluster of nats-server processes on loopback: what R3 streams, leader elections and a node
 // lost mid-run look like, on one machine. Always local processes (DURA_TEST_INFRA does not apply).
 import { rmSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { onProcessExit } from './exit-hooks';
 import { findNatsServerBinary } from './local-nats-server';
@@ -19,6 +19,10 @@ export interface StartNatsClusterOptions {
   dir?: string;
   /** How long to wait for JetStream to elect a meta leader, at start and after a restart (default 30 s). */
   readyTimeoutMs?: number;
+  /** Appended to every node's config file, e.g. `include ./permissions.conf` and an `authorization` block. */
+  extraConfig?: string;
+  /** Copied next to every node's config file, so `extraConfig` can `include` them by name. */
+  includeFiles?: string[];
 }
 
 export interface NatsClusterNode {
@@ -166,8 +170,14 @@ export async function startNatsCluster(opts: StartNatsClusterOptions = {}): Prom
     });
   }
   const routePorts = specs.map((s) => s.clusterPort);
-  for (const spec of specs)
-    await writeFile(spec.configFile, natsClusterNodeConfig(spec, clusterName, routePorts));
+  for (const spec of specs) {
+    for (const file of opts.includeFiles ?? [])
+      await copyFile(file, join(spec.configFile, '..', basename(file)));
+    await writeFile(
+      spec.configFile,
+      natsClusterNodeConfig(spec, clusterName, routePorts) + (opts.extraConfig ?? ''),
+    );
+  }
 
   const procs: (ManagedProcess | undefined)[] = specs.map(() => undefined);
   const monitorUrl = (spec: NodeSpec) => `http://127.0.0.1:${spec.httpPort}`;

@@ -3,9 +3,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
-import { connect } from '@nats-io/transport-node';
 import { createDuraClient, type SubmitRunInput } from '@dura/client';
 import { DuraError } from '@dura/contracts';
+import { openNatsConnection } from '@dura/event-store';
 import { redact } from '@dura/db';
 import {
   DEFAULT_CLUSTER_DATABASE_URL,
@@ -50,10 +50,12 @@ function progress(line: string): void {
 
 async function runOnce(cluster: DuraCluster, file: string): Promise<number> {
   const request = JSON.parse(readFileSync(file, 'utf8')) as SubmitRunInput;
-  const nc = await connect({
-    servers: [...cluster.nats.urls],
+  // As an application would: the least-privilege client user.
+  const nc = await openNatsConnection({
+    url: cluster.nats.servers,
     name: 'dura-cluster-once',
-    maxReconnectAttempts: -1,
+    security: cluster.users.securityOf('client'),
+    connect: { maxReconnectAttempts: -1 },
   });
   try {
     const client = createDuraClient({
@@ -130,7 +132,15 @@ async function main(): Promise<number> {
     progress(`ready: NATS_URL=${cluster.nats.servers}`);
     if (projectors > 0) progress(`       runs: ${cluster.apiUrl}/runs`);
     if (onceFile !== undefined) return await runOnce(cluster, onceFile);
-    progress('running; submit runs with the client SDK or the dura CLI (NATS_URL above); Ctrl-C to stop.');
+    // A local cluster's throwaway password: printed so a developer can connect as the least-privilege client.
+    const client = cluster.users.securityOf('client');
+    if (client.auth.kind === 'user')
+      progress(
+        `       client: NATS_USER=client NATS_PASSWORD=${client.auth.password} NATS_INBOX_PREFIX=${client.inboxPrefix ?? ''}`,
+      );
+    progress(
+      'running; submit runs with the client SDK or the dura CLI (NATS_URL and client above); Ctrl-C to stop.',
+    );
     const signal = await untilSignal();
     progress(`${signal}: stopping every replica (they drain), then NATS…`);
     return 0;

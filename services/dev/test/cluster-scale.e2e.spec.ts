@@ -100,4 +100,14 @@ describe('gateways scaled from 1 to 3 under load on the local cluster', () => {
       }),
     );
   });
+
+  it('every replica ran as its own least-privilege NATS user, and none was denied anything', () => {
+    const { cluster } = system();
+    const userOf = { planner: 'planner', 'tool-gateway': 'gateway', projector: 'projector' } as const;
+    for (const replica of cluster.replicas) {
+      const output = replica.proc.output();
+      expect(output, replica.label).toMatch(new RegExp(`nats connected.*user \\\\?"${userOf[replica.kind]}`));
+      expect(output, replica.label).not.toMatch(/NATS denied|Permissions Violation/);
+    }
+  });
 });

@@ -6,12 +6,11 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
-import { connect } from '@nats-io/transport-node';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { createDuraClient, TERMINAL_EVENTS, type DuraClient } from '@dura/client';
 import type { RunEvent } from '@dura/contracts';
 import { fold } from '@dura/core';
-import { createEventStore } from '@dura/event-store';
+import { createEventStore, openNatsConnection } from '@dura/event-store';
 import {
   createTestDatabase,
   startPaymentWitness,
@@ -72,7 +71,13 @@ export function useDuraCluster(prefix: string, shape: ClusterShape): () => Clust
       },
       ...(verbose ? { progress: (line: string) => process.stderr.write(`[cluster] ${line}\n`) } : {}),
     });
-    nc = await connect({ servers: [...cluster.nats.urls], maxReconnectAttempts: -1, reconnectTimeWait: 250 });
+    // The tests observe (and fault-inject) as the admin user; the replicas run as their own users.
+    nc = await openNatsConnection({
+      url: cluster.nats.servers,
+      name: 'cluster-test',
+      security: cluster.users.securityOf('admin'),
+      connect: { maxReconnectAttempts: -1, reconnectTimeWait: 250 },
+    });
     const js = jetstream(nc);
     const jsm = await jetstreamManager(nc);
     current = {

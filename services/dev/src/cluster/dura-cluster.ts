@@ -15,6 +15,7 @@ import {
   type NatsClusterHandle,
   type ProcessExit,
 } from '@dura/testing';
+import { clusterUsers, type ClusterUsers } from './cluster-users';
 
 export type ServiceKind = 'planner' | 'tool-gateway' | 'projector';
 
@@ -81,6 +82,8 @@ export interface DuraClusterOptions {
 
 export interface DuraCluster extends AsyncDisposable {
   readonly nats: NatsClusterHandle;
+  /** NATS runs with the shipped least-privilege permissions; each replica connects as its service's user. */
+  readonly users: ClusterUsers;
   /** The environment every replica starts with (NATS_URL, DATABASE_URL, DURA_STREAM_REPLICAS, ...). */
   readonly env: Readonly<Record<string, string>>;
   /** Every replica started so far, in start order. */
@@ -109,6 +112,7 @@ export async function startDuraCluster(options: DuraClusterOptions): Promise<Dur
   const counts = new Map<ServiceKind, number>();
   let stopping = false;
   let nats: NatsClusterHandle | undefined;
+  const users = clusterUsers();
 
   const stop = async (): Promise<void> => {
     stopping = true;
@@ -121,6 +125,7 @@ export async function startDuraCluster(options: DuraClusterOptions): Promise<Dur
     progress(`starting NATS: ${nodes} nats-server nodes, JetStream clustered…`);
     const cluster = await startNatsCluster({
       nodes,
+      ...users.natsConfig,
       ...(options.natsDir === undefined ? {} : { dir: options.natsDir }),
     });
     nats = cluster;
@@ -150,7 +155,7 @@ export async function startDuraCluster(options: DuraClusterOptions): Promise<Dur
       const proc = spawnTsEntry({
         name: label,
         entry: `services/${kind}/src/main.ts`,
-        env: { ...env, ...portEnv, ...extra },
+        env: { ...env, ...users.envOf(kind), ...portEnv, ...extra },
       });
       procs.push(proc);
       let ready = false;
@@ -220,6 +225,7 @@ export async function startDuraCluster(options: DuraClusterOptions): Promise<Dur
     const of = (kind: ServiceKind) => replicas.filter((replica) => replica.kind === kind);
     return {
       nats: cluster,
+      users,
       env,
       replicas,
       of,
