@@ -2,13 +2,21 @@ import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { DuraError, type RunRequest } from '@dura/contracts';
-import { CONFIG_EXIT_CODE, ConfigError, configFields, createLogger, loadConfig } from '@dura/service-kit';
+import { DuraError, NATS_SECURITY_FIELDS, type RunRequest } from '@dura/contracts';
+import {
+  CONFIG_EXIT_CODE,
+  ConfigError,
+  configFields,
+  createLogger,
+  loadConfig,
+  loadNatsSecurity,
+} from '@dura/service-kit';
 import { formatEvent } from './format-event';
 import { startStack } from './stack';
 
 const DevConfigSchema = z.object({
   NATS_URL: configFields.natsUrl.optional(),
+  ...NATS_SECURITY_FIELDS,
   DATABASE_URL: configFields.databaseUrl.optional(),
   DURA_DEV_DATA_DIR: z.string().optional(),
   PROJECTOR_HTTP_PORT: configFields.port.default(8080),
@@ -27,7 +35,8 @@ Usage: npm run dev -- [--once] [--no-demo] [--run FILE]
   --run FILE   run request to submit (default examples/deploy-pipeline.json)
   --once       exit when the demo run finishes (exit code 0 if it completed)
   --no-demo    start the stack without submitting anything
-Environment: NATS_URL, DATABASE_URL (use external servers), DURA_DEV_DATA_DIR (keep data between starts),
+Environment: NATS_URL, DATABASE_URL (use external servers; NATS_USER/NATS_PASSWORD, NATS_TOKEN,
+NATS_NKEY_SEED_FILE, NATS_CREDS_FILE, NATS_TLS_*, NATS_INBOX_PREFIX for a secured NATS), DURA_DEV_DATA_DIR (keep data between starts),
 PROJECTOR_HTTP_PORT (default 8080), LOG_LEVEL (default warn), DURA_AGENTS (agent definitions; default examples/agents/agents.json).`;
 
 async function main(): Promise<number> {
@@ -52,7 +61,9 @@ async function main(): Promise<number> {
   });
   console.log('dura dev: starting planner, tool-gateway and projector…');
   const stack = await startStack({
-    ...(config.NATS_URL ? { natsUrl: config.NATS_URL } : {}),
+    ...(config.NATS_URL
+      ? { natsUrl: config.NATS_URL, natsSecurity: loadNatsSecurity('dura dev', config) }
+      : {}),
     ...(config.DATABASE_URL ? { databaseUrl: config.DATABASE_URL } : {}),
     ...(config.DURA_DEV_DATA_DIR ? { dataDir: config.DURA_DEV_DATA_DIR } : {}),
     httpPort: config.PROJECTOR_HTTP_PORT,

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { createDuraClient, type DuraClient } from '@dura/client';
+import type { NatsSecurity } from '@dura/contracts';
 import { openDatabase, type DbHandle } from '@dura/db';
 import {
   createAgentModel,
@@ -23,6 +24,8 @@ import { startEmbeddedNats, type EmbeddedNats } from './embedded-nats';
 
 export interface StackOptions {
   natsUrl?: string;
+  /** Credentials and TLS for an external `natsUrl`; one process, so one user whose permissions cover all three. */
+  natsSecurity?: NatsSecurity;
   databaseUrl?: string;
   dataDir?: string;
   httpPort: number;
@@ -64,7 +67,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     await migrateProjector(database);
 
     const connect = async (name: string): Promise<NatsHandles> => {
-      const handles = await connectNats(natsUrl, name, options.log);
+      const handles = await connectNats(natsUrl, name, options.log, options.natsSecurity);
       stops.push(() => handles.nc.drain());
       return handles;
     };

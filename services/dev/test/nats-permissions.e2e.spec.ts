@@ -146,6 +146,22 @@ describe('what each user may not do is denied by the server', () => {
   });
 });
 
+describe('dura dev against a secured NATS', () => {
+  it('runs the demo with the credentials from the environment (one process: the admin user)', async () => {
+    const proc = spawnTsEntry({
+      name: 'dev',
+      entry: 'services/dev/src/main.ts',
+      args: ['--once'],
+      env: { NATS_URL: nats.url, ...envOf('admin'), DATABASE_URL: undefined, PROJECTOR_HTTP_PORT: '0' },
+    });
+    const exit = await proc.exited;
+    const output = proc.output();
+    expect(exit.code, output.slice(-3000)).toBe(0);
+    expect(output).toMatch(/run_completed/);
+    expect(output).not.toContain(passwordOf('admin'));
+  });
+});
+
 describe('failures say who and what to check', () => {
   it('a wrong password is rejected with the user named and the password nowhere', async () => {
     const security = { auth: { kind: 'user' as const, user: 'planner', password: 'not-the-password' } };
