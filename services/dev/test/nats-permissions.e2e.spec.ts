@@ -87,6 +87,57 @@ describe('each service connects as its own least-privilege user', () => {
   });
 });
 
+describe('the features that use more subjects work under the same users', () => {
+  it('a timer, a signal wait, a child run and payloads over the object-store threshold', async () => {
+    const client = connectDuraClient({ natsUrl: nats.url, apiUrl, security: securityOf('client') });
+    try {
+      const runId = 'perm-e2e-features';
+      const big = 'x'.repeat(100_000);
+      await client.submitRun({
+        runId,
+        agent: {
+          kind: 'scripted',
+          steps: [
+            { tool: 'dura.sleep', args: { seconds: 1 } },
+            { tool: 'dura.wait_for_signal', args: { name: 'go' } },
+            {
+              tool: 'dura.run_agent',
+              args: { agent: { kind: 'scripted', steps: [{ tool: 'echo', args: { child: true } }] } },
+            },
+            { tool: 'echo', args: { big } },
+          ],
+        },
+      } as never);
+      await eventually(
+        async () => {
+          const events = await client.readEvents(runId);
+          return events.some((e) => e.type === 'wait_requested' && e.data.kind === 'signal') || undefined;
+        },
+        'the signal wait (after the timer fired)',
+        30_000,
+      );
+      await client.signal(runId, 'go', { payload: { ok: true } });
+      const types: string[] = [];
+      for await (const event of client.watchRun(runId)) types.push(event.type);
+      expect(types.at(-1), types.join(', ')).toBe('run_completed');
+      expect(types).toEqual(
+        expect.arrayContaining(['timer_fired', 'signal_received', 'child_run_completed']),
+      );
+      const events = await client.readEvents(runId);
+      expect(fold(events).status).toBe('completed');
+      // The large arguments went through the object store: the planner wrote them, the gateway read them to run echo.
+      const refs = events.flatMap((e) => {
+        const data = e.data as { argsRef?: unknown; resultRef?: unknown };
+        return [data.argsRef, data.resultRef].filter((ref) => ref !== undefined);
+      });
+      expect(refs.length).toBeGreaterThanOrEqual(1);
+    } finally {
+      await client.close();
+    }
+    for (const proc of processes) expect(proc.output()).not.toMatch(/NATS denied|Permissions Violation/);
+  });
+});
+
 describe('what each user may not do is denied by the server', () => {
   // Permissions are checked on the subject before any content: the forged body does not matter.
   const thought = (runId: string) =>
