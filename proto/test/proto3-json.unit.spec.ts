@@ -38,7 +38,7 @@ const WRITTEN_BY_PROTO3 = {
   snapshotTaken: [EventDataSchemas.snapshot_taken, '{"atSeq": 5000000000.0}'],
   agentRunRequest: [
     RunRequestSchema,
-    '{"v": 1, "runId": "run-44", "agent": {"kind": "agent", "name": "support.triage", "steps": []}, "budget": {"maxSteps": 20, "maxCostUsd": 0.5}, "parent": {"runId": "run-42", "callId": "c7"}, "tags": [], "metadata": {}}',
+    '{"v": 1, "runId": "run-44", "agent": {"kind": "agent", "name": "support.triage", "steps": []}, "budget": {"maxSteps": 20, "maxCostUsd": 0.5}, "parent": {"runId": "run-42", "callId": "c7"}, "tags": [], "metadata": {}, "tenant": "acme"}',
   ],
   thoughtWithPrompt: [
     EventDataSchemas.thought,

@@ -64,6 +64,8 @@ export interface DuraClientOptions {
   apiUrl?: string;
   /** Read-API request timeout, default 10 s. */
   apiTimeoutMs?: number;
+  /** Bearer token for the read API (scope `read`), when the projector requires credentials. */
+  apiToken?: string;
   fetch?: typeof fetch;
 }
 
@@ -74,6 +76,7 @@ export function createDuraClient(options: DuraClientOptions) {
     ...(options.apiUrl === undefined ? {} : { apiUrl: options.apiUrl }),
     ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
     ...(options.apiTimeoutMs === undefined ? {} : { timeoutMs: options.apiTimeoutMs }),
+    ...(options.apiToken === undefined ? {} : { apiToken: options.apiToken }),
   });
   let handles: Promise<JetStreamHandles & { store: EventStore }> | undefined;
 

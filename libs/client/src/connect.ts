@@ -15,6 +15,8 @@ export interface ConnectDuraClientOptions {
   natsUrl?: string;
   /** The projector's read API, for listRuns, stateAt and events. */
   apiUrl?: string;
+  /** Bearer token for the read API (e.g. from DURA_API_TOKEN). */
+  apiToken?: string;
   /** Connection name shown by the NATS server (default `dura-client`). */
   name?: string;
   /** How long the first connection may take, default 5 s. */
@@ -99,6 +101,7 @@ export function connectDuraClient(options: ConnectDuraClientOptions = {}): Conne
   const client = createDuraClient({
     connectNats: open,
     ...(options.apiUrl === undefined ? {} : { apiUrl: options.apiUrl }),
+    ...(options.apiToken === undefined ? {} : { apiToken: options.apiToken }),
   });
   return {
     ...client,

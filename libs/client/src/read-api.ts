@@ -55,6 +55,8 @@ export interface ReadApiOptions {
   fetch?: typeof fetch;
   /** Per request, default 10 s. */
   timeoutMs?: number;
+  /** Sent as `Authorization: Bearer <token>` when the projector requires credentials. */
+  apiToken?: string;
 }
 
 /** The projector's HTTP read API, validated on decode. */
@@ -80,7 +82,10 @@ export function createReadApi(options: ReadApiOptions) {
     const url = `${base(what)}${path}`;
     let response: Response;
     try {
-      response = await doFetch(url, { signal: AbortSignal.timeout(timeoutMs) });
+      response = await doFetch(url, {
+        signal: AbortSignal.timeout(timeoutMs),
+        ...(options.apiToken ? { headers: { authorization: `Bearer ${options.apiToken}` } } : {}),
+      });
     } catch (err) {
       throw new ApiUnreachable(url, err);
     }

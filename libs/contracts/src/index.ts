@@ -15,6 +15,8 @@ export {
   MAX_RUN_TAGS,
   MAX_TAG_LENGTH,
   MAX_METADATA_KEYS,
+  DEFAULT_TENANT,
+  TenantSchema,
 } from './run-request';
 export type {
   RunRequest,

@@ -13,7 +13,14 @@ import {
 import { PayloadRefSchema } from './payload-ref';
 import { EventMetaSchema, type RunEvent } from './envelope';
 import { JsonObjectSchema, JsonValueSchema, RunIdSchema } from './ids';
-import { BudgetLimitsSchema, RunRequestSchema, RunTagsSchema, RunMetadataSchema } from './run-request';
+import {
+  BudgetLimitsSchema,
+  DEFAULT_TENANT,
+  RunRequestSchema,
+  RunTagsSchema,
+  RunMetadataSchema,
+  TenantSchema,
+} from './run-request';
 
 /** Lifecycle statuses a run can have once its log holds an event. */
 export const RUN_STATUSES = [
@@ -151,6 +158,8 @@ export const RunStateSchema = z.object({
   runId: RunIdSchema.nullable(),
   status: z.enum(['none', ...RUN_STATUSES]),
   request: RunRequestSchema.extend({ runId: RunIdSchema }).nullable(),
+  /** Absent in a state stored before runs had tenants: those runs belong to the default tenant. */
+  tenant: TenantSchema.default(DEFAULT_TENANT),
   correlationId: z.string().nullable(),
   /** Stream sequence of the last event folded in. */
   lastSeq: seq,

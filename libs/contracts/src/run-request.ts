@@ -84,6 +84,19 @@ export type BudgetLimits = z.infer<typeof BudgetLimitsSchema>;
 export const ParentRefSchema = z.object({ runId: RunIdSchema, callId: z.string().min(1) });
 export type ParentRef = z.infer<typeof ParentRefSchema>;
 
+/** The tenant of a run that names none (every run before tenants existed belongs to it). */
+export const DEFAULT_TENANT = 'default';
+
+/**
+ * Who a run belongs to: the read API shows a caller only its own tenant's runs. Letters, digits, "_" and "-",
+ * at most 64, so it can become a NATS subject token should subjects ever be namespaced per tenant.
+ */
+export const TenantSchema = z
+  .string()
+  .min(1, 'a tenant must not be empty')
+  .max(64, 'a tenant has at most 64 characters')
+  .regex(/^[A-Za-z0-9_-]+$/, 'a tenant may contain only letters, digits, "_" and "-"');
+
 /** What a client publishes on `dura.submit`. `runId` doubles as the submit idempotency key. */
 export const RunRequestSchema = z.object({
   v: z.literal(RUN_REQUEST_VERSION),
@@ -94,5 +107,7 @@ export const RunRequestSchema = z.object({
   metadata: RunMetadataSchema.optional(),
   budget: BudgetLimitsSchema.optional(),
   parent: ParentRefSchema.optional(),
+  /** Absent means `DEFAULT_TENANT`; a child run always belongs to its parent's tenant. */
+  tenant: TenantSchema.optional(),
 });
 export type RunRequest = z.infer<typeof RunRequestSchema>;

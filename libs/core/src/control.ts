@@ -129,6 +129,8 @@ function controlWait(state: RunState, call: CallState): EventDraft[] {
         agent,
         ...(args.input === undefined ? {} : { input: args.input }),
         parent: { runId, callId: call.callId },
+        // A child acts for its parent, so it belongs to the parent's tenant (never one the model names).
+        ...(state.request?.tenant === undefined ? {} : { tenant: state.request.tenant }),
       };
       return [
         { type: 'child_run_requested', data: { childRunId, request, callId: call.callId } },

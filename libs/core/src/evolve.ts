@@ -1,4 +1,4 @@
-import type { EventData, RunEvent, RunEventOf } from '@dura/contracts';
+import { DEFAULT_TENANT, type EventData, type RunEvent, type RunEventOf } from '@dura/contracts';
 import { InvalidTransition } from './errors';
 import { canApply, STATUS_AFTER } from './lifecycle';
 import { initialRunState, isTerminal, type CallState, type RunState, type WaitState } from './run-state';
@@ -87,6 +87,7 @@ function applyData(state: RunState, event: RunEvent, reject: (reason: string) =>
         ...state,
         runId: event.meta.runId,
         request: event.data.request,
+        tenant: event.data.request.tenant ?? DEFAULT_TENANT,
         correlationId: event.meta.correlationId,
         createdAt: event.meta.ts,
       };

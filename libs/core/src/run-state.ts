@@ -1,3 +1,4 @@
+import { DEFAULT_TENANT } from '@dura/contracts';
 import type {
   ApprovalPolicy,
   BudgetLimits,
@@ -96,6 +97,8 @@ export interface RunState {
   runId: string | null;
   status: RunStatus;
   request: (RunRequest & { runId: string }) | null;
+  /** Who the run belongs to: the request's tenant, else `DEFAULT_TENANT` (also for logs older than tenants). */
+  tenant: string;
   correlationId: string | null;
   /** Stream sequence of the last event folded in; the expected-last-sequence for the next decision. */
   lastSeq: number;
@@ -132,6 +135,7 @@ export function initialRunState(): RunState {
     runId: null,
     status: 'none',
     request: null,
+    tenant: DEFAULT_TENANT,
     correlationId: null,
     lastSeq: 0,
     eventCount: 0,

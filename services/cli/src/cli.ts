@@ -90,6 +90,7 @@ export async function runCli(argv: readonly string[], options: CliOptions = {}):
   const json = values.json === true;
   const natsUrl = stringValue(values.nats) ?? env.NATS_URL ?? DEFAULT_NATS_URL;
   const apiUrl = stringValue(values.api) ?? env.DURA_API_URL ?? DEFAULT_API_URL;
+  const apiToken = stringValue(values['api-token']) ?? (env.DURA_API_TOKEN || undefined);
   const own = Object.fromEntries(Object.entries(values).filter(([key]) => key in command.flags)) as Record<
     string,
     string | boolean | string[] | undefined
@@ -104,6 +105,7 @@ export async function runCli(argv: readonly string[], options: CliOptions = {}):
   const client = connectDuraClient({
     natsUrl,
     apiUrl,
+    ...(apiToken === undefined ? {} : { apiToken }),
     name: `dura-cli-${command.name}`,
     security,
   });

@@ -15,6 +15,11 @@ export const GLOBAL_FLAGS: Record<string, FlagSpec> = {
     value: 'URL',
     description: `the projector's read API (default $DURA_API_URL or ${DEFAULT_API_URL})`,
   },
+  'api-token': {
+    type: 'string',
+    value: 'TOKEN',
+    description: 'bearer token for the read API (default $DURA_API_TOKEN)',
+  },
   'nats-user': {
     type: 'string',
     value: 'USER',

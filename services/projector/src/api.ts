@@ -2,6 +2,10 @@ import { and, asc, desc, eq, gte, lt } from 'drizzle-orm';
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import type { Db } from '@dura/db';
 import type { Logger, Route } from '@dura/service-kit';
+import { createAuthenticator, type Authenticator } from './auth/authenticator';
+import { requireAllTenants, tenantFilter } from './auth/caller';
+import { corsPolicy, type CorsPolicy } from './auth/cors';
+import { guardRoutes, type ApiRoute } from './auth/guard';
 import { listRuns, parseListQuery } from './list-runs';
 import { openApiDocument } from './openapi';
 import {
@@ -13,7 +17,9 @@ import {
   parseIntIn,
   runIdParam,
 } from './query-params';
+import { assertVisible } from './run-access';
 import { openRunStream } from './run-stream';
+import { signalRoutes } from './signal-routes';
 import { causesOf, stateAt } from './time-travel';
 import { projectionErrors, runEvents, runs } from './db/schema';
 
@@ -27,10 +33,25 @@ export interface ReadApiDeps {
   /** Interval of the live stream's keepalive comment (default 15 s). */
   keepaliveMs?: number;
   log?: Logger;
+  /** Who may call (default: no credentials configured, so anyone may, as every tenant). */
+  auth?: Authenticator;
+  /** Browser origins allowed to call (default: none, CORS off). */
+  cors?: CorsPolicy;
 }
 
-/** The projector's read API (paths and shapes: README, and `GET /openapi.json`). */
+/**
+ * The projector's API (paths and shapes: README, and `GET /openapi.json`): reads need scope `read`, signals
+ * `signal`, cancelling `cancel`; a caller of one tenant sees and touches only that tenant's runs.
+ */
 export function projectorRoutes(deps: ReadApiDeps): Route[] {
+  return guardRoutes(apiRoutes(deps), {
+    auth: deps.auth ?? createAuthenticator({}),
+    cors: deps.cors ?? corsPolicy(undefined),
+    ...(deps.log ? { log: deps.log } : {}),
+  });
+}
+
+function apiRoutes(deps: ReadApiDeps): ApiRoute[] {
   const { db, position } = deps;
   const unknownRun = (id: string) =>
     new NotFound(
@@ -42,11 +63,13 @@ export function projectorRoutes(deps: ReadApiDeps): Route[] {
     {
       method: 'GET',
       path: '/healthz',
+      scope: 'public',
       handle: () => Promise.resolve({ status: 200, body: { ok: true, position: position() } }),
     },
     {
       method: 'GET',
       path: '/openapi.json',
+      scope: 'public',
       handle: () => {
         openapi ??= JSON.stringify(openApiDocument());
         return Promise.resolve({
@@ -59,14 +82,24 @@ export function projectorRoutes(deps: ReadApiDeps): Route[] {
     {
       method: 'GET',
       path: '/runs',
-      handle: async ({ query }) => ({ status: 200, body: await listRuns(db, parseListQuery(query)) }),
+      scope: 'read',
+      handle: async ({ query, caller }) => {
+        const tenant = tenantFilter(caller);
+        const q = { ...parseListQuery(query), ...(tenant === undefined ? {} : { tenant }) };
+        return { status: 200, body: await listRuns(db, q) };
+      },
     },
     {
       method: 'GET',
       path: '/runs/:id',
-      async handle({ params }) {
+      scope: 'read',
+      async handle({ params, caller }) {
         const id = params['id'] ?? '';
-        const [row] = await db.select({ state: runs.state }).from(runs).where(eq(runs.runId, id));
+        const tenant = tenantFilter(caller);
+        const [row] = await db
+          .select({ state: runs.state })
+          .from(runs)
+          .where(and(eq(runs.runId, id), tenant === undefined ? undefined : eq(runs.tenant, tenant)));
         if (!row) throw unknownRun(id);
         return { status: 200, body: row.state };
       },
@@ -74,7 +107,9 @@ export function projectorRoutes(deps: ReadApiDeps): Route[] {
     {
       method: 'GET',
       path: '/runs/:id/events',
-      async handle({ params, query }) {
+      scope: 'read',
+      async handle({ params, query, caller }) {
+        await assertVisible(db, caller, params['id'] ?? '', () => unknownRun(params['id'] ?? ''));
         const fromSeq = intParam(query, 'fromSeq', 0);
         const limit = intParam(query, 'limit', EVENTS_DEFAULT_LIMIT, {
           min: 1,
@@ -98,8 +133,10 @@ export function projectorRoutes(deps: ReadApiDeps): Route[] {
     {
       method: 'GET',
       path: '/runs/:id/state',
-      async handle({ params, query }) {
+      scope: 'read',
+      async handle({ params, query, caller }) {
         const id = runIdParam(params);
+        await assertVisible(db, caller, id, () => unknownRun(id));
         const raw = query.get('at');
         if (raw === null)
           throw new BadQuery(
@@ -112,8 +149,10 @@ export function projectorRoutes(deps: ReadApiDeps): Route[] {
     {
       method: 'GET',
       path: '/runs/:id/events/:seq/causes',
-      async handle({ params }) {
+      scope: 'read',
+      async handle({ params, caller }) {
         const id = runIdParam(params);
+        await assertVisible(db, caller, id, () => unknownRun(id));
         const seq = parseIntIn(params['seq'] ?? '', 'path parameter seq', { min: 1 });
         return { status: 200, body: { chain: await causesOf(deps, id, seq) } };
       },
@@ -121,12 +160,20 @@ export function projectorRoutes(deps: ReadApiDeps): Route[] {
     {
       method: 'GET',
       path: '/runs/:id/stream',
-      handle: ({ params, query, req }) => openRunStream(deps, runIdParam(params), query, req),
+      scope: 'read',
+      async handle({ params, query, req, caller }) {
+        const id = runIdParam(params);
+        await assertVisible(db, caller, id, () => unknownRun(id));
+        return openRunStream(deps, id, query, req);
+      },
     },
     {
       method: 'GET',
       path: '/projection-errors',
-      async handle({ query }) {
+      scope: 'read',
+      async handle({ query, caller }) {
+        // The errors name runs of every tenant and quote their messages: operators only.
+        requireAllTenants(caller, 'GET /projection-errors');
         const before = intParam(query, 'beforeSeq', Number.MAX_SAFE_INTEGER);
         const rows = await db
           .select()
@@ -137,5 +184,6 @@ export function projectorRoutes(deps: ReadApiDeps): Route[] {
         return { status: 200, body: { errors: rows } };
       },
     },
+    ...signalRoutes(deps, unknownRun),
   ];
 }

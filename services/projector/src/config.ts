@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { NATS_SECURITY_FIELDS } from '@dura/contracts';
-import { configFields, loadConfig } from '@dura/service-kit';
+import { ConfigError, configFields, loadConfig } from '@dura/service-kit';
 
 export const ProjectorConfigSchema = z.object({
   NATS_URL: configFields.natsUrl.default('nats://127.0.0.1:4222').describe('The NATS server to connect to.'),
@@ -20,11 +20,64 @@ export const ProjectorConfigSchema = z.object({
   SHUTDOWN_GRACE_MS: configFields.positiveInt
     .default(25_000)
     .describe('After SIGTERM: time to finish or hand back work, flush the outbox and telemetry, and exit 0.'),
+  PROJECTOR_AUTH_REQUIRED: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((value) => value === 'true')
+    .describe(
+      '`true`: refuse to start unless API tokens or OIDC are configured. `false` with neither: the API is open to anyone who can reach it (local development; a warning is logged at start).',
+    ),
+  PROJECTOR_API_TOKENS_FILE: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'JSON file of API bearer tokens: `[{"name", "sha256" (hex of the token) or "token", "tenant" (or "*" for all), "scopes": ["read", "signal", "cancel"]}]`.',
+    ),
+  PROJECTOR_OIDC_ISSUER: z
+    .string()
+    .url()
+    .optional()
+    .describe('Accept OIDC JWT bearer tokens from this issuer (`iss`); needs the JWKS URL and audience too.'),
+  PROJECTOR_OIDC_JWKS_URL: z
+    .string()
+    .url()
+    .optional()
+    .describe("The issuer's JWKS URL: the keys JWTs must be signed with."),
+  PROJECTOR_OIDC_AUDIENCE: z.string().min(1).optional().describe('The `aud` a JWT must name to be accepted.'),
+  PROJECTOR_OIDC_TENANT_CLAIM: z
+    .string()
+    .min(1)
+    .default('dura_tenant')
+    .describe("The JWT claim naming the caller's tenant (`*`: every tenant); a JWT without it is refused."),
+  PROJECTOR_CORS_ORIGINS: z
+    .string()
+    .optional()
+    .describe(
+      'Comma-separated browser origins allowed to call the API (e.g. `https://ops.example.com`); unset: no CORS.',
+    ),
   LOG_LEVEL: configFields.logLevel.describe('`debug`, `info`, `warn` or `error`.'),
   LOG_FORMAT: configFields.logFormat.describe('`json` (one object per line) or `pretty`.'),
 });
 export type ProjectorConfig = z.infer<typeof ProjectorConfigSchema>;
 
+const OIDC_VARIABLES = [
+  'PROJECTOR_OIDC_ISSUER',
+  'PROJECTOR_OIDC_JWKS_URL',
+  'PROJECTOR_OIDC_AUDIENCE',
+] as const;
+
 export function loadProjectorConfig(env?: Record<string, string | undefined>): ProjectorConfig {
-  return loadConfig('projector', ProjectorConfigSchema, env);
+  const config = loadConfig('projector', ProjectorConfigSchema, env);
+  // Half an OIDC setup would accept tokens from any issuer or audience: refuse it rather than guess.
+  const oidcSet = OIDC_VARIABLES.filter((name) => config[name] !== undefined);
+  if (oidcSet.length > 0 && oidcSet.length < OIDC_VARIABLES.length)
+    throw new ConfigError('projector', [
+      `OIDC needs all of ${OIDC_VARIABLES.join(', ')}; missing ${OIDC_VARIABLES.filter((n) => !oidcSet.includes(n)).join(', ')}`,
+    ]);
+  if (config.PROJECTOR_AUTH_REQUIRED && !config.PROJECTOR_API_TOKENS_FILE && oidcSet.length === 0)
+    throw new ConfigError('projector', [
+      'PROJECTOR_AUTH_REQUIRED: is true but no credentials are configured; set PROJECTOR_API_TOKENS_FILE or the PROJECTOR_OIDC_* variables',
+    ]);
+  return config;
 }

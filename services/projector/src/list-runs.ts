@@ -24,6 +24,8 @@ export interface ListRunsQuery {
   sort: ListSort;
   limit: number;
   after?: { key: string; runId: string };
+  /** Only this tenant's runs (a tenant-scoped caller); absent: every tenant's. */
+  tenant?: string;
 }
 
 // A date, or a date and time with a zone: a time without one would mean whatever zone the server runs in.
@@ -114,6 +116,7 @@ export function listRunsSql(q: ListRunsQuery): SQL {
   const key = q.sort === 'updated_desc' ? sql`updated_at` : sql`created_at`;
   const descending = q.sort !== 'created_asc';
   const where: SQL[] = [];
+  if (q.tenant !== undefined) where.push(sql`tenant = ${q.tenant}`);
   if (q.statuses.length > 0)
     where.push(
       sql`status in (${sql.join(

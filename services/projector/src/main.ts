@@ -9,6 +9,7 @@ import {
   startServiceTelemetry,
 } from '@dura/service-kit';
 import { projectorRoutes } from './api';
+import { apiSecurityFromConfig } from './auth/from-config';
 import { loadProjectorConfig } from './config';
 import { migrateProjector } from './migrations';
 import { createProjector } from './projector';
@@ -19,6 +20,8 @@ runMain('projector', async () => {
   const log = createLogger({ service: 'projector', level: config.LOG_LEVEL, format: config.LOG_FORMAT });
   // First, so every instrument the projector declares is registered with it; /metrics is on the API port.
   const telemetry = await startServiceTelemetry({ service: 'projector', log });
+  // Before anything connects: a bad tokens file or CORS origin stops the start with its reason.
+  const security = await apiSecurityFromConfig(config, log);
   const database = await openDatabase({ url: config.DATABASE_URL });
   await migrateProjector(database);
   const nats = await connectNats(config.NATS_URL, 'dura-projector', log, natsSecurity);
@@ -37,7 +40,7 @@ runMain('projector', async () => {
   const http = await startHttpServer({
     port: config.PROJECTOR_HTTP_PORT,
     routes: [
-      ...projectorRoutes({ ...nats, db: database.db, position: projector.position, log }),
+      ...projectorRoutes({ ...nats, db: database.db, position: projector.position, log, ...security }),
       metricsRoute(telemetry.telemetry),
     ],
     log,

@@ -18,6 +18,7 @@ import {
   StreamEndSchema,
 } from '@dura/contracts';
 import { EVENTS_MAX_LIMIT } from './query-params';
+import { CancelBodySchema, SignalAcceptedSchema, SignalBodySchema } from './signal-routes';
 
 /** Where `npm run openapi` writes the document; a test checks the committed file equals `openApiDocument()`. */
 export const OPENAPI_FILE = fileURLToPath(new URL('../openapi.json', import.meta.url));
@@ -50,6 +51,9 @@ const COMPONENTS = {
   ProjectionErrors: ProjectionErrorsSchema,
   JsonValue: JsonValueSchema,
   JsonObject: JsonObjectSchema,
+  SignalBody: SignalBodySchema,
+  CancelBody: CancelBodySchema,
+  SignalAccepted: SignalAcceptedSchema,
 } satisfies Record<string, z.ZodType>;
 type ComponentName = keyof typeof COMPONENTS;
 
@@ -98,6 +102,26 @@ const repeated = (name: string, description: string, items: object): Param => ({
 const get = (summary: string, parameters: Param[], responses: Record<string, object>) => ({
   get: { summary, parameters, responses },
 });
+/** A path that takes no credential (probes and tooling). */
+const publicGet = (summary: string, responses: Record<string, object>) => ({
+  get: { summary, parameters: [], responses, security: [] },
+});
+const post = (summary: string, body: ComponentName, responses: Record<string, object>) => ({
+  post: {
+    summary,
+    parameters: [runId],
+    requestBody: { required: body === 'SignalBody', content: { 'application/json': { schema: ref(body) } } },
+    responses: {
+      ...responses,
+      '202': json(
+        'SignalAccepted',
+        'Published to the signal intake (`duplicate`: this signalId was sent before).',
+      ),
+      '400': error('The body or the run id is invalid.'),
+      '404': error('No such run (for a tenant-scoped caller: none of its tenant).'),
+    },
+  },
+});
 
 /** The OpenAPI 3.1 document of the read API, generated from the zod schemas in @dura/contracts. */
 export function openApiDocument(): Record<string, unknown> {
@@ -107,8 +131,12 @@ export function openApiDocument(): Record<string, unknown> {
       title: 'Dura projector read API',
       version: '1.0.0',
       description:
-        'Runs as the projector folds them from the log. Errors are `{ "error": { "code", "message" } }` with 400, 404 or 500.',
+        'Runs as the projector folds them from the log. Errors are `{ "error": { "code", "message" } }` with 400, 404 or 500. ' +
+        'With credentials configured, every path but /healthz and /openapi.json needs `Authorization: Bearer <token>` ' +
+        '(401 without a valid one, 403 without the scope: `read` for GET, `signal` or `cancel` for POST), and a ' +
+        'tenant-scoped caller sees only its tenant’s runs (another tenant’s run is 404).',
     },
+    security: [{ bearer: [] }],
     paths: {
       '/runs': get(
         'One page of runs, filtered and sorted, with keyset pagination.',
@@ -227,21 +255,37 @@ export function openApiDocument(): Record<string, unknown> {
           '404': error('The run’s log holds no event.'),
         },
       ),
-      '/openapi.json': get('This document.', [], {
+      '/openapi.json': publicGet('This document.', {
         '200': {
           description: 'OpenAPI 3.1',
           content: { 'application/json': { schema: { type: 'object' } } },
         },
       }),
-      '/healthz': get('Liveness, and the stream sequence the projection has reached.', [], {
+      '/healthz': publicGet('Liveness, and the stream sequence the projection has reached.', {
         '200': json('Health', 'Up.'),
       }),
+      '/runs/{id}/signals': post(
+        'Sends a named signal to the run (approve, reject, raise_budget, or any name a wait listens for). Scope `signal`; a signal named `cancel` needs `cancel`.',
+        'SignalBody',
+        {},
+      ),
+      '/runs/{id}/cancel': post('Asks the planner to cancel the run. Scope `cancel`.', 'CancelBody', {}),
       '/projection-errors': get(
         'Stream messages the projection could not apply, newest first (100 per page).',
         [{ name: 'beforeSeq', in: 'query', description: 'Only messages below this seq.', schema: seqSchema }],
         { '200': json('ProjectionErrors', 'A page of errors.') },
       ),
     },
-    components: { schemas: componentSchemas() },
+    components: {
+      schemas: componentSchemas(),
+      securitySchemes: {
+        bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          description:
+            'An API token from PROJECTOR_API_TOKENS_FILE, or an OIDC JWT of the configured issuer.',
+        },
+      },
+    },
   };
 }

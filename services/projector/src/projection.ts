@@ -108,16 +108,16 @@ export async function applyBatch(
       // Every touched run in one statement, each row taking the batch's final state and the columns derived
       // from it.
       await tx.execute(sql`
-        insert into ${runs} (run_id, status, state, last_seq, event_count, steps, pending_calls, last_error,
+        insert into ${runs} (run_id, tenant, status, state, last_seq, event_count, steps, pending_calls, last_error,
                              input_tokens, output_tokens, tags, metadata, tools, created_at, updated_at)
-        select r->>'runId', r->>'status', r->'state', (r->>'lastSeq')::bigint, (r->>'eventCount')::int,
+        select r->>'runId', r->>'tenant', r->>'status', r->'state', (r->>'lastSeq')::bigint, (r->>'eventCount')::int,
                (r->>'steps')::int, (r->>'pendingCalls')::int, r->'lastError', (r->>'inputTokens')::bigint,
                (r->>'outputTokens')::bigint, array(select jsonb_array_elements_text(r->'tags')), r->'metadata',
                array(select jsonb_array_elements_text(r->'tools')), (r->>'createdAt')::timestamptz,
                (r->>'updatedAt')::timestamptz
         from jsonb_array_elements(${JSON.stringify(runRows)}::jsonb) as r
         on conflict (run_id) do update set
-          status = excluded.status, state = excluded.state, last_seq = excluded.last_seq,
+          tenant = excluded.tenant, status = excluded.status, state = excluded.state, last_seq = excluded.last_seq,
           event_count = excluded.event_count, steps = excluded.steps, pending_calls = excluded.pending_calls,
           last_error = excluded.last_error, input_tokens = excluded.input_tokens,
           output_tokens = excluded.output_tokens, tags = excluded.tags, metadata = excluded.metadata,

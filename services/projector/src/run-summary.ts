@@ -1,9 +1,10 @@
-import type { ErrorInfo } from '@dura/contracts';
+import { DEFAULT_TENANT, type ErrorInfo } from '@dura/contracts';
 import type { RunState } from '@dura/core';
 
 /** The columns of a `runs` row besides the state itself: all of them functions of the folded state. */
 export interface RunColumns {
   runId: string;
+  tenant: string;
   status: string;
   lastSeq: number;
   eventCount: number;
@@ -37,6 +38,8 @@ export function summarize(runId: string, state: RunState): RunColumns {
   const updatedAt = state.updatedAt ?? '';
   return {
     runId,
+    // A state stored before tenants existed has none: those runs belong to the default tenant.
+    tenant: state.tenant ?? DEFAULT_TENANT,
     status: state.status,
     lastSeq: state.lastSeq,
     eventCount: state.eventCount,

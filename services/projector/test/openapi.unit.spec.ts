@@ -40,6 +40,8 @@ describe('the OpenAPI document', () => {
         '/runs/{id}/events/{seq}/causes',
         '/runs/{id}/state',
         '/runs/{id}/stream',
+        '/runs/{id}/signals',
+        '/runs/{id}/cancel',
       ].sort(),
     );
   });

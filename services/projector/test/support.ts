@@ -106,7 +106,7 @@ export class RunScript {
 
   request(
     steps: { tool: string; args: JsonObject }[] = [],
-    labels: { tags?: string[]; metadata?: Record<string, string> } = {},
+    labels: { tags?: string[]; metadata?: Record<string, string>; tenant?: string } = {},
   ): this {
     return this.add('run_requested', {
       request: { v: 1, runId: this.runId, agent: { kind: 'scripted', steps }, ...labels },
@@ -242,6 +242,7 @@ export const sleep = (ms: number): Promise<void> => new Promise((resolve) => set
 export function rowColumns(row: typeof runs.$inferSelect): RunColumns {
   return {
     runId: row.runId,
+    tenant: row.tenant,
     status: row.status,
     lastSeq: row.lastSeq,
     eventCount: row.eventCount,

@@ -21,6 +21,8 @@ import { bigint, index, integer, jsonb, pgTable, text, timestamp } from 'drizzle
  *   the page's end; array statistics (`most_common_elems`) let the planner choose. New entries wait in the
  *   index's pending list, which every GIN search reads in full until vacuum (or the limit) merges it: 256 kB
  *   instead of the default 4 MB bounds that read to about a millisecond.
+ * - `runs_tenant_updated_idx (tenant, updated_at, run_id)`: a tenant-scoped caller's default list (an API with
+ *   authentication on adds `tenant = …` to every query), as one range scan like the unscoped one.
  * Every index is written on each upsert of a run (the sort keys change with every event, so updates are
  * never HOT); the projector upserts each touched run once per batch, not once per event, which bounds that.
  */
@@ -28,6 +30,8 @@ export const runs = pgTable(
   'runs',
   {
     runId: text('run_id').primaryKey(),
+    /** The run's tenant (`RunState.tenant`): the API shows a caller only rows of its own. */
+    tenant: text('tenant').notNull().default('default'),
     status: text('status').notNull(),
     state: jsonb('state').notNull(),
     lastSeq: bigint('last_seq', { mode: 'number' }).notNull(),
@@ -49,6 +53,7 @@ export const runs = pgTable(
     index('runs_updated_idx').on(t.updatedAt, t.runId),
     index('runs_created_idx').on(t.createdAt, t.runId),
     index('runs_status_updated_idx').on(t.status, t.updatedAt, t.runId),
+    index('runs_tenant_updated_idx').on(t.tenant, t.updatedAt, t.runId),
     index('runs_tags_idx').using('gin', t.tags).with({ gin_pending_list_limit: 256 }),
     index('runs_tools_idx').using('gin', t.tools).with({ gin_pending_list_limit: 256 }),
   ],

@@ -1,0 +1,144 @@
+import type { IncomingMessage } from 'node:http';
+import type { JetStreamClient } from '@nats-io/jetstream';
+import { z } from 'zod';
+import {
+  formatIssues,
+  JsonValueSchema,
+  RunIdSchema,
+  SIGNAL_VERSION,
+  SUBJECTS,
+  type SignalRequest,
+} from '@dura/contracts';
+import { CANCEL_SIGNAL } from '@dura/core';
+import type { HttpResponse } from '@dura/service-kit';
+import type { Db } from '@dura/db';
+import { mapAppendError } from '@dura/event-store';
+import { DURA_ATTRS, withProducerSpan } from '@dura/telemetry';
+import { trace } from '@opentelemetry/api';
+import { requireScope, type Caller } from './auth/caller';
+import type { ApiRoute } from './auth/guard';
+import { BadQuery, runIdParam } from './query-params';
+import { assertVisible } from './run-access';
+
+/** A signal or cancel body is a few fields; anything larger is a mistake or an attack. */
+const MAX_BODY_BYTES = 64 * 1024;
+
+/** Body of `POST /runs/:id/signals`. */
+export const SignalBodySchema = z
+  .object({
+    name: z.string().min(1).max(200),
+    payload: JsonValueSchema.optional(),
+    /** Idempotency key: the same id again records nothing new (default: a fresh id). */
+    signalId: z.string().min(1).max(200).optional(),
+  })
+  .strict();
+
+/** Body of `POST /runs/:id/cancel` (may be empty). */
+export const CancelBodySchema = z
+  .object({ reason: z.string().min(1).max(2000).optional(), signalId: z.string().min(1).max(200).optional() })
+  .strict();
+
+/** Answer of both signal routes. */
+export const SignalAcceptedSchema = z.object({
+  runId: RunIdSchema,
+  signalId: z.string(),
+  duplicate: z.boolean(),
+});
+
+/**
+ * `POST /runs/:id/signals` and `POST /runs/:id/cancel`: the HTTP door to the same `dura.signal` intake the
+ * SDK publishes to, so that a caller's tenant and scopes decide what it may send. A signal named `cancel`
+ * needs scope `cancel`, like the cancel route.
+ */
+export function signalRoutes(
+  deps: { db: Db; js: JetStreamClient },
+  unknownRun: (id: string) => Error,
+): ApiRoute[] {
+  const send = async (caller: Caller, signal: SignalRequest): Promise<HttpResponse> => {
+    await assertVisible(deps.db, caller, signal.runId, () => unknownRun(signal.runId));
+    const msgID = `signal:${signal.runId}:${signal.signalId}`;
+    try {
+      const ack = await withProducerSpan(
+        trace.getTracer('dura-projector'),
+        { destination: SUBJECTS.signal, messageId: msgID, attributes: { [DURA_ATTRS.runId]: signal.runId } },
+        (headers) => deps.js.publish(SUBJECTS.signal, JSON.stringify(signal), { msgID, headers }),
+      );
+      const body = { runId: signal.runId, signalId: signal.signalId, duplicate: ack.duplicate };
+      return { status: 202, body };
+    } catch (err) {
+      throw mapAppendError(err, signal.runId, undefined);
+    }
+  };
+  return [
+    {
+      method: 'POST',
+      path: '/runs/:id/signals',
+      scope: 'signal',
+      async handle({ params, req, caller }) {
+        const runId = runIdParam(params);
+        const body = parseBody(SignalBodySchema, await readJson(req, false), 'a signal');
+        if (body.name === CANCEL_SIGNAL) requireScope(caller, 'cancel', 'a signal named "cancel"');
+        return send(caller, {
+          v: SIGNAL_VERSION,
+          runId,
+          signalId: body.signalId ?? freshId(),
+          name: body.name,
+          ...(body.payload === undefined ? {} : { payload: body.payload }),
+        });
+      },
+    },
+    {
+      method: 'POST',
+      path: '/runs/:id/cancel',
+      scope: 'cancel',
+      async handle({ params, req, caller }) {
+        const runId = runIdParam(params);
+        const body = parseBody(CancelBodySchema, await readJson(req, true), 'a cancel request');
+        return send(caller, {
+          v: SIGNAL_VERSION,
+          runId,
+          signalId: body.signalId ?? freshId(),
+          name: CANCEL_SIGNAL,
+          payload: { reason: body.reason ?? `cancelled through the API by ${caller.name}` },
+        });
+      },
+    },
+  ];
+}
+
+const freshId = (): string => `sig_${crypto.randomUUID().replaceAll('-', '')}`;
+
+function parseBody<S extends z.ZodType>(schema: S, body: unknown, what: string): z.infer<S> {
+  const parsed = schema.safeParse(body);
+  if (!parsed.success)
+    throw new BadQuery(
+      `the body of ${what} is invalid: ${formatIssues(parsed.error).join('; ')}`,
+      'bad_body',
+    );
+  return parsed.data;
+}
+
+/** The request body as JSON (`{}` when empty and `emptyIsObject`), at most `MAX_BODY_BYTES`. */
+async function readJson(req: IncomingMessage, emptyIsObject: boolean): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY_BYTES)
+      throw new BadQuery(
+        `the request body exceeds ${MAX_BODY_BYTES} bytes; send only the signal's fields`,
+        'body_too_large',
+      );
+    chunks.push(chunk);
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (text.trim() === '') {
+    if (emptyIsObject) return {};
+    throw new BadQuery('the request has no body: send JSON such as {"name": "approve"}', 'bad_body');
+  }
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new BadQuery(`the request body is not valid JSON: ${(err as Error).message}`, 'bad_body');
+  }
+}
