@@ -283,4 +283,17 @@ describe('GET /runs plans', () => {
       expect(text).not.toMatch(/"Node Type":"(Incremental )?Sort"/);
     }
   });
+  it('reads a tenant-scoped caller page from runs_tenant_updated_idx in order, without sorting', async () => {
+    const statement = listRunsSql({ ...parseListQuery(new URLSearchParams('limit=3')), tenant: 'acme' });
+    const text = await conn.db.transaction(async (tx) => {
+      await tx.execute(sql`set local enable_sort = off`);
+      await tx.execute(sql`set local enable_seqscan = off`);
+      const [row] = rowsOf<{ 'QUERY PLAN': unknown }>(
+        await tx.execute(sql`explain (format json) ${statement}`),
+      );
+      return JSON.stringify(row?.['QUERY PLAN']);
+    });
+    expect(text).toContain('"Index Name":"runs_tenant_updated_idx"');
+    expect(text).not.toMatch(/"Node Type":"(Incremental )?Sort"/);
+  });
 });
