@@ -129,7 +129,9 @@ describe('a tool gateway stopped with SIGTERM in the middle of a slow call', () 
 
   it('hands back a call that outlasts the grace period: exits 0 in time, and the other replica redoes it under the same key', async () => {
     const sys = crash();
-    const graceMs = 2_000;
+    // The margin after the in-flight deadline (a quarter of the grace) flushes the outbox and telemetry; on a
+    // busy 2-core machine 500 ms of it was not always enough, so the grace is 4 s here.
+    const graceMs = 4_000;
     const request = slowPlan('drain-hands-back-call', 6_000);
     const key = keyOf(request, 1);
     await withTwoGateways(sys, graceMs, async (gateways) => {
@@ -149,7 +151,7 @@ describe('a tool gateway stopped with SIGTERM in the middle of a slow call', () 
 
       await expectCompletedWithOneEffectPerKey(sys, request);
       // The lease was released: without that the redo would wait out 21 s (timeout + lease margin).
-      expect(Date.now() - stoppedAt).toBeLessThan(12_000);
+      expect(Date.now() - stoppedAt).toBeLessThan(16_000);
       // Asked twice with one key, charged once.
       expect(sys.witness.requests(key)).toBe(2);
       expect(await effectRow(sys, key)).toEqual({ status: 'succeeded', attempts: 2 });
