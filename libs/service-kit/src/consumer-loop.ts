@@ -5,7 +5,7 @@ import {
   type JetStreamManager,
   type JsMsg,
 } from '@nats-io/jetstream';
-import { nanos } from '@nats-io/nats-core';
+import { headers, nanos } from '@nats-io/nats-core';
 import { DuraError, ContractViolation } from '@dura/contracts';
 import { isJsApiError, JS_CODES } from '@dura/event-store';
 import { DURA_ATTRS, DURA_METRICS, declareCounter, declareGauge, withConsumerSpan } from '@dura/telemetry';
@@ -16,11 +16,29 @@ import type { Logger } from './logger';
 /** Thrown by a handler that wants its message again after `delayMs` (a backoff it computed itself). */
 export class RetryLater extends DuraError {
   readonly delayMs: number;
+  /**
+   * The message did not fail, it only has to wait (a throttled call): it goes to the back of the stream as a
+   * fresh message instead of a redelivery, so waiting never uses up its bounded deliveries.
+   */
+  readonly requeue: boolean;
 
-  constructor(message: string, delayMs: number) {
+  constructor(message: string, delayMs: number, opts: { requeue?: boolean } = {}) {
     super('retry_later', message, { retryable: true });
     this.delayMs = delayMs;
+    this.requeue = opts.requeue ?? false;
   }
+}
+
+/**
+ * Publishes a copy of `msg` with its headers; its msg-id is derived from the original's stream sequence, so a
+ * crash between this publish and the ack re-publishes the same id and JetStream drops the duplicate.
+ */
+async function requeue(js: JetStreamClient, msg: JsMsg): Promise<void> {
+  const copy = headers();
+  for (const key of msg.headers?.keys() ?? [])
+    if (key !== 'Nats-Msg-Id') for (const value of msg.headers?.values(key) ?? []) copy.append(key, value);
+  const original = msg.headers?.get('Nats-Msg-Id') || msg.subject;
+  await js.publish(msg.subject, msg.data, { headers: copy, msgID: `${original}~q${msg.seq}` });
 }
 
 const RESUBSCRIBE_PAUSE_MS = 1_000;
@@ -173,6 +191,16 @@ export function startConsumerLoop(options: ConsumerLoopOptions): ConsumerLoop {
   const onFailure = async (msg: JsMsg, err: unknown): Promise<void> => {
     const deliveries = msg.info.deliveryCount;
     const terminal = err instanceof DuraError && !err.retryable;
+    if (err instanceof RetryLater && err.requeue) {
+      try {
+        log.debug('message waits; requeued', { subject: msg.subject, seq: msg.seq, reason: err.message });
+        await requeue(js, msg);
+        msg.ack();
+        return;
+      } catch (requeueErr) {
+        log.warn('requeue failed; redelivering instead', { subject: msg.subject, seq: msg.seq, err: requeueErr });
+      }
+    }
     if (!terminal && deliveries < spec.maxDeliver) {
       const delay =
         err instanceof RetryLater

@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { JetStreamClient } from '@nats-io/jetstream';
+import { TimeoutError } from '@nats-io/nats-core';
 import { z } from 'zod';
 import {
   formatIssues,
@@ -12,7 +13,7 @@ import {
 import { CANCEL_SIGNAL } from '@dura/core';
 import type { HttpResponse } from '@dura/service-kit';
 import type { Db } from '@dura/db';
-import { mapAppendError } from '@dura/event-store';
+import { mapAppendError, StreamUnavailable } from '@dura/event-store';
 import { DURA_ATTRS, withProducerSpan } from '@dura/telemetry';
 import { trace } from '@opentelemetry/api';
 import { requireScope, type Caller } from './auth/caller';
@@ -66,6 +67,15 @@ export function signalRoutes(
       const body = { runId: signal.runId, signalId: signal.signalId, duplicate: ack.duplicate };
       return { status: 202, body };
     } catch (err) {
+      // Under the shipped least-privilege NATS permissions the projector may not publish: the server drops the
+      // message and the publish only times out. Say so, rather than a bare "not acknowledged".
+      if (err instanceof TimeoutError)
+        throw new StreamUnavailable(
+          `the signal for run ${signal.runId} was not acknowledged on ${SUBJECTS.signal}; if the projector runs ` +
+            `as the least-privilege NATS user DURA_PROJECTOR, add "${SUBJECTS.signal}" to its publish allow ` +
+            'list (deploy/nats/permissions.conf) or send signals over NATS as the client user; otherwise retry',
+          err,
+        );
       throw mapAppendError(err, signal.runId, undefined);
     }
   };

@@ -342,9 +342,12 @@ export function createToolGateway(deps: GatewayDeps) {
     if (slot) return slot;
     retries.add(1, { operation: 'tool_throttled' });
     const delay = Math.round(500 + Math.random() * 1000);
+    // Requeued, not redelivered: a call may wait behind a busy tool for as long as it takes without being
+    // dead-lettered for its deliveries.
     throw new RetryLater(
-      `${tool.name} is at its limit of ${limit} calls at once across the gateways; ${task.idempotencyKey} waited ${throttleWaitMs} ms and comes again in ${delay} ms`,
+      `${tool.name} is at its limit of ${limit} calls at once across the gateways; ${task.idempotencyKey} waited ${throttleWaitMs} ms and goes to the back of the queue`,
       delay,
+      { requeue: true },
     );
   }
 
