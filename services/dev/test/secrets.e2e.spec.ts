@@ -103,8 +103,9 @@ describe('a tool argument marked secret', () => {
     for (const call of requested.slice(0, 2))
       expect(isSecretEnvelope((call.args['card'] as { token: unknown }).token)).toBe(true);
     const requestEvent = log.find((e) => e.type === 'run_requested');
-    const input = (requestEvent?.data as { request: { input: { card: { token: unknown }; note: string } } })
-      .request.input;
+    const input = (
+      requestEvent?.data as unknown as { request: { input: { card: { token: unknown }; note: string } } }
+    ).request.input;
     expect(isSecretEnvelope(input.card.token)).toBe(true);
     expect(input.note).toBe('not secret');
     const completed = log.flatMap((e) => (e.type === 'tool_call_completed' ? [e.data] : []));
