@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { NATS_SECURITY_FIELDS } from '@dura/contracts';
 import { configFields, loadConfig } from '@dura/service-kit';
+import { TENANT_MAX_RUNS_PATTERN } from './tenant-limits';
 
 export const PlannerConfigSchema = z.object({
   NATS_URL: configFields.natsUrl.default('nats://127.0.0.1:4222').describe('The NATS server to connect to.'),
@@ -16,6 +17,19 @@ export const PlannerConfigSchema = z.object({
   PLANNER_SNAPSHOT_EVERY: configFields.positiveInt
     .default(100)
     .describe('Events between snapshots of a run.'),
+  PLANNER_TENANT_MAX_RUNS: z
+    .string()
+    .regex(TENANT_MAX_RUNS_PATTERN, 'expected a list like "acme=10,*=100" (tenant or * = positive number)')
+    .optional()
+    .describe(
+      'Runs in flight per tenant across all planners, e.g. `acme=10,*=100` (`*`: every other tenant); child runs are exempt. Unset: no limit.',
+    ),
+  PLANNER_TENANT_LIMIT_POLICY: z
+    .enum(['wait', 'reject'])
+    .default('wait')
+    .describe(
+      "A run over its tenant's limit: `wait` (stays queued in `dura.submit` until a run of the tenant ends) or `reject` (`run_rejected`, code `tenant_limit`).",
+    ),
   DURA_STREAM_REPLICAS: configFields.replicas.describe(
     'Replicas (1 to 5) of every stream and bucket the services create; 3 in production.',
   ),

@@ -27,3 +27,7 @@ export { createModelRouter } from './model-router';
 export { createPayloadAccess } from './payload-access';
 export { createCancellations } from './cancellations';
 export type { Cancellations } from './cancellations';
+export { parseTenantLimits, tenantLimit, TENANT_LIMIT_CODE } from './tenant-limits';
+export type { TenantLimits, TenantLimitPolicy } from './tenant-limits';
+export { createTenantAdmission, TENANT_RUNS_BUCKET } from './tenant-admission';
+export type { TenantAdmission, Admission } from './tenant-admission';

@@ -5,13 +5,14 @@ import {
   newEvent,
   RunIdSchema,
   RunRequestSchema,
+  DEFAULT_TENANT,
   unstorableTextIssue,
   unstorableTextPath,
   type RunRequest,
 } from '@dura/contracts';
 import { canonicalJson, decisionEventId } from '@dura/core';
 import { ConcurrencyConflict, EventTooLarge, type EventStore } from '@dura/event-store';
-import { duraTracer, withLogFields, type Logger } from '@dura/service-kit';
+import { duraTracer, RetryLater, withLogFields, type Logger } from '@dura/service-kit';
 import { DURA_ATTRS, traceparentOf, withSpan } from '@dura/telemetry';
 import { SecretsKeyMissing, type SecretsBox, type ToolRegistry } from '@dura/tools';
 import type { Model } from './model';
@@ -19,6 +20,8 @@ import { checkPlan } from './plan-check';
 import { rejectRequest, type Rejection } from './reject-request';
 import { redactRequest, sealRequest } from './seal-request';
 import type { RunDriver } from './run-driver';
+import type { TenantAdmission } from './tenant-admission';
+import { TENANT_LIMIT_CODE, tenantLimit, type TenantLimits } from './tenant-limits';
 
 export interface IntakeDeps {
   store: EventStore;
@@ -33,6 +36,8 @@ export interface IntakeDeps {
   secrets?: SecretsBox;
   /** Erases a handled request from `dura.submit` (it held secrets in clear); the log holds it sealed. */
   erase?: (seq: number) => Promise<void>;
+  /** Limits on runs in flight per tenant, shared by every replica through `admission`; unset: no limits. */
+  tenants?: { limits: TenantLimits; admission: TenantAdmission; waitMs?: () => number };
 }
 
 export const REQUESTS_DLQ_SOURCE = 'requests';
@@ -166,9 +171,45 @@ export function createIntake(deps: IntakeDeps) {
       await refuse({ error: { code: err.code, message: err.message } });
       return;
     }
+    if (!(await admitToTenant(sealed.request, refuse))) return;
     await start(msg, sealed.request);
     if (sealed.changed) await eraseRequest(msg);
   };
+
+  /**
+   * Takes a slot of the run's tenant. Child runs are exempt: a parent waiting on its child must never wait
+   * for a slot its own tenant holds. Over the limit, the request waits at the back of `dura.submit` (policy
+   * `wait`, without using up its deliveries) or is rejected with `tenant_limit` (policy `reject`).
+   */
+  async function admitToTenant(
+    request: RunRequest & { runId: string },
+    refuse: (rejection: Rejection) => Promise<void>,
+  ): Promise<boolean> {
+    const tenants = deps.tenants;
+    if (!tenants || request.parent) return true;
+    const tenant = request.tenant ?? DEFAULT_TENANT;
+    const limit = tenantLimit(tenants.limits, tenant);
+    if (limit === undefined) return true;
+    const admission = await tenants.admission.admit(tenant, request.runId, limit);
+    if (admission.admitted) return true;
+    if (tenants.limits.policy === 'reject') {
+      await refuse({
+        error: {
+          code: TENANT_LIMIT_CODE,
+          message: `tenant ${tenant} already has ${admission.inFlight} runs in flight, its limit (PLANNER_TENANT_MAX_RUNS); submit the run again once one of them ends, or ask the operator to raise the limit`,
+        },
+      });
+      return false;
+    }
+    // A pause before going to the back of the stream, so a waiting request does not spin through the intake.
+    const delay = tenants.waitMs?.() ?? Math.round(500 + Math.random() * 500);
+    await new Promise((resolve) => setTimeout(resolve, delay));
+    throw new RetryLater(
+      `tenant ${tenant} has ${admission.inFlight} runs in flight, its limit; run ${request.runId} waits in dura.submit and starts when one of them ends`,
+      delay,
+      { requeue: true },
+    );
+  }
 
   async function eraseRequest(msg: JsMsg): Promise<void> {
     try {

@@ -16,6 +16,7 @@ import {
 } from '@dura/tools';
 import { loadPlannerConfig } from './config';
 import { createPlanner } from './planner';
+import { parseTenantLimits } from './tenant-limits';
 import { createScriptedModel, fileCallLog } from './scripted-model';
 import { createAgentModel } from './agents/agent-model';
 import { loadAgentRegistry } from './agents/registry';
@@ -58,6 +59,11 @@ runMain('planner', async () => {
     concurrency: config.PLANNER_CONCURRENCY,
     ackWaitMs: config.PLANNER_ACK_WAIT_MS,
     snapshotEvery: config.PLANNER_SNAPSHOT_EVERY,
+    ...(config.PLANNER_TENANT_MAX_RUNS
+      ? {
+          tenantLimits: parseTenantLimits(config.PLANNER_TENANT_MAX_RUNS, config.PLANNER_TENANT_LIMIT_POLICY),
+        }
+      : {}),
     streams: {
       replicas: config.DURA_STREAM_REPLICAS,
       duplicateWindowMs: config.DURA_DUPLICATE_WINDOW_MS,

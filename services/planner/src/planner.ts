@@ -31,6 +31,8 @@ import type { Model } from './model';
 import { createRunDriver, DEFAULT_SNAPSHOT_EVERY } from './run-driver';
 import { openSnapshotBucket } from './snapshot-store';
 import { sealDecision } from './seal-request';
+import { createTenantAdmission } from './tenant-admission';
+import type { TenantLimits } from './tenant-limits';
 
 export interface PlannerDeps {
   js: JetStreamClient;
@@ -47,6 +49,8 @@ export interface PlannerDeps {
   snapshotEvery?: number;
   /** The key secret tool fields are sealed with; without it, a secret value in clear is refused. */
   secrets?: SecretsBox;
+  /** Limits on runs in flight per tenant, across every replica; unset: no limits. */
+  tenantLimits?: TenantLimits;
 }
 
 export const PLANNER_CONSUMERS = {
@@ -114,6 +118,20 @@ export function createPlanner(deps: PlannerDeps) {
     erase: async (seq) => {
       await deps.jsm.streams.deleteMessage(STREAMS.requests, seq, true);
     },
+    ...(deps.tenantLimits
+      ? {
+          tenants: {
+            limits: deps.tenantLimits,
+            admission: createTenantAdmission({
+              js: deps.js,
+              jsm: deps.jsm,
+              statusOf: async (runId) => (await driver.load(runId)).state.status,
+              log: deps.log,
+              replicas: deps.streams?.replicas ?? 1,
+            }),
+          },
+        }
+      : {}),
   });
   const loops: ConsumerLoop[] = [];
   const ackWaitMs = deps.ackWaitMs ?? PLANNER_CONSUMERS.intake.ackWaitMs;
