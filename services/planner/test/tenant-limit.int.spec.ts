@@ -7,6 +7,8 @@ import { builtinRegistry } from '@dura/tools';
 import {
   createPlanner,
   createScriptedModel,
+  createTenantAdmission,
+  TENANT_RUNS_BUCKET,
   parseTenantLimits,
   TENANT_LIMIT_CODE,
   type Planner,
@@ -18,6 +20,7 @@ import {
   eventually,
   prepare,
   storedMessages,
+  testEvent,
   testLogger,
   type Connections,
 } from './support';
@@ -180,5 +183,73 @@ describe('a tenant at its limit of runs in flight (policy reject)', () => {
       'the child run to start though zeta is at its limit',
     );
     expect(await statuses(['zeta-0', 'zeta-1'])).toEqual(['waiting', 'waiting']);
+  });
+});
+
+describe('the shared admission of a tenant', () => {
+  const admissionOn = (conn: Connections, now: () => number = Date.now) =>
+    createTenantAdmission({
+      ...conn,
+      statusOf: async (runId) => fold(await setup.store.read(runId)).status,
+      log: testLogger('planner'),
+      clock: now,
+      unstartedGraceMs: 60_000,
+    });
+
+  it('never admits more than the limit when replicas admit at the same moment', async () => {
+    const other = await connect(infra().nats.url, 'planner-other');
+    try {
+      const [a, b] = [admissionOn(setup), admissionOn(other)];
+      const runIds = Array.from({ length: 12 }, (_, i) => `race-${i}`);
+      const results = await Promise.all(runIds.map((runId, i) => (i % 2 ? a : b).admit('race', runId, 3)));
+      expect(results.filter((r) => r.admitted)).toHaveLength(3);
+      // Idempotent: an admitted run asking again (a redelivered request) keeps its slot.
+      const admitted = runIds.filter((_, i) => results[i]!.admitted);
+      for (const runId of admitted) expect(await a.admit('race', runId, 3)).toEqual({ admitted: true });
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('leaks no slot: runs that ended, and runs that never reached the log past the grace, are pruned when full', async () => {
+    let now = Date.now();
+    const admission = admissionOn(setup, () => now);
+    expect(await admission.admit('crashy', 'crashy-ended', 2)).toEqual({ admitted: true });
+    expect(await admission.admit('crashy', 'crashy-lost', 2)).toEqual({ admitted: true });
+    expect(await admission.admit('crashy', 'crashy-next', 2)).toEqual({ admitted: false, inFlight: 2 });
+    // crashy-ended ran and completed (its planner then crashed before anything released); crashy-lost never
+    // reached the log (its planner crashed after admitting it and the request went elsewhere).
+
+    await setup.store.append(
+      'crashy-ended',
+      [
+        testEvent(
+          'crashy-ended',
+          'run_requested',
+          {
+            request: {
+              v: 1,
+              runId: 'crashy-ended',
+              tenant: 'crashy',
+              agent: { kind: 'scripted', steps: [] },
+            },
+          },
+          1,
+        ),
+        testEvent('crashy-ended', 'run_started', {}, 2),
+        testEvent('crashy-ended', 'run_completed', { output: null }, 3),
+      ],
+      { expectedSeq: 0 },
+    );
+    now += 30_000;
+    expect(await admission.admit('crashy', 'crashy-next', 2)).toEqual({ admitted: true });
+    expect(await admission.admit('crashy', 'crashy-last', 2)).toEqual({ admitted: false, inFlight: 2 });
+    // crashy-lost is now past the grace; crashy-next (admitted 31 s ago, no event yet either) is not.
+    now += 31_000;
+    expect(await admission.admit('crashy', 'crashy-last', 2)).toEqual({ admitted: true });
+    const kv = await setup.jsm.streams.getMessage(`KV_${TENANT_RUNS_BUCKET}`, {
+      last_by_subj: `$KV.${TENANT_RUNS_BUCKET}.crashy`,
+    });
+    expect(Object.keys(kv!.json<Record<string, number>>()).sort()).toEqual(['crashy-last', 'crashy-next']);
   });
 });
