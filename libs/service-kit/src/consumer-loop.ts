@@ -38,7 +38,23 @@ async function requeue(js: JetStreamClient, msg: JsMsg): Promise<void> {
   for (const key of msg.headers?.keys() ?? [])
     if (key !== 'Nats-Msg-Id') for (const value of msg.headers?.values(key) ?? []) copy.append(key, value);
   const original = msg.headers?.get('Nats-Msg-Id') || msg.subject;
+  // Whoever derives an identity from the message (a run id from its msg-id or sequence) reads the first one.
+  if (!copy.has(REQUEUED_FROM.msgId) && msg.headers?.get('Nats-Msg-Id'))
+    copy.set(REQUEUED_FROM.msgId, msg.headers.get('Nats-Msg-Id'));
+  if (!copy.has(REQUEUED_FROM.seq)) copy.set(REQUEUED_FROM.seq, String(msg.seq));
   await js.publish(msg.subject, msg.data, { headers: copy, msgID: `${original}~q${msg.seq}` });
+}
+
+/** Headers a requeued copy carries: the msg-id and stream sequence of the message as first published. */
+export const REQUEUED_FROM = { msgId: 'Dura-Requeued-Msg-Id', seq: 'Dura-Requeued-Seq' } as const;
+
+/** The msg-id and stream sequence `msg` had when it was first published, through any requeues. */
+export function firstPublished(msg: JsMsg): { msgId: string | undefined; seq: number } {
+  const seq = Number(msg.headers?.get(REQUEUED_FROM.seq) || msg.seq);
+  return {
+    msgId: msg.headers?.get(REQUEUED_FROM.msgId) || msg.headers?.get('Nats-Msg-Id') || undefined,
+    seq: Number.isSafeInteger(seq) && seq > 0 ? seq : msg.seq,
+  };
 }
 
 const RESUBSCRIBE_PAUSE_MS = 1_000;
@@ -198,7 +214,11 @@ export function startConsumerLoop(options: ConsumerLoopOptions): ConsumerLoop {
         msg.ack();
         return;
       } catch (requeueErr) {
-        log.warn('requeue failed; redelivering instead', { subject: msg.subject, seq: msg.seq, err: requeueErr });
+        log.warn('requeue failed; redelivering instead', {
+          subject: msg.subject,
+          seq: msg.seq,
+          err: requeueErr,
+        });
       }
     }
     if (!terminal && deliveries < spec.maxDeliver) {

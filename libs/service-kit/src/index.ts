@@ -3,9 +3,20 @@ export { createLogger, withLogFields } from './logger';
 export type { Logger, LogLevel, LogFields } from './logger';
 export { connectNats } from './nats';
 export type { NatsHandles } from './nats';
-export { buildDeadLetter, publishDeadLetter, deadLetterFromMsg, DEAD_LETTER_PAYLOAD_LIMIT } from './dead-letter';
+export {
+  buildDeadLetter,
+  publishDeadLetter,
+  deadLetterFromMsg,
+  DEAD_LETTER_PAYLOAD_LIMIT,
+} from './dead-letter';
 export type { DeadLetterInput } from './dead-letter';
-export { ensureDurableConsumer, startConsumerLoop, RetryLater } from './consumer-loop';
+export {
+  ensureDurableConsumer,
+  firstPublished,
+  REQUEUED_FROM,
+  startConsumerLoop,
+  RetryLater,
+} from './consumer-loop';
 export type {
   DurableConsumerSpec,
   ConsumerLoop,

@@ -1,7 +1,7 @@
 import type { JsMsg } from '@nats-io/jetstream';
 import { describe, expect, it } from 'vitest';
 import { ContractViolation, DuraError } from '@dura/contracts';
-import { RetryLater } from '../src/consumer-loop';
+import { firstPublished, RetryLater } from '../src/consumer-loop';
 import { useConsumerHarness } from './consumer-harness';
 import { deadLetters, eventually, useTestInfra } from './infra';
 
@@ -124,22 +124,24 @@ describe('startConsumerLoop', () => {
   });
 
   it('requeues a message that only has to wait, past its bounded deliveries, and never dead-letters it', async () => {
-    const seen: { body: string; deliveries: number }[] = [];
+    const seen: { body: string; deliveries: number; first: number }[] = [];
     await kit.start(
       'waits',
       (msg) => {
-        seen.push({ body: msg.string(), deliveries: msg.info.deliveryCount });
+        seen.push({ body: msg.string(), deliveries: msg.info.deliveryCount, first: firstPublished(msg).seq });
         // Throttled five times with maxDeliver 2: redeliveries would dead-letter it at the second.
         if (seen.length <= 5) throw new RetryLater('tool at its limit', 10, { requeue: true });
       },
       { maxDeliver: 2 },
     );
-    await kit.publish('waits', 'call');
+    const [firstSeq] = await kit.publish('waits', 'call');
 
     await eventually(() => expect(seen).toHaveLength(6));
     await eventually(() => kit.settled('waits'));
     // Each wait was a fresh message (first delivery), carrying the same body.
     expect(seen.every((s) => s.body === 'call' && s.deliveries === 1)).toBe(true);
+    // Every copy knows the sequence the message was first published at (run ids may derive from it).
+    expect(seen.map((s) => s.first)).toEqual(Array.from({ length: 6 }, () => firstSeq));
     expect(await deadLetters(kit.nats().jsm, 'waits')).toEqual([]);
   });
 });

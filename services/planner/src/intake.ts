@@ -12,7 +12,7 @@ import {
 } from '@dura/contracts';
 import { canonicalJson, decisionEventId } from '@dura/core';
 import { ConcurrencyConflict, EventTooLarge, type EventStore } from '@dura/event-store';
-import { duraTracer, RetryLater, withLogFields, type Logger } from '@dura/service-kit';
+import { duraTracer, firstPublished, RetryLater, withLogFields, type Logger } from '@dura/service-kit';
 import { DURA_ATTRS, traceparentOf, withSpan } from '@dura/telemetry';
 import { SecretsKeyMissing, type SecretsBox, type ToolRegistry } from '@dura/tools';
 import type { Model } from './model';
@@ -110,7 +110,9 @@ export function createIntake(deps: IntakeDeps) {
   }
 
   return async function handleSubmit(msg: JsMsg): Promise<void> {
-    const headerId = msg.headers?.get('Nats-Msg-Id');
+    // Through requeues (a tenant at its limit) the request keeps the identity it was first published with.
+    const first = firstPublished(msg);
+    const headerId = first.msgId;
     let body: unknown;
     try {
       body = JSON.parse(msg.string());
@@ -141,7 +143,7 @@ export function createIntake(deps: IntakeDeps) {
       });
       return;
     }
-    const runId = parsed.data.runId ?? hint ?? `run-${msg.seq}`;
+    const runId = parsed.data.runId ?? hint ?? `run-${first.seq}`;
     const redacted = redactRequest({ ...parsed.data, runId }, tools);
     const secret = canonicalJson(redacted) !== canonicalJson({ ...parsed.data, runId });
     // A request with secrets in clear is dead-lettered redacted, and erased from `dura.submit` once handled.
