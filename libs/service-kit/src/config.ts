@@ -6,12 +6,18 @@ import {
   type NatsSecuritySettings,
 } from '@dura/contracts';
 
+/** The code of every configuration error; `runMain` exits with CONFIG_EXIT_CODE on any DuraError that has it. */
+export const CONFIG_ERROR_CODE = 'config_error';
+
 /** Bad configuration: the process cannot start. Services exit with code 2 on it. */
 export class ConfigError extends DuraError {
   readonly problems: string[];
 
   constructor(service: string, problems: string[]) {
-    super('config_error', `${service}: invalid configuration\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    super(
+      CONFIG_ERROR_CODE,
+      `${service}: invalid configuration\n${problems.map((p) => `  - ${p}`).join('\n')}`,
+    );
     this.problems = problems;
   }
 }
@@ -42,6 +48,20 @@ export function loadConfig<S extends z.ZodObject>(
     }),
   );
 }
+
+/** The secrets keys, read by the planner and every gateway (they must agree). */
+export const secretsConfigShape = {
+  DURA_SECRETS_KEY: z
+    .string()
+    .optional()
+    .describe(
+      'Key that seals secret tool fields, `<kid>:<base64 of 32 bytes>`; required when a tool declares secrets. Same on planner and gateways.',
+    ),
+  DURA_SECRETS_PREVIOUS_KEYS: z
+    .string()
+    .optional()
+    .describe('Older secrets keys (comma-separated `<kid>:<base64>`): they only open, for key rotation.'),
+};
 
 /** Shared pieces of the per-service schemas. */
 export const configFields = {

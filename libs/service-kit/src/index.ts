@@ -1,4 +1,12 @@
-export { loadConfig, configFields, ConfigError, CONFIG_EXIT_CODE, loadNatsSecurity } from './config';
+export {
+  loadConfig,
+  configFields,
+  ConfigError,
+  CONFIG_ERROR_CODE,
+  CONFIG_EXIT_CODE,
+  loadNatsSecurity,
+  secretsConfigShape,
+} from './config';
 export { createLogger, withLogFields } from './logger';
 export type { Logger, LogLevel, LogFields } from './logger';
 export { connectNats } from './nats';

@@ -124,6 +124,10 @@ describe('a NATS node lost mid-run on the local cluster', () => {
         repeatedModelCalls: repeats,
         conflictsLost,
         startFailures: cluster.startFailures().length,
+        staleReadsRetried: cluster.replicas.reduce(
+          (n, replica) => n + (replica.proc.output().match(/log read ended before the event/g)?.length ?? 0),
+          0,
+        ),
       }),
     );
   }, 180_000);

@@ -14,6 +14,15 @@ describe('service entry points', () => {
       { DATABASE_URL: 'postgres://x@127.0.0.1/db', PROJECTOR_HTTP_PORT: 'eighty' },
       /PROJECTOR_HTTP_PORT: .*"eighty"/,
     ],
+    [
+      'tool-gateway',
+      {
+        NATS_URL: 'nats://127.0.0.1:1',
+        DATABASE_URL: 'postgres://x@127.0.0.1:1/db',
+        DURA_SECRETS_KEY: 'k1:short',
+      },
+      /DURA_SECRETS_KEY must be .*got a value with 3 key bytes/,
+    ],
   ] as const)(
     '%s exits with code 2 and names the variable when its configuration is invalid',
     async (name, env, message) => {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { NATS_SECURITY_FIELDS } from '@dura/contracts';
-import { configFields, loadConfig } from '@dura/service-kit';
+import { configFields, secretsConfigShape, loadConfig } from '@dura/service-kit';
 import { TENANT_MAX_RUNS_PATTERN } from './tenant-limits';
 
 export const PlannerConfigSchema = z.object({
@@ -37,16 +37,7 @@ export const PlannerConfigSchema = z.object({
     .default(120_000)
     .describe('JetStream duplicate window: a message id published again within it is dropped.'),
   DURA_TOOLS_MODULES: z.string().optional().describe('Comma-separated modules exporting tools.'),
-  DURA_SECRETS_KEY: z
-    .string()
-    .optional()
-    .describe(
-      'Key that seals secret tool fields, `<kid>:<base64 of 32 bytes>`; required when a tool declares secrets. Same on planner and gateways.',
-    ),
-  DURA_SECRETS_PREVIOUS_KEYS: z
-    .string()
-    .optional()
-    .describe('Older secrets keys (comma-separated `<kid>:<base64>`): they only open, for key rotation.'),
+  ...secretsConfigShape,
   /** The agent definitions this planner serves: a JSON file or a module (see README, "Agents"). */
   DURA_AGENTS: z
     .string()

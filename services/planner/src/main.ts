@@ -1,19 +1,11 @@
 import {
   connectNats,
   loadNatsSecurity,
-  ConfigError,
   createLogger,
   runMain,
   startServiceTelemetry,
 } from '@dura/service-kit';
-import {
-  loadToolRegistry,
-  secretsBoxFor,
-  SecretsConfigError,
-  toolModulesFrom,
-  type SecretsBox,
-  type ToolRegistry,
-} from '@dura/tools';
+import { loadToolRegistry, secretsBoxFor, toolModulesFrom } from '@dura/tools';
 import { loadPlannerConfig } from './config';
 import { createPlanner } from './planner';
 import { parseTenantLimits } from './tenant-limits';
@@ -26,6 +18,14 @@ import { createPayloadAccess } from './payload-access';
 runMain('planner', async () => {
   const config = loadPlannerConfig();
   const natsSecurity = loadNatsSecurity('planner', config);
+  // Tools and the secrets key before any connection: a bad key stops the process at once, with exit code 2.
+  const tools = await loadToolRegistry(toolModulesFrom(config.DURA_TOOLS_MODULES));
+  const secrets = secretsBoxFor(
+    'planner',
+    tools.withSecrets(),
+    config.DURA_SECRETS_KEY,
+    config.DURA_SECRETS_PREVIOUS_KEYS,
+  );
   const log = createLogger({ service: 'planner', level: config.LOG_LEVEL, format: config.LOG_FORMAT });
   // First, so every instrument the planner declares is registered with it.
   const telemetry = await startServiceTelemetry({
@@ -34,8 +34,6 @@ runMain('planner', async () => {
     metricsPort: config.METRICS_PORT,
   });
   const nats = await connectNats(config.NATS_URL, 'dura-planner', log, natsSecurity);
-  const tools = await loadToolRegistry(toolModulesFrom(config.DURA_TOOLS_MODULES));
-  const secrets = secretsConfig('planner', tools, config);
   const agents = await loadAgentRegistry(config.DURA_AGENTS);
   if (agents.names().length > 0)
     log.info('serving agents', {
@@ -82,22 +80,3 @@ runMain('planner', async () => {
     },
   };
 });
-
-/** The secrets key, checked at start: a bad or missing key stops the process with a config error. */
-function secretsConfig(
-  service: string,
-  tools: ToolRegistry,
-  config: { DURA_SECRETS_KEY?: string | undefined; DURA_SECRETS_PREVIOUS_KEYS?: string | undefined },
-): SecretsBox | undefined {
-  try {
-    return secretsBoxFor(
-      service,
-      tools.withSecrets(),
-      config.DURA_SECRETS_KEY,
-      config.DURA_SECRETS_PREVIOUS_KEYS,
-    );
-  } catch (err) {
-    if (err instanceof SecretsConfigError) throw new ConfigError(service, [err.message]);
-    throw err;
-  }
-}

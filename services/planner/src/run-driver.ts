@@ -457,6 +457,25 @@ export function createRunDriver(deps: RunDriverDeps) {
     );
   }
 
+  /**
+   * The log read ended before an event the decide task names: a stream leader elected a moment ago can answer
+   * before it has applied every stored message. Acting on that read would ack the task and leave the run
+   * waiting for nothing, so the task is redelivered with the consumer's growing backoff until the read
+   * reaches the event (and dead-lettered, with this reason, if it never does).
+   */
+  function staleRead(runId: string, lastSeq: number, afterSeq: number): DuraError {
+    deps.log.warn('the log read ended before the event the decide task names; retrying it', {
+      runId,
+      readThrough: lastSeq,
+      afterSeq,
+    });
+    return new DuraError(
+      'log_read_behind',
+      `run ${runId}: the log read ended at seq ${lastSeq}, before seq ${afterSeq} that the decide task names`,
+      { retryable: true },
+    );
+  }
+
   /** The drive of each run under way in this process: a run's drives take turns. */
   const turns = new Map<string, Promise<unknown>>();
 
@@ -501,6 +520,8 @@ export function createRunDriver(deps: RunDriverDeps) {
       for (;;) {
         const run = known ?? (await load(runId, through));
         known = undefined;
+        if (through !== undefined && run.state.lastSeq < through)
+          throw staleRead(runId, run.state.lastSeq, through);
         // Only the first read may stop at the hint; after a lost race the whole tail is read.
         through = undefined;
         const action = nextAction(run.state);

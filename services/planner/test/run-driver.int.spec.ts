@@ -151,6 +151,33 @@ describe('a run driven by createRunDriver', () => {
   });
 });
 
+describe('a decide task naming an event its log read does not reach', () => {
+  it('is retried, not acked as done: nothing is decided on the short read', async () => {
+    const runId = 'run-stale-read';
+    const requestedAt = await request(runId, [{ tool: 'echo', args: { n: 2 } }]);
+    const calls = model.calls;
+    // What a stream leader elected a moment ago may answer: the log as it was before the task's event.
+    await expect(driver.drive(runId, { afterSeq: requestedAt + 1 })).rejects.toMatchObject({
+      code: 'log_read_behind',
+      retryable: true,
+      message: expect.stringMatching(/log read ended at seq \d+, before seq \d+ that the decide task names/),
+    });
+    expect(model.calls).toBe(calls);
+    expect(typesOf(await setup.store.read(runId))).toEqual(['run_requested']);
+
+    expect(await driver.drive(runId, { afterSeq: requestedAt })).toMatchObject({
+      modelCalls: 1,
+      dispatched: 1,
+    });
+    expect(typesOf(await setup.store.read(runId))).toEqual([
+      'run_requested',
+      'run_started',
+      'thought',
+      'tool_call_requested',
+    ]);
+  });
+});
+
 describe('resuming after a crash between a recorded decision and its follow-ups', () => {
   it('records the missing intent from the recorded thought, without calling the model', async () => {
     const runId = 'run-resume-intent';

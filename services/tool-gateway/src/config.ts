@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { NATS_SECURITY_FIELDS } from '@dura/contracts';
-import { configFields, loadConfig } from '@dura/service-kit';
+import { configFields, secretsConfigShape, loadConfig } from '@dura/service-kit';
 
 export const GatewayConfigSchema = z.object({
   NATS_URL: configFields.natsUrl.default('nats://127.0.0.1:4222').describe('The NATS server to connect to.'),
@@ -52,16 +52,7 @@ export const GatewayConfigSchema = z.object({
     .default(120_000)
     .describe('JetStream duplicate window: a message id published again within it is dropped.'),
   DURA_TOOLS_MODULES: z.string().optional().describe('Comma-separated modules exporting tools.'),
-  DURA_SECRETS_KEY: z
-    .string()
-    .optional()
-    .describe(
-      'Key that seals secret tool fields, `<kid>:<base64 of 32 bytes>`; required when a tool declares secrets. Same on planner and gateways.',
-    ),
-  DURA_SECRETS_PREVIOUS_KEYS: z
-    .string()
-    .optional()
-    .describe('Older secrets keys (comma-separated `<kid>:<base64>`): they only open, for key rotation.'),
+  ...secretsConfigShape,
   /** Serves `/metrics` (Prometheus) and `/healthz` on this port; unset: no HTTP server. 0 picks a free port. */
   METRICS_PORT: configFields.port
     .optional()

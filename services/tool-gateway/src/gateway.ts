@@ -341,12 +341,11 @@ export function createToolGateway(deps: GatewayDeps) {
     const slot = await slots.acquire(tool.name, limit, task.idempotencyKey, throttleWaitMs);
     if (slot) return slot;
     retries.add(1, { operation: 'tool_throttled' });
-    const delay = Math.round(500 + Math.random() * 1000);
     // Requeued, not redelivered: a call may wait behind a busy tool for as long as it takes without being
-    // dead-lettered for its deliveries.
+    // dead-lettered for its deliveries. It already waited `throttleWaitMs`, so it goes back without a delay.
     throw new RetryLater(
       `${tool.name} is at its limit of ${limit} calls at once across the gateways; ${task.idempotencyKey} waited ${throttleWaitMs} ms and goes to the back of the queue`,
-      delay,
+      0,
       { requeue: true },
     );
   }

@@ -8,14 +8,7 @@ import {
   runMain,
   startServiceTelemetry,
 } from '@dura/service-kit';
-import {
-  loadToolRegistry,
-  secretsBoxFor,
-  SecretsConfigError,
-  toolModulesFrom,
-  type SecretsBox,
-  type ToolRegistry,
-} from '@dura/tools';
+import { loadToolRegistry, secretsBoxFor, toolModulesFrom } from '@dura/tools';
 import { loadGatewayConfig } from './config';
 import { createToolGateway } from './gateway';
 import { migrateGateway } from './migrations';
@@ -24,6 +17,14 @@ import { parseToolConcurrency } from './tool-slots';
 runMain('tool-gateway', async () => {
   const config = loadGatewayConfig();
   const natsSecurity = loadNatsSecurity('tool-gateway', config);
+  // Tools and the secrets key before any connection: a bad key stops the process at once, with exit code 2.
+  const tools = await loadToolRegistry(toolModulesFrom(config.DURA_TOOLS_MODULES));
+  const secrets = secretsBoxFor(
+    'tool-gateway',
+    tools.withSecrets(),
+    config.DURA_SECRETS_KEY,
+    config.DURA_SECRETS_PREVIOUS_KEYS,
+  );
   const log = createLogger({ service: 'tool-gateway', level: config.LOG_LEVEL, format: config.LOG_FORMAT });
   // First, so every instrument the gateway declares is registered with it.
   const telemetry = await startServiceTelemetry({
@@ -34,8 +35,6 @@ runMain('tool-gateway', async () => {
   const database = await openDatabase({ url: config.DATABASE_URL });
   await migrateGateway(database);
   const nats = await connectNats(config.NATS_URL, 'dura-tool-gateway', log, natsSecurity);
-  const tools = await loadToolRegistry(toolModulesFrom(config.DURA_TOOLS_MODULES));
-  const secrets = secretsConfig('tool-gateway', tools, config);
   const gateway = createToolGateway({
     ...nats,
     db: database.db,
@@ -76,25 +75,6 @@ runMain('tool-gateway', async () => {
     },
   };
 });
-
-/** The secrets key, checked at start: a bad or missing key stops the process with a config error. */
-function secretsConfig(
-  service: string,
-  tools: ToolRegistry,
-  config: { DURA_SECRETS_KEY?: string | undefined; DURA_SECRETS_PREVIOUS_KEYS?: string | undefined },
-): SecretsBox | undefined {
-  try {
-    return secretsBoxFor(
-      service,
-      tools.withSecrets(),
-      config.DURA_SECRETS_KEY,
-      config.DURA_SECRETS_PREVIOUS_KEYS,
-    );
-  } catch (err) {
-    if (err instanceof SecretsConfigError) throw new ConfigError(service, [err.message]);
-    throw err;
-  }
-}
 
 function toolConcurrencyConfig(text: string | undefined): Record<string, number> {
   try {

@@ -26,9 +26,10 @@ interface Key {
   iv: Buffer;
 }
 
+/** A missing or malformed secrets key: a configuration error, so a service stops at start with exit code 2. */
 export class SecretsConfigError extends DuraError {
   constructor(message: string) {
-    super('secrets_key_invalid', message);
+    super('config_error', message);
   }
 }
 
