@@ -12,6 +12,8 @@ export {
   failTool,
 } from './builtin/demo-tools';
 export { loadToolRegistry, toolModulesFrom } from './load-registry';
+export { loadServiceTools } from './service-tools';
+export type { ServiceToolsConfig } from './service-tools';
 export { retryDelayMs } from './retry-policy';
 export type { RetryPolicy } from './retry-policy';
 export {

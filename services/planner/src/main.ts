@@ -5,7 +5,7 @@ import {
   runMain,
   startServiceTelemetry,
 } from '@dura/service-kit';
-import { loadToolRegistry, secretsBoxFor, toolModulesFrom } from '@dura/tools';
+import { loadServiceTools } from '@dura/tools';
 import { loadPlannerConfig } from './config';
 import { createPlanner } from './planner';
 import { parseTenantLimits } from './tenant-limits';
@@ -19,13 +19,7 @@ runMain('planner', async () => {
   const config = loadPlannerConfig();
   const natsSecurity = loadNatsSecurity('planner', config);
   // Tools and the secrets key before any connection: a bad key stops the process at once, with exit code 2.
-  const tools = await loadToolRegistry(toolModulesFrom(config.DURA_TOOLS_MODULES));
-  const secrets = secretsBoxFor(
-    'planner',
-    tools.withSecrets(),
-    config.DURA_SECRETS_KEY,
-    config.DURA_SECRETS_PREVIOUS_KEYS,
-  );
+  const { tools, secrets } = await loadServiceTools('planner', config);
   const log = createLogger({ service: 'planner', level: config.LOG_LEVEL, format: config.LOG_FORMAT });
   // First, so every instrument the planner declares is registered with it.
   const telemetry = await startServiceTelemetry({

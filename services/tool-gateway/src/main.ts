@@ -8,7 +8,7 @@ import {
   runMain,
   startServiceTelemetry,
 } from '@dura/service-kit';
-import { loadToolRegistry, secretsBoxFor, toolModulesFrom } from '@dura/tools';
+import { loadServiceTools } from '@dura/tools';
 import { loadGatewayConfig } from './config';
 import { createToolGateway } from './gateway';
 import { migrateGateway } from './migrations';
@@ -18,13 +18,7 @@ runMain('tool-gateway', async () => {
   const config = loadGatewayConfig();
   const natsSecurity = loadNatsSecurity('tool-gateway', config);
   // Tools and the secrets key before any connection: a bad key stops the process at once, with exit code 2.
-  const tools = await loadToolRegistry(toolModulesFrom(config.DURA_TOOLS_MODULES));
-  const secrets = secretsBoxFor(
-    'tool-gateway',
-    tools.withSecrets(),
-    config.DURA_SECRETS_KEY,
-    config.DURA_SECRETS_PREVIOUS_KEYS,
-  );
+  const { tools, secrets } = await loadServiceTools('tool-gateway', config);
   const log = createLogger({ service: 'tool-gateway', level: config.LOG_LEVEL, format: config.LOG_FORMAT });
   // First, so every instrument the gateway declares is registered with it.
   const telemetry = await startServiceTelemetry({
