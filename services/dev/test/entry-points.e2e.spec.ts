@@ -24,7 +24,7 @@ describe('service entry points', () => {
       /DURA_SECRETS_KEY must be .*got a value with 3 key bytes/,
     ],
   ] as const)(
-    '%s exits with code 2 and names the variable when its configuration is invalid',
+    '%s exits with code 2 and names the variable when its configuration is invalid (%j)',
     async (name, env, message) => {
       const proc = spawnTsEntry({ name, entry: `services/${name}/src/main.ts`, env: { ...env } });
       const exit = await proc.exited;
