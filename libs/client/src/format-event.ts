@@ -1,4 +1,4 @@
-import type { RunEvent } from '@dura/contracts';
+import type { PayloadRef, RunEvent } from '@dura/contracts';
 
 const MAX_DETAIL = 110;
 
@@ -19,9 +19,9 @@ function detail(event: RunEvent): string {
     case 'thought':
       return `${event.data.content ?? ''} (${event.data.model.id}, ${event.data.finishReason})`;
     case 'tool_call_requested':
-      return `step ${event.data.step} ${event.data.tool} ${JSON.stringify(event.data.args)}`;
+      return `step ${event.data.step} ${event.data.tool} ${event.data.argsRef ? refText(event.data.argsRef) : JSON.stringify(event.data.args)}`;
     case 'tool_call_completed':
-      return `${event.data.callId} -> ${JSON.stringify(event.data.result)} (${event.data.durationMs} ms)`;
+      return `${event.data.callId} -> ${event.data.resultRef ? refText(event.data.resultRef) : JSON.stringify(event.data.result)} (${event.data.durationMs} ms)`;
     case 'tool_call_failed':
       return `${event.data.callId} attempt ${event.data.attempt}: ${event.data.error.message}`;
     case 'run_completed':
@@ -36,4 +36,9 @@ function detail(event: RunEvent): string {
 
 function truncate(text: string): string {
   return text.length > MAX_DETAIL ? `${text.slice(0, MAX_DETAIL - 1)}…` : text;
+}
+
+/** A payload kept in the object store, as the event holds it. */
+function refText(ref: PayloadRef): string {
+  return `object store sha256:${ref.sha256.slice(0, 12)}… (${ref.size} bytes)`;
 }

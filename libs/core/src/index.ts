@@ -21,6 +21,7 @@ export {
   resolveStepArgs,
   referencedArgs,
   planReferenceIssues,
+  stepReferenceIssues,
   BadReference,
 } from './references';
 export type { ReferenceScope } from './references';

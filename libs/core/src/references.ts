@@ -79,16 +79,18 @@ export function resolveStepArgs(step: ScriptedStep, scope: ReferenceScope): Json
 
 /** Static check of a scripted plan: every `$steps.N` reference must point to an earlier step. */
 export function planReferenceIssues(steps: readonly ScriptedStep[]): string[] {
+  return steps.flatMap((step, index) => stepReferenceIssues(step, index, `agent.steps.${index}`));
+}
+
+/** The `$steps.N` references of `step` that do not point to one of the `before` steps that precede it. */
+export function stepReferenceIssues(step: ScriptedStep, before: number, path: string): string[] {
   const issues: string[] = [];
-  steps.forEach((step, index) => {
-    for (const text of stringsIn(referencedArgs(step))) {
-      const match = REFERENCE.exec(text);
-      const target = match?.[2] === undefined ? undefined : Number(match[2]);
-      if (target !== undefined && (target < 1 || target > index)) {
-        issues.push(`agent.steps.${index}.args: ${text} must reference an earlier step (1..${index})`);
-      }
-    }
-  });
+  for (const text of stringsIn(referencedArgs(step))) {
+    const match = REFERENCE.exec(text);
+    const target = match?.[2] === undefined ? undefined : Number(match[2]);
+    if (target !== undefined && (target < 1 || target > before))
+      issues.push(`${path}.args: ${text} must reference an earlier step (1..${before})`);
+  }
   return issues;
 }
 

@@ -23,6 +23,8 @@ const DevConfigSchema = z.object({
   LOG_LEVEL: configFields.logLevel.default('warn'),
   /** Agent definitions for runs that name an agent (see README, "Agents"). */
   DURA_AGENTS: z.string().optional(),
+  /** Tool arguments and results larger than this go to the object store; the event keeps a reference. */
+  DURA_PAYLOAD_THRESHOLD_BYTES: configFields.positiveInt.optional(),
 });
 
 /** The example agents, served by default so `--run examples/agents/*.json` works as is. */
@@ -37,7 +39,8 @@ Usage: npm run dev -- [--once] [--no-demo] [--run FILE]
   --no-demo    start the stack without submitting anything
 Environment: NATS_URL, DATABASE_URL (use external servers; NATS_USER/NATS_PASSWORD, NATS_TOKEN,
 NATS_NKEY_SEED_FILE, NATS_CREDS_FILE, NATS_TLS_*, NATS_INBOX_PREFIX for a secured NATS), DURA_DEV_DATA_DIR (keep data between starts),
-PROJECTOR_HTTP_PORT (default 8080), LOG_LEVEL (default warn), DURA_AGENTS (agent definitions; default examples/agents/agents.json).`;
+PROJECTOR_HTTP_PORT (default 8080), LOG_LEVEL (default warn), DURA_AGENTS (agent definitions; default examples/agents/agents.json),
+DURA_PAYLOAD_THRESHOLD_BYTES (larger tool arguments and results go to the object store; default 65536).`;
 
 async function main(): Promise<number> {
   const { values } = parseArgs({
@@ -69,6 +72,9 @@ async function main(): Promise<number> {
     httpPort: config.PROJECTOR_HTTP_PORT,
     log,
     agentsFile: config.DURA_AGENTS ?? (existsSync(DEFAULT_AGENTS) ? DEFAULT_AGENTS : undefined),
+    ...(config.DURA_PAYLOAD_THRESHOLD_BYTES
+      ? { payloadThresholdBytes: config.DURA_PAYLOAD_THRESHOLD_BYTES }
+      : {}),
   });
   console.log(`  nats      ${stack.natsUrl}${config.NATS_URL ? '' : ' (embedded nats-server)'}`);
   console.log(`  postgres  ${stack.database === 'pglite' ? 'embedded PGlite' : 'DATABASE_URL'}`);

@@ -32,6 +32,8 @@ export interface StackOptions {
   log: Logger;
   /** Agent definitions (JSON or module) the planner serves; scripted plans need none. */
   agentsFile?: string;
+  /** Tool arguments and results larger than this go to the object store (default 64 KiB). */
+  payloadThresholdBytes?: number;
 }
 
 export interface Stack {
@@ -74,7 +76,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     const tools = builtinRegistry();
     const agents = await loadAgentRegistry(options.agentsFile);
     const plannerNats = await connect('dura-dev-planner');
-    const payloads = createPayloadAccess({ js: plannerNats.js, thresholdBytes: 64 * 1024 });
+    const thresholdBytes = options.payloadThresholdBytes ?? 64 * 1024;
+    const payloads = createPayloadAccess({ js: plannerNats.js, thresholdBytes });
     const planner = createPlanner({
       ...plannerNats,
       model: createModelRouter({
@@ -89,6 +92,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       ...(await connect('dura-dev-gateway')),
       db: database.db,
       tools,
+      payloadThresholdBytes: thresholdBytes,
       log: options.log.child({ service: 'tool-gateway' }),
     });
     const projectorNats = await connect('dura-dev-projector');

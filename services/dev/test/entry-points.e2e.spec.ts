@@ -61,4 +61,38 @@ describe('service entry points', () => {
       /run_completed\s+output \{"image":"checkout:9f2c1e7","deployment":"dep-[0-9a-f]{12}"\}/,
     );
   }, 90_000);
+
+  it.each([
+    [
+      'examples/agents/fanout.json',
+      {},
+      [
+        /thought +steps 1-3 of 4: demo\.build, demo\.build, demo\.build/,
+        /run_completed +output \{"cart":"cart:7c1d2e3","search":"search:7c1d2e3","checkout":"checkout:7c1d2e3"\}/,
+      ],
+    ],
+    [
+      'examples/agents/large-payload.json',
+      { DURA_PAYLOAD_THRESHOLD_BYTES: '512' },
+      [
+        /tool_call_completed +call-1 -> object store sha256:[0-9a-f]{12}… \(\d+ bytes\)/,
+        /run_completed +output \{"report":"All 4,096/,
+      ],
+    ],
+  ] as const)(
+    'the README example %s runs to completion on `npm run dev -- --once`',
+    async (file, env, expected) => {
+      const proc = spawnTsEntry({
+        name: 'dev',
+        entry: 'services/dev/src/main.ts',
+        args: ['--once', '--run', file],
+        env: { NATS_URL: undefined, DATABASE_URL: undefined, PROJECTOR_HTTP_PORT: '0', ...env },
+      });
+      const exit = await proc.exited;
+      const output = proc.output();
+      expect(exit.code, output).toBe(0);
+      for (const line of expected) expect(output).toMatch(line);
+    },
+    90_000,
+  );
 });

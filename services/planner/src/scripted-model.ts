@@ -1,5 +1,5 @@
 import { appendFileSync } from 'node:fs';
-import { DuraError, type Decision, type JsonValue } from '@dura/contracts';
+import { DuraError, type Decision, type JsonValue, type ScriptedStep } from '@dura/contracts';
 import { BadReference, nextCallId, resolveReferences, resolveStepArgs, type RunState } from '@dura/core';
 import type { PayloadAccess } from './agents/agent-model';
 import type { Model, ModelTurn } from './model';
@@ -47,18 +47,27 @@ export function fileCallLog(path: string): (entry: ModelCall) => void {
   return (entry) => appendFileSync(path, `${JSON.stringify(entry)}\n`);
 }
 
+/** One step of a plan, or (in agent definitions) a group of steps the model asks for in one decision. */
+export type PlanEntry = ScriptedStep | { parallel: readonly ScriptedStep[] };
+
+/** The plan's decisions: each entry's calls. A `parallel` group's steps are numbered one after another. */
+function decisionsOf(plan: readonly PlanEntry[]): (readonly ScriptedStep[])[] {
+  return plan.map((entry) => ('parallel' in entry ? entry.parallel : [entry]));
+}
+
 export function scriptedTurn(
   state: RunState,
-  steps: readonly { tool: string; args: Record<string, JsonValue> }[],
+  plan: readonly PlanEntry[],
   output: JsonValue | undefined,
   input: JsonValue | undefined,
 ): ModelTurn {
-  const decision = scriptedDecision(state, steps, output, input);
+  const total = decisionsOf(plan).reduce((n, calls) => n + calls.length, 0);
+  const decision = scriptedDecision(state, plan, output, input);
   const content =
     decision.kind === 'tool_calls'
-      ? `step ${state.steps + 1} of ${steps.length}: ${decision.calls.map((c) => c.tool).join(', ')}`
+      ? `${stepsText(state.steps, decision.calls.length)} of ${total}: ${decision.calls.map((c) => c.tool).join(', ')}`
       : decision.kind === 'complete'
-        ? `plan finished after ${steps.length} steps`
+        ? `plan finished after ${total} steps`
         : `plan failed: ${decision.error.message}`;
   return {
     decision,
@@ -69,9 +78,28 @@ export function scriptedTurn(
   };
 }
 
+function stepsText(done: number, calls: number): string {
+  return calls === 1 ? `step ${done + 1}` : `steps ${done + 1}-${done + calls}`;
+}
+
+/** The calls the plan makes once `done` steps are recorded, or undefined after its last decision. */
+function nextCalls(plan: readonly PlanEntry[], done: number): readonly ScriptedStep[] | undefined {
+  let position = 0;
+  for (const calls of decisionsOf(plan)) {
+    if (position === done) return calls;
+    position += calls.length;
+    if (position > done)
+      throw new DuraError(
+        'plan_mismatch',
+        `the run recorded ${done} steps, which ends inside a parallel group of its plan (steps ${position - calls.length + 1}-${position})`,
+      );
+  }
+  return undefined;
+}
+
 function scriptedDecision(
   state: RunState,
-  steps: readonly { tool: string; args: Record<string, JsonValue> }[],
+  plan: readonly PlanEntry[],
   output: JsonValue | undefined,
   input: JsonValue | undefined,
 ): Decision {
@@ -88,10 +116,14 @@ function scriptedDecision(
   const results = new Map(state.calls.map((call) => [call.step, call.result ?? null] as const));
   const scope = { results, input };
   try {
-    const next = steps[state.steps];
+    const next = nextCalls(plan, state.steps);
     if (next) {
-      const args = resolveStepArgs(next, scope);
-      return { kind: 'tool_calls', calls: [{ callId: nextCallId(state, 0), tool: next.tool, args }] };
+      const calls = next.map((step, index) => ({
+        callId: nextCallId(state, index),
+        tool: step.tool,
+        args: resolveStepArgs(step, scope),
+      }));
+      return { kind: 'tool_calls', calls };
     }
     const final = output === undefined ? results.get(state.steps) : resolveReferences(output, scope);
     return final === undefined ? { kind: 'complete' } : { kind: 'complete', output: final };

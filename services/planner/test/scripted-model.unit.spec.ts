@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ScriptedStep } from '@dura/contracts';
 import { createScriptedModel, scriptedTurn } from '../src/index';
+import type { PlanEntry } from '../src/scripted-model';
 import { History, scriptedRequest } from './run-history';
 
 const plan: ScriptedStep[] = [
@@ -114,5 +115,53 @@ describe('the scripted model', () => {
     const history = new History(scriptedRequest('run-1', plan, { input }));
     const turn = await createScriptedModel().decide({ state: history.state(), request: history.request });
     expect(turn).toEqual(turnFor(history));
+  });
+});
+
+describe('a scripted agent plan with a parallel group', () => {
+  const fanOut: PlanEntry[] = [
+    {
+      parallel: [
+        { tool: 'demo.build', args: { service: 'cart', commit: '$input.commit' } },
+        { tool: 'demo.build', args: { service: 'search', commit: '$input.commit' } },
+      ],
+    },
+    { tool: 'demo.notify', args: { channel: '#releases', message: '$steps.2.imageTag' } },
+  ];
+  const turnAfter = (history: History) => scriptedTurn(history.state(), fanOut, undefined, input);
+
+  it('asks for every call of the group in one decision, numbered one after another', () => {
+    const turn = turnAfter(new History(scriptedRequest('run-p', [], { input })));
+    expect(turn.decision).toEqual({
+      kind: 'tool_calls',
+      calls: [
+        { callId: 'call-1', tool: 'demo.build', args: { service: 'cart', commit: 'abc1234def' } },
+        { callId: 'call-2', tool: 'demo.build', args: { service: 'search', commit: 'abc1234def' } },
+      ],
+    });
+    expect(turn.content).toBe('steps 1-2 of 3: demo.build, demo.build');
+  });
+
+  it('goes on after the group with the results of all its calls', () => {
+    const history = new History(scriptedRequest('run-p', [], { input }))
+      .requested('demo.build', { service: 'cart', commit: 'abc1234def' })
+      .completed({ imageTag: 'cart:abc1234' })
+      .requested('demo.build', { service: 'search', commit: 'abc1234def' })
+      .completed({ imageTag: 'search:abc1234' });
+    expect(turnAfter(history).decision).toEqual({
+      kind: 'tool_calls',
+      calls: [
+        { callId: 'call-3', tool: 'demo.notify', args: { channel: '#releases', message: 'search:abc1234' } },
+      ],
+    });
+  });
+
+  it('refuses a recorded history that ends inside a group', () => {
+    const history = new History(scriptedRequest('run-p', [], { input }))
+      .requested('demo.build', { service: 'cart', commit: 'abc1234def' })
+      .completed({ imageTag: 'cart:abc1234' });
+    expect(() => turnAfter(history)).toThrow(
+      /recorded 1 steps, which ends inside a parallel group .*steps 1-2/,
+    );
   });
 });

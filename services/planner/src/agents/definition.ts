@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { stepReferenceIssues } from '@dura/core';
 import {
   ApprovalPolicySchema,
   BudgetLimitsSchema,
@@ -6,6 +7,14 @@ import {
   ScriptedStepSchema,
   ToolNameSchema,
 } from '@dura/contracts';
+
+/**
+ * Steps a scripted agent asks for in one decision, as a model asking for parallel tool calls does: they are
+ * dispatched together, numbered one after another, and may reference only the steps before the group.
+ */
+export const ParallelStepsSchema = z.strictObject({
+  parallel: z.array(ScriptedStepSchema).min(2).max(100),
+});
 
 /** Where an agent's model answers: an OpenAI-compatible server, Anthropic, or the deterministic script. */
 export const ModelSettingsSchema = z.discriminatedUnion('provider', [
@@ -27,12 +36,27 @@ export const ModelSettingsSchema = z.discriminatedUnion('provider', [
     maxAttempts: z.number().int().positive().max(20).optional(),
     timeoutMs: z.number().int().positive().optional(),
   }),
-  z.object({
-    provider: z.literal('scripted'),
-    model: z.string().default('scripted'),
-    steps: z.array(ScriptedStepSchema).max(10_000),
-    output: JsonValueSchema.optional(),
-  }),
+  z
+    .object({
+      provider: z.literal('scripted'),
+      model: z.string().default('scripted'),
+      steps: z.array(z.union([ScriptedStepSchema, ParallelStepsSchema])).max(10_000),
+      output: JsonValueSchema.optional(),
+    })
+    .superRefine(({ steps }, ctx) => {
+      // A step may use the results of the steps before it; a parallel group's steps run together, so
+      // none of them sees another's result.
+      let before = 0;
+      steps.forEach((entry, index) => {
+        const group = 'parallel' in entry ? entry.parallel : [entry];
+        group.forEach((step, i) => {
+          const path = 'parallel' in entry ? `steps.${index}.parallel.${i}` : `steps.${index}`;
+          for (const message of stepReferenceIssues(step, before, path))
+            ctx.addIssue({ code: 'custom', message, path: [] });
+        });
+        before += group.length;
+      });
+    }),
 ]);
 export type ModelSettings = z.infer<typeof ModelSettingsSchema>;
 
