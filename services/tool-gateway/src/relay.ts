@@ -210,16 +210,22 @@ export function createRelay(options: RelayOptions) {
     return marking?.done ?? Promise.resolve();
   }
 
-  /** Marks rows sent in batches: every call within `MARK_WINDOW_MS` of the first shares one UPDATE. */
+  /**
+   * Marks rows sent in batches: every call within `MARK_WINDOW_MS` of the first shares one UPDATE. Rows a
+   * pass holds are skipped, not waited for: that pass publishes and marks them itself, and if its process
+   * dies they stay unsent and the next pass publishes them again (the log drops the duplicate).
+   */
   function markSent(id: number): Promise<void> {
     if (!marking) {
       const ids: number[] = [];
       const done = new Promise((resolve) => setTimeout(resolve, MARK_WINDOW_MS)).then(async () => {
         marking = undefined;
-        await db
-          .update(outbox)
-          .set({ sentAt: new Date() })
-          .where(and(inArray(outbox.id, ids), isNull(outbox.sentAt)));
+        const free = db
+          .select({ id: outbox.id })
+          .from(outbox)
+          .where(and(inArray(outbox.id, ids), isNull(outbox.sentAt)))
+          .for('update', { skipLocked: true });
+        await db.update(outbox).set({ sentAt: new Date() }).where(inArray(outbox.id, free));
       });
       marking = { ids, done };
     }

@@ -141,6 +141,45 @@ describe('the outbox relay', () => {
     expect(new Set(log.map((entry) => entry.msgId)).size).toBe(ROWS);
   });
 
+  it('does not wait to mark a row a pass holds: the pass marks it, or a later pass re-sends it', async () => {
+    await queue('run-held', 'held-1', 1);
+    const [row] = await setup.db.select().from(outbox).where(like(outbox.msgId, 'held-1'));
+    if (!row) throw new Error('the queued row is missing');
+    const relay = await relayOn('relay-held');
+    // A pass of another replica holds the row (it selected it FOR UPDATE and is publishing it) and then dies.
+    let releasePass: () => void = () => undefined;
+    const passHolds = new Promise<void>((resolve) => (releasePass = resolve));
+    let rowLocked: () => void = () => undefined;
+    const locked = new Promise<void>((resolve) => (rowLocked = resolve));
+    const pass = setup.db
+      .transaction(async (tx) => {
+        await tx
+          .select()
+          .from(outbox)
+          .where(inArray(outbox.id, [row.id]))
+          .for('update');
+        rowLocked();
+        await passHolds;
+        throw new Error('the pass died');
+      })
+      .catch(() => undefined);
+    await locked;
+    try {
+      await relay.sendNow(row);
+      const waited = await Promise.race([relay.marked().then(() => false), sleep(5_000).then(() => true)]);
+      expect(waited, 'marking waited for the pass that holds the row').toBe(false);
+      expect(await unsent('run-held'), 'skipped while held').toBe(1);
+    } finally {
+      releasePass();
+      await pass;
+    }
+    expect(await unsent('run-held'), 'still unsent after the pass died').toBe(1);
+    expect(await relay.relayOnce()).toBeGreaterThanOrEqual(1);
+    expect(await unsent('run-held')).toBe(0);
+    const log = (await logged(runSubject('run-held'))).filter((entry) => entry.msgId === 'held-1');
+    expect(log, 'published twice, stored once').toHaveLength(1);
+  });
+
   it('keeps rows queued while NATS is down and publishes them once it is back', async () => {
     const relay = await relayOn('relay-offline');
     relay.start();
