@@ -72,10 +72,16 @@ describe('an agent making three tool calls at once', () => {
     llm.script(input, payAll);
     await sys.submit({ runId, agent: { kind: 'agent', name: 'payer' }, input });
 
-    // Both charges reached the payment provider (the effect is done), and neither answer came back yet.
+    // Both charges reached the payment provider (the effect is done), and neither answer came back yet. The
+    // declined card is settled first: killed mid-call, its lease (a 60 s tool timeout) would hold its re-run
+    // past this test, and the moment under test is the charges in flight.
     const charging = await eventually(
-      () => Promise.resolve(witnessedKeys(sys, runId).length === 2 ? witnessedKeys(sys, runId) : undefined),
-      'both charges to reach the witness',
+      async () =>
+        witnessedKeys(sys, runId).length === 2 &&
+        (await ledgerOf(sys, runId)).some((row) => row.tool === 'demo.fail' && row.status === 'failed')
+          ? witnessedKeys(sys, runId)
+          : undefined,
+      'both charges to reach the witness, and the declined card to be recorded',
     );
     await killNow(sys, 'tool-gateway');
     const atKill = await logOf(sys, runId);
