@@ -37,12 +37,15 @@ async function requeue(js: JetStreamClient, msg: JsMsg): Promise<void> {
   const copy = headers();
   for (const key of msg.headers?.keys() ?? [])
     if (key !== 'Nats-Msg-Id') for (const value of msg.headers?.values(key) ?? []) copy.append(key, value);
-  const original = msg.headers?.get('Nats-Msg-Id') || msg.subject;
   // Whoever derives an identity from the message (a run id from its msg-id or sequence) reads the first one.
-  if (!copy.has(REQUEUED_FROM.msgId) && msg.headers?.get('Nats-Msg-Id'))
-    copy.set(REQUEUED_FROM.msgId, msg.headers.get('Nats-Msg-Id'));
-  if (!copy.has(REQUEUED_FROM.seq)) copy.set(REQUEUED_FROM.seq, String(msg.seq));
-  await js.publish(msg.subject, msg.data, { headers: copy, msgID: `${original}~q${msg.seq}` });
+  const first = firstPublished(msg);
+  if (first.msgId) copy.set(REQUEUED_FROM.msgId, first.msgId);
+  copy.set(REQUEUED_FROM.seq, String(first.seq));
+  // Named after the first msg-id, not the copy's own, so the id keeps its length however often a message waits.
+  await js.publish(msg.subject, msg.data, {
+    headers: copy,
+    msgID: `${first.msgId ?? msg.subject}~q${msg.seq}`,
+  });
 }
 
 /** Headers a requeued copy carries: the msg-id and stream sequence of the message as first published. */
@@ -50,11 +53,11 @@ export const REQUEUED_FROM = { msgId: 'Dura-Requeued-Msg-Id', seq: 'Dura-Requeue
 
 /** The msg-id and stream sequence `msg` had when it was first published, through any requeues. */
 export function firstPublished(msg: JsMsg): { msgId: string | undefined; seq: number } {
-  const seq = Number(msg.headers?.get(REQUEUED_FROM.seq) || msg.seq);
-  return {
-    msgId: msg.headers?.get(REQUEUED_FROM.msgId) || msg.headers?.get('Nats-Msg-Id') || undefined,
-    seq: Number.isSafeInteger(seq) && seq > 0 ? seq : msg.seq,
-  };
+  const copiedFrom = msg.headers?.get(REQUEUED_FROM.seq);
+  const seq = Number(copiedFrom || msg.seq);
+  // A copy's own msg-id is the requeue's; a message first published without one has none to pass on.
+  const msgId = copiedFrom ? msg.headers?.get(REQUEUED_FROM.msgId) : msg.headers?.get('Nats-Msg-Id');
+  return { msgId: msgId || undefined, seq: Number.isSafeInteger(seq) && seq > 0 ? seq : msg.seq };
 }
 
 const RESUBSCRIBE_PAUSE_MS = 1_000;

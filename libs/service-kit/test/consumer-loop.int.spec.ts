@@ -124,11 +124,16 @@ describe('startConsumerLoop', () => {
   });
 
   it('requeues a message that only has to wait, past its bounded deliveries, and never dead-letters it', async () => {
-    const seen: { body: string; deliveries: number; first: number }[] = [];
+    const seen: { body: string; deliveries: number; first: number; msgId: string | undefined }[] = [];
     await kit.start(
       'waits',
       (msg) => {
-        seen.push({ body: msg.string(), deliveries: msg.info.deliveryCount, first: firstPublished(msg).seq });
+        seen.push({
+          body: msg.string(),
+          deliveries: msg.info.deliveryCount,
+          first: firstPublished(msg).seq,
+          msgId: msg.headers?.get('Nats-Msg-Id'),
+        });
         // Throttled five times with maxDeliver 2: redeliveries would dead-letter it at the second.
         if (seen.length <= 5) throw new RetryLater('tool at its limit', 10, { requeue: true });
       },
@@ -142,6 +147,8 @@ describe('startConsumerLoop', () => {
     expect(seen.every((s) => s.body === 'call' && s.deliveries === 1)).toBe(true);
     // Every copy knows the sequence the message was first published at (run ids may derive from it).
     expect(seen.map((s) => s.first)).toEqual(Array.from({ length: 6 }, () => firstSeq));
+    // A copy's msg-id names the first message and the copy it replaced; it does not grow with every wait.
+    for (const s of seen.slice(1)) expect(s.msgId).toMatch(/^kit\.waits~q\d+$/);
     expect(await deadLetters(kit.nats().jsm, 'waits')).toEqual([]);
   });
 });
