@@ -1,6 +1,7 @@
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import {
+  CONFIG_ERROR_CODE,
   DuraError,
   resolveNatsSecurity,
   type NatsSecurity,
@@ -38,7 +39,7 @@ export function natsSecurityFromEnv(env: Record<string, string | undefined> = pr
   const resolved = resolveNatsSecurity(settings);
   if (!resolved.ok)
     throw new DuraError(
-      'config_error',
+      CONFIG_ERROR_CODE,
       `invalid NATS settings:\n${resolved.problems.map((p) => `  - ${p}`).join('\n')}`,
     );
   return resolved.security;

@@ -18,6 +18,9 @@ export class DuraError extends Error {
   }
 }
 
+/** The code of every configuration error: a service that meets one at start stops with exit code 2. */
+export const CONFIG_ERROR_CODE = 'config_error';
+
 /** A message that does not match the wire contract; never retryable, because the same bytes fail again. */
 export class ContractViolation extends DuraError {
   readonly issues: string[];

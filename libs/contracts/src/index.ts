@@ -97,7 +97,7 @@ export {
   toolTaskSubject,
   deadLetterSubject,
 } from './wire-layout';
-export { DuraError, ContractViolation } from './errors';
+export { DuraError, ContractViolation, CONFIG_ERROR_CODE } from './errors';
 export { formatIssues } from './format-issues';
 export { ChatMessageSchema, ChatToolCallSchema, PromptRecordSchema } from './chat';
 export type { ChatMessage, ChatToolCall, PromptRecord } from './chat';

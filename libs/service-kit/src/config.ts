@@ -1,13 +1,11 @@
 import { z } from 'zod';
 import {
+  CONFIG_ERROR_CODE,
   DuraError,
   resolveNatsSecurity,
   type NatsSecurity,
   type NatsSecuritySettings,
 } from '@dura/contracts';
-
-/** The code of every configuration error; `runMain` exits with CONFIG_EXIT_CODE on any DuraError that has it. */
-export const CONFIG_ERROR_CODE = 'config_error';
 
 /** Bad configuration: the process cannot start. Services exit with code 2 on it. */
 export class ConfigError extends DuraError {

@@ -2,7 +2,6 @@ export {
   loadConfig,
   configFields,
   ConfigError,
-  CONFIG_ERROR_CODE,
   CONFIG_EXIT_CODE,
   loadNatsSecurity,
   secretsConfigShape,

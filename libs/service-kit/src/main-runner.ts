@@ -1,5 +1,5 @@
-import { DuraError } from '@dura/contracts';
-import { CONFIG_ERROR_CODE, CONFIG_EXIT_CODE, ConfigError } from './config';
+import { CONFIG_ERROR_CODE, DuraError } from '@dura/contracts';
+import { CONFIG_EXIT_CODE } from './config';
 
 /** When a stopping service must be done (epoch ms). */
 export interface StopOptions {
@@ -100,8 +100,8 @@ export function runMain(service: string, start: () => Promise<Stoppable>): void 
       process.on('SIGINT', () => shutdown('SIGINT'));
     })
     .catch((err: unknown) => {
-      // ConfigError, and a library's own config errors (a malformed secrets key) that share its code.
-      if (err instanceof ConfigError || (err instanceof DuraError && err.code === CONFIG_ERROR_CODE)) {
+      // ConfigError, and a library's own config errors (a malformed secrets key): they share one code.
+      if (err instanceof DuraError && err.code === CONFIG_ERROR_CODE) {
         process.stderr.write(`${err.message}\n`);
         process.exit(CONFIG_EXIT_CODE);
       }

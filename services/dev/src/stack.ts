@@ -76,8 +76,11 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     const tools = builtinRegistry();
     const agents = await loadAgentRegistry(options.agentsFile);
     const plannerNats = await connect('dura-dev-planner');
-    const thresholdBytes = options.payloadThresholdBytes ?? 64 * 1024;
-    const payloads = createPayloadAccess({ js: plannerNats.js, thresholdBytes });
+    const threshold = options.payloadThresholdBytes;
+    const payloads = createPayloadAccess({
+      js: plannerNats.js,
+      ...(threshold ? { thresholdBytes: threshold } : {}),
+    });
     const planner = createPlanner({
       ...plannerNats,
       model: createModelRouter({
@@ -92,7 +95,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       ...(await connect('dura-dev-gateway')),
       db: database.db,
       tools,
-      payloadThresholdBytes: thresholdBytes,
+      ...(threshold ? { payloadThresholdBytes: threshold } : {}),
       log: options.log.child({ service: 'tool-gateway' }),
     });
     const projectorNats = await connect('dura-dev-projector');

@@ -1,5 +1,10 @@
 import type { JetStreamClient } from '@nats-io/jetstream';
-import { createPayloadResolver, createPayloadStore, offloadIfLarge } from '@dura/payloads';
+import {
+  createPayloadResolver,
+  createPayloadStore,
+  DEFAULT_PAYLOAD_THRESHOLD_BYTES,
+  offloadIfLarge,
+} from '@dura/payloads';
 import { DuraError, type JsonValue } from '@dura/contracts';
 import type { RunState } from '@dura/core';
 import type { PayloadAccess } from './agents/agent-model';
@@ -8,8 +13,10 @@ import type { PayloadAccess } from './agents/agent-model';
 export function createPayloadAccess(deps: {
   js: JetStreamClient;
   replicas?: number;
-  thresholdBytes: number;
+  /** Arguments larger than this go to the object store (default DEFAULT_PAYLOAD_THRESHOLD_BYTES, 64 KiB). */
+  thresholdBytes?: number;
 }): PayloadAccess {
+  const threshold = deps.thresholdBytes ?? DEFAULT_PAYLOAD_THRESHOLD_BYTES;
   const store = createPayloadStore({ js: deps.js, replicas: deps.replicas ?? 1 });
   const resolver = createPayloadResolver(store);
   return {
@@ -17,7 +24,7 @@ export function createPayloadAccess(deps: {
       return JSON.stringify(await resolver.resolve(ref));
     },
     async offloadArgs(args) {
-      const offloaded = await offloadIfLarge(args, deps.thresholdBytes, (bytes) => store.put(bytes));
+      const offloaded = await offloadIfLarge(args, threshold, (bytes) => store.put(bytes));
       return 'ref' in offloaded ? offloaded.ref : undefined;
     },
   };

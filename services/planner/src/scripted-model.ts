@@ -2,6 +2,7 @@ import { appendFileSync } from 'node:fs';
 import { DuraError, type Decision, type JsonValue, type ScriptedStep } from '@dura/contracts';
 import { BadReference, nextCallId, resolveReferences, resolveStepArgs, type RunState } from '@dura/core';
 import type { PayloadAccess } from './agents/agent-model';
+import { callsOf, type PlanEntry } from './agents/definition';
 import type { Model, ModelTurn } from './model';
 import { withResolvedResults } from './payload-access';
 
@@ -47,21 +48,13 @@ export function fileCallLog(path: string): (entry: ModelCall) => void {
   return (entry) => appendFileSync(path, `${JSON.stringify(entry)}\n`);
 }
 
-/** One step of a plan, or (in agent definitions) a group of steps the model asks for in one decision. */
-export type PlanEntry = ScriptedStep | { parallel: readonly ScriptedStep[] };
-
-/** The plan's decisions: each entry's calls. A `parallel` group's steps are numbered one after another. */
-function decisionsOf(plan: readonly PlanEntry[]): (readonly ScriptedStep[])[] {
-  return plan.map((entry) => ('parallel' in entry ? entry.parallel : [entry]));
-}
-
 export function scriptedTurn(
   state: RunState,
   plan: readonly PlanEntry[],
   output: JsonValue | undefined,
   input: JsonValue | undefined,
 ): ModelTurn {
-  const total = decisionsOf(plan).reduce((n, calls) => n + calls.length, 0);
+  const total = plan.reduce((n, entry) => n + callsOf(entry).length, 0);
   const decision = scriptedDecision(state, plan, output, input);
   const content =
     decision.kind === 'tool_calls'
@@ -85,7 +78,7 @@ function stepsText(done: number, calls: number): string {
 /** The calls the plan makes once `done` steps are recorded, or undefined after its last decision. */
 function nextCalls(plan: readonly PlanEntry[], done: number): readonly ScriptedStep[] | undefined {
   let position = 0;
-  for (const calls of decisionsOf(plan)) {
+  for (const calls of plan.map(callsOf)) {
     if (position === done) return calls;
     position += calls.length;
     if (position > done)

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ScriptedStep } from '@dura/contracts';
 import { createScriptedModel, scriptedTurn } from '../src/index';
-import type { PlanEntry } from '../src/scripted-model';
+import type { PlanEntry } from '../src/agents/definition';
 import { History, scriptedRequest } from './run-history';
 
 const plan: ScriptedStep[] = [

@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync } from 'node:crypto';
-import { DuraError, type JsonValue } from '@dura/contracts';
+import { CONFIG_ERROR_CODE, DuraError, type JsonValue } from '@dura/contracts';
 import { canonicalJson } from '@dura/core';
 import { SECRET_TAG, type SecretEnvelope } from './secret-fields';
 
@@ -29,7 +29,7 @@ interface Key {
 /** A missing or malformed secrets key: a configuration error, so a service stops at start with exit code 2. */
 export class SecretsConfigError extends DuraError {
   constructor(message: string) {
-    super('config_error', message);
+    super(CONFIG_ERROR_CODE, message);
   }
 }
 

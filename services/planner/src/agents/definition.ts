@@ -6,6 +6,7 @@ import {
   JsonValueSchema,
   ScriptedStepSchema,
   ToolNameSchema,
+  type ScriptedStep,
 } from '@dura/contracts';
 
 /**
@@ -15,6 +16,15 @@ import {
 export const ParallelStepsSchema = z.strictObject({
   parallel: z.array(ScriptedStepSchema).min(2).max(100),
 });
+
+/** One entry of a scripted agent's plan: a step, or a group of steps asked for in one decision. */
+export const PlanEntrySchema = z.union([ScriptedStepSchema, ParallelStepsSchema]);
+export type PlanEntry = z.infer<typeof PlanEntrySchema>;
+
+/** The calls one plan entry asks for, in step order. */
+export function callsOf(entry: PlanEntry): readonly ScriptedStep[] {
+  return 'parallel' in entry ? entry.parallel : [entry];
+}
 
 /** Where an agent's model answers: an OpenAI-compatible server, Anthropic, or the deterministic script. */
 export const ModelSettingsSchema = z.discriminatedUnion('provider', [
@@ -40,7 +50,7 @@ export const ModelSettingsSchema = z.discriminatedUnion('provider', [
     .object({
       provider: z.literal('scripted'),
       model: z.string().default('scripted'),
-      steps: z.array(z.union([ScriptedStepSchema, ParallelStepsSchema])).max(10_000),
+      steps: z.array(PlanEntrySchema).max(10_000),
       output: JsonValueSchema.optional(),
     })
     .superRefine(({ steps }, ctx) => {
@@ -48,13 +58,13 @@ export const ModelSettingsSchema = z.discriminatedUnion('provider', [
       // none of them sees another's result.
       let before = 0;
       steps.forEach((entry, index) => {
-        const group = 'parallel' in entry ? entry.parallel : [entry];
-        group.forEach((step, i) => {
-          const path = 'parallel' in entry ? `steps.${index}.parallel.${i}` : `steps.${index}`;
+        const calls = callsOf(entry);
+        calls.forEach((step, i) => {
+          const path = calls.length > 1 ? `steps.${index}.parallel.${i}` : `steps.${index}`;
           for (const message of stepReferenceIssues(step, before, path))
             ctx.addIssue({ code: 'custom', message, path: [] });
         });
-        before += group.length;
+        before += calls.length;
       });
     }),
 ]);
