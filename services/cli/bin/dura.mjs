@@ -16,7 +16,7 @@ const child = spawn(
 // Ctrl-C reaches the child too (same process group); it decides how to stop, and we report its exit code.
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => undefined);
 child.on('error', (err) => {
-  process.stderr.write(`dura: cannot start node (${err.message}); is Node 20.19+ installed?\n`);
+  process.stderr.write(`dura: cannot start node (${err.message}); is Node 22 or newer installed (24 LTS recommended)?\n`);
   process.exit(5);
 });
 child.on('exit', (code, signal) => process.exit(code ?? (signal === 'SIGINT' ? 130 : 5)));
