@@ -118,7 +118,10 @@ export function createForkIntake(deps: ForkIntakeDeps) {
   /** The fork runs its source's request again, so it must pass today's policy, whatever the source passed. */
   function authorize(root: NewEvent | undefined, runId: string): Rejection | undefined {
     if (root?.type !== 'run_requested') return undefined;
-    const request = (root.data as { request: RunRequest & { runId: string } }).request;
+    const { request, forkOf } = root.data as {
+      request: RunRequest & { runId: string };
+      forkOf?: { runId: string };
+    };
     const versionOf = (agent: { name: string; version?: string }): string | undefined => {
       try {
         return deps.versionOf?.({ ...request, runId, agent: { kind: 'agent', ...agent } }) ?? agent.version;
@@ -129,7 +132,10 @@ export function createForkIntake(deps: ForkIntakeDeps) {
     const denied = authorizeRequest(deps.authorization ?? OPEN_AUTHORIZATION, request, versionOf);
     if (!denied) return undefined;
     return {
-      error: { code: denied.code, message: `fork of ${request.runId} refused: ${denied.message}` },
+      error: {
+        code: denied.code,
+        message: `fork of ${forkOf?.runId ?? 'its source'} refused: ${denied.message}`,
+      },
       ...(denied.issues ? { issues: denied.issues } : {}),
     };
   }

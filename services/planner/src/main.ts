@@ -38,7 +38,9 @@ runMain('planner', async () => {
   const authorization: ToolAuthorization = {
     inlinePlans: config.DURA_INLINE_PLANS,
     ...(inlineTools ? { inlineTools } : {}),
-    ...(config.PLANNER_TENANT_AGENTS ? { tenantAgents: parseTenantAgents(config.PLANNER_TENANT_AGENTS) } : {}),
+    ...(config.PLANNER_TENANT_AGENTS
+      ? { tenantAgents: parseTenantAgents(config.PLANNER_TENANT_AGENTS) }
+      : {}),
   };
   log.info('tool authorization', {
     inlinePlans: authorization.inlinePlans,

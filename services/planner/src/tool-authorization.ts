@@ -127,9 +127,7 @@ function childSpecs(steps: readonly { tool: string; args: Record<string, unknown
     const at = `${path}.steps.${index}.args.agent`;
     const { agent, version } = parsed.data;
     const spec: AgentSpec =
-      typeof agent === 'string'
-        ? { kind: 'agent', name: agent, ...(version ? { version } : {}) }
-        : agent;
+      typeof agent === 'string' ? { kind: 'agent', name: agent, ...(version ? { version } : {}) } : agent;
     found.push({ path: at, agent: spec });
     if (spec.kind === 'scripted') found.push(...childSpecs(spec.steps, at));
   });
