@@ -59,7 +59,7 @@ beforeAll(async () => {
   const tokens = join(dir, 'tokens.json');
   writeFileSync(
     tokens,
-    JSON.stringify([{ name: 'default-app', token: TOKEN, tenant: 'default', scopes: ['read'] }]),
+    JSON.stringify([{ name: 'default-app', token: TOKEN, tenant: 'default', scopes: ['read', 'signal'] }]),
   );
   const port = 20_000 + Math.floor(Math.random() * 20_000);
   apiUrl = `http://127.0.0.1:${port}`;
@@ -195,6 +195,16 @@ describe('a tenant holding the client credential cannot reach a tool its agents 
       parent: { runId: 'hostile-spawn', callId: 'call-1' },
     });
     expect((await refusal('hostile-forged')).code).toBe('forged_child');
+  });
+
+  it('sends a signal through the API that tries to carry a tool call: refused, a signal body is only name and payload', async () => {
+    const res = await fetch(`${apiUrl}/runs/hostile-spawn/signals`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'approve', tool: 'pay.charge', args: { amount: 5000 } }),
+    });
+    expect(res.status).toBe(400);
+    expect(JSON.stringify(await res.json())).toMatch(/the body of a signal is invalid/);
   });
 
   it('the payment witness saw no request at all', () => {
