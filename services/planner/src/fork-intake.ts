@@ -13,6 +13,7 @@ import { canonicalJson, planFork } from '@dura/core';
 import { ConcurrencyConflict, type EventStore } from '@dura/event-store';
 import { duraTracer, withLogFields, type Logger } from '@dura/service-kit';
 import { DURA_ATTRS, traceparentOf, withSpan } from '@dura/telemetry';
+import { pinnedVersionOf, type Model } from './model';
 import { rejectRequest, type Rejection } from './reject-request';
 import { authorizeRequest, OPEN_AUTHORIZATION, type ToolAuthorization } from './tool-authorization';
 import type { RunDriver } from './run-driver';
@@ -30,8 +31,8 @@ export interface ForkIntakeDeps {
   maxConflicts?: number;
   /** The policy the fork's copied request must still pass (inline plans, the tenant's agents). */
   authorization?: ToolAuthorization;
-  /** The version a request for a registered agent is pinned to (see `Model.start`); may throw. */
-  versionOf?: (request: RunRequest & { runId: string }) => string | undefined;
+  /** Pins a run of a registered agent (see `Model.start`): what a version grant is checked against. */
+  model?: Pick<Model, 'start'>;
 }
 
 /** What a fork request may carry: the rest of a run (agent, input, tenant, ...) is copied from its source. */
@@ -122,14 +123,9 @@ export function createForkIntake(deps: ForkIntakeDeps) {
       request: RunRequest & { runId: string };
       forkOf?: { runId: string };
     };
-    const versionOf = (agent: { name: string; version?: string }): string | undefined => {
-      try {
-        return deps.versionOf?.({ ...request, runId, agent: { kind: 'agent', ...agent } }) ?? agent.version;
-      } catch {
-        return undefined;
-      }
-    };
-    const denied = authorizeRequest(deps.authorization ?? OPEN_AUTHORIZATION, request, versionOf);
+    const denied = authorizeRequest(deps.authorization ?? OPEN_AUTHORIZATION, request, (agent) =>
+      pinnedVersionOf(deps.model, { ...request, runId }, agent),
+    );
     if (!denied) return undefined;
     return {
       error: {

@@ -15,7 +15,7 @@ import { ConcurrencyConflict, EventTooLarge, type EventStore } from '@dura/event
 import { duraTracer, firstPublished, RetryLater, withLogFields, type Logger } from '@dura/service-kit';
 import { DURA_ATTRS, traceparentOf, withSpan } from '@dura/telemetry';
 import { SecretsKeyMissing, type SecretsBox, type ToolRegistry } from '@dura/tools';
-import type { Model } from './model';
+import { pinnedVersionOf, type Model } from './model';
 import { checkPlan } from './plan-check';
 import { rejectRequest, type Rejection } from './reject-request';
 import { redactRequest, sealRequest } from './seal-request';
@@ -170,7 +170,7 @@ export function createIntake(deps: IntakeDeps) {
       if (child.kind === 'child') await child.reportRejected();
     };
     const denied = authorizeRequest(deps.authorization ?? OPEN_AUTHORIZATION, parsed.data, (agent) =>
-      versionOf({ ...parsed.data, runId, agent: { kind: 'agent', ...agent } }),
+      pinnedVersionOf(deps.model, { ...parsed.data, runId }, agent),
     );
     if (denied) {
       await refuseChild({
@@ -246,15 +246,6 @@ export function createIntake(deps: IntakeDeps) {
         seq: msg.seq,
         err: (err as Error).message,
       });
-    }
-  }
-
-  /** The version a request for a registered agent would be pinned to; undefined when none is served. */
-  function versionOf(request: RunRequest & { runId: string }): string | undefined {
-    try {
-      return deps.model?.start?.(request).pinned?.version;
-    } catch {
-      return undefined;
     }
   }
 

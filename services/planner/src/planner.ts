@@ -157,7 +157,7 @@ export function createPlanner(deps: PlannerDeps) {
     clock,
     maxDeliver: consumers.fork.maxDeliver,
     ...(deps.authorization ? { authorization: deps.authorization } : {}),
-    versionOf: (request) => deps.model.start?.(request).pinned?.version,
+    model: deps.model,
   });
 
   async function handleDecide(data: string): Promise<void> {
