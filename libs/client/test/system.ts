@@ -22,6 +22,8 @@ export async function startSystem(natsUrl: string, databaseUrl: string): Promise
     DATABASE_URL: databaseUrl,
     PROJECTOR_HTTP_PORT: String(port),
     DURA_TOOLS_MODULES: SLOW_TOOLS,
+    // The tests submit inline scripted plans, off by default in the planner service.
+    DURA_INLINE_PLANS: 'true',
   };
   const processes: ManagedProcess[] = [];
   const stop = async () => {

@@ -66,6 +66,8 @@ export async function openDeployment(prefix: string, env: Record<string, string>
       NATS_URL: nats.url,
       DATABASE_URL: db.url,
       LOG_LEVEL: 'info',
+      // The benchmark's workloads are inline scripted plans (off by default in the planner service).
+      DURA_INLINE_PLANS: 'true',
       ...env,
     };
     const counts = new Map<ServiceName, number>();

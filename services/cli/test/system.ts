@@ -17,7 +17,8 @@ export async function startService(
   const proc = spawnTsEntry({
     name,
     entry: `services/${name}/src/main.ts`,
-    env: { LOG_LEVEL: 'info', ...env },
+    // Tests run inline scripted plans; a test of the production default passes DURA_INLINE_PLANS=false.
+    env: { LOG_LEVEL: 'info', ...(name === 'planner' ? { DURA_INLINE_PLANS: 'true' } : {}), ...env },
   });
   await proc.waitForOutput(ready, 60_000);
   return proc;

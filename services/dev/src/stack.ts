@@ -90,6 +90,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       }),
       tools,
       log: options.log.child({ service: 'planner' }),
+      // Local development runs the demo's inline plans; the planner service defaults to off (DURA_INLINE_PLANS).
+      authorization: { inlinePlans: true },
     });
     const gateway = createToolGateway({
       ...(await connect('dura-dev-gateway')),

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { NATS_SECURITY_FIELDS } from '@dura/contracts';
 import { configFields, secretsConfigShape, loadConfig } from '@dura/service-kit';
 import { TENANT_MAX_RUNS_PATTERN } from './tenant-limits';
+import { INLINE_TOOLS_PATTERN, tenantAgentsProblem } from './tool-authorization';
 
 export const PlannerConfigSchema = z.object({
   NATS_URL: configFields.natsUrl.default('nats://127.0.0.1:4222').describe('The NATS server to connect to.'),
@@ -29,6 +30,28 @@ export const PlannerConfigSchema = z.object({
     .default('wait')
     .describe(
       "A run over its tenant's limit: `wait` (stays queued in `dura.submit` until a run of the tenant ends) or `reject` (`run_rejected`, code `tenant_limit`).",
+    ),
+  DURA_INLINE_PLANS: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((value) => value === 'true')
+    .describe(
+      '`true`: requests may carry their own scripted plan (and `dura.run_agent` an inline child plan), calling any tool `DURA_INLINE_PLAN_TOOLS` allows. `false`: only registered agents run, each held to its tool list and approvals (production).',
+    ),
+  DURA_INLINE_PLAN_TOOLS: z
+    .string()
+    .regex(INLINE_TOOLS_PATTERN, 'expected tool names separated by commas, e.g. "echo,http.request", or "*"')
+    .default('*')
+    .describe('With inline plans on: the tools they may call, comma-separated; `*`: every registered tool.'),
+  PLANNER_TENANT_AGENTS: z
+    .string()
+    .superRefine((text, ctx) => {
+      const problem = tenantAgentsProblem(text);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    })
+    .optional()
+    .describe(
+      'Agents each tenant may start, e.g. `acme=support|research@2,*=-` (`*`: every other tenant; value `*`: every agent, `-`: none). Unset: every tenant may start every agent.',
     ),
   DURA_STREAM_REPLICAS: configFields.replicas.describe(
     'Replicas (1 to 5) of every stream and bucket the services create; 3 in production.',

@@ -7,12 +7,15 @@ import {
   type ForkRequest,
   type NewEvent,
   type RunEvent,
+  type RunRequest,
 } from '@dura/contracts';
 import { canonicalJson, planFork } from '@dura/core';
 import { ConcurrencyConflict, type EventStore } from '@dura/event-store';
 import { duraTracer, withLogFields, type Logger } from '@dura/service-kit';
 import { DURA_ATTRS, traceparentOf, withSpan } from '@dura/telemetry';
+import { pinnedVersionOf, type Model } from './model';
 import { rejectRequest, type Rejection } from './reject-request';
+import { authorizeRequest, OPEN_AUTHORIZATION, type ToolAuthorization } from './tool-authorization';
 import type { RunDriver } from './run-driver';
 
 export const FORKS_DLQ_SOURCE = 'forks';
@@ -26,7 +29,14 @@ export interface ForkIntakeDeps {
   /** Deliveries of one fork request before it is refused for good (the consumer's `maxDeliver`). */
   maxDeliver: number;
   maxConflicts?: number;
+  /** The policy the fork's copied request must still pass (inline plans, the tenant's agents). */
+  authorization?: ToolAuthorization;
+  /** Pins a run of a registered agent (see `Model.start`): what a version grant is checked against. */
+  model?: Pick<Model, 'start'>;
 }
+
+/** What a fork request may carry: the rest of a run (agent, input, tenant, ...) is copied from its source. */
+const FORK_FIELDS = new Set(Object.keys(ForkRequestSchema.shape));
 
 /** The new run's id a fork request names (or would be given), for dead letters and `run_rejected`. */
 function runIdHint(msg: JsMsg, body: unknown): string | undefined {
@@ -88,6 +98,11 @@ export function createForkIntake(deps: ForkIntakeDeps) {
       await reject(msg, runId, { error });
       return;
     }
+    const denied = authorize(plan.events[0], runId);
+    if (denied) {
+      await reject(msg, runId, denied);
+      return;
+    }
     if (!(await write(runId, plan.events))) {
       await reject(msg, undefined, {
         error: {
@@ -101,6 +116,26 @@ export function createForkIntake(deps: ForkIntakeDeps) {
     await driver.drive(runId);
   }
 
+  /** The fork runs its source's request again, so it must pass today's policy, whatever the source passed. */
+  function authorize(root: NewEvent | undefined, runId: string): Rejection | undefined {
+    if (root?.type !== 'run_requested') return undefined;
+    const { request, forkOf } = root.data as {
+      request: RunRequest & { runId: string };
+      forkOf?: { runId: string };
+    };
+    const denied = authorizeRequest(deps.authorization ?? OPEN_AUTHORIZATION, request, (agent) =>
+      pinnedVersionOf(deps.model, { ...request, runId }, agent),
+    );
+    if (!denied) return undefined;
+    return {
+      error: {
+        code: denied.code,
+        message: `fork of ${forkOf?.runId ?? 'its source'} refused: ${denied.message}`,
+      },
+      ...(denied.issues ? { issues: denied.issues } : {}),
+    };
+  }
+
   return async function handleFork(msg: JsMsg): Promise<void> {
     let body: unknown;
     try {
@@ -108,6 +143,21 @@ export function createForkIntake(deps: ForkIntakeDeps) {
     } catch (err) {
       await reject(msg, runIdHint(msg, undefined), {
         error: { code: 'bad_json', message: `fork request is not valid JSON: ${(err as Error).message}` },
+      });
+      return;
+    }
+    const extra =
+      body !== null && typeof body === 'object' && !Array.isArray(body)
+        ? Object.keys(body).filter((key) => !FORK_FIELDS.has(key))
+        : [];
+    if (extra.length > 0) {
+      // Silently dropping `agent` or `input` would run the source's plan while the caller thinks it changed it.
+      await reject(msg, runIdHint(msg, body), {
+        error: {
+          code: 'invalid_request',
+          message: `a fork copies its source run's request and cannot change it (got ${extra.join(', ')}); to run something else, submit a new run`,
+        },
+        issues: extra.map((key) => `${key}: not a fork field (allowed: ${[...FORK_FIELDS].join(', ')})`),
       });
       return;
     }

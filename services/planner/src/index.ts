@@ -31,3 +31,12 @@ export { parseTenantLimits, tenantLimit, TENANT_LIMIT_CODE } from './tenant-limi
 export type { TenantLimits, TenantLimitPolicy } from './tenant-limits';
 export { createTenantAdmission, TENANT_RUNS_BUCKET } from './tenant-admission';
 export type { TenantAdmission, Admission } from './tenant-admission';
+export {
+  authorizeRequest,
+  OPEN_AUTHORIZATION,
+  AUTHORIZATION_CODES,
+  parseTenantAgents,
+  parseInlineTools,
+} from './tool-authorization';
+export type { ToolAuthorization, AgentGrants, AuthorizationProblem } from './tool-authorization';
+export { FORGED_CHILD_CODE } from './child-intake';

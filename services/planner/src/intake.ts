@@ -15,13 +15,15 @@ import { ConcurrencyConflict, EventTooLarge, type EventStore } from '@dura/event
 import { duraTracer, firstPublished, RetryLater, withLogFields, type Logger } from '@dura/service-kit';
 import { DURA_ATTRS, traceparentOf, withSpan } from '@dura/telemetry';
 import { SecretsKeyMissing, type SecretsBox, type ToolRegistry } from '@dura/tools';
-import type { Model } from './model';
+import { pinnedVersionOf, type Model } from './model';
 import { checkPlan } from './plan-check';
 import { rejectRequest, type Rejection } from './reject-request';
 import { redactRequest, sealRequest } from './seal-request';
 import type { RunDriver } from './run-driver';
 import type { TenantAdmission } from './tenant-admission';
 import { TENANT_LIMIT_CODE, tenantLimit, type TenantLimits } from './tenant-limits';
+import { checkChildRequest } from './child-intake';
+import { authorizeRequest, OPEN_AUTHORIZATION, type ToolAuthorization } from './tool-authorization';
 
 export interface IntakeDeps {
   store: EventStore;
@@ -38,6 +40,8 @@ export interface IntakeDeps {
   erase?: (seq: number) => Promise<void>;
   /** Limits on runs in flight per tenant, shared by every replica through `admission`; unset: no limits. */
   tenants?: { limits: TenantLimits; admission: TenantAdmission; waitMs?: () => number };
+  /** Who may start which agents, and whether inline plans are on; default: everything allowed. */
+  authorization?: ToolAuthorization;
 }
 
 export const REQUESTS_DLQ_SOURCE = 'requests';
@@ -155,14 +159,34 @@ export function createIntake(deps: IntakeDeps) {
       );
       if (secret) await eraseRequest(msg);
     };
+    const child = await checkChildRequest(deps, { ...parsed.data, runId });
+    if (child.kind === 'forged') {
+      // Never the parent's business: it did not ask for this run, so it hears nothing of it.
+      await refuse({ error: child.error });
+      return;
+    }
+    const refuseChild = async (rejection: Rejection): Promise<void> => {
+      await refuse(rejection);
+      if (child.kind === 'child') await child.reportRejected();
+    };
+    const denied = authorizeRequest(deps.authorization ?? OPEN_AUTHORIZATION, parsed.data, (agent) =>
+      pinnedVersionOf(deps.model, { ...parsed.data, runId }, agent),
+    );
+    if (denied) {
+      await refuseChild({
+        error: { code: denied.code, message: denied.message },
+        ...(denied.issues ? { issues: denied.issues } : {}),
+      });
+      return;
+    }
     const problem = checkPlan(parsed.data, tools);
     if (problem) {
-      await refuse({ error: { code: problem.code, message: problem.message }, issues: problem.issues });
+      await refuseChild({ error: { code: problem.code, message: problem.message }, issues: problem.issues });
       return;
     }
     const agentProblem = checkAgent({ ...parsed.data, runId });
     if (agentProblem) {
-      await refuse({ error: agentProblem });
+      await refuseChild({ error: agentProblem });
       return;
     }
     let sealed: ReturnType<typeof sealRequest>;
@@ -170,7 +194,7 @@ export function createIntake(deps: IntakeDeps) {
       sealed = sealRequest({ ...parsed.data, runId }, tools, deps.secrets);
     } catch (err) {
       if (!(err instanceof SecretsKeyMissing)) throw err;
-      await refuse({ error: { code: err.code, message: err.message } });
+      await refuseChild({ error: { code: err.code, message: err.message } });
       return;
     }
     if (!(await admitToTenant(sealed.request, refuse))) return;

@@ -9,6 +9,7 @@ import { loadServiceTools } from '@dura/tools';
 import { loadPlannerConfig } from './config';
 import { createPlanner } from './planner';
 import { parseTenantLimits } from './tenant-limits';
+import { parseInlineTools, parseTenantAgents, type ToolAuthorization } from './tool-authorization';
 import { createScriptedModel, fileCallLog } from './scripted-model';
 import { createAgentModel } from './agents/agent-model';
 import { loadAgentRegistry } from './agents/registry';
@@ -33,6 +34,19 @@ runMain('planner', async () => {
     log.info('serving agents', {
       agents: agents.names().map((name) => `${name}@${agents.versions(name).join(',')}`),
     });
+  const inlineTools = parseInlineTools(config.DURA_INLINE_PLAN_TOOLS);
+  const authorization: ToolAuthorization = {
+    inlinePlans: config.DURA_INLINE_PLANS,
+    ...(inlineTools ? { inlineTools } : {}),
+    ...(config.PLANNER_TENANT_AGENTS
+      ? { tenantAgents: parseTenantAgents(config.PLANNER_TENANT_AGENTS) }
+      : {}),
+  };
+  log.info('tool authorization', {
+    inlinePlans: authorization.inlinePlans,
+    inlinePlanTools: config.DURA_INLINE_PLANS ? config.DURA_INLINE_PLAN_TOOLS : 'none',
+    tenantAgents: config.PLANNER_TENANT_AGENTS ?? 'every tenant may start every agent',
+  });
   const payloads = createPayloadAccess({
     js: nats.js,
     replicas: config.DURA_STREAM_REPLICAS,
@@ -51,6 +65,7 @@ runMain('planner', async () => {
     concurrency: config.PLANNER_CONCURRENCY,
     ackWaitMs: config.PLANNER_ACK_WAIT_MS,
     snapshotEvery: config.PLANNER_SNAPSHOT_EVERY,
+    authorization,
     ...(config.PLANNER_TENANT_MAX_RUNS
       ? {
           tenantLimits: parseTenantLimits(config.PLANNER_TENANT_MAX_RUNS, config.PLANNER_TENANT_LIMIT_POLICY),

@@ -64,3 +64,19 @@ export function tighterBudget(
   }
   return merged;
 }
+
+/**
+ * The version a run of `agent` would be pinned to under `request` (the newest served when it names none);
+ * undefined when this planner serves no such agent.
+ */
+export function pinnedVersionOf(
+  model: Pick<Model, 'start'> | undefined,
+  request: RunRequest & { runId: string },
+  agent: { name: string; version?: string },
+): string | undefined {
+  try {
+    return model?.start?.({ ...request, agent: { kind: 'agent', ...agent } }).pinned?.version;
+  } catch {
+    return undefined;
+  }
+}

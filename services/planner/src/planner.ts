@@ -33,6 +33,7 @@ import { openSnapshotBucket } from './snapshot-store';
 import { sealDecision } from './seal-request';
 import { createTenantAdmission } from './tenant-admission';
 import type { TenantLimits } from './tenant-limits';
+import type { ToolAuthorization } from './tool-authorization';
 
 export interface PlannerDeps {
   js: JetStreamClient;
@@ -51,6 +52,11 @@ export interface PlannerDeps {
   secrets?: SecretsBox;
   /** Limits on runs in flight per tenant, across every replica; unset: no limits. */
   tenantLimits?: TenantLimits;
+  /**
+   * Who may start which agents, and whether requests may carry inline plans. Unset: everything allowed
+   * (embedding, tests); the planner service always passes its configuration's, which defaults to closed.
+   */
+  authorization?: ToolAuthorization;
 }
 
 export const PLANNER_CONSUMERS = {
@@ -114,6 +120,7 @@ export function createPlanner(deps: PlannerDeps) {
     log: deps.log,
     clock,
     model: deps.model,
+    ...(deps.authorization ? { authorization: deps.authorization } : {}),
     ...(deps.secrets ? { secrets: deps.secrets } : {}),
     erase: async (seq) => {
       await deps.jsm.streams.deleteMessage(STREAMS.requests, seq, true);
@@ -149,6 +156,8 @@ export function createPlanner(deps: PlannerDeps) {
     log: deps.log,
     clock,
     maxDeliver: consumers.fork.maxDeliver,
+    ...(deps.authorization ? { authorization: deps.authorization } : {}),
+    model: deps.model,
   });
 
   async function handleDecide(data: string): Promise<void> {

@@ -9,7 +9,6 @@ import {
   timerTaskMsgId,
   TOOL_TASK_WITH_REF_VERSION,
   toolTaskSubject,
-  type DecideTask,
   type NewEvent,
   type RunEvent,
   type SignalRequest,
@@ -54,6 +53,7 @@ import { RunStateCache, type CachedRun } from './run-state-cache';
 import { trustedSnapshot } from './snapshot-resume';
 import { createSnapshotStore, type SnapshotStore } from './snapshot-store';
 import { createSnapshotWriter } from './snapshot-writer';
+import { reportToParent } from './parent-report';
 
 export interface RunDriverDeps {
   store: EventStore;
@@ -323,7 +323,7 @@ export function createRunDriver(deps: RunDriverDeps) {
     const parent = state.request?.parent;
     if (parent) {
       failpoint('planner.before-parent-report');
-      await reportToParent(state, parent.runId);
+      await reportFinished(state, parent.runId);
     }
     if (state.status !== 'cancelled') return;
     await deps.cancellations?.mark(runId, cancelReason(state));
@@ -345,29 +345,15 @@ export function createRunDriver(deps: RunDriverDeps) {
     );
   }
 
-  async function reportToParent(state: RunState, parentRunId: string): Promise<void> {
+  async function reportFinished(state: RunState, parentRunId: string): Promise<void> {
     const runId = state.runId as string;
     const status = state.status === 'completed' || state.status === 'cancelled' ? state.status : 'failed';
-    const event = newEvent(
-      'child_run_completed',
-      { childRunId: runId, status, ...(state.output === undefined ? {} : { output: state.output }) },
-      {
-        id: `${parentRunId}:child:${runId}`,
-        runId: parentRunId,
-        ts: deps.clock().toISOString(),
-        correlationId: state.correlationId ?? runId,
-        causationId: `${runId}@${state.lastSeq}`,
-      },
-    );
-    const result = await deps.store.append(parentRunId, [event], { expectedSeq: 'any' });
-    const task: DecideTask = {
-      v: TASK_VERSION,
-      runId: parentRunId,
-      afterSeq: result.lastSeq,
-      reason: 'child',
-    };
-    await deps.js.publish(SUBJECTS.decideTask, JSON.stringify(task), {
-      msgID: `${parentRunId}@${result.lastSeq}`,
+    await reportToParent(deps, parentRunId, {
+      childRunId: runId,
+      status,
+      ...(state.output === undefined ? {} : { output: state.output }),
+      correlationId: state.correlationId ?? runId,
+      causationId: `${runId}@${state.lastSeq}`,
     });
   }
 

@@ -33,6 +33,11 @@ const replicas: { conn: Connections; planner: Planner }[] = [];
 
 /** The first step waits for the signal `go`: the run stays in flight until the test sends it. */
 const WAIT_THEN_END: ScriptedStep[] = [{ tool: 'dura.wait_for_signal', args: { name: 'go' } }];
+/** Waits for `go`, then runs a child that waits for `go` too. */
+const WAIT_THEN_CHILD: ScriptedStep[] = [
+  ...WAIT_THEN_END,
+  { tool: 'dura.run_agent', args: { agent: { kind: 'scripted', steps: WAIT_THEN_END } } },
+];
 
 async function startReplicas(count: number, maxRuns: string, policy: TenantLimitPolicy): Promise<void> {
   for (let i = 0; i < count; i++) {
@@ -147,7 +152,11 @@ describe('a tenant at its limit of runs in flight (policy reject)', () => {
     const client = createDuraClient(setup);
     const runs = ['zeta-0', 'zeta-1'];
     for (const runId of runs)
-      await client.submitRun({ runId, tenant: 'zeta', agent: { kind: 'scripted', steps: WAIT_THEN_END } });
+      await client.submitRun({
+        runId,
+        tenant: 'zeta',
+        agent: { kind: 'scripted', steps: runId === 'zeta-0' ? WAIT_THEN_CHILD : WAIT_THEN_END },
+      });
     await eventually(
       async () => (count(await statuses(runs), 'waiting') === 2 ? true : undefined),
       'both zeta runs to start',
@@ -172,14 +181,10 @@ describe('a tenant at its limit of runs in flight (policy reject)', () => {
 
   it("exempts child runs: a parent waiting on its child never waits for its own tenant's slots", async () => {
     const client = createDuraClient(setup);
-    await client.submitRun({
-      runId: 'zeta-child',
-      tenant: 'zeta',
-      parent: { runId: 'zeta-0', callId: 'call-9' },
-      agent: { kind: 'scripted', steps: WAIT_THEN_END },
-    });
+    // zeta-0 goes on to its child run (a real one: the intake refuses a child its parent never asked for).
+    await client.signal('zeta-0', 'go');
     await eventually(
-      async () => ((await statusOf('zeta-child')) === 'waiting' ? true : undefined),
+      async () => ((await statusOf('zeta-0-c2')) === 'waiting' ? true : undefined),
       'the child run to start though zeta is at its limit',
     );
     expect(await statuses(['zeta-0', 'zeta-1'])).toEqual(['waiting', 'waiting']);

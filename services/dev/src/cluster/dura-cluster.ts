@@ -139,6 +139,8 @@ export async function startDuraCluster(options: DuraClusterOptions): Promise<Dur
       DATABASE_URL: options.databaseUrl,
       DURA_STREAM_REPLICAS: String(Math.min(CLUSTER_STREAM_REPLICAS, nodes)),
       LOG_LEVEL: 'info',
+      // A local cluster runs the demo's and the tests' inline plans (off by default in the planner service).
+      DURA_INLINE_PLANS: 'true',
       ...options.env,
     };
 

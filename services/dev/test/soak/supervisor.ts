@@ -74,7 +74,8 @@ export function superviseService(
       const started = spawnTsEntry({
         name: label,
         entry: `services/${name}/src/main.ts`,
-        env: { LOG_LEVEL: 'info', ...env() },
+        // The soak submits inline scripted plans, off by default in the planner service.
+        env: { LOG_LEVEL: 'info', ...(name === 'planner' ? { DURA_INLINE_PLANS: 'true' } : {}), ...env() },
       });
       proc = started;
       isReady = false;
