@@ -23,7 +23,9 @@ export interface HttpRequestToolOptions {
  * compliant server applies it once. Refused targets fail with `egress_denied` (not retried) before any
  * connection; responses below 500 are results the model can read; 5xx, 429 and network errors are retried.
  */
-export function createHttpRequestTool(options: HttpRequestToolOptions): ToolDefinition<typeof HttpRequestArgs> {
+export function createHttpRequestTool(
+  options: HttpRequestToolOptions,
+): ToolDefinition<typeof HttpRequestArgs> {
   const resolve = options.resolve ?? systemResolver;
   return defineTool({
     name: 'http.request',

@@ -64,6 +64,7 @@ const IPV6_RANGES: readonly Range[] = [
   range('64:ff9b:1::/48', 'reserved'),
   range('100::/64', 'reserved'),
   range('2001:db8::/32', 'documentation'),
+  range('3fff::/20', 'documentation'),
   range('2001::/23', 'reserved'),
   range('fc00::/7', 'unique-local'),
   range('fe80::/10', 'link-local'),

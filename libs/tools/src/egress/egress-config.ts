@@ -19,7 +19,8 @@ export const httpRequestConfigShape = {
     .string()
     .optional()
     .superRefine((value, ctx) => {
-      for (const problem of parseAllowList(value).problems) ctx.addIssue({ code: 'custom', message: problem });
+      for (const problem of parseAllowList(value).problems)
+        ctx.addIssue({ code: 'custom', message: problem });
     })
     .describe(
       `Where \`http.request\` may connect, comma-separated: ${ALLOW_ENTRY_FORMAT}. Unset: every public address. Loopback, private, link-local, metadata and reserved addresses only through an IP or CIDR entry naming them.`,

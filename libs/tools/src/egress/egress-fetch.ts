@@ -58,7 +58,10 @@ export async function egressFetch(
         { retryable: false },
       );
     const next = new URL(location, url);
-    if (response.status === 303 || ((response.status === 301 || response.status === 302) && method === 'POST')) {
+    if (
+      response.status === 303 ||
+      ((response.status === 301 || response.status === 302) && method === 'POST')
+    ) {
       method = 'GET';
       body = undefined;
       delete headers['content-type'];
@@ -116,16 +119,24 @@ async function resolveAll(resolve: Resolver, host: string, hop: Hop): Promise<Ip
       }),
     ]);
   } catch (err) {
-    throw new ToolError('http_unreachable', `${hop.method} ${hop.url.href}: cannot resolve ${host}: ${(err as Error).message}`, {
-      retryable: true,
-      cause: err,
-    });
+    throw new ToolError(
+      'http_unreachable',
+      `${hop.method} ${hop.url.href}: cannot resolve ${host}: ${(err as Error).message}`,
+      {
+        retryable: true,
+        cause: err,
+      },
+    );
   }
   const addresses = found.map((text) => parseIp(text));
   if (addresses.length === 0 || addresses.some((ip) => ip === undefined))
-    throw new ToolError('http_unreachable', `${hop.method} ${hop.url.href}: ${host} resolved to no usable address`, {
-      retryable: true,
-    });
+    throw new ToolError(
+      'http_unreachable',
+      `${hop.method} ${hop.url.href}: ${host} resolved to no usable address`,
+      {
+        retryable: true,
+      },
+    );
   return addresses as IpAddress[];
 }
 
@@ -137,7 +148,12 @@ function pinnedLookup(addresses: readonly IpAddress[]): LookupFunction {
   };
 }
 
-function exchange(url: URL, options: RequestOptions, body: string | undefined, cap: number): Promise<EgressResponse> {
+function exchange(
+  url: URL,
+  options: RequestOptions,
+  body: string | undefined,
+  cap: number,
+): Promise<EgressResponse> {
   const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
   const tooLarge = () =>
     new ToolError(
@@ -146,6 +162,13 @@ function exchange(url: URL, options: RequestOptions, body: string | undefined, c
       { retryable: false },
     );
   return new Promise<EgressResponse>((resolve, reject) => {
+    const failed = (err: Error) =>
+      reject(
+        new ToolError('http_unreachable', `${options.method} ${url.href} failed: ${err.message}`, {
+          retryable: true,
+          cause: err,
+        }),
+      );
     const req = send(options, (res) => {
       const declared = Number(res.headers['content-length']);
       if (Number.isFinite(declared) && declared > cap) {
@@ -164,17 +187,12 @@ function exchange(url: URL, options: RequestOptions, body: string | undefined, c
         }
         chunks.push(chunk);
       });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
-      res.on('error', reject);
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
+      );
+      res.on('error', failed);
     });
-    req.on('error', (err) =>
-      reject(
-        new ToolError('http_unreachable', `${options.method} ${url.href} failed: ${err.message}`, {
-          retryable: true,
-          cause: err,
-        }),
-      ),
-    );
+    req.on('error', failed);
     req.end(body);
   });
 }
