@@ -16,7 +16,7 @@ export interface ServiceToolsConfig extends HttpRequestSettings {
 /** The built-in tools this deployment runs: `http.request` only when it opts in, under its egress policy. */
 export function builtinToolsFor(config: HttpRequestSettings): readonly ToolDefinition[] {
   if (config.DURA_HTTP_REQUEST_ENABLED !== true) return BUILTIN_TOOLS;
-  return [...BUILTIN_TOOLS, createHttpRequestTool({ policy: egressPolicyFrom(config) }) as ToolDefinition];
+  return [...BUILTIN_TOOLS, createHttpRequestTool({ policy: egressPolicyFrom(config) })];
 }
 
 /**

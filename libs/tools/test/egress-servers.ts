@@ -1,6 +1,6 @@
 // HTTP servers for the egress tests: a witness that counts every request it receives (it must receive none),
 // and an ordinary server (redirects, a large body, a slow answer) that the policy names explicitly.
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export interface TestServer {
@@ -12,7 +12,7 @@ export interface TestServer {
 
 async function listen(
   host: string,
-  handle: (path: string, res: import('node:http').ServerResponse) => void,
+  handle: (path: string, res: ServerResponse) => void,
 ): Promise<TestServer> {
   const requests: string[] = [];
   const server: Server = createServer((req, res) => {
