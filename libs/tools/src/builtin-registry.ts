@@ -1,4 +1,3 @@
-import { httpRequestTool } from './builtin/http-request';
 import {
   buildImageTool,
   deployTool,
@@ -10,9 +9,12 @@ import {
 import { ToolRegistry } from './registry';
 import type { ToolDefinition } from './tool';
 
-/** Every tool that ships with Dura. Add yours by passing `[...BUILTIN_TOOLS, myTool]` to `ToolRegistry`. */
+/**
+ * The tools that ship with Dura and reach nothing outside the process. Add yours by passing
+ * `[...BUILTIN_TOOLS, myTool]` to `ToolRegistry`. `http.request` is not among them: a deployment opts in
+ * (`DURA_HTTP_REQUEST_ENABLED`, see service-tools.ts), under its egress policy.
+ */
 export const BUILTIN_TOOLS: readonly ToolDefinition[] = [
-  httpRequestTool,
   buildImageTool,
   runTestsTool,
   deployTool,

@@ -20,8 +20,11 @@ function isTool(value: unknown): value is ToolDefinition {
  * The built-in tools plus every tool exported (singly or in an array) by the given modules — how a deployment
  * adds its own tools without changing the service entry points (`DURA_TOOLS_MODULES=./tools/payments.ts`).
  */
-export async function loadToolRegistry(modules: readonly string[]): Promise<ToolRegistry> {
-  const tools: ToolDefinition[] = [...BUILTIN_TOOLS];
+export async function loadToolRegistry(
+  modules: readonly string[],
+  builtins: readonly ToolDefinition[] = BUILTIN_TOOLS,
+): Promise<ToolRegistry> {
+  const tools: ToolDefinition[] = [...builtins];
   for (const path of modules) {
     let exported: Record<string, unknown>;
     try {

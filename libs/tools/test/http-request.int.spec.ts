@@ -1,7 +1,12 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { httpRequestTool, ToolError } from '../src/index';
+import { createHttpRequestTool, parseAllowList, ToolError } from '../src/index';
+
+// The test server listens on loopback, which the egress policy refuses unless an entry names it.
+const httpRequestTool = createHttpRequestTool({
+  policy: { entries: parseAllowList('127.0.0.0/8').entries, maxRedirects: 0, maxResponseBytes: 1_048_576 },
+});
 
 const seen: { method?: string; url?: string; headers: IncomingHttpHeaders; body: string }[] = [];
 let server: Server;

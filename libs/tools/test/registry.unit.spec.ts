@@ -5,7 +5,7 @@ import { buildImageTool, builtinRegistry, defineTool, ToolRegistry } from '../sr
 describe('ToolRegistry', () => {
   const registry = builtinRegistry();
 
-  it('lists the built-in tools', () => {
+  it('lists the built-in tools (http.request is opt-in, not among them)', () => {
     expect(registry.names()).toEqual([
       'demo.build',
       'demo.deploy',
@@ -13,7 +13,6 @@ describe('ToolRegistry', () => {
       'demo.notify',
       'demo.test',
       'echo',
-      'http.request',
     ]);
   });
 

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { NATS_SECURITY_FIELDS } from '@dura/contracts';
 import { configFields, secretsConfigShape, loadConfig } from '@dura/service-kit';
+import { httpRequestConfigShape } from '@dura/tools';
 import { TENANT_MAX_RUNS_PATTERN } from './tenant-limits';
 import { INLINE_TOOLS_PATTERN, tenantAgentsProblem } from './tool-authorization';
 
@@ -61,6 +62,7 @@ export const PlannerConfigSchema = z.object({
     .describe('JetStream duplicate window: a message id published again within it is dropped.'),
   DURA_TOOLS_MODULES: z.string().optional().describe('Comma-separated modules exporting tools.'),
   ...secretsConfigShape,
+  ...httpRequestConfigShape,
   /** The agent definitions this planner serves: a JSON file or a module (see README, "Agents"). */
   DURA_AGENTS: z
     .string()

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { NATS_SECURITY_FIELDS } from '@dura/contracts';
 import { configFields, secretsConfigShape, loadConfig } from '@dura/service-kit';
+import { httpRequestConfigShape } from '@dura/tools';
 
 export const GatewayConfigSchema = z.object({
   NATS_URL: configFields.natsUrl.default('nats://127.0.0.1:4222').describe('The NATS server to connect to.'),
@@ -53,6 +54,7 @@ export const GatewayConfigSchema = z.object({
     .describe('JetStream duplicate window: a message id published again within it is dropped.'),
   DURA_TOOLS_MODULES: z.string().optional().describe('Comma-separated modules exporting tools.'),
   ...secretsConfigShape,
+  ...httpRequestConfigShape,
   /** Serves `/metrics` (Prometheus) and `/healthz` on this port; unset: no HTTP server. 0 picks a free port. */
   METRICS_PORT: configFields.port
     .optional()

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import type { JsonValue } from '@dura/contracts';
-import { defineTool, ToolError } from '../tool';
+import { defineTool, ToolError, type ToolDefinition } from '../tool';
+import { egressFetch, systemResolver, type Resolver } from '../egress/egress-fetch';
+import type { EgressPolicy } from '../egress/egress-policy';
 
 const HttpRequestArgs = z.object({
   url: z.url(),
@@ -10,24 +12,35 @@ const HttpRequestArgs = z.object({
   timeoutMs: z.number().int().positive().max(300_000).optional(),
 });
 
+export interface HttpRequestToolOptions {
+  policy: EgressPolicy;
+  /** Host name resolution; the system resolver unless a test injects one. */
+  resolve?: Resolver;
+}
+
 /**
- * An HTTP call that carries the call's `Idempotency-Key` header, so a compliant server applies it once.
- * Responses below 500 are results the model can read; 5xx, 429 and network errors are retried.
+ * An HTTP call under the deployment's egress policy, carrying the call's `Idempotency-Key` header so a
+ * compliant server applies it once. Refused targets fail with `egress_denied` (not retried) before any
+ * connection; responses below 500 are results the model can read; 5xx, 429 and network errors are retried.
  */
-export const httpRequestTool = defineTool({
-  name: 'http.request',
-  description: 'Send an HTTP request; the Idempotency-Key header is set from the call.',
-  input: HttpRequestArgs,
-  safety: 'idempotent',
-  timeoutMs: 30_000,
-  async execute(args, ctx) {
-    const signal = args.timeoutMs
-      ? AbortSignal.any([ctx.signal, AbortSignal.timeout(args.timeoutMs)])
-      : ctx.signal;
-    const hasBody = args.body !== undefined && args.method !== 'GET';
-    let response: Response;
-    try {
-      response = await fetch(args.url, {
+export function createHttpRequestTool(
+  options: HttpRequestToolOptions,
+): ToolDefinition<typeof HttpRequestArgs> {
+  const resolve = options.resolve ?? systemResolver;
+  return defineTool({
+    name: 'http.request',
+    description:
+      'Send an HTTP request to a host the deployment allows; the Idempotency-Key header is set from the call.',
+    input: HttpRequestArgs,
+    safety: 'idempotent',
+    timeoutMs: 30_000,
+    async execute(args, ctx) {
+      const signal = args.timeoutMs
+        ? AbortSignal.any([ctx.signal, AbortSignal.timeout(args.timeoutMs)])
+        : ctx.signal;
+      const hasBody = args.body !== undefined && args.method !== 'GET';
+      const response = await egressFetch(options.policy, resolve, {
+        url: args.url,
         method: args.method,
         headers: {
           ...(hasBody ? { 'content-type': 'application/json' } : {}),
@@ -37,27 +50,24 @@ export const httpRequestTool = defineTool({
         ...(hasBody ? { body: JSON.stringify(args.body) } : {}),
         signal,
       });
-    } catch (err) {
-      throw new ToolError(
-        'http_unreachable',
-        `${args.method} ${args.url} failed: ${(err as Error).message}`,
-        {
+      if (response.status >= 500 || response.status === 429) {
+        const retryAfter = Number(response.headers['retry-after']);
+        throw new ToolError('http_status', `${args.method} ${args.url} answered ${response.status}`, {
           retryable: true,
-          cause: err,
-        },
-      );
-    }
-    const text = await response.text();
-    if (response.status >= 500 || response.status === 429) {
-      const retryAfter = Number(response.headers.get('retry-after'));
-      throw new ToolError('http_status', `${args.method} ${args.url} answered ${response.status}`, {
-        retryable: true,
-        ...(Number.isFinite(retryAfter) && retryAfter > 0 ? { retryAfterMs: retryAfter * 1000 } : {}),
-      });
-    }
-    return { status: response.status, body: parseBody(text, response.headers.get('content-type')) };
-  },
-});
+          ...(Number.isFinite(retryAfter) && retryAfter > 0 ? { retryAfterMs: retryAfter * 1000 } : {}),
+        });
+      }
+      const location = response.headers.location;
+      const text = response.body.toString('utf8');
+      return {
+        status: response.status,
+        body: parseBody(text, response.headers['content-type']),
+        // A redirect not followed (DURA_EGRESS_MAX_REDIRECTS=0): where it points, for the model to decide.
+        ...(response.status >= 300 && response.status < 400 && location ? { location } : {}),
+      };
+    },
+  });
+}
 
 /** The call's key is the only Idempotency-Key a request may carry, whatever case the caller wrote. */
 function withoutIdempotencyKey(headers: Record<string, string> | undefined): Record<string, string> {
@@ -66,7 +76,7 @@ function withoutIdempotencyKey(headers: Record<string, string> | undefined): Rec
   );
 }
 
-function parseBody(text: string, contentType: string | null): JsonValue {
+function parseBody(text: string, contentType: string | undefined): JsonValue {
   if (contentType?.includes('json')) {
     try {
       return JSON.parse(text) as JsonValue;
