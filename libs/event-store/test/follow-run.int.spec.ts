@@ -35,11 +35,11 @@ describe('followRun on a real server', () => {
     const seen: { seq: number; at: number }[] = [];
     const following = (async () => {
       // A poll interval far beyond the test: only wake-ups can deliver the live events in time.
-      for await (const msg of followRun(
-        { reader: createRunReader(reader.jsm), wakeups },
-        runId,
-        { fromSeq: 1, signal: abort.signal, pollMs: 600_000 },
-      ))
+      for await (const msg of followRun({ reader: createRunReader(reader.jsm), wakeups }, runId, {
+        fromSeq: 1,
+        signal: abort.signal,
+        pollMs: 600_000,
+      }))
         seen.push({ seq: msg.seq, at: Date.now() });
     })();
     await retryUntil(() => expect(seen).toHaveLength(2), 10_000);

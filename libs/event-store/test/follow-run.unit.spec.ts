@@ -2,7 +2,13 @@ import type { JetStreamManager } from '@nats-io/jetstream';
 import { NoRespondersError } from '@nats-io/nats-core';
 import { describe, expect, it } from 'vitest';
 import { runSubject } from '@dura/contracts';
-import { createRunReader, followRun, type RunReader, type RunWakeups, type StoredRunMessage } from '../src/index';
+import {
+  createRunReader,
+  followRun,
+  type RunReader,
+  type RunWakeups,
+  type StoredRunMessage,
+} from '../src/index';
 
 const RUN = 'run-a';
 const subject = runSubject(RUN);
@@ -71,7 +77,10 @@ describe('followRun', () => {
         return answer;
       },
     };
-    const seqs = await take(followRun({ reader: catchingUp, wakeups }, RUN, { fromSeq: 1, pollMs: 60_000 }), 4);
+    const seqs = await take(
+      followRun({ reader: catchingUp, wakeups }, RUN, { fromSeq: 1, pollMs: 60_000 }),
+      4,
+    );
     expect(seqs).toEqual([3, 7, 8, 12]);
     expect(asked.some((a) => !a.leader)).toBe(true);
   });
@@ -121,7 +130,10 @@ describe('RunReader.readAll', () => {
     };
     const jsm = {
       streams: {
-        getMessage: (_stream: string, query: { next_by_subj?: string; seq?: number; last_by_subj?: string }) => {
+        getMessage: (
+          _stream: string,
+          query: { next_by_subj?: string; seq?: number; last_by_subj?: string },
+        ) => {
           calls.leader += 1;
           if (query.last_by_subj) return Promise.resolve(found([...leader].reverse(), 0) ?? null);
           return Promise.resolve(found(leader, query.seq ?? 1));

@@ -2,7 +2,13 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
+import {
+  AckPolicy,
+  DeliverPolicy,
+  jetstream,
+  jetstreamManager,
+  type JetStreamManager,
+} from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { connectDuraClient } from '@dura/client';
 import { runSubject, STREAMS, SUBJECTS } from '@dura/contracts';
@@ -15,7 +21,11 @@ import { openStream } from './sse-probe';
 // The shipped permissions, a real projector with API tokens and small stream caps, the client credential.
 const infra = useTestInfra({ nats: false });
 const PER_TOKEN = 4;
-const TOKENS = { a: 'ops-a-token-5c1d0e2f9a', b: 'ops-b-token-77f03b1e4c', cycler: 'cycler-token-0a9e33d1f2' };
+const TOKENS = {
+  a: 'ops-a-token-5c1d0e2f9a',
+  b: 'ops-b-token-77f03b1e4c',
+  cycler: 'cycler-token-0a9e33d1f2',
+};
 let nats: SecuredNats;
 let apiUrl: string;
 let admin: JetStreamManager;
@@ -36,7 +46,9 @@ async function denied(operation: Promise<unknown>): Promise<void> {
     (e: unknown) => e as Error,
   );
   expect(err, 'the operation was allowed').toBeInstanceOf(Error);
-  expect(`${err?.message} ${(err?.cause as Error | undefined)?.message ?? ''}`).toMatch(/Permissions Violation/);
+  expect(`${err?.message} ${(err?.cause as Error | undefined)?.message ?? ''}`).toMatch(
+    /Permissions Violation/,
+  );
 }
 
 const consumerCount = async (stream: string): Promise<number> =>
@@ -137,7 +149,13 @@ describe('the client credential cannot create, use or delete consumers', () => {
     const watched = [STREAMS.requests, STREAMS.tasks, STREAMS.deadLetters];
     const before = await Promise.all(watched.map((s) => admin.streams.info(s)));
     const consumersBefore = (await admin.consumers.list(STREAMS.runs).next()).map((c) => c.name);
-    for (const deliver of [SUBJECTS.submit, SUBJECTS.fork, 'dura.task.tool.x', 'dura.task.decide', 'dura.dlq.x'])
+    for (const deliver of [
+      SUBJECTS.submit,
+      SUBJECTS.fork,
+      'dura.task.tool.x',
+      'dura.task.decide',
+      'dura.dlq.x',
+    ])
       await denied(
         jsm.consumers.add(STREAMS.runs, {
           deliver_subject: deliver,
@@ -174,7 +192,9 @@ describe('the client credential cannot create, use or delete consumers', () => {
     const [projectorConsumer] = await admin.consumers.list(STREAMS.runs).next();
     expect(projectorConsumer, 'the projector follows the run log with a consumer').toBeDefined();
     await denied(jsm.consumers.add(STREAMS.runs, { durable_name: 'snoop', ack_policy: AckPolicy.None }));
-    await denied(jsm.consumers.add(STREAMS.requests, { durable_name: 'snoop', ack_policy: AckPolicy.Explicit }));
+    await denied(
+      jsm.consumers.add(STREAMS.requests, { durable_name: 'snoop', ack_policy: AckPolicy.Explicit }),
+    );
     await denied(
       jetstream(nc).consumers.get(STREAMS.runs, { filter_subjects: runSubject('hostile-sdk-run') }),
     );

@@ -24,7 +24,9 @@ export function createStreamSlots(limits: StreamLimits) {
   let total = 0;
 
   function keyOf(caller: Caller, req: IncomingMessage): string {
-    return caller.name === OPEN_CALLER.name ? `anonymous@${req.socket.remoteAddress ?? '?'}` : `token:${caller.name}`;
+    return caller.name === OPEN_CALLER.name
+      ? `anonymous@${req.socket.remoteAddress ?? '?'}`
+      : `token:${caller.name}`;
   }
 
   function acquire(caller: Caller, req: IncomingMessage): SlotResult {

@@ -35,7 +35,10 @@ describe('live stream slots', () => {
     slots.acquire(caller('b'), from('1.1.1.1'));
     const refused = slots.acquire(caller('c'), from('1.1.1.1'));
     expect(refused).toMatchObject({
-      refused: { status: 429, body: { error: { code: 'streams_exhausted', message: /PROJECTOR_SSE_MAX_TOTAL/ } } },
+      refused: {
+        status: 429,
+        body: { error: { code: 'streams_exhausted', message: /PROJECTOR_SSE_MAX_TOTAL/ } },
+      },
     });
   });
 
