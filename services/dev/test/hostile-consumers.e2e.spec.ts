@@ -253,6 +253,24 @@ describe('live run streams (SSE) are bounded', () => {
     for (const stream of open) stream.close();
   });
 
+  it('a live stream delivers what happens after it opened, then ends, with the projector under its shipped permissions', async () => {
+    const runId = 'hostile-sse-live';
+    await submitWaitingRun(runId);
+    const stream = await openStream(apiUrl, runId, TOKENS.b);
+    expect(stream.status).toBe(200);
+    const reading = stream.eventsUntilEnd();
+    const client = connectDuraClient({ natsUrl: nats.url, security: securityOf('client') });
+    try {
+      await client.signal(runId, 'never', { payload: { ok: true } });
+    } finally {
+      await client.close();
+    }
+    const events = await reading;
+    expect(events).toEqual(expect.arrayContaining(['wait_requested', 'signal_received', 'run_completed']));
+    expect(events.at(-1)).toBe('end');
+    for (const proc of processes) expect(proc.output()).not.toMatch(/Permissions Violation|NATS denied/);
+  });
+
   it('after 200 open/close cycles the run log holds as many consumers as before, within 10 s', async () => {
     const runId = 'hostile-sse-cycles';
     const firstSeq = await submitWaitingRun(runId);
