@@ -4,17 +4,23 @@ import {
   formatIssues,
   RUN_REQUEST_VERSION,
   RunRequestSchema,
-  runSubject,
   SIGNAL_VERSION,
   SignalRequestSchema,
-  STREAMS,
   SUBJECTS,
   type JsonValue,
   type RunEvent,
   type RunRequest,
 } from '@dura/contracts';
 import { fold, type RunState } from '@dura/core';
-import { createEventStore, mapAppendError, type EventStore } from '@dura/event-store';
+import {
+  connectionOf,
+  createRunReader,
+  createRunWakeups,
+  decodeStored,
+  mapAppendError,
+  type RunReader,
+  type RunWakeups,
+} from '@dura/event-store';
 import { DURA_ATTRS, withProducerSpan } from '@dura/telemetry';
 import { trace } from '@opentelemetry/api';
 import { ClientNotConfigured, RunNotFound } from './errors';
@@ -78,12 +84,14 @@ export function createDuraClient(options: DuraClientOptions) {
     ...(options.apiTimeoutMs === undefined ? {} : { timeoutMs: options.apiTimeoutMs }),
     ...(options.apiToken === undefined ? {} : { apiToken: options.apiToken }),
   });
-  let handles: Promise<JetStreamHandles & { store: EventStore }> | undefined;
+  let handles: Promise<NatsReads> | undefined;
 
-  function nats(): Promise<JetStreamHandles & { store: EventStore }> {
+  // Reads create no consumer (message gets, woken by the run subject): the `client` permission set may not
+  // create consumers, since a consumer's deliver subject could be any subject (nats-server#8274).
+  function nats(): Promise<NatsReads> {
     // A failed connect is not remembered: the next call tries again.
     handles ??= resolveHandles(options).then(
-      (h) => ({ ...h, store: createEventStore(h) }),
+      (h) => ({ ...h, reader: createRunReader(h.jsm), wakeups: createRunWakeups(connectionOf(h.js)) }),
       (err: unknown) => {
         handles = undefined;
         throw err;
@@ -119,7 +127,7 @@ export function createDuraClient(options: DuraClientOptions) {
    * stops after the terminal event. Survives a broken connection: it re-opens at the last seq seen + 1.
    */
   function watchRun(runId: string, watchOptions: WatchOptions = {}): AsyncGenerator<RunEvent> {
-    return watchRunEvents(async () => (await nats()).js, runId, watchOptions);
+    return watchRunEvents(nats, runId, watchOptions);
   }
 
   /**
@@ -166,25 +174,23 @@ export function createDuraClient(options: DuraClientOptions) {
 
   /** The run's current state: its log read from JetStream and folded by the same `evolve` every service uses. */
   async function getRun(runId: string): Promise<RunState> {
-    const events = await (await nats()).store.read(runId);
+    const events = await readEvents(runId);
     if (events.length === 0) throw new RunNotFound(runId);
     return fold(events);
   }
 
   /** Stream sequence of the run's last event, or 0 when it has none (one direct get). */
   async function lastSeq(runId: string): Promise<number> {
-    const { jsm } = await nats();
-    const msg = await jsm.streams
-      .getMessage(STREAMS.runs, { last_by_subj: runSubject(runId) })
-      .catch((err: unknown) => {
-        throw mapAppendError(err, runId, undefined);
-      });
-    return msg?.seq ?? 0;
+    const { reader } = await nats();
+    return reader.lastSeq(runId).catch((err: unknown) => {
+      throw mapAppendError(err, runId, undefined);
+    });
   }
 
   /** The run's events with `seq >= fromSeq`, read from JetStream (the log itself, not the projection). */
   async function readEvents(runId: string, readOptions?: { fromSeq?: number }): Promise<RunEvent[]> {
-    return (await nats()).store.read(runId, readOptions);
+    const { reader } = await nats();
+    return (await reader.readAll(runId, readOptions?.fromSeq ?? 1)).map(decodeStored);
   }
 
   return {
@@ -202,6 +208,8 @@ export function createDuraClient(options: DuraClientOptions) {
     causes: api.causes,
   };
 }
+
+type NatsReads = JetStreamHandles & { reader: RunReader; wakeups: RunWakeups };
 
 export type DuraClient = ReturnType<typeof createDuraClient>;
 

@@ -1,6 +1,5 @@
-import { DeliverPolicy, type ConsumerMessages, type JetStreamClient } from '@nats-io/jetstream';
-import { DuraError, runSubject, STREAMS, type EventType, type RunEvent } from '@dura/contracts';
-import { decodeStored } from '@dura/event-store';
+import { DuraError, type EventType, type RunEvent } from '@dura/contracts';
+import { decodeStored, followRun, type RunReader, type RunWakeups } from '@dura/event-store';
 
 export interface WatchOptions {
   /** First stream sequence to deliver (default: the run's first event). Resume after a disconnect with lastSeq + 1. */
@@ -24,13 +23,20 @@ export const TERMINAL_EVENTS: ReadonlySet<EventType> = new Set([
 
 const RETRY_MS = 250;
 
+/** What a watch reads with: message gets by sequence and core-NATS wake-ups (no consumer, see followRun). */
+export interface WatchDeps {
+  reader: RunReader;
+  wakeups: RunWakeups;
+}
+
 /**
- * The run subject on JetStream, as an ordered consumer from `fromSeq`: each event exactly once, in order.
- * If the consumer ends without being asked to (the connection or the server went away), it is opened again
- * at the last seq seen + 1, so the caller sees no gap and no duplicate.
+ * The run's log read by sequence from `fromSeq` (message gets woken by the run subject): each event exactly
+ * once, in order. If a read fails (the connection or the server went away), it is tried again at the last
+ * seq seen + 1, so the caller sees no gap and no duplicate. Creates no consumer, so it works for a user
+ * that may not create one.
  */
 export async function* watchRunEvents(
-  js: () => Promise<JetStreamClient>,
+  deps: () => Promise<WatchDeps>,
   runId: string,
   options: WatchOptions = {},
 ): AsyncGenerator<RunEvent> {
@@ -38,32 +44,16 @@ export async function* watchRunEvents(
   const resumeTimeoutMs = options.resumeTimeoutMs ?? 60_000;
   let next = Math.max(1, options.fromSeq ?? 1);
   let failingSince: number | undefined;
-  const client = await js();
+  const follow = await deps();
   while (!options.signal?.aborted) {
-    let messages: ConsumerMessages;
     try {
-      const consumer = await client.consumers.get(STREAMS.runs, {
-        filter_subjects: runSubject(runId),
-        deliver_policy: DeliverPolicy.StartSequence,
-        opt_start_seq: next,
+      const messages = followRun(follow, runId, {
+        fromSeq: next,
+        ...(options.signal ? { signal: options.signal } : {}),
       });
-      // A short pull expiry re-pulls from a new leader within seconds after a NATS node dies.
-      messages = await consumer.consume({ max_messages: 256, expires: 5_000 });
-    } catch (err) {
-      failingSince ??= Date.now();
-      if (Date.now() - failingSince > resumeTimeoutMs || !isTransient(err))
-        throw interrupted(runId, next, err);
-      await pause(RETRY_MS, options.signal);
-      continue;
-    }
-    const abort = (): void => void messages.close();
-    options.signal?.addEventListener('abort', abort, { once: true });
-    // 'abort' never fires for a signal that aborted before (or while) the consumer was set up.
-    if (options.signal?.aborted) abort();
-    try {
       for await (const msg of messages) {
         failingSince = undefined;
-        // Never yield a seq twice, whatever a re-opened consumer delivers.
+        // Never yield a seq twice.
         if (msg.seq < next) continue;
         const event = decodeStored(msg);
         next = msg.seq + 1;
@@ -74,24 +64,16 @@ export async function* watchRunEvents(
       if (err instanceof DuraError || !isTransient(err)) throw err;
       failingSince ??= Date.now();
       if (Date.now() - failingSince > resumeTimeoutMs) throw interrupted(runId, next, err);
-    } finally {
-      options.signal?.removeEventListener('abort', abort);
-      await messages.close();
+      await pause(RETRY_MS, options.signal);
     }
-    if (options.signal?.aborted) return;
-    // The consumer ended without being asked to: open it again at `next`, after a short pause.
-    failingSince ??= Date.now();
-    if (Date.now() - failingSince > resumeTimeoutMs)
-      throw interrupted(runId, next, new Error('the consumer kept ending'));
-    await pause(RETRY_MS, options.signal);
   }
 }
 
 function isTransient(err: unknown): boolean {
-  // A closed connection never comes back; everything else (timeouts, no responders, missed heartbeats,
+  // A closed connection never comes back, nor does a permission; everything else (timeouts, no responders, missed heartbeats,
   // a consumer deleted by a restarted server) is worth another attempt.
   const text = err instanceof Error ? `${err.name} ${err.message}` : String(err);
-  return !/ClosedConnection|connection closed/i.test(text);
+  return !/ClosedConnection|connection closed|Permissions Violation/i.test(text);
 }
 
 function interrupted(runId: string, next: number, cause: unknown): DuraError {

@@ -1,6 +1,6 @@
 export { createEventStore, decodeStored, readRaw, EVENT_TYPE_HEADER, DIRECT_READ_LIMIT } from './event-store';
 export type { EventStore, AppendOptions, AppendResult, ReadReport } from './event-store';
-export { ensureStreams, streamConfigs, DEFAULT_STREAM_OPTIONS } from './streams';
+export { ensureStreams, streamConfigs, DEFAULT_STREAM_OPTIONS, MAX_CONSUMERS } from './streams';
 export type { StreamOptions } from './streams';
 export {
   ConcurrencyConflict,
@@ -17,3 +17,9 @@ export {
   explainPermissionViolation,
 } from './nats-connection';
 export type { OpenNatsOptions } from './nats-connection';
+export { createRunReader } from './run-reads';
+export type { RunReader, StoredRunMessage } from './run-reads';
+export { createRunWakeups, connectionOf } from './run-wakeups';
+export type { RunWaker, RunWakeups } from './run-wakeups';
+export { followRun } from './follow-run';
+export type { FollowOptions } from './follow-run';

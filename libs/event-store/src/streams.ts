@@ -26,6 +26,15 @@ export const DEFAULT_STREAM_OPTIONS: StreamOptions = {
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
+/**
+ * Consumers each stream may hold. The services need a handful of durables on the intake and task streams;
+ * on the run log, one ordered consumer per projector replica plus short-lived read consumers of the planner
+ * and the projector's time travel (deleted after each read). The limits only stop a leak or a hostile
+ * credential from piling up consumers on the server. nats-server 2.9 and 2.10 refuse to change the limit of
+ * an existing stream, so a stream created without it keeps none (docs/security/nats-consumers.md).
+ */
+export const MAX_CONSUMERS = { requests: 32, runs: 512, tasks: 64, deadLetters: 16 } as const;
+
 /** The four streams of the wire layout (DESIGN.md). Runs are kept forever: the log is the truth. */
 export type NamedStreamConfig = Partial<StreamConfig> & { name: string };
 
@@ -43,6 +52,7 @@ export function streamConfigs(options: StreamOptions): NamedStreamConfig[] {
       subjects: [SUBJECTS.submit, SUBJECTS.signal, SUBJECTS.fork],
       retention: RetentionPolicy.Limits,
       max_age: nanos(7 * DAY_MS),
+      max_consumers: MAX_CONSUMERS.requests,
     },
     {
       ...common,
@@ -51,14 +61,22 @@ export function streamConfigs(options: StreamOptions): NamedStreamConfig[] {
       retention: RetentionPolicy.Limits,
       allow_direct: true,
       deny_delete: true,
+      max_consumers: MAX_CONSUMERS.runs,
     },
-    { ...common, name: STREAMS.tasks, subjects: ['dura.task.>'], retention: RetentionPolicy.Workqueue },
+    {
+      ...common,
+      name: STREAMS.tasks,
+      subjects: ['dura.task.>'],
+      retention: RetentionPolicy.Workqueue,
+      max_consumers: MAX_CONSUMERS.tasks,
+    },
     {
       ...common,
       name: STREAMS.deadLetters,
       subjects: [SUBJECTS.allDeadLetters],
       retention: RetentionPolicy.Limits,
       max_age: nanos(30 * DAY_MS),
+      max_consumers: MAX_CONSUMERS.deadLetters,
     },
   ];
 }
@@ -94,7 +112,9 @@ async function ensureStream(jsm: JetStreamManager, config: NamedStreamConfig): P
           'it cannot be changed in place: back up and delete the stream, then restart',
       );
     }
-    if (needsUpdate(existing, config)) await jsm.streams.update(name, { ...existing, ...config });
+    // The server refuses to change max_consumers in place: an existing stream keeps its own.
+    const wanted = { ...config, max_consumers: existing.max_consumers };
+    if (needsUpdate(existing, wanted)) await jsm.streams.update(name, { ...existing, ...wanted });
   } catch (err) {
     if (err instanceof StreamMisconfigured) throw err;
     // Another replica may have created it between our info and add.

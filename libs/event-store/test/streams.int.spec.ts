@@ -6,6 +6,7 @@ import {
   createEventStore,
   DEFAULT_STREAM_OPTIONS,
   ensureStreams,
+  MAX_CONSUMERS,
   StreamMisconfigured,
   StreamUnavailable,
 } from '../src/index';
@@ -99,6 +100,28 @@ describe('ensureStreams', () => {
       expect((await configOf(jsm, name)).duplicate_window, name).toBe(nanos(30_000));
     }
     expect((await jsm.streams.info(STREAMS.runs)).state.messages).toBe(1);
+  });
+
+  it('limits the consumers of every stream it creates', async () => {
+    const { jsm } = await open();
+    await ensureStreams(jsm);
+    expect((await configOf(jsm, STREAMS.requests)).max_consumers).toBe(MAX_CONSUMERS.requests);
+    expect((await configOf(jsm, STREAMS.runs)).max_consumers).toBe(MAX_CONSUMERS.runs);
+    expect((await configOf(jsm, STREAMS.tasks)).max_consumers).toBe(MAX_CONSUMERS.tasks);
+    expect((await configOf(jsm, STREAMS.deadLetters)).max_consumers).toBe(MAX_CONSUMERS.deadLetters);
+  });
+
+  it('leaves the consumer limit of an existing stream as it is (the server refuses to change it) and still updates the rest', async () => {
+    const { jsm } = await open();
+    // As an older version created it: no consumer limit, no direct gets.
+    await jsm.streams.add({ name: STREAMS.runs, subjects: [SUBJECTS.allRuns], allow_direct: false });
+
+    await ensureStreams(jsm);
+
+    const config = await configOf(jsm, STREAMS.runs);
+    expect(config.allow_direct).toBe(true);
+    expect(config.deny_delete).toBe(true);
+    expect(config.max_consumers).toBe(-1);
   });
 
   it('refuses a stream whose retention cannot be changed in place with StreamMisconfigured', async () => {

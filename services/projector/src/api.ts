@@ -1,5 +1,7 @@
 import { and, asc, desc, eq, gte, lt } from 'drizzle-orm';
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/nats-core';
+import { connectionOf, createRunReader, createRunWakeups } from '@dura/event-store';
 import type { Db } from '@dura/db';
 import type { Logger, Route } from '@dura/service-kit';
 import { createAuthenticator, type Authenticator } from './auth/authenticator';
@@ -19,6 +21,7 @@ import {
 } from './query-params';
 import { assertVisible } from './run-access';
 import { openRunStream } from './run-stream';
+import { createStreamSlots, DEFAULT_STREAM_LIMITS, holdingSlot, type StreamLimits } from './stream-slots';
 import { signalRoutes } from './signal-routes';
 import { causesOf, stateAt } from './time-travel';
 import { projectionErrors, runEvents, runs } from './db/schema';
@@ -30,6 +33,10 @@ export interface ReadApiDeps {
   /** For the live stream, and for time travel past the projection's position: the log itself. */
   js: JetStreamClient;
   jsm: JetStreamManager;
+  /** For the live stream's wake-ups (default: the connection under `js`). */
+  nc?: NatsConnection;
+  /** Open live streams allowed per credential and in total (default 20 and 1000); over them: 429. */
+  streamLimits?: StreamLimits;
   /** Interval of the live stream's keepalive comment (default 15 s). */
   keepaliveMs?: number;
   log?: Logger;
@@ -59,6 +66,15 @@ function apiRoutes(deps: ReadApiDeps): ApiRoute[] {
       `no run ${id} in the projection (position ${position()}): check the run id`,
     );
   let openapi: string | undefined;
+  const live = {
+    db,
+    jsm: deps.jsm,
+    reader: createRunReader(deps.jsm),
+    wakeups: createRunWakeups(deps.nc ?? connectionOf(deps.js)),
+    ...(deps.keepaliveMs === undefined ? {} : { keepaliveMs: deps.keepaliveMs }),
+    ...(deps.log ? { log: deps.log } : {}),
+  };
+  const slots = createStreamSlots(deps.streamLimits ?? DEFAULT_STREAM_LIMITS);
   return [
     {
       method: 'GET',
@@ -164,7 +180,14 @@ function apiRoutes(deps: ReadApiDeps): ApiRoute[] {
       async handle({ params, query, req, caller }) {
         const id = runIdParam(params);
         await assertVisible(db, caller, id, () => unknownRun(id));
-        return openRunStream(deps, id, query, req);
+        const slot = slots.acquire(caller, req);
+        if ('refused' in slot) return slot.refused;
+        try {
+          return holdingSlot(await openRunStream(live, id, query, req), slot.release);
+        } catch (err) {
+          slot.release();
+          throw err;
+        }
       },
     },
     {

@@ -56,6 +56,14 @@ export const ProjectorConfigSchema = z.object({
     .describe(
       'Comma-separated browser origins allowed to call the API (e.g. `https://ops.example.com`); unset: no CORS.',
     ),
+  PROJECTOR_SSE_MAX_PER_TOKEN: configFields.positiveInt
+    .default(20)
+    .describe(
+      'Live run streams (`GET /runs/:id/stream`) one credential may hold open at once (without credentials: one address); more answer 429.',
+    ),
+  PROJECTOR_SSE_MAX_TOTAL: configFields.positiveInt
+    .default(1000)
+    .describe('Live run streams the projector holds open at once, all callers together; more answer 429.'),
   LOG_LEVEL: configFields.logLevel.describe('`debug`, `info`, `warn` or `error`.'),
   LOG_FORMAT: configFields.logFormat.describe('`json` (one object per line) or `pretty`.'),
 });

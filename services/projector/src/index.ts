@@ -21,3 +21,5 @@ export type { CorsPolicy } from './auth/cors';
 export { AuthError, ALL_TENANTS, OPEN_CALLER, SCOPES, requireScope } from './auth/caller';
 export type { Caller, Scope } from './auth/caller';
 export { apiSecurityFromConfig } from './auth/from-config';
+export { DEFAULT_STREAM_LIMITS } from './stream-slots';
+export type { StreamLimits } from './stream-slots';

@@ -40,7 +40,14 @@ runMain('projector', async () => {
   const http = await startHttpServer({
     port: config.PROJECTOR_HTTP_PORT,
     routes: [
-      ...projectorRoutes({ ...nats, db: database.db, position: projector.position, log, ...security }),
+      ...projectorRoutes({
+        ...nats,
+        db: database.db,
+        position: projector.position,
+        log,
+        ...security,
+        streamLimits: { perToken: config.PROJECTOR_SSE_MAX_PER_TOKEN, total: config.PROJECTOR_SSE_MAX_TOTAL },
+      }),
       metricsRoute(telemetry.telemetry),
     ],
     log,

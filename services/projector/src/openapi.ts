@@ -253,6 +253,9 @@ export function openApiDocument(): Record<string, unknown> {
           },
           '400': error('`fromSeq` or Last-Event-ID is invalid, or the id is not a run id.'),
           '404': error('The run’s log holds no event.'),
+          '429': error(
+            'Too many live streams open: for this credential (`too_many_streams`, PROJECTOR_SSE_MAX_PER_TOKEN) or in total (`streams_exhausted`, PROJECTOR_SSE_MAX_TOTAL); retry after `Retry-After` seconds.',
+          ),
         },
       ),
       '/openapi.json': publicGet('This document.', {

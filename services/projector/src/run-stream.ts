@@ -1,23 +1,28 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import {
-  DeliverPolicy,
-  type ConsumerMessages,
-  type JetStreamClient,
-  type JetStreamManager,
-} from '@nats-io/jetstream';
+import type { JetStreamManager } from '@nats-io/jetstream';
 import { and, asc, eq, inArray } from 'drizzle-orm';
 import { EVENT_TYPES, runSubject, STREAMS, type EventType, type RunEvent } from '@dura/contracts';
 import { STATUS_AFTER, isTerminal, type RunStatus } from '@dura/core';
 import type { Db } from '@dura/db';
-import { decodeStored, EVENT_TYPE_HEADER } from '@dura/event-store';
+import {
+  decodeStored,
+  EVENT_TYPE_HEADER,
+  followRun,
+  type RunReader,
+  type RunWakeups,
+} from '@dura/event-store';
 import type { HttpResponse, Logger } from '@dura/service-kit';
 import { NotFound, intParam, parseIntIn } from './query-params';
 import { runEvents } from './db/schema';
 
 export interface RunStreamDeps {
   db: Db;
-  js: JetStreamClient;
   jsm: JetStreamManager;
+  /** Message gets by sequence and one shared wake-up subscription per followed run: no consumer per stream. */
+  reader: RunReader;
+  wakeups: RunWakeups;
+  /** Re-read interval without a wake-up (default 5 s). */
+  pollMs?: number;
   /** Interval of the `: keepalive` comment (default 15 s). */
   keepaliveMs?: number;
   log?: Logger;
@@ -37,7 +42,7 @@ const SSE_HEADERS = {
   connection: 'keep-alive',
   'x-accel-buffering': 'no',
 };
-const RESUBSCRIBE_MS = 250;
+const REREAD_MS = 250;
 
 /** First seq to send: `Last-Event-ID` + 1 when the header is present (it wins), else `fromSeq` (default 1). */
 function startSeq(query: URLSearchParams, req: IncomingMessage): number {
@@ -48,9 +53,10 @@ function startSeq(query: URLSearchParams, req: IncomingMessage): number {
 }
 
 /**
- * `GET /runs/:id/stream`: the run's events as Server-Sent Events, history then live, from one ordered
- * consumer on the run's subject (so the two cannot overlap or leave a gap), then `end` after the terminal
- * event. Checks run before the response starts, so a bad request still gets a JSON error.
+ * `GET /runs/:id/stream`: the run's events as Server-Sent Events, history then live, read by sequence from
+ * the run's log (so the two cannot overlap or leave a gap), then `end` after the terminal event. It holds no
+ * consumer on the server: a closed connection leaves nothing behind. Checks run before the response
+ * starts, so a bad request still gets a JSON error.
  */
 export async function openRunStream(
   deps: RunStreamDeps,
@@ -100,15 +106,21 @@ async function pump(o: {
   res: ServerResponse;
   signal: AbortSignal;
 }): Promise<void> {
-  const { deps, runId, res, signal } = o;
+  const { deps, runId, res } = o;
   let next = o.from;
   let ended = false;
-  let messages: ConsumerMessages | undefined;
+  let failing = false;
+  // Ends the read when the client goes away or the stream ends.
+  const reading = new AbortController();
+  const signal = reading.signal;
+  const stop = (): void => reading.abort();
+  o.signal.addEventListener('abort', stop, { once: true });
+  if (o.signal.aborted) stop();
   const end = (status: RunStatus): void => {
     if (ended) return;
     ended = true;
     res.write(`event: end\ndata: ${JSON.stringify({ status })}\n\n`);
-    void messages?.close();
+    stop();
   };
   // A client resuming after the terminal event gets `end` at once; the same check on every keepalive covers
   // a terminal event that the projection had not yet seen when the stream opened.
@@ -121,59 +133,47 @@ async function pump(o: {
     res.write(': keepalive\n\n');
     checkEnded().catch((err: unknown) => deps.log?.warn('run stream end check failed', { runId, err }));
   }, deps.keepaliveMs ?? 15_000);
-  const stop = (): void => void messages?.close();
-  signal.addEventListener('abort', stop, { once: true });
   try {
     await checkEnded();
     while (!ended && !signal.aborted) {
-      messages = await subscribe(deps, runId, next);
-      if (signal.aborted || ended) break;
-      for await (const msg of messages) {
-        if (ended || signal.aborted) break;
-        // Never send a seq twice, whatever a re-created consumer delivers.
-        if (msg.seq < next) continue;
-        next = msg.seq + 1;
-        let event: RunEvent;
-        try {
-          event = decodeStored(msg);
-          if (event.meta.runId !== runId) throw new Error(`it names run ${event.meta.runId}`);
-        } catch (err) {
-          // Not an event of this run (the projection refuses it too): say so in a comment, send nothing else.
-          res.write(`: seq ${msg.seq} skipped, not a valid event of this run: ${oneLine(err)}\n\n`);
-          continue;
+      const messages = followRun(deps, runId, {
+        fromSeq: next,
+        signal,
+        ...(deps.pollMs === undefined ? {} : { pollMs: deps.pollMs }),
+      });
+      try {
+        for await (const msg of messages) {
+          failing = false;
+          if (ended || signal.aborted) break;
+          // Never send a seq twice, whatever a repeated read returns.
+          if (msg.seq < next) continue;
+          next = msg.seq + 1;
+          let event: RunEvent;
+          try {
+            event = decodeStored(msg);
+            if (event.meta.runId !== runId) throw new Error(`it names run ${event.meta.runId}`);
+          } catch (err) {
+            // Not an event of this run (the projection refuses it too): say so in a comment, send nothing else.
+            res.write(`: seq ${msg.seq} skipped, not a valid event of this run: ${oneLine(err)}\n\n`);
+            continue;
+          }
+          if (!res.write(frame(event))) await drained(res, signal);
+          const status = TERMINAL.get(event.type);
+          if (status) end(status);
         }
-        if (!res.write(frame(event))) await drained(res, signal);
-        const status = TERMINAL.get(event.type);
-        if (status) end(status);
+      } catch (err) {
+        // A failed read (connection trouble): read again from `next` after a pause.
+        if (ended || signal.aborted) break;
+        if (!failing) deps.log?.warn('run stream read failed; reading again', { runId, next, err });
+        failing = true;
       }
-      // The subscription ended on its own (connection trouble, a reset): open it again at `next`.
-      if (!ended && !signal.aborted) await new Promise((resolve) => setTimeout(resolve, RESUBSCRIBE_MS));
+      if (!ended && !signal.aborted) await new Promise((resolve) => setTimeout(resolve, REREAD_MS));
     }
   } finally {
     clearInterval(keepalive);
-    signal.removeEventListener('abort', stop);
-    await messages?.close();
+    o.signal.removeEventListener('abort', stop);
+    stop();
   }
-}
-
-/** An ordered consumer on the run's subject from `seq`; closed when the client library resets it. */
-async function subscribe(deps: RunStreamDeps, runId: string, seq: number): Promise<ConsumerMessages> {
-  const consumer = await deps.js.consumers.get(STREAMS.runs, {
-    filter_subjects: runSubject(runId),
-    deliver_policy: DeliverPolicy.StartSequence,
-    opt_start_seq: seq,
-  });
-  const messages = await consumer.consume({ max_messages: 256 });
-  void (async () => {
-    // As in the projector: rather than trust a recreated ordered consumer, the caller re-subscribes at `next`.
-    for await (const status of messages.status()) {
-      if (status.type === 'ordered_consumer_recreated' || status.type === 'reset') {
-        await messages.close();
-        return;
-      }
-    }
-  })().catch(() => undefined);
-  return messages;
 }
 
 function drained(res: ServerResponse, signal: AbortSignal): Promise<void> {
