@@ -39,13 +39,14 @@ runMain('projector', async () => {
   await projector.start();
   const http = await startHttpServer({
     port: config.PROJECTOR_HTTP_PORT,
+    host: config.DURA_BIND_HOST,
     routes: [
       ...projectorRoutes({ ...nats, db: database.db, position: projector.position, log, ...security }),
       metricsRoute(telemetry.telemetry),
     ],
     log,
   });
-  log.info('projector api listening', { url: http.url });
+  log.info('projector api listening', { url: http.url, address: http.address });
   return {
     graceMs: config.SHUTDOWN_GRACE_MS,
     async stop() {
