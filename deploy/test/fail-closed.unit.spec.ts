@@ -116,7 +116,8 @@ describe('the prod overlay with its Secrets', () => {
 
   it('sets DURA_BIND_HOST=0.0.0.0 explicitly: inside a pod the probes and Services reach every service', () => {
     for (const objects of [prod, dev])
-      for (const service of SERVICE_NAMES) expect(envOf(objects, service).DURA_BIND_HOST, service).toBe('0.0.0.0');
+      for (const service of SERVICE_NAMES)
+        expect(envOf(objects, service).DURA_BIND_HOST, service).toBe('0.0.0.0');
   });
 });
 
@@ -211,7 +212,14 @@ describe('the prod NetworkPolicies', () => {
     for (const service of ['planner', 'tool-gateway']) {
       expect(can(pod(service), { ip: '203.0.113.10' }, 443), service).toBe(true);
       expect(can(pod(service), { ip: '203.0.113.10' }, 80), service).toBe(false);
-      for (const ip of ['169.254.169.254', '10.0.0.1', '172.16.5.4', '192.168.1.1', '100.64.0.1', '127.0.0.1'])
+      for (const ip of [
+        '169.254.169.254',
+        '10.0.0.1',
+        '172.16.5.4',
+        '192.168.1.1',
+        '100.64.0.1',
+        '127.0.0.1',
+      ])
         expect(can(pod(service), { ip }, 443), `${service} -> ${ip}`).toBe(false);
     }
     expect(can(pod('projector'), { ip: '203.0.113.10' }, 443)).toBe(false);

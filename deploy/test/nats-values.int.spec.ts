@@ -24,7 +24,19 @@ const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir,
 /** A test CA and a certificate for 127.0.0.1 signed by it: what nats-server-tls and dura-nats-tls hold. */
 function makeCertificates(): void {
   const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  openssl('req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.crt', '-subj', '/CN=dura-test-ca', '-days', '1');
+  openssl(
+    'req',
+    '-x509',
+    ...ec,
+    '-keyout',
+    'ca.key',
+    '-out',
+    'ca.crt',
+    '-subj',
+    '/CN=dura-test-ca',
+    '-days',
+    '1',
+  );
   openssl('req', ...ec, '-keyout', 'tls.key', '-out', 'server.csr', '-subj', '/CN=localhost');
   writeFileSync(join(dir, 'san.ext'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\n');
   openssl(
@@ -48,7 +60,10 @@ beforeAll(async () => {
   copyFileSync(join(ROOT, 'deploy/nats/permissions.conf'), join(dir, PERMISSIONS_FILE));
   // The chart passes the passwords in the environment; nats-server reads a config variable the same way.
   const variables = Object.entries(PASSWORDS).map(([name, value]) => `${name}: "${value}"`);
-  writeFileSync(join(dir, 'nats.conf'), `${variables.join('\n')}\n${natsConf(natsValues('values.yaml'), dir)}`);
+  writeFileSync(
+    join(dir, 'nats.conf'),
+    `${variables.join('\n')}\n${natsConf(natsValues('values.yaml'), dir)}`,
+  );
   server = await startNatsServer({ extraArgs: ['-c', join(dir, 'nats.conf')] });
 }, 60_000);
 
@@ -88,7 +103,11 @@ describe('a nats-server configured by deploy/nats/values.yaml', () => {
 
   const caFile = () => join(dir, 'ca.crt');
   const client = (security: NatsSecurity) => connectNats(tlsUrl(), 'test-client', undefined, security);
-  const clientUser = { kind: 'user', user: 'client', password: PASSWORDS.DURA_CLIENT_NATS_PASSWORD! } as const;
+  const clientUser = {
+    kind: 'user',
+    user: 'client',
+    password: PASSWORDS.DURA_CLIENT_NATS_PASSWORD!,
+  } as const;
 
   it('refuses a client without credentials', async () => {
     await expect(client({ auth: { kind: 'none' }, tls: { caFile: caFile() } })).rejects.toThrow(
@@ -101,7 +120,11 @@ describe('a nats-server configured by deploy/nats/values.yaml', () => {
   });
 
   it('applies the included permissions: the client user may not subscribe to the task subjects', async () => {
-    const { nc } = await client({ auth: clientUser, tls: { caFile: caFile() }, inboxPrefix: '_INBOX.client' });
+    const { nc } = await client({
+      auth: clientUser,
+      tls: { caFile: caFile() },
+      inboxPrefix: '_INBOX.client',
+    });
     try {
       const sub = nc.subscribe('dura.task.>');
       // nats.js settles `closed` with the server's error rather than rejecting it.

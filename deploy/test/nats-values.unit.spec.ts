@@ -13,9 +13,17 @@ describe('deploy/nats/values.yaml (production)', () => {
   const users = (values.config.merge?.authorization as { users: Record<string, string>[] }).users;
 
   it('defines one user per permission set of permissions.conf, included unchanged, and no anonymous user', () => {
-    expect(permissionSets).toEqual(['DURA_PLANNER', 'DURA_GATEWAY', 'DURA_PROJECTOR', 'DURA_CLIENT', 'DURA_ADMIN']);
+    expect(permissionSets).toEqual([
+      'DURA_PLANNER',
+      'DURA_GATEWAY',
+      'DURA_PROJECTOR',
+      'DURA_CLIENT',
+      'DURA_ADMIN',
+    ]);
     expect(values.config.merge?.['$include']).toBe(PERMISSIONS_FILE);
-    expect(users.map((u) => u.permissions).sort()).toEqual(permissionSets.map((set) => `<< $${set} >>`).sort());
+    expect(users.map((u) => u.permissions).sort()).toEqual(
+      permissionSets.map((set) => `<< $${set} >>`).sort(),
+    );
     expect(users.map((u) => u.user)).toEqual(['planner', 'gateway', 'projector', 'client', 'admin']);
     expect(JSON.stringify(values.config.merge)).not.toMatch(/no_auth_user/);
     // The install command passes the file itself, so the permissions cannot drift from the shipped ones.

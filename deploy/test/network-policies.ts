@@ -83,7 +83,11 @@ const typesOf = (policy: INetworkPolicy): Direction[] =>
   (policy.spec?.egress ? ['Ingress', 'Egress'] : ['Ingress']);
 
 /** The policies of `objects` that select the pod `endpoint` for `direction`. */
-export function policiesSelecting(objects: K8sObject[], endpoint: Endpoint, direction: Direction): INetworkPolicy[] {
+export function policiesSelecting(
+  objects: K8sObject[],
+  endpoint: Endpoint,
+  direction: Direction,
+): INetworkPolicy[] {
   if (!isPod(endpoint)) return [];
   return objects
     .filter((o) => o.kind === 'NetworkPolicy')

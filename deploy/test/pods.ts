@@ -176,7 +176,8 @@ export function secretReferences(objects: K8sObject[]): SecretReference[] {
  */
 export function missingSecrets(objects: K8sObject[], existing: ExternalSecrets): string[] {
   const values = (name: string): Record<string, string> | undefined => {
-    const found = objects.find((o) => o.kind === 'Secret' && o.metadata.name === name) as EnvSource | undefined;
+    const found = objects.find((o) => o.kind === 'Secret' && o.metadata.name === name) as
+      EnvSource | undefined;
     return found ? { ...found.data, ...found.stringData } : existing[name];
   };
   return secretReferences(objects)

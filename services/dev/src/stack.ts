@@ -132,7 +132,14 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     stops.push(() => http.close());
 
     const client = createDuraClient(await connect('dura-dev-client'));
-    return { natsUrl, apiUrl: http.url, apiAddress: http.address, database: database.kind, client, stop: stopAll };
+    return {
+      natsUrl,
+      apiUrl: http.url,
+      apiAddress: http.address,
+      database: database.kind,
+      client,
+      stop: stopAll,
+    };
   } catch (err) {
     await stopAll();
     throw err;
