@@ -86,7 +86,23 @@ describe('docker-compose.yml', () => {
       expect(composed(name).depends_on?.postgres?.condition).toBe('service_healthy');
     }
     expect(environment('jaeger').COLLECTOR_OTLP_ENABLED).toBe('true');
-    expect(composed('projector').ports).toContain(`${environment('projector').PROJECTOR_HTTP_PORT}:8080`);
+    expect(composed('projector').ports).toContain(
+      `127.0.0.1:${environment('projector').PROJECTOR_HTTP_PORT}:8080`,
+    );
+  });
+
+  it('publishes every port on 127.0.0.1 only: nothing of this local stack is reachable from the network', () => {
+    const published = Object.entries(compose.services).flatMap(([name, service]) =>
+      (service.ports ?? []).map((port) => ({ name, port })),
+    );
+    expect(published.map(({ name }) => name).sort()).toEqual(
+      expect.arrayContaining(['jaeger', 'nats', 'postgres', 'projector']),
+    );
+    for (const { name, port } of published)
+      expect(port, `${name} publishes ${port}`).toMatch(/^127\.0\.0\.1:\d+:\d+$/);
+    // Inside its container a service must listen on every interface, or the published port reaches nothing.
+    for (const name of SERVICE_NAMES) expect(environment(name).DURA_BIND_HOST, name).toBe('0.0.0.0');
+    expect(readRepoFile('docker-compose.yml')).toMatch(/For local use only/);
   });
 
   it('keeps JetStream on a volume and starts the services only with the services profile', () => {

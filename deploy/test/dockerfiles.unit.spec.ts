@@ -88,6 +88,23 @@ describe.each(SERVICE_NAMES)('services/%s/Dockerfile', (service) => {
     expect(deploy.dependencies).toHaveProperty('tsx');
   });
 
+  it('builds and runs on Node 24 LTS in every stage, with the npm that comes with it', () => {
+    const [arg] = steps.filter((s) => s.keyword === 'ARG' && s.args.startsWith('NODE_IMAGE='));
+    expect(arg?.args).toBe('NODE_IMAGE=node:24-alpine');
+    const froms = steps.filter((s) => s.keyword === 'FROM');
+    expect(froms.length).toBe(last + 1);
+    for (const from of froms) expect(from.args.split(/\s+/)[0]).toBe('${NODE_IMAGE}');
+    // Node 20's npm could not read the lockfile, so the images once installed another; Node 24's reads it.
+    expect(steps.some((s) => /npm install --global npm/.test(s.args))).toBe(false);
+  });
+
+  it('listens on every interface inside the container (DURA_BIND_HOST=0.0.0.0), where a published port reaches it', () => {
+    const env = one('ENV')
+      .map((s) => s.args)
+      .join(' ');
+    expect(env).toMatch(/(^|\s)DURA_BIND_HOST=0\.0\.0\.0(\s|$)/);
+  });
+
   it('runs as a non-root user given by number', () => {
     const [user] = one('USER');
     expect(user?.args).toMatch(/^[1-9]\d*(:[1-9]\d*)?$/);

@@ -4,6 +4,7 @@ import { ScaledObject } from '@kubernetes-models/keda/keda.sh/v1alpha1/ScaledObj
 import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
 import { StatefulSet } from 'kubernetes-models/apps/v1/StatefulSet';
 import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler';
+import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
 import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
 import { Namespace } from 'kubernetes-models/v1/Namespace';
@@ -23,6 +24,7 @@ const VALIDATORS: Record<string, Validator> = {
   'apps/v1 Deployment': model(Deployment),
   'apps/v1 StatefulSet': model(StatefulSet),
   'autoscaling/v2 HorizontalPodAutoscaler': model(HorizontalPodAutoscaler),
+  'networking.k8s.io/v1 NetworkPolicy': model(NetworkPolicy),
   'policy/v1 PodDisruptionBudget': model(PodDisruptionBudget),
   'v1 ConfigMap': model(ConfigMap),
   'v1 Namespace': model(Namespace),

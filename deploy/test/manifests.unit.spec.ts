@@ -5,6 +5,7 @@ import type { INamespace } from 'kubernetes-models/v1/Namespace';
 import { describe, expect, it } from 'vitest';
 import type { K8sObject } from './kustomize';
 import { schemaProblems } from './k8s-schemas';
+import { PROD_SECRETS } from './prod-secrets';
 import {
   containerEnv,
   containersOf,
@@ -26,11 +27,6 @@ import {
   unknownVariables,
   type ServiceName,
 } from './repo';
-
-/** What an operator creates before applying the prod overlay (README, "Deploy"). */
-const PROD_SECRETS: ExternalSecrets = {
-  'dura-secrets': { DATABASE_URL: 'postgres://dura@db.example:5432/dura' },
-};
 
 const VARIANTS: Record<string, { render: () => K8sObject[]; secrets: ExternalSecrets }> = {
   base: { render: () => kustomize.build('base'), secrets: PROD_SECRETS },

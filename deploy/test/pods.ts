@@ -120,3 +120,73 @@ export function restrictedProblems(workload: K8sObject): string[] {
   }
   return problems;
 }
+
+/** One reference of a pod to a Secret: the whole Secret (envFrom) or one key of it (env, a volume's items). */
+export interface SecretReference {
+  workload: string;
+  /** How the pod uses it: `envFrom`, `env NAME`, or `volume NAME`. */
+  via: string;
+  secret: string;
+  key?: string;
+  optional: boolean;
+}
+
+/** Every reference to a Secret in the pod templates of `objects`: what the kubelet needs before a pod starts. */
+export function secretReferences(objects: K8sObject[]): SecretReference[] {
+  const refs: SecretReference[] = [];
+  for (const workload of objects.filter((o) => WORKLOAD_KINDS.includes(o.kind))) {
+    const name = `${workload.kind} ${workload.metadata.name}`;
+    for (const { container } of containersOf(workload)) {
+      const where = `${name}/${container.name}`;
+      for (const from of container.envFrom ?? [])
+        if (from.secretRef?.name)
+          refs.push({
+            workload: where,
+            via: 'envFrom',
+            secret: from.secretRef.name,
+            optional: from.secretRef.optional === true,
+          });
+      for (const entry of container.env ?? []) {
+        const ref = entry.valueFrom?.secretKeyRef;
+        if (ref?.name)
+          refs.push({
+            workload: where,
+            via: `env ${entry.name}`,
+            secret: ref.name,
+            key: ref.key,
+            optional: ref.optional === true,
+          });
+      }
+    }
+    for (const volume of podSpec(workload).volumes ?? []) {
+      const secret = volume.secret;
+      if (!secret?.secretName) continue;
+      const base = { workload: name, via: `volume ${volume.name}`, secret: secret.secretName };
+      const optional = secret.optional === true;
+      if (!secret.items?.length) refs.push({ ...base, optional });
+      for (const item of secret.items ?? []) refs.push({ ...base, key: item.key, optional });
+    }
+  }
+  return refs;
+}
+
+/**
+ * What stops these manifests from starting when only the Secrets in `objects` and `existing` exist: one line per
+ * required Secret or key that is missing, naming it and who needs it. [] when every pod can start.
+ */
+export function missingSecrets(objects: K8sObject[], existing: ExternalSecrets): string[] {
+  const values = (name: string): Record<string, string> | undefined => {
+    const found = objects.find((o) => o.kind === 'Secret' && o.metadata.name === name) as
+      EnvSource | undefined;
+    return found ? { ...found.data, ...found.stringData } : existing[name];
+  };
+  return secretReferences(objects)
+    .filter((ref) => !ref.optional)
+    .flatMap((ref) => {
+      const secret = values(ref.secret);
+      if (!secret) return [`Secret ${ref.secret} is missing (${ref.workload}, ${ref.via})`];
+      if (ref.key !== undefined && !(ref.key in secret))
+        return [`Secret ${ref.secret} has no key ${ref.key} (${ref.workload}, ${ref.via})`];
+      return [];
+    });
+}

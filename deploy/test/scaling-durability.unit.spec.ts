@@ -122,9 +122,9 @@ describe('durability', () => {
     expect(data(dev, 'dura-common').DURA_STREAM_REPLICAS).toBe('1');
   });
 
-  it('points every service at the NATS release the values files install', () => {
-    for (const objects of [prod, dev])
-      expect(data(objects, 'dura-common').NATS_URL).toBe('nats://nats.nats.svc.cluster.local:4222');
+  it('points every service at the NATS release the values files install (over TLS in production)', () => {
+    expect(data(dev, 'dura-common').NATS_URL).toBe('nats://nats.nats.svc.cluster.local:4222');
+    expect(data(prod, 'dura-common').NATS_URL).toBe('tls://nats.nats.svc.cluster.local:4222');
   });
 });
 

@@ -6,6 +6,7 @@ import {
   type NatsSecurity,
   type NatsSecuritySettings,
 } from '@dura/contracts';
+import { DEFAULT_BIND_HOST } from './http-server';
 
 /** Bad configuration: the process cannot start. Services exit with code 2 on it. */
 export class ConfigError extends DuraError {
@@ -72,6 +73,17 @@ export const configFields = {
   logLevel: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
   logFormat: z.enum(['json', 'pretty']).default('json'),
   replicas: z.coerce.number().int().min(1).max(5).default(1),
+  /**
+   * `DURA_BIND_HOST`: where a service's HTTP servers listen. Loopback unless told otherwise, so a process started
+   * on a workstation or a VM never serves /metrics or the API to the network by accident; images set 0.0.0.0.
+   */
+  bindHost: z
+    .string()
+    .regex(/^[A-Za-z0-9.:-]+$/, 'must be an IP address or host name, e.g. 127.0.0.1 or 0.0.0.0')
+    .default(DEFAULT_BIND_HOST)
+    .describe(
+      'Address the HTTP servers (API, `/metrics`, `/healthz`, `/readyz`) listen on: `127.0.0.1` (this machine only) or `0.0.0.0` (every interface; the images and manifests set it).',
+    ),
 };
 
 /**

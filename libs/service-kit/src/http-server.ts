@@ -32,14 +32,32 @@ export interface Route {
 
 export interface HttpServerHandle {
   readonly port: number;
+  /** The address the server is bound to, as the socket reports it: `127.0.0.1:8080`, `0.0.0.0:8080`, `[::]:8080`. */
+  readonly address: string;
+  /** A URL this machine can reach the server on (loopback when bound to every interface). */
   readonly url: string;
   close(): Promise<void>;
 }
 
-/** A JSON HTTP server with a tiny router. Errors become JSON `{error: {code, message}}`, never a crashed process. */
+/** Where HTTP servers listen unless told otherwise: this machine only. Containers pass `0.0.0.0` explicitly. */
+export const DEFAULT_BIND_HOST = '127.0.0.1';
+
+const bracketed = (host: string): string => (host.includes(':') ? `[${host}]` : host);
+
+/** A host to connect to for a server bound to `bound`: a wildcard address is reachable on loopback. */
+function reachableHost(bound: string): string {
+  if (bound === '0.0.0.0') return '127.0.0.1';
+  if (bound === '::') return '::1';
+  return bound;
+}
+
+/**
+ * A JSON HTTP server with a tiny router. Errors become JSON `{error: {code, message}}`, never a crashed process.
+ * It listens on `host` (default 127.0.0.1: reachable from this machine only).
+ */
 export async function startHttpServer(options: {
   port: number;
-  host?: string;
+  host?: string | undefined;
   routes: Route[];
   log: Logger;
 }): Promise<HttpServerHandle> {
@@ -113,12 +131,14 @@ export async function startHttpServer(options: {
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port, options.host ?? '0.0.0.0', () => resolve());
+    server.listen(options.port, options.host ?? DEFAULT_BIND_HOST, () => resolve());
   });
-  const port = (server.address() as AddressInfo).port;
+  const bound = server.address() as AddressInfo;
+  const port = bound.port;
   return {
     port,
-    url: `http://127.0.0.1:${port}`,
+    address: `${bracketed(bound.address)}:${port}`,
+    url: `http://${bracketed(reachableHost(bound.address))}:${port}`,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

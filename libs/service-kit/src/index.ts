@@ -31,7 +31,7 @@ export type {
   DrainOptions,
   DrainReport,
 } from './consumer-loop';
-export { startHttpServer } from './http-server';
+export { DEFAULT_BIND_HOST, startHttpServer } from './http-server';
 export type { Route, HttpResponse, HttpServerHandle } from './http-server';
 export { runMain, DEFAULT_SHUTDOWN_GRACE_MS } from './main-runner';
 export type { Stoppable, StopOptions } from './main-runner';

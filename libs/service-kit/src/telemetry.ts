@@ -57,6 +57,8 @@ export async function startServiceTelemetry(options: {
   service: string;
   log: Logger;
   metricsPort?: number | undefined;
+  /** The address the metrics server listens on (default 127.0.0.1; containers set 0.0.0.0). */
+  metricsHost?: string | undefined;
   routes?: Route[];
 }): Promise<ServiceTelemetry> {
   const telemetry = await startTelemetry({ service: options.service });
@@ -65,6 +67,7 @@ export async function startServiceTelemetry(options: {
   if (options.metricsPort !== undefined) {
     http = await startHttpServer({
       port: options.metricsPort,
+      host: options.metricsHost,
       routes: [
         metricsRoute(telemetry),
         {
@@ -88,7 +91,7 @@ export async function startServiceTelemetry(options: {
       ],
       log: options.log,
     });
-    options.log.info('metrics listening', { url: `${http.url}/metrics` });
+    options.log.info('metrics listening', { url: `${http.url}/metrics`, address: http.address });
   }
   if (telemetry.enabled) options.log.info('exporting traces', { service: telemetry.serviceName });
   return {

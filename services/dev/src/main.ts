@@ -20,6 +20,7 @@ const DevConfigSchema = z.object({
   DATABASE_URL: configFields.databaseUrl.optional(),
   DURA_DEV_DATA_DIR: z.string().optional(),
   PROJECTOR_HTTP_PORT: configFields.port.default(8080),
+  DURA_BIND_HOST: configFields.bindHost,
   LOG_LEVEL: configFields.logLevel.default('warn'),
   /** Agent definitions for runs that name an agent (see README, "Agents"). */
   DURA_AGENTS: z.string().optional(),
@@ -39,7 +40,7 @@ Usage: npm run dev -- [--once] [--no-demo] [--run FILE]
   --no-demo    start the stack without submitting anything
 Environment: NATS_URL, DATABASE_URL (use external servers; NATS_USER/NATS_PASSWORD, NATS_TOKEN,
 NATS_NKEY_SEED_FILE, NATS_CREDS_FILE, NATS_TLS_*, NATS_INBOX_PREFIX for a secured NATS), DURA_DEV_DATA_DIR (keep data between starts),
-PROJECTOR_HTTP_PORT (default 8080), LOG_LEVEL (default warn), DURA_AGENTS (agent definitions; default examples/agents/agents.json),
+PROJECTOR_HTTP_PORT (default 8080), DURA_BIND_HOST (where the API listens; default 127.0.0.1), LOG_LEVEL (default warn), DURA_AGENTS (agent definitions; default examples/agents/agents.json),
 DURA_PAYLOAD_THRESHOLD_BYTES (larger tool arguments and results go to the object store; default 65536).`;
 
 async function main(): Promise<number> {
@@ -70,6 +71,7 @@ async function main(): Promise<number> {
     ...(config.DATABASE_URL ? { databaseUrl: config.DATABASE_URL } : {}),
     ...(config.DURA_DEV_DATA_DIR ? { dataDir: config.DURA_DEV_DATA_DIR } : {}),
     httpPort: config.PROJECTOR_HTTP_PORT,
+    httpHost: config.DURA_BIND_HOST,
     log,
     agentsFile: config.DURA_AGENTS ?? (existsSync(DEFAULT_AGENTS) ? DEFAULT_AGENTS : undefined),
     ...(config.DURA_PAYLOAD_THRESHOLD_BYTES
@@ -78,7 +80,7 @@ async function main(): Promise<number> {
   });
   console.log(`  nats      ${stack.natsUrl}${config.NATS_URL ? '' : ' (embedded nats-server)'}`);
   console.log(`  postgres  ${stack.database === 'pglite' ? 'embedded PGlite' : 'DATABASE_URL'}`);
-  console.log(`  api       ${stack.apiUrl}/runs`);
+  console.log(`  api       ${stack.apiUrl}/runs (listening on ${stack.apiAddress})`);
 
   let exitCode = 0;
   if (!values['no-demo']) {

@@ -13,6 +13,7 @@ import {
 import { createProjector, migrateProjector, projectorRoutes } from '@dura/projector';
 import {
   connectNats,
+  DEFAULT_BIND_HOST,
   startHttpServer,
   type HttpServerHandle,
   type Logger,
@@ -29,6 +30,8 @@ export interface StackOptions {
   databaseUrl?: string;
   dataDir?: string;
   httpPort: number;
+  /** Where the API listens; default 127.0.0.1 (this machine only). */
+  httpHost?: string;
   log: Logger;
   /** Agent definitions (JSON or module) the planner serves; scripted plans need none. */
   agentsFile?: string;
@@ -39,6 +42,8 @@ export interface StackOptions {
 export interface Stack {
   natsUrl: string;
   apiUrl: string;
+  /** The address the API is bound to, e.g. 127.0.0.1:8080. */
+  apiAddress: string;
   database: 'postgres' | 'pglite';
   client: DuraClient;
   stop(): Promise<void>;
@@ -112,15 +117,16 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     stops.push(() => gateway.stop());
     await projector.start();
     stops.push(() => projector.stop());
+    const host = options.httpHost ?? DEFAULT_BIND_HOST;
     const http: HttpServerHandle = await startHttpServer({
       port: options.httpPort,
-      host: '127.0.0.1',
+      host,
       routes: projectorRoutes({ ...projectorNats, db: database.db, position: projector.position }),
       log: options.log,
     }).catch(() =>
       startHttpServer({
         port: 0,
-        host: '127.0.0.1',
+        host,
         routes: projectorRoutes({ ...projectorNats, db: database.db, position: projector.position }),
         log: options.log,
       }),
@@ -128,7 +134,14 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     stops.push(() => http.close());
 
     const client = createDuraClient(await connect('dura-dev-client'));
-    return { natsUrl, apiUrl: http.url, database: database.kind, client, stop: stopAll };
+    return {
+      natsUrl,
+      apiUrl: http.url,
+      apiAddress: http.address,
+      database: database.kind,
+      client,
+      stop: stopAll,
+    };
   } catch (err) {
     await stopAll();
     throw err;

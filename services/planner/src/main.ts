@@ -27,6 +27,7 @@ runMain('planner', async () => {
     service: 'planner',
     log,
     metricsPort: config.METRICS_PORT,
+    metricsHost: config.DURA_BIND_HOST,
   });
   const nats = await connectNats(config.NATS_URL, 'dura-planner', log, natsSecurity);
   const agents = await loadAgentRegistry(config.DURA_AGENTS);

@@ -7,6 +7,7 @@ export const ProjectorConfigSchema = z.object({
   ...NATS_SECURITY_FIELDS,
   DATABASE_URL: configFields.databaseUrl.describe('The Postgres database the service keeps its tables in.'),
   PROJECTOR_HTTP_PORT: configFields.port.default(8080).describe('Port of the read API and `/healthz`.'),
+  DURA_BIND_HOST: configFields.bindHost,
   PROJECTOR_BATCH_SIZE: configFields.positiveInt
     .default(500)
     .describe('Events the projector writes to Postgres per batch.'),

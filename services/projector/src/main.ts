@@ -39,6 +39,7 @@ runMain('projector', async () => {
   await projector.start();
   const http = await startHttpServer({
     port: config.PROJECTOR_HTTP_PORT,
+    host: config.DURA_BIND_HOST,
     routes: [
       ...projectorRoutes({
         ...nats,
@@ -52,7 +53,7 @@ runMain('projector', async () => {
     ],
     log,
   });
-  log.info('projector api listening', { url: http.url });
+  log.info('projector api listening', { url: http.url, address: http.address });
   return {
     graceMs: config.SHUTDOWN_GRACE_MS,
     async stop() {

@@ -61,6 +61,7 @@ export const GatewayConfigSchema = z.object({
     .describe(
       'Serves `/metrics`, `/healthz` and `/readyz` on this port (0: a free port); unset: no metrics server.',
     ),
+  DURA_BIND_HOST: configFields.bindHost,
   /** How long the process may take to stop after SIGTERM: in-flight work finishes or is handed back. */
   SHUTDOWN_GRACE_MS: configFields.positiveInt
     .default(25_000)

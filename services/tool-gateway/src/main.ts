@@ -25,6 +25,7 @@ runMain('tool-gateway', async () => {
     service: 'tool-gateway',
     log,
     metricsPort: config.METRICS_PORT,
+    metricsHost: config.DURA_BIND_HOST,
   });
   const database = await openDatabase({ url: config.DATABASE_URL });
   await migrateGateway(database);
