@@ -18,7 +18,9 @@ import { SecretsKeyMissing, type SecretsBox, type ToolRegistry } from '@dura/too
 import type { Model } from './model';
 import { checkPlan } from './plan-check';
 import { rejectRequest, type Rejection } from './reject-request';
-import { redactRequest, sealRequest } from './seal-request';
+import type { EraseRequest } from './erase-request';
+import { redactRequest } from './redact-request';
+import { SecretInChildPlan, sealRequest } from './seal-request';
 import type { RunDriver } from './run-driver';
 import type { TenantAdmission } from './tenant-admission';
 import { TENANT_LIMIT_CODE, tenantLimit, type TenantLimits } from './tenant-limits';
@@ -34,8 +36,11 @@ export interface IntakeDeps {
   model?: Model;
   /** Seals the secret fields of plans (and the input they use) before the request enters the log. */
   secrets?: SecretsBox;
-  /** Erases a handled request from `dura.submit` (it held secrets in clear); the log holds it sealed. */
-  erase?: (seq: number) => Promise<void>;
+  /**
+   * Erases a handled request from `dura.submit` (it held secrets in clear; the log, a dead letter or its
+   * requeued copy holds it sealed or redacted). Never throws: a failure is its own error log and metric.
+   */
+  erase?: EraseRequest;
   /** Limits on runs in flight per tenant, shared by every replica through `admission`; unset: no limits. */
   tenants?: { limits: TenantLimits; admission: TenantAdmission; waitMs?: () => number };
 }
@@ -129,10 +134,14 @@ export function createIntake(deps: IntakeDeps) {
     const parsed = RunRequestSchema.safeParse(body);
     if (!parsed.success) {
       const issues = formatIssues(parsed.error);
+      // Invalid elsewhere, it may still hold a valid plan's secrets: the dead letter keeps them redacted.
+      const redacted = redactRequest(body, tools);
       await reject(msg, hint, {
         error: { code: 'invalid_request', message: 'request does not match the RunRequest schema' },
         issues,
+        ...(redacted === body ? {} : { payload: utf8(JSON.stringify(redacted)) }),
       });
+      if (redacted !== body) await eraseRequest(msg);
       return;
     }
     const unstorable = unstorableTextPath(parsed.data);
@@ -169,11 +178,11 @@ export function createIntake(deps: IntakeDeps) {
     try {
       sealed = sealRequest({ ...parsed.data, runId }, tools, deps.secrets);
     } catch (err) {
-      if (!(err instanceof SecretsKeyMissing)) throw err;
+      if (!(err instanceof SecretsKeyMissing || err instanceof SecretInChildPlan)) throw err;
       await refuse({ error: { code: err.code, message: err.message } });
       return;
     }
-    if (!(await admitToTenant(sealed.request, refuse))) return;
+    if (!(await admitToTenant(msg, sealed, refuse))) return;
     await start(msg, sealed.request);
     if (sealed.changed) await eraseRequest(msg);
   };
@@ -184,9 +193,11 @@ export function createIntake(deps: IntakeDeps) {
    * `wait`, without using up its deliveries) or is rejected with `tenant_limit` (policy `reject`).
    */
   async function admitToTenant(
-    request: RunRequest & { runId: string },
+    msg: JsMsg,
+    sealed: ReturnType<typeof sealRequest>,
     refuse: (rejection: Rejection) => Promise<void>,
   ): Promise<boolean> {
+    const { request } = sealed;
     const tenants = deps.tenants;
     if (!tenants || request.parent) return true;
     const tenant = request.tenant ?? DEFAULT_TENANT;
@@ -209,20 +220,15 @@ export function createIntake(deps: IntakeDeps) {
     throw new RetryLater(
       `tenant ${tenant} has ${admission.inFlight} runs in flight, its limit; run ${request.runId} waits in dura.submit and starts when one of them ends`,
       delay,
-      { requeue: true },
+      // The copy that waits holds the request sealed, and this message, which held it in clear, is erased.
+      sealed.changed
+        ? { requeue: true, data: utf8(JSON.stringify(request)), requeued: () => eraseRequest(msg) }
+        : { requeue: true },
     );
   }
 
   async function eraseRequest(msg: JsMsg): Promise<void> {
-    try {
-      await deps.erase?.(msg.seq);
-    } catch (err) {
-      // Already erased by an earlier delivery, or the stream refused: say so, without the request itself.
-      deps.log.warn('could not erase a request holding secrets from the requests stream', {
-        seq: msg.seq,
-        err: (err as Error).message,
-      });
-    }
+    await deps.erase?.(msg.seq);
   }
 
   function utf8(text: string): Uint8Array {

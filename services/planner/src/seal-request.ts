@@ -1,25 +1,37 @@
-import { isControlTool, type Decision, type JsonValue, type RunRequest } from '@dura/contracts';
 import {
-  isSecretEnvelope,
-  mapSecretFields,
-  sealSecretFields,
-  type SecretsBox,
-  type ToolRegistry,
-} from '@dura/tools';
-
-const PLAN_REFERENCE = /^\$(?:steps\.\d+|input)(?:\.[^.]+)*$/;
-const INPUT_REFERENCE = /^\$input((?:\.[^.]+)*)$/;
-
-const isReference = (value: JsonValue): boolean => typeof value === 'string' && PLAN_REFERENCE.test(value);
+  CONTROL_TOOLS,
+  DuraError,
+  isControlTool,
+  type Decision,
+  type JsonValue,
+  type RunRequest,
+} from '@dura/contracts';
+import { sealSecretFields, type SecretsBox, type ToolRegistry } from '@dura/tools';
+import { inputReferencesAlong, isReference } from './plan-references';
+import { redactRequest } from './redact-request';
 
 type Request = RunRequest & { runId: string };
+
+/**
+ * A child run's inline plan holds a secret in clear. It would be sealed for the child's run, which the
+ * parent's log (where the plan is recorded first) cannot be: refused rather than stored in clear.
+ */
+export class SecretInChildPlan extends DuraError {
+  constructor(index: number) {
+    super(
+      'secret_in_child_plan',
+      `plan step ${index} (${CONTROL_TOOLS.runAgent}) gives its child run a secret in clear (in its inline plan or input); a secret cannot be passed to a child run: submit that run on its own, or have the child take the secret from a tool`,
+    );
+  }
+}
 
 /**
  * The request as the log may hold it: every plain value at a secret argument field of a plan step is
  * sealed, and so is each part of the run's input that a step passes to a secret field (`"$input.card"`).
  * Sealing is deterministic, so a redelivered request seals to the same record. `changed` tells whether
  * the request held any secret in clear (then its copy on `dura.submit` is erased once it is recorded).
- * Throws SecretsKeyMissing when it holds one and no key is configured.
+ * Throws SecretsKeyMissing when it holds one and no key is configured, SecretInChildPlan when a child run's
+ * inline plan or input holds one.
  */
 export function sealRequest(
   request: Request,
@@ -30,6 +42,11 @@ export function sealRequest(
   let changed = false;
   const inputPaths = new Set<string>();
   const steps = request.agent.steps.map((step, index) => {
+    if (step.tool === CONTROL_TOOLS.runAgent) {
+      const { agent, input } = step.args as { agent?: JsonValue; input?: JsonValue };
+      const child = { agent, input };
+      if (redactRequest(child, tools) !== child) throw new SecretInChildPlan(index);
+    }
     if (isControlTool(step.tool)) return step;
     const paths = tools.secretFields(step.tool).args;
     if (paths.length === 0) return step;
@@ -62,17 +79,6 @@ export function sealRequest(
   };
 }
 
-/** A request body with every plain value at a secret field replaced, for a dead letter of a refused request. */
-export function redactRequest(request: Request, tools: ToolRegistry): Request {
-  if (request.agent.kind !== 'scripted') return request;
-  const steps = request.agent.steps.map((step) => {
-    const paths = isControlTool(step.tool) ? [] : tools.secretFields(step.tool).args;
-    const args = mapSecretFields(step.args, paths, (found) => (isReference(found) ? found : '[secret]'));
-    return { ...step, args: args as typeof step.args };
-  });
-  return { ...request, agent: { ...request.agent, steps } };
-}
-
 /**
  * A model's decision as the `thought` records it: secret argument fields of each tool call sealed (for
  * agents, the model wrote them in clear). Values the plan sealed already pass unchanged.
@@ -94,26 +100,4 @@ export function sealDecision(
     return { ...call, args: args as typeof call.args };
   });
   return changed ? { ...decision, calls } : decision;
-}
-
-/**
- * The input paths a secret field takes its value from: `card: "$input.card"` with secret path `card.token`
- * reads `card.token` of the input (`""`: the whole input).
- */
-function inputReferencesAlong(value: JsonValue, segments: readonly string[]): string[] {
-  if (typeof value === 'string') {
-    const match = INPUT_REFERENCE.exec(value);
-    if (!match) return [];
-    return [[...(match[1] ?? '').split('.').slice(1), ...segments].join('.')];
-  }
-  const [head, ...rest] = segments;
-  if (head === undefined || value === null || typeof value !== 'object' || isSecretEnvelope(value)) return [];
-  const items: JsonValue[] = Array.isArray(value)
-    ? value.filter((_, index) => head === '*' || head === String(index))
-    : head === '*'
-      ? Object.values(value)
-      : Object.hasOwn(value, head)
-        ? [value[head] as JsonValue]
-        : [];
-  return items.flatMap((item) => inputReferencesAlong(item, rest));
 }
