@@ -7,7 +7,7 @@
 // messages on `dura.submit`.
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager, JetStreamApiError } from '@nats-io/jetstream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectDuraClient, type ConnectedDuraClient } from '@dura/client';
 import { DeadLetterSchema, STREAMS, SUBJECTS, type DeadLetter } from '@dura/contracts';
@@ -231,5 +231,34 @@ describe('a card token under the shipped NATS permissions', () => {
     expect(found).toEqual(Object.fromEntries(Object.keys(SECRETS).map((name) => [name, []])));
     // Every erase was allowed: nothing was left behind with an error.
     expect(output('planner')).not.toMatch(/could not erase|Permissions Violation/);
+  });
+
+  it('lets the planner erase messages of DURA_REQUESTS and delete nothing else', async () => {
+    const nc = await connectAs(nats.url, 'planner');
+    try {
+      const jsm = await jetstreamManager(nc);
+      const NONE = 999_999_999;
+      // Allowed: the server itself answers (no such message), where a denied request gets a permissions violation.
+      const allowed = await jsm.streams.deleteMessage(STREAMS.requests, NONE, true).catch((e: Error) => e);
+      expect(allowed).toBeInstanceOf(JetStreamApiError);
+      expect(String(allowed)).not.toMatch(/Permissions Violation/);
+      const others = [
+        STREAMS.runs,
+        STREAMS.tasks,
+        STREAMS.deadLetters,
+        'KV_dura_snapshots',
+        'OBJ_dura_payloads',
+      ];
+      for (const stream of others) {
+        const denied = await jsm.streams.deleteMessage(stream, 1, true).catch((e: Error) => e);
+        expect(`${String(denied)} ${String((denied as Error).cause)}`, stream).toMatch(
+          /Permissions Violation/,
+        );
+      }
+      const purge = await jsm.streams.purge(STREAMS.requests).catch((e: Error) => e);
+      expect(`${String(purge)} ${String((purge as Error).cause)}`).toMatch(/Permissions Violation/);
+    } finally {
+      await nc.close();
+    }
   });
 });
