@@ -52,8 +52,9 @@ describe('a consumer loop over messages that may hold secrets', () => {
           msg.string().includes('secret')
             ? {
                 payload: new TextEncoder().encode('[secret]'),
-                erase: async () => {
+                erase: () => {
                   erased.push(msg.seq);
+                  return Promise.resolve();
                 },
               }
             : undefined,

@@ -49,11 +49,13 @@ describe('an erase the permissions refuse', () => {
       },
     });
     const line = await eventually(
-      async () =>
-        planner
-          .output()
-          .split('\n')
-          .find((l) => l.includes('could not erase')),
+      () =>
+        Promise.resolve(
+          planner
+            .output()
+            .split('\n')
+            .find((l) => l.includes('could not erase')),
+        ),
       'the planner to report the erase it could not do',
       60_000,
     );

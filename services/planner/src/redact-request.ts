@@ -44,7 +44,7 @@ export function redactRequest<T>(body: T, tools: ToolRegistry): T {
   if (input !== undefined && inputPaths.size > 0)
     input = inputPaths.has('') ? hide(input) : mapSecretFields(input, [...inputPaths], hide);
   if (input === body['input'] && steps.every((step, index) => step === oldSteps[index])) return body;
-  return { ...body, agent: { ...agent, steps }, ...(input === undefined ? {} : { input }) } as T;
+  return { ...body, agent: { ...agent, steps }, ...(input === undefined ? {} : { input }) };
 }
 
 function hide(found: JsonValue): JsonValue {

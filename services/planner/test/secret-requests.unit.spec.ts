@@ -11,7 +11,7 @@ const pay = defineTool({
   input: z.object({ amount: z.number(), card: z.object({ token: z.string() }) }),
   safety: 'idempotent',
   secrets: { args: ['card.token'] },
-  execute: () => ({ ok: true }),
+  execute: () => Promise.resolve({ ok: true }),
 });
 const tools = new ToolRegistry([pay]);
 const box = createSecretsBox(`k1:${randomBytes(32).toString('base64')}`);
