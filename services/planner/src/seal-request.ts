@@ -3,6 +3,8 @@ import {
   DuraError,
   isControlTool,
   type Decision,
+  RUN_REQUEST_VERSION,
+  type JsonObject,
   type JsonValue,
   type RunRequest,
 } from '@dura/contracts';
@@ -30,22 +32,24 @@ export class SecretInChildPlan extends DuraError {
  * sealed, and so is each part of the run's input that a step passes to a secret field (`"$input.card"`).
  * Sealing is deterministic, so a redelivered request seals to the same record. `changed` tells whether
  * the request held any secret in clear (then its copy on `dura.submit` is erased once it is recorded).
- * Throws SecretsKeyMissing when it holds one and no key is configured, SecretInChildPlan when a child run's
- * inline plan or input holds one.
+ * Throws SecretsKeyMissing when it holds one and no key is configured. A child run's inline plan or input
+ * holding one is refused (SecretInChildPlan), or with `children: 'seal'` sealed for this run's scope.
  */
 export function sealRequest(
   request: Request,
   tools: ToolRegistry,
   box: SecretsBox | undefined,
+  children: 'refuse' | 'seal' = 'refuse',
 ): { request: Request; changed: boolean } {
   if (request.agent.kind !== 'scripted') return { request, changed: false };
   let changed = false;
   const inputPaths = new Set<string>();
   const steps = request.agent.steps.map((step, index) => {
     if (step.tool === CONTROL_TOOLS.runAgent) {
-      const { agent, input } = step.args as { agent?: JsonValue; input?: JsonValue };
-      const child = { agent, input };
-      if (redactRequest(child, tools) !== child) throw new SecretInChildPlan(index);
+      const args = sealChildArgs(step.args, tools, box, request.runId, children, index);
+      if (args === step.args) return step;
+      changed = true;
+      return { ...step, args };
     }
     if (isControlTool(step.tool)) return step;
     const paths = tools.secretFields(step.tool).args;
@@ -80,6 +84,32 @@ export function sealRequest(
 }
 
 /**
+ * A `dura.run_agent` call's arguments with the secrets of its inline plan and input sealed for `scope`
+ * (the parent's run), or the arguments themselves when they hold none.
+ */
+function sealChildArgs(
+  args: JsonObject,
+  tools: ToolRegistry,
+  box: SecretsBox | undefined,
+  scope: string,
+  children: 'refuse' | 'seal',
+  index: number,
+): JsonObject {
+  const child = { agent: args['agent'], input: args['input'] };
+  if (redactRequest(child, tools) === child) return args;
+  if (children === 'refuse') throw new SecretInChildPlan(index);
+  // A secret was found, so `agent` is an inline scripted plan.
+  const request = {
+    v: RUN_REQUEST_VERSION,
+    runId: scope,
+    agent: args['agent'],
+    ...(args['input'] === undefined ? {} : { input: args['input'] }),
+  } as Request;
+  const sealed = sealRequest(request, tools, box, 'seal').request;
+  return { ...args, agent: sealed.agent, ...(sealed.input === undefined ? {} : { input: sealed.input }) };
+}
+
+/**
  * A model's decision as the `thought` records it: secret argument fields of each tool call sealed (for
  * agents, the model wrote them in clear). Values the plan sealed already pass unchanged.
  */
@@ -92,6 +122,14 @@ export function sealDecision(
   if (decision.kind !== 'tool_calls') return decision;
   let changed = false;
   const calls = decision.calls.map((call) => {
+    if (call.tool === CONTROL_TOOLS.runAgent) {
+      // A child plan the model wrote with a secret: sealed for this run, so no log holds it in clear; the
+      // child cannot open it (its call fails with secret_unreadable): a secret never crosses into another run.
+      const args = sealChildArgs(call.args, tools, box, scope, 'seal', 0);
+      if (args === call.args) return call;
+      changed = true;
+      return { ...call, args };
+    }
     const paths = isControlTool(call.tool) ? [] : tools.secretFields(call.tool).args;
     if (paths.length === 0) return call;
     const args = sealSecretFields(call.args, paths, box, scope, `the call ${call.callId} (${call.tool})`);

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createSecretsBox, defineTool, isSecretEnvelope, ToolRegistry } from '@dura/tools';
 import { redactRequest, redactRequestBytes } from '../src/redact-request';
-import { SecretInChildPlan, sealRequest } from '../src/seal-request';
+import { SecretInChildPlan, sealDecision, sealRequest } from '../src/seal-request';
 
 const pay = defineTool({
   name: 'pay',
@@ -87,5 +87,25 @@ describe('sealRequest', () => {
     expect(() => sealRequest(body, tools, box)).toThrow(SecretInChildPlan);
     const plain = request([{ tool: 'dura.run_agent', args: { agent: { kind: 'scripted', steps: [] } } }]);
     expect(sealRequest(plain, tools, box).changed).toBe(false);
+  });
+
+  it("seals a child plan a model wrote with a secret, for the parent's run (the log never holds it in clear)", () => {
+    const child = {
+      kind: 'scripted',
+      steps: [{ tool: 'pay', args: { amount: 1, card: '$input.card' } }],
+    };
+    const decision = {
+      kind: 'tool_calls',
+      calls: [
+        { callId: 'c1', tool: 'dura.run_agent', args: { agent: child, input: { card: { token: 'tok_m' } } } },
+      ],
+    } as never;
+    const sealed = sealDecision(decision, tools, box, 'parent-run');
+    expect(JSON.stringify(sealed)).not.toContain('tok_m');
+    const args = (sealed as unknown as { calls: { args: { input: { card: { token: unknown } } } }[] })
+      .calls[0]!.args;
+    expect(isSecretEnvelope(args.input.card.token)).toBe(true);
+    // Sealing again changes nothing (a re-decided step gets the same record).
+    expect(sealDecision(sealed, tools, box, 'parent-run')).toBe(sealed);
   });
 });
