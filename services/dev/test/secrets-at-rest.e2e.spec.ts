@@ -33,6 +33,7 @@ const SECRETS = {
   input: token('input'),
   refused: token('refused'),
   invalid: token('invalid'),
+  conflict: token('conflict'),
   child: token('child'),
 };
 
@@ -105,6 +106,16 @@ async function deadLetters(): Promise<DeadLetter[]> {
   }
 }
 
+/** Publishes a request as the client user without the SDK, which would refuse (or name) it first. */
+async function publishAsClient(body: object, msgID: string): Promise<void> {
+  const nc = await connectAs(nats.url, 'client');
+  try {
+    await jetstream(nc).publish(SUBJECTS.submit, JSON.stringify(body), { msgID });
+  } finally {
+    await nc.close();
+  }
+}
+
 const payPlan = (secret: string) => ({
   kind: 'scripted' as const,
   steps: [{ tool: 'pay.secret', args: { amount: 100, card: { token: secret } } }],
@@ -151,13 +162,10 @@ describe('a card token under the shipped NATS permissions', () => {
         steps: [...payPlan(SECRETS.refused).steps, { tool: 'no.such.tool', args: {} }],
       },
     });
-    const raw = await connectAs(nats.url, 'client');
-    try {
-      const body = { v: 1, runId: 'rest-invalid', tenant: 42, agent: payPlan(SECRETS.invalid) };
-      await jetstream(raw).publish(SUBJECTS.submit, JSON.stringify(body), { msgID: 'rest-invalid' });
-    } finally {
-      await raw.close();
-    }
+    await publishAsClient(
+      { v: 1, runId: 'rest-invalid', tenant: 42, agent: payPlan(SECRETS.invalid) },
+      'rest-invalid',
+    );
     await client.submitRun({
       runId: 'rest-child',
       agent: {
@@ -182,6 +190,15 @@ describe('a card token under the shipped NATS permissions', () => {
       [`Bearer ${SECRETS.plan}`],
       [`Bearer ${SECRETS.input}`],
     ]);
+    // The same run id again, with another card: refused as a conflict (under its own msg-id, so JetStream
+    // does not drop it as a duplicate).
+    await publishAsClient({ v: 1, runId: 'rest-card', agent: payPlan(SECRETS.conflict) }, 'rest-card-again');
+    const conflict = await eventually(
+      async () => (await deadLetters()).find((l) => l.error.code === 'run_id_conflict'),
+      'the conflicting request to be dead-lettered',
+      60_000,
+    );
+    expect.soft(conflict.payload).toContain('[secret]');
     // Each refusal is dead-lettered with the request redacted, and says why.
     const letters = await deadLetters();
     const letterOf = (runId: string) => letters.find((l) => l.runId === runId);

@@ -67,18 +67,24 @@ export function createIntake(deps: IntakeDeps) {
    * The run's root span in this process: its context goes into `run_requested`, so every span after it,
    * in any process and after any crash, continues the same trace.
    */
-  function start(msg: JsMsg, request: RunRequest & { runId: string }): Promise<void> {
+  function start(msg: JsMsg, request: RunRequest & { runId: string }, redacted?: Uint8Array): Promise<void> {
     return withLogFields({ runId: request.runId }, () =>
       withSpan(
         duraTracer(),
         'dura.run',
         { attributes: { [DURA_ATTRS.runId]: request.runId, 'dura.run.steps_planned': planLength(request) } },
-        () => startRun(msg, request),
+        () => startRun(msg, request, redacted),
       ),
     );
   }
 
-  async function startRun(msg: JsMsg, request: RunRequest & { runId: string }): Promise<void> {
+  /** `redacted`: what a dead letter keeps of a request that held secrets in clear. */
+  async function startRun(
+    msg: JsMsg,
+    request: RunRequest & { runId: string },
+    redacted: Uint8Array | undefined,
+  ): Promise<void> {
+    const keep = redacted ? { payload: redacted } : {};
     const { runId } = request;
     const trace = traceparentOf();
     const event = newEvent(
@@ -96,7 +102,7 @@ export function createIntake(deps: IntakeDeps) {
       await store.append(runId, [event], { expectedSeq: 0 });
     } catch (err) {
       if (err instanceof EventTooLarge) {
-        await reject(msg, runId, { error: { code: 'request_too_large', message: err.message } });
+        await reject(msg, runId, { error: { code: 'request_too_large', message: err.message }, ...keep });
         return;
       }
       if (!(err instanceof ConcurrencyConflict)) throw err;
@@ -104,6 +110,7 @@ export function createIntake(deps: IntakeDeps) {
     const { state } = await driver.load(runId);
     if (state.request === null || canonicalJson(state.request) !== canonicalJson(request)) {
       await reject(msg, undefined, {
+        ...keep,
         error: {
           code: 'run_id_conflict',
           message: `run id ${runId} is already used by ${state.request ? 'a different request' : `a run that is ${state.status}`}; submit with a new run id`,
@@ -183,7 +190,7 @@ export function createIntake(deps: IntakeDeps) {
       return;
     }
     if (!(await admitToTenant(msg, sealed, refuse))) return;
-    await start(msg, sealed.request);
+    await start(msg, sealed.request, secret ? utf8(JSON.stringify(redacted)) : undefined);
     if (sealed.changed) await eraseRequest(msg);
   };
 
