@@ -23,7 +23,7 @@ export class RetryLater extends DuraError {
   readonly requeue: boolean;
   /** Bytes the requeued copy carries instead of the message's (e.g. a request with its secrets sealed). */
   readonly data: Uint8Array | undefined;
-  /** Runs once the copy is published and the message acked (e.g. erases the message, which held secrets). */
+  /** Runs once the copy is published, before the message is acked (e.g. erases it: it held secrets). */
   readonly requeued: (() => Promise<void>) | undefined;
 
   constructor(
@@ -229,8 +229,9 @@ export function startConsumerLoop(options: ConsumerLoopOptions): ConsumerLoop {
       try {
         log.debug('message waits; requeued', { subject: msg.subject, seq: msg.seq, reason: err.message });
         await requeue(js, msg, err.data);
-        msg.ack();
+        // Before the ack: a crash in between redelivers the message, and the hook runs again.
         await err.requeued?.();
+        msg.ack();
         return;
       } catch (requeueErr) {
         log.warn('requeue failed; redelivering instead', {
@@ -270,8 +271,9 @@ export function startConsumerLoop(options: ConsumerLoopOptions): ConsumerLoop {
         }),
       );
       log.error('message dead-lettered', { subject: msg.subject, seq: msg.seq, deliveries, error });
-      msg.term();
+      // Before the term: a crash in between redelivers the message, and it is erased then.
       await redacted?.erase();
+      msg.term();
     } catch (dlqErr) {
       log.error('dead-lettering failed; message will be redelivered', { seq: msg.seq, err: dlqErr });
       msg.nak(5000);
