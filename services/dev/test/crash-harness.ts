@@ -75,11 +75,7 @@ export interface CrashSystem {
    * Starts `name` (stopping a running instance first), with `DURA_FAILPOINT=failpoint` when given and `env`
    * on top of the system's environment.
    */
-  restart(
-    name: ServiceName,
-    failpoint?: FailpointSpec,
-    env?: Record<string, string>,
-  ): Promise<ManagedProcess>;
+  restart(name: ServiceName, failpoint?: FailpointSpec, env?: Record<string, string>): Promise<ManagedProcess>;
   /** Starts one more instance of `name` beside the tracked one (a second replica); stopped after the file. */
   startExtra(name: ServiceName, env?: Record<string, string>): Promise<ManagedProcess>;
   /** The current process of `name`. */
