@@ -21,11 +21,21 @@ export class RetryLater extends DuraError {
    * fresh message instead of a redelivery, so waiting never uses up its bounded deliveries.
    */
   readonly requeue: boolean;
+  /** Bytes the requeued copy carries instead of the message's (e.g. a request with its secrets sealed). */
+  readonly data: Uint8Array | undefined;
+  /** Runs once the copy is published, before the message is acked (e.g. erases it: it held secrets). */
+  readonly requeued: (() => Promise<void>) | undefined;
 
-  constructor(message: string, delayMs: number, opts: { requeue?: boolean } = {}) {
+  constructor(
+    message: string,
+    delayMs: number,
+    opts: { requeue?: boolean; data?: Uint8Array; requeued?: () => Promise<void> } = {},
+  ) {
     super('retry_later', message, { retryable: true });
     this.delayMs = delayMs;
     this.requeue = opts.requeue ?? false;
+    this.data = opts.data;
+    this.requeued = opts.requeued;
   }
 }
 
@@ -33,7 +43,7 @@ export class RetryLater extends DuraError {
  * Publishes a copy of `msg` with its headers; its msg-id is derived from the original's stream sequence, so a
  * crash between this publish and the ack re-publishes the same id and JetStream drops the duplicate.
  */
-async function requeue(js: JetStreamClient, msg: JsMsg): Promise<void> {
+async function requeue(js: JetStreamClient, msg: JsMsg, data: Uint8Array = msg.data): Promise<void> {
   const copy = headers();
   for (const key of msg.headers?.keys() ?? [])
     if (key !== 'Nats-Msg-Id') for (const value of msg.headers?.values(key) ?? []) copy.append(key, value);
@@ -42,7 +52,7 @@ async function requeue(js: JetStreamClient, msg: JsMsg): Promise<void> {
   if (first.msgId) copy.set(REQUEUED_FROM.msgId, first.msgId);
   copy.set(REQUEUED_FROM.seq, String(first.seq));
   // Named after the first msg-id, not the copy's own, so the id keeps its length however often a message waits.
-  await js.publish(msg.subject, msg.data, {
+  await js.publish(msg.subject, data, {
     headers: copy,
     msgID: `${first.msgId ?? msg.subject}~q${msg.seq}`,
   });
@@ -111,6 +121,11 @@ export interface ConsumerLoopOptions {
   runIdOf?: (msg: JsMsg) => string | undefined;
   /** How long `stop()` without a deadline waits for running handlers before handing them back (20 s). */
   drainMs?: number;
+  /**
+   * For messages that may hold secrets in clear: what a dead letter keeps instead of the message's bytes,
+   * and how to erase the message once it is dead-lettered. Undefined when the message holds none.
+   */
+  redact?: (msg: JsMsg) => { payload: Uint8Array; erase: () => Promise<void> } | undefined;
 }
 
 /** How long a stop may take: handlers still running at `deadline` (epoch ms) are handed back. */
@@ -213,7 +228,9 @@ export function startConsumerLoop(options: ConsumerLoopOptions): ConsumerLoop {
     if (err instanceof RetryLater && err.requeue) {
       try {
         log.debug('message waits; requeued', { subject: msg.subject, seq: msg.seq, reason: err.message });
-        await requeue(js, msg);
+        await requeue(js, msg, err.data);
+        // Before the ack: a crash in between redelivers the message, and the hook runs again.
+        await err.requeued?.();
         msg.ack();
         return;
       } catch (requeueErr) {
@@ -244,15 +261,18 @@ export function startConsumerLoop(options: ConsumerLoopOptions): ConsumerLoop {
     const issues = err instanceof ContractViolation ? err.issues : undefined;
     try {
       const runId = options.runIdOf?.(msg);
+      const redacted = options.redact?.(msg);
       await publishDeadLetter(
         js,
-        deadLetterFromMsg(msg, options.source, error, {
+        deadLetterFromMsg(redacted ? withData(msg, redacted.payload) : msg, options.source, error, {
           now: now(),
           ...(issues ? { issues } : {}),
           ...(runId ? { runId } : {}),
         }),
       );
       log.error('message dead-lettered', { subject: msg.subject, seq: msg.seq, deliveries, error });
+      // Before the term: a crash in between redelivers the message, and it is erased then.
+      await redacted?.erase();
       msg.term();
     } catch (dlqErr) {
       log.error('dead-lettering failed; message will be redelivered', { seq: msg.seq, err: dlqErr });
@@ -364,6 +384,13 @@ export function startConsumerLoop(options: ConsumerLoopOptions): ConsumerLoop {
       return stopping;
     },
   };
+}
+
+/** The message as a dead letter sees it, with other bytes. */
+export function withData(msg: JsMsg, data: Uint8Array): JsMsg {
+  return new Proxy(msg, {
+    get: (target, key): unknown => (key === 'data' ? data : (Reflect.get(target, key, target) as unknown)),
+  });
 }
 
 /** Resolves after `ms`, or earlier when `interrupt` settles; leaves no timer behind. */

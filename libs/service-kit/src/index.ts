@@ -23,6 +23,7 @@ export {
   REQUEUED_FROM,
   startConsumerLoop,
   RetryLater,
+  withData,
 } from './consumer-loop';
 export type {
   DurableConsumerSpec,

@@ -6,6 +6,7 @@ import {
   ensureDurableConsumer,
   startConsumerLoop,
   type ConsumerLoop,
+  type ConsumerLoopOptions,
   type DurableConsumerSpec,
 } from '../src/index';
 import { recordingLogger, useNatsConnections, type NatsHandles } from './infra';
@@ -16,6 +17,7 @@ export interface LoopOptions {
   concurrency?: number;
   maxDeliver?: number;
   runIdOf?: (msg: JsMsg) => string | undefined;
+  redact?: ConsumerLoopOptions['redact'];
 }
 
 /**
@@ -62,6 +64,7 @@ export function useConsumerHarness(infra: () => TestInfra) {
           await handle(msg);
         },
         ...(options.runIdOf ? { runIdOf: options.runIdOf } : {}),
+        ...(options.redact ? { redact: options.redact } : {}),
       });
       loops.push(loop);
       return { loop, records };

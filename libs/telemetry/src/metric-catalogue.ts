@@ -71,4 +71,13 @@ export const DURA_METRICS = {
     description: 'Decision appends refused because another planner appended first',
     labels: [],
   } satisfies MetricSpec,
+  /**
+   * planner: a message holding secrets in clear (a request) that could not be erased from its stream, so the
+   * secret stays on the broker's disk until the stream's max age. Alert on any increase. Shown as `_total`.
+   */
+  secretEraseFailures: {
+    name: 'dura_secret_erase_failures',
+    description: 'Messages holding secrets in clear that could not be erased from their stream',
+    labels: ['stream'],
+  } satisfies MetricSpec<'stream'>,
 } as const;

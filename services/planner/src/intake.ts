@@ -18,7 +18,9 @@ import { SecretsKeyMissing, type SecretsBox, type ToolRegistry } from '@dura/too
 import { pinnedVersionOf, type Model } from './model';
 import { checkPlan } from './plan-check';
 import { rejectRequest, type Rejection } from './reject-request';
-import { redactRequest, sealRequest } from './seal-request';
+import type { EraseRequest } from './erase-request';
+import { redactRequest } from './redact-request';
+import { SecretInChildPlan, sealRequest } from './seal-request';
 import type { RunDriver } from './run-driver';
 import type { TenantAdmission } from './tenant-admission';
 import { TENANT_LIMIT_CODE, tenantLimit, type TenantLimits } from './tenant-limits';
@@ -36,8 +38,11 @@ export interface IntakeDeps {
   model?: Model;
   /** Seals the secret fields of plans (and the input they use) before the request enters the log. */
   secrets?: SecretsBox;
-  /** Erases a handled request from `dura.submit` (it held secrets in clear); the log holds it sealed. */
-  erase?: (seq: number) => Promise<void>;
+  /**
+   * Erases a handled request from `dura.submit` (it held secrets in clear; the log, a dead letter or its
+   * requeued copy holds it sealed or redacted). Never throws: a failure is its own error log and metric.
+   */
+  erase?: EraseRequest;
   /** Limits on runs in flight per tenant, shared by every replica through `admission`; unset: no limits. */
   tenants?: { limits: TenantLimits; admission: TenantAdmission; waitMs?: () => number };
   /** Who may start which agents, and whether inline plans are on; default: everything allowed. */
@@ -66,18 +71,24 @@ export function createIntake(deps: IntakeDeps) {
    * The run's root span in this process: its context goes into `run_requested`, so every span after it,
    * in any process and after any crash, continues the same trace.
    */
-  function start(msg: JsMsg, request: RunRequest & { runId: string }): Promise<void> {
+  function start(msg: JsMsg, request: RunRequest & { runId: string }, redacted?: Uint8Array): Promise<void> {
     return withLogFields({ runId: request.runId }, () =>
       withSpan(
         duraTracer(),
         'dura.run',
         { attributes: { [DURA_ATTRS.runId]: request.runId, 'dura.run.steps_planned': planLength(request) } },
-        () => startRun(msg, request),
+        () => startRun(msg, request, redacted),
       ),
     );
   }
 
-  async function startRun(msg: JsMsg, request: RunRequest & { runId: string }): Promise<void> {
+  /** `redacted`: what a dead letter keeps of a request that held secrets in clear. */
+  async function startRun(
+    msg: JsMsg,
+    request: RunRequest & { runId: string },
+    redacted: Uint8Array | undefined,
+  ): Promise<void> {
+    const keep = redacted ? { payload: redacted } : {};
     const { runId } = request;
     const trace = traceparentOf();
     const event = newEvent(
@@ -95,7 +106,7 @@ export function createIntake(deps: IntakeDeps) {
       await store.append(runId, [event], { expectedSeq: 0 });
     } catch (err) {
       if (err instanceof EventTooLarge) {
-        await reject(msg, runId, { error: { code: 'request_too_large', message: err.message } });
+        await reject(msg, runId, { error: { code: 'request_too_large', message: err.message }, ...keep });
         return;
       }
       if (!(err instanceof ConcurrencyConflict)) throw err;
@@ -103,6 +114,7 @@ export function createIntake(deps: IntakeDeps) {
     const { state } = await driver.load(runId);
     if (state.request === null || canonicalJson(state.request) !== canonicalJson(request)) {
       await reject(msg, undefined, {
+        ...keep,
         error: {
           code: 'run_id_conflict',
           message: `run id ${runId} is already used by ${state.request ? 'a different request' : `a run that is ${state.status}`}; submit with a new run id`,
@@ -133,10 +145,14 @@ export function createIntake(deps: IntakeDeps) {
     const parsed = RunRequestSchema.safeParse(body);
     if (!parsed.success) {
       const issues = formatIssues(parsed.error);
+      // Invalid elsewhere, it may still hold a valid plan's secrets: the dead letter keeps them redacted.
+      const redacted = redactRequest(body, tools);
       await reject(msg, hint, {
         error: { code: 'invalid_request', message: 'request does not match the RunRequest schema' },
         issues,
+        ...(redacted === body ? {} : { payload: utf8(JSON.stringify(redacted)) }),
       });
+      if (redacted !== body) await eraseRequest(msg);
       return;
     }
     const unstorable = unstorableTextPath(parsed.data);
@@ -193,12 +209,12 @@ export function createIntake(deps: IntakeDeps) {
     try {
       sealed = sealRequest({ ...parsed.data, runId }, tools, deps.secrets);
     } catch (err) {
-      if (!(err instanceof SecretsKeyMissing)) throw err;
+      if (!(err instanceof SecretsKeyMissing || err instanceof SecretInChildPlan)) throw err;
       await refuseChild({ error: { code: err.code, message: err.message } });
       return;
     }
-    if (!(await admitToTenant(sealed.request, refuse))) return;
-    await start(msg, sealed.request);
+    if (!(await admitToTenant(msg, sealed, refuse))) return;
+    await start(msg, sealed.request, secret ? utf8(JSON.stringify(redacted)) : undefined);
     if (sealed.changed) await eraseRequest(msg);
   };
 
@@ -208,9 +224,11 @@ export function createIntake(deps: IntakeDeps) {
    * `wait`, without using up its deliveries) or is rejected with `tenant_limit` (policy `reject`).
    */
   async function admitToTenant(
-    request: RunRequest & { runId: string },
+    msg: JsMsg,
+    sealed: ReturnType<typeof sealRequest>,
     refuse: (rejection: Rejection) => Promise<void>,
   ): Promise<boolean> {
+    const { request } = sealed;
     const tenants = deps.tenants;
     if (!tenants || request.parent) return true;
     const tenant = request.tenant ?? DEFAULT_TENANT;
@@ -233,20 +251,15 @@ export function createIntake(deps: IntakeDeps) {
     throw new RetryLater(
       `tenant ${tenant} has ${admission.inFlight} runs in flight, its limit; run ${request.runId} waits in dura.submit and starts when one of them ends`,
       delay,
-      { requeue: true },
+      // The copy that waits holds the request sealed, and this message, which held it in clear, is erased.
+      sealed.changed
+        ? { requeue: true, data: utf8(JSON.stringify(request)), requeued: () => eraseRequest(msg) }
+        : { requeue: true },
     );
   }
 
   async function eraseRequest(msg: JsMsg): Promise<void> {
-    try {
-      await deps.erase?.(msg.seq);
-    } catch (err) {
-      // Already erased by an earlier delivery, or the stream refused: say so, without the request itself.
-      deps.log.warn('could not erase a request holding secrets from the requests stream', {
-        seq: msg.seq,
-        err: (err as Error).message,
-      });
-    }
+    await deps.erase?.(msg.seq);
   }
 
   function utf8(text: string): Uint8Array {

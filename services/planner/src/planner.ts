@@ -24,7 +24,9 @@ import {
 import type { SecretsBox, ToolRegistry } from '@dura/tools';
 import { createCancellations } from './cancellations';
 import { createParking } from './parking';
+import { createRequestEraser } from './erase-request';
 import { createIntake } from './intake';
+import { redactRequestBytes } from './redact-request';
 import { createSignalIntake } from './signal-intake';
 import { createForkIntake, FORKS_DLQ_SOURCE } from './fork-intake';
 import type { Model } from './model';
@@ -112,6 +114,7 @@ export function createPlanner(deps: PlannerDeps) {
     ...(parking ? { parking } : {}),
     sealDecision: (decision, scope) => sealDecision(decision, deps.tools, deps.secrets, scope),
   });
+  const eraseRequest = createRequestEraser({ jsm: deps.jsm, log: deps.log });
   const handleSubmit = createIntake({
     store,
     js: deps.js,
@@ -122,9 +125,7 @@ export function createPlanner(deps: PlannerDeps) {
     model: deps.model,
     ...(deps.authorization ? { authorization: deps.authorization } : {}),
     ...(deps.secrets ? { secrets: deps.secrets } : {}),
-    erase: async (seq) => {
-      await deps.jsm.streams.deleteMessage(STREAMS.requests, seq, true);
-    },
+    erase: eraseRequest,
     ...(deps.tenantLimits
       ? {
           tenants: {
@@ -193,6 +194,11 @@ export function createPlanner(deps: PlannerDeps) {
           concurrency,
           log: deps.log,
           handle: handleSubmit,
+          // A request dead-lettered after its last delivery keeps no secret there, nor on `dura.submit`.
+          redact: (msg) => {
+            const payload = redactRequestBytes(msg.data, deps.tools);
+            return payload ? { payload, erase: () => eraseRequest(msg.seq) } : undefined;
+          },
         }),
         startConsumerLoop({
           js: deps.js,

@@ -2,7 +2,7 @@ import type { JetStreamClient, JsMsg } from '@nats-io/jetstream';
 import { newEvent, type ErrorInfo } from '@dura/contracts';
 import { decisionEventId } from '@dura/core';
 import { ConcurrencyConflict, type EventStore } from '@dura/event-store';
-import { deadLetterFromMsg, publishDeadLetter, type Logger } from '@dura/service-kit';
+import { deadLetterFromMsg, publishDeadLetter, withData, type Logger } from '@dura/service-kit';
 
 export interface Rejection {
   error: ErrorInfo;
@@ -52,11 +52,4 @@ export async function rejectRequest(
     // The run id already has a history; the dead letter is the record of this refusal.
     if (!(err instanceof ConcurrencyConflict)) throw err;
   }
-}
-
-/** The message as the dead letter sees it, with other bytes. */
-function withData(msg: JsMsg, data: Uint8Array): JsMsg {
-  return new Proxy(msg, {
-    get: (target, key): unknown => (key === 'data' ? data : (Reflect.get(target, key, target) as unknown)),
-  });
 }

@@ -1,35 +1,56 @@
-import { isControlTool, type Decision, type JsonValue, type RunRequest } from '@dura/contracts';
 import {
-  isSecretEnvelope,
-  mapSecretFields,
-  sealSecretFields,
-  type SecretsBox,
-  type ToolRegistry,
-} from '@dura/tools';
-
-const PLAN_REFERENCE = /^\$(?:steps\.\d+|input)(?:\.[^.]+)*$/;
-const INPUT_REFERENCE = /^\$input((?:\.[^.]+)*)$/;
-
-const isReference = (value: JsonValue): boolean => typeof value === 'string' && PLAN_REFERENCE.test(value);
+  CONTROL_TOOLS,
+  DuraError,
+  isControlTool,
+  type Decision,
+  RUN_REQUEST_VERSION,
+  type JsonObject,
+  type JsonValue,
+  type RunRequest,
+} from '@dura/contracts';
+import { sealSecretFields, type SecretsBox, type ToolRegistry } from '@dura/tools';
+import { inputReferencesAlong, isReference } from './plan-references';
+import { redactRequest } from './redact-request';
 
 type Request = RunRequest & { runId: string };
+
+/**
+ * A child run's inline plan holds a secret in clear. It would be sealed for the child's run, which the
+ * parent's log (where the plan is recorded first) cannot be: refused rather than stored in clear.
+ */
+export class SecretInChildPlan extends DuraError {
+  constructor(index: number) {
+    super(
+      'secret_in_child_plan',
+      `plan step ${index} (${CONTROL_TOOLS.runAgent}) gives its child run a secret in clear (in its inline plan or input); a secret cannot be passed to a child run: submit that run on its own, or have the child take the secret from a tool`,
+    );
+  }
+}
 
 /**
  * The request as the log may hold it: every plain value at a secret argument field of a plan step is
  * sealed, and so is each part of the run's input that a step passes to a secret field (`"$input.card"`).
  * Sealing is deterministic, so a redelivered request seals to the same record. `changed` tells whether
  * the request held any secret in clear (then its copy on `dura.submit` is erased once it is recorded).
- * Throws SecretsKeyMissing when it holds one and no key is configured.
+ * Throws SecretsKeyMissing when it holds one and no key is configured. A child run's inline plan or input
+ * holding one is refused (SecretInChildPlan), or with `children: 'seal'` sealed for this run's scope.
  */
 export function sealRequest(
   request: Request,
   tools: ToolRegistry,
   box: SecretsBox | undefined,
+  children: 'refuse' | 'seal' = 'refuse',
 ): { request: Request; changed: boolean } {
   if (request.agent.kind !== 'scripted') return { request, changed: false };
   let changed = false;
   const inputPaths = new Set<string>();
   const steps = request.agent.steps.map((step, index) => {
+    if (step.tool === CONTROL_TOOLS.runAgent) {
+      const args = sealChildArgs(step.args, tools, box, request.runId, children, index);
+      if (args === step.args) return step;
+      changed = true;
+      return { ...step, args };
+    }
     if (isControlTool(step.tool)) return step;
     const paths = tools.secretFields(step.tool).args;
     if (paths.length === 0) return step;
@@ -62,15 +83,30 @@ export function sealRequest(
   };
 }
 
-/** A request body with every plain value at a secret field replaced, for a dead letter of a refused request. */
-export function redactRequest(request: Request, tools: ToolRegistry): Request {
-  if (request.agent.kind !== 'scripted') return request;
-  const steps = request.agent.steps.map((step) => {
-    const paths = isControlTool(step.tool) ? [] : tools.secretFields(step.tool).args;
-    const args = mapSecretFields(step.args, paths, (found) => (isReference(found) ? found : '[secret]'));
-    return { ...step, args: args as typeof step.args };
-  });
-  return { ...request, agent: { ...request.agent, steps } };
+/**
+ * A `dura.run_agent` call's arguments with the secrets of its inline plan and input sealed for `scope`
+ * (the parent's run), or the arguments themselves when they hold none.
+ */
+function sealChildArgs(
+  args: JsonObject,
+  tools: ToolRegistry,
+  box: SecretsBox | undefined,
+  scope: string,
+  children: 'refuse' | 'seal',
+  index: number,
+): JsonObject {
+  const child = { agent: args['agent'], input: args['input'] };
+  if (redactRequest(child, tools) === child) return args;
+  if (children === 'refuse') throw new SecretInChildPlan(index);
+  // A secret was found, so `agent` is an inline scripted plan.
+  const request = {
+    v: RUN_REQUEST_VERSION,
+    runId: scope,
+    agent: args['agent'],
+    ...(args['input'] === undefined ? {} : { input: args['input'] }),
+  } as Request;
+  const sealed = sealRequest(request, tools, box, 'seal').request;
+  return { ...args, agent: sealed.agent, ...(sealed.input === undefined ? {} : { input: sealed.input }) };
 }
 
 /**
@@ -86,6 +122,14 @@ export function sealDecision(
   if (decision.kind !== 'tool_calls') return decision;
   let changed = false;
   const calls = decision.calls.map((call) => {
+    if (call.tool === CONTROL_TOOLS.runAgent) {
+      // A child plan the model wrote with a secret: sealed for this run, so no log holds it in clear; the
+      // child cannot open it (its call fails with secret_unreadable): a secret never crosses into another run.
+      const args = sealChildArgs(call.args, tools, box, scope, 'seal', 0);
+      if (args === call.args) return call;
+      changed = true;
+      return { ...call, args };
+    }
     const paths = isControlTool(call.tool) ? [] : tools.secretFields(call.tool).args;
     if (paths.length === 0) return call;
     const args = sealSecretFields(call.args, paths, box, scope, `the call ${call.callId} (${call.tool})`);
@@ -94,26 +138,4 @@ export function sealDecision(
     return { ...call, args: args as typeof call.args };
   });
   return changed ? { ...decision, calls } : decision;
-}
-
-/**
- * The input paths a secret field takes its value from: `card: "$input.card"` with secret path `card.token`
- * reads `card.token` of the input (`""`: the whole input).
- */
-function inputReferencesAlong(value: JsonValue, segments: readonly string[]): string[] {
-  if (typeof value === 'string') {
-    const match = INPUT_REFERENCE.exec(value);
-    if (!match) return [];
-    return [[...(match[1] ?? '').split('.').slice(1), ...segments].join('.')];
-  }
-  const [head, ...rest] = segments;
-  if (head === undefined || value === null || typeof value !== 'object' || isSecretEnvelope(value)) return [];
-  const items: JsonValue[] = Array.isArray(value)
-    ? value.filter((_, index) => head === '*' || head === String(index))
-    : head === '*'
-      ? Object.values(value)
-      : Object.hasOwn(value, head)
-        ? [value[head] as JsonValue]
-        : [];
-  return items.flatMap((item) => inputReferencesAlong(item, rest));
 }
