@@ -7,6 +7,7 @@ export {
   secretsConfigShape,
 } from './config';
 export { createLogger, withLogFields } from './logger';
+export { REDACTED, SECRET_FIELD_NAMES, redactForLog, scrubText } from './log-redaction';
 export type { Logger, LogLevel, LogFields } from './logger';
 export { connectNats } from './nats';
 export type { NatsHandles } from './nats';
