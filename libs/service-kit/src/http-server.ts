@@ -33,6 +33,8 @@ export interface Route {
 export interface HttpServerHandle {
   readonly port: number;
   readonly url: string;
+  /** Serves `routes` from now on instead of the ones it started with (a service that listens while it starts). */
+  setRoutes(routes: Route[]): void;
   close(): Promise<void>;
 }
 
@@ -43,7 +45,8 @@ export async function startHttpServer(options: {
   routes: Route[];
   log: Logger;
 }): Promise<HttpServerHandle> {
-  const compiled = options.routes.map((route) => ({ route, ...compile(route.path) }));
+  const compileAll = (routes: Route[]) => routes.map((route) => ({ route, ...compile(route.path) }));
+  let compiled = compileAll(options.routes);
   const server: Server = createServer((req, res) => {
     const send = (response: HttpResponse): void => {
       if ('stream' in response) {
@@ -119,6 +122,9 @@ export async function startHttpServer(options: {
   return {
     port,
     url: `http://127.0.0.1:${port}`,
+    setRoutes(routes) {
+      compiled = compileAll(routes);
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

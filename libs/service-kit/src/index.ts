@@ -10,6 +10,8 @@ export { createLogger, withLogFields } from './logger';
 export { REDACTED, SECRET_FIELD_NAMES, redactForLog, scrubText } from './log-redaction';
 export type { Logger, LogLevel, LogFields } from './logger';
 export { connectNats } from './nats';
+export { waitUntilReachable, startBackoffMs } from './start-wait';
+export type { StartWaitOptions } from './start-wait';
 export type { NatsHandles } from './nats';
 export {
   buildDeadLetter,
@@ -33,6 +35,7 @@ export type {
   DrainReport,
 } from './consumer-loop';
 export { startHttpServer } from './http-server';
+export { readinessRoute } from './readiness-route';
 export type { Route, HttpResponse, HttpServerHandle } from './http-server';
 export { runMain, DEFAULT_SHUTDOWN_GRACE_MS } from './main-runner';
 export type { Stoppable, StopOptions } from './main-runner';
