@@ -55,8 +55,11 @@ export function isSecretFieldName(name: string): boolean {
 const TEXT_SECRETS: readonly [RegExp, string][] = [
   // scheme://user:password@host → scheme://user:[Redacted]@host (postgres, nats, amqp, redis, http…)
   [/\b([a-z][a-z0-9+.-]*:\/\/[^\s:/@]*:)[^\s@/]*@/gi, `$1${REDACTED}@`],
-  // libpq key=value strings: password=...
-  [/\b(password\s*=\s*)('[^']*'|"[^"]*"|\S+)/gi, `$1${REDACTED}`],
+  // key=value text (libpq connection strings, query strings, env dumps): password=..., token: ...
+  [
+    /\b((?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?token)\s*[=:]\s*)('[^']*'|"[^"]*"|[^\s,;&]+)/gi,
+    `$1${REDACTED}`,
+  ],
   [/\b(bearer\s+)[\w.~+/-]+=*/gi, `$1${REDACTED}`],
   // nkey seeds (user, account, operator, server, cluster): S + kind + base32.
   [/\bS[UAONC][A-Z2-7]{54,}\b/g, REDACTED],
