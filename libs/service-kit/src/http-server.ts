@@ -105,7 +105,7 @@ export async function startHttpServer(options: {
         const known = err instanceof DuraError;
         if (!known) options.log.error('http handler failed', { path: url.pathname, err });
         send({
-          status: known && err.code.endsWith('not_found') ? 404 : known && !err.retryable ? 400 : 500,
+          status: known ? httpStatusOf(err) : 500,
           body: {
             error: known
               ? { code: err.code, message: err.message }
@@ -131,6 +131,16 @@ export async function startHttpServer(options: {
         server.close(() => resolve());
       }),
   };
+}
+
+/** The code of a DuraError a handler throws for a request body over its limit: answered 413, not 400. */
+export const BODY_TOO_LARGE = 'body_too_large';
+
+/** 404 for `*_not_found`, 413 for an oversized body, 400 for any other terminal error, 500 for a retryable one. */
+export function httpStatusOf(err: DuraError): number {
+  if (err.code.endsWith('not_found')) return 404;
+  if (err.code === BODY_TOO_LARGE) return 413;
+  return err.retryable ? 500 : 400;
 }
 
 function compile(path: string): { regex: RegExp; names: string[] } {

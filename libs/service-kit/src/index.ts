@@ -34,7 +34,7 @@ export type {
   DrainOptions,
   DrainReport,
 } from './consumer-loop';
-export { startHttpServer } from './http-server';
+export { BODY_TOO_LARGE, httpStatusOf, startHttpServer } from './http-server';
 export { readinessRoute } from './readiness-route';
 export type { Route, HttpResponse, HttpServerHandle } from './http-server';
 export { runMain, DEFAULT_SHUTDOWN_GRACE_MS } from './main-runner';
