@@ -99,7 +99,8 @@ async function openPglite(dataDir: string | undefined): Promise<DbHandle> {
  */
 function connectError(err: unknown, url: string): DuraError {
   const message = (err as Error).message;
-  const code = String((err as { code?: unknown }).code ?? '');
+  const raw = (err as { code?: unknown }).code;
+  const code = typeof raw === 'string' ? raw : '';
   // SQLSTATE class 28: invalid authorization; 3D000: no such database.
   if (code.startsWith('28'))
     return new DuraError(

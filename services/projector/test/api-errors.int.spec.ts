@@ -130,7 +130,7 @@ describe('a request body over the limit (64 KiB)', () => {
       headers: { 'content-type': 'application/json' },
       body,
       duplex: 'half',
-    } as RequestInit);
+    });
     expect(answer.status).toBe(413);
     expect(ApiErrorSchema.parse(answer.body).error.code).toBe('body_too_large');
     expect(errorLines()).toEqual([]);
