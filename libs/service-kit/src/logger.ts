@@ -75,7 +75,8 @@ function wrap(inner: PinoLogger): Logger {
     (level: LogLevel) =>
     (message: string, fields?: LogFields): void => {
       if (!inner.isLevelEnabled(level)) return;
-      inner[level](fields ? (redactForLog(fields) as LogFields) : {}, scrubText(message));
+      // The message ahead of the fields, as lines always had it (tests and log queries match `"msg":"…","url"`).
+      inner[level]({ msg: scrubText(message), ...(fields ? (redactForLog(fields) as LogFields) : {}) });
     };
   return {
     debug: emit('debug'),

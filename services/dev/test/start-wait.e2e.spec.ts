@@ -79,7 +79,10 @@ describe('services started before their dependencies', () => {
       /waiting for NATS at nats:\/\/127\.0\.0\.1:\d+ \(attempt \d+ failed: cannot connect/,
       proc,
     );
-    await proc.waitForOutput(/"attempt":2,"retryInMs":1000,"code":"nats_unreachable".*"msg":"waiting for NATS at [^"]+; retrying"/, READY_MS);
+    await proc.waitForOutput(
+      /"msg":"waiting for NATS at [^"]+; retrying","attempt":2,"retryInMs":1000,"code":"nats_unreachable"/,
+      READY_MS,
+    );
     expect(await Promise.race([proc.exited, Promise.resolve('running')])).toBe('running');
 
     await natsOn(natsPort);
