@@ -91,6 +91,8 @@ export function redactForLog(value: unknown, depth = 0, seen = new WeakSet<objec
     if (value instanceof Error) return redactForLog(errorFields(value), depth, seen);
     if (Array.isArray(value)) return value.map((item) => redactForLog(item, depth + 1, seen));
     if (value instanceof Date) return value.toISOString();
+    // Raw bytes may hold anything (a request body, a key): their size is what a log line needs.
+    if (ArrayBuffer.isView(value)) return `[${value.byteLength} bytes]`;
     const out: Record<string, unknown> = {};
     for (const [key, field] of Object.entries(value)) {
       out[key] = isSecretFieldName(key) && field != null ? REDACTED : redactForLog(field, depth + 1, seen);

@@ -73,16 +73,23 @@ describe('log redaction', () => {
     expect(text()).toContain(`Bearer ${REDACTED}`);
   });
 
-  it('keeps ordinary fields (idempotency keys, token counts, run ids) readable and survives cycles', () => {
+  it('keeps ordinary fields (idempotency keys, token counts, run ids) readable, survives cycles and logs bytes as their size', () => {
     const { log, lines } = capture();
     const cyclic: Record<string, unknown> = { runId: 'run-1' };
     cyclic['self'] = cyclic;
-    log.info('call', { key: 'run-1:3:pay:abc', tokens: 42, inputTokens: 7, cyclic });
+    log.info('call', {
+      key: 'run-1:3:pay:abc',
+      tokens: 42,
+      inputTokens: 7,
+      cyclic,
+      body: Buffer.from(SECRET),
+    });
     expect(JSON.parse(lines[0] ?? '{}')).toMatchObject({
       key: 'run-1:3:pay:abc',
       tokens: 42,
       inputTokens: 7,
       cyclic: { runId: 'run-1', self: '[Circular]' },
+      body: `[${SECRET.length} bytes]`,
     });
   });
 });
