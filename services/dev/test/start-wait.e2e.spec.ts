@@ -133,6 +133,17 @@ describe('services started before their dependencies', () => {
     await proc.waitForOutput(/Postgres reachable/, READY_MS);
   });
 
+  it('a service still waiting is stopped at once by SIGTERM, exit 0', async () => {
+    const proc = service('planner', { NATS_URL: `nats://127.0.0.1:${await freePort()}` });
+    await proc.waitForOutput(/waiting for NATS/, READY_MS);
+    const asked = Date.now();
+    await proc.kill('SIGTERM');
+    expect((await proc.exited).code).toBe(0);
+    // kill() escalates to SIGKILL after 5 s: well under that means the SIGTERM itself ended it.
+    expect(Date.now() - asked).toBeLessThan(4_000);
+    expect(proc.output()).toMatch(/SIGTERM received while starting; exiting/);
+  });
+
   it('bad NATS credentials or a missing database still stop the start at once, with exit code 1', async () => {
     const nats = await startNatsServer({ extraArgs: ['--user', 'planner', '--pass', 'right'] });
     owned.push({ stop: () => nats.stop() });
