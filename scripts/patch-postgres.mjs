@@ -3,56 +3,103 @@
 // connection whose server just died throws from a setImmediate callback ("Cannot read properties of null
 // (reading 'write')") and kills the whole process. Dura's services must survive a Postgres restart, so the
 // scheduled write fails the query with CONNECTION_CLOSED instead. Idempotent; run by `postinstall`.
+//
+// Fails (exit 1, so `npm ci` fails) when the code to patch is not there: upstream changed it, and shipping
+// without the guard would bring the crash back silently.
+//
+// A single file on purpose: the images copy only it before `npm ci`.
+// Usage: node scripts/patch-postgres.mjs [connection.js ...]   (default: the installed postgres package's
+// src/connection.js and cjs/src/connection.js)
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 
-const MARK = '/* dura: guarded nextWrite */';
-let root;
-try {
-  // The package's exports hide package.json, so walk up from its entry point.
-  root = dirname(createRequire(import.meta.url).resolve('postgres'));
-  while (
-    !existsSync(join(root, 'package.json')) ||
-    !readFileSync(join(root, 'package.json'), 'utf8').includes('"name": "postgres"')
-  ) {
-    if (dirname(root) === root) throw new Error('postgres package root not found');
-    root = dirname(root);
-  }
-} catch {
-  console.log('patch-postgres: postgres is not installed; nothing to patch');
-  process.exit(0);
+export const MARK = '/* dura: guarded nextWrite */';
+
+/** [upstream code, patched code] pairs; each upstream snippet must occur in the file. */
+export const REPLACEMENTS = [
+  [
+    '  function nextWrite(fn) {\n    const x = socket.write(chunk, fn)',
+    `  function nextWrite(fn) {\n    ${MARK}\n    if (!socket) {\n      nextWriteTimer !== null && clearImmediate(nextWriteTimer)\n      chunk = nextWriteTimer = null\n      error(Errors.connection('CONNECTION_CLOSED', options))\n      return false\n    }\n    const x = socket.write(chunk, fn)`,
+  ],
+  [
+    '    clearImmediate(nextWriteTimer)\n    if (socket) {',
+    '    clearImmediate(nextWriteTimer)\n    chunk = nextWriteTimer = null\n    if (socket) {',
+  ],
+  [
+    '    incomings = null\n    clearImmediate(nextWriteTimer)\n',
+    '    incomings = null\n    clearImmediate(nextWriteTimer)\n    chunk = nextWriteTimer = null\n',
+  ],
+];
+
+/**
+ * `{ status: 'already' }` when `text` carries the patch, `{ status: 'patched', text }` with every
+ * replacement applied, or `{ status: 'changed', missing }` (nothing applied) naming the upstream snippets
+ * not found.
+ */
+export function patchConnectionText(text) {
+  if (text.includes(MARK)) return { status: 'already' };
+  const missing = REPLACEMENTS.filter(([from]) => !text.includes(from)).map(([from]) => from);
+  if (missing.length > 0) return { status: 'changed', missing };
+  let out = text;
+  for (const [from, to] of REPLACEMENTS) out = out.replace(from, to);
+  return { status: 'patched', text: out };
 }
-const version = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version;
 
-for (const file of ['src/connection.js', 'cjs/src/connection.js']) {
-  const path = join(root, file);
-  if (!existsSync(path)) continue;
-  let text = readFileSync(path, 'utf8');
-  if (text.includes(MARK)) continue;
-  const replacements = [
-    [
-      '  function nextWrite(fn) {\n    const x = socket.write(chunk, fn)',
-      `  function nextWrite(fn) {\n    ${MARK}\n    if (!socket) {\n      nextWriteTimer !== null && clearImmediate(nextWriteTimer)\n      chunk = nextWriteTimer = null\n      error(Errors.connection('CONNECTION_CLOSED', options))\n      return false\n    }\n    const x = socket.write(chunk, fn)`,
-    ],
-    [
-      '    clearImmediate(nextWriteTimer)\n    if (socket) {',
-      '    clearImmediate(nextWriteTimer)\n    chunk = nextWriteTimer = null\n    if (socket) {',
-    ],
-    [
-      '    incomings = null\n    clearImmediate(nextWriteTimer)\n',
-      '    incomings = null\n    clearImmediate(nextWriteTimer)\n    chunk = nextWriteTimer = null\n',
-    ],
-  ];
-  for (const [from, to] of replacements) {
-    if (!text.includes(from)) {
-      console.error(
-        `patch-postgres: postgres ${version} ${file} does not have the expected code; not patched`,
-      );
-      process.exit(0);
+function installedFiles() {
+  let root;
+  try {
+    // The package's exports hide package.json, so walk up from its entry point.
+    root = dirname(createRequire(import.meta.url).resolve('postgres'));
+    while (
+      !existsSync(join(root, 'package.json')) ||
+      !readFileSync(join(root, 'package.json'), 'utf8').includes('"name": "postgres"')
+    ) {
+      if (dirname(root) === root) throw new Error('postgres package root not found');
+      root = dirname(root);
     }
-    text = text.replace(from, to);
+  } catch {
+    return undefined;
   }
-  writeFileSync(path, text);
-  console.log(`patch-postgres: patched postgres ${version} ${file}`);
+  const version = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version;
+  return ['src/connection.js', 'cjs/src/connection.js']
+    .map((file) => join(root, file))
+    .filter((path) => existsSync(path))
+    .map((path) => ({ path, label: `postgres ${version} ${path.slice(root.length + 1)}` }));
 }
+
+/** Patches `paths` (default: the installed package's files); resolves with the exit code, 1 if any could not be. */
+export function main(paths) {
+  const files = paths.length > 0 ? paths.map((path) => ({ path, label: path })) : installedFiles();
+  if (files === undefined) {
+    console.log('patch-postgres: postgres is not installed; nothing to patch');
+    return 0;
+  }
+  let failed = false;
+  for (const { path, label } of files) {
+    const result = patchConnectionText(readFileSync(path, 'utf8'));
+    if (result.status === 'already') {
+      console.log(`patch-postgres: ${label} is already patched`);
+    } else if (result.status === 'patched') {
+      writeFileSync(path, result.text);
+      console.log(`patch-postgres: patched ${label}`);
+    } else {
+      failed = true;
+      console.error(
+        `patch-postgres: cannot patch ${label}: upstream changed the code the guard goes into; ` +
+          `${result.missing.length} expected snippet(s) not found, the first:\n` +
+          result.missing[0].replace(/^/gm, '    | ') +
+          '\nWhat to do: check whether this postgres release fixes porsager/postgres#1208 (a write scheduled on a ' +
+          'dead socket crashing the process); if it does, delete scripts/patch-postgres.mjs and its postinstall ' +
+          'entry; if not, update REPLACEMENTS in scripts/patch-postgres.mjs to the new code, or pin postgres to ' +
+          'the last 3.4.x in package.json. Nothing was written to this file.',
+      );
+    }
+  }
+  return failed ? 1 : 0;
+}
+
+// Run as a script (postinstall, or by hand with file paths); imported, it only exports (for its test).
+if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href)
+  process.exit(main(process.argv.slice(2)));

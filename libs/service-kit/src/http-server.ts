@@ -36,6 +36,8 @@ export interface HttpServerHandle {
   readonly address: string;
   /** A URL this machine can reach the server on (loopback when bound to every interface). */
   readonly url: string;
+  /** Serves `routes` from now on instead of the ones it started with (a service that listens while it starts). */
+  setRoutes(routes: Route[]): void;
   close(): Promise<void>;
 }
 
@@ -61,7 +63,8 @@ export async function startHttpServer(options: {
   routes: Route[];
   log: Logger;
 }): Promise<HttpServerHandle> {
-  const compiled = options.routes.map((route) => ({ route, ...compile(route.path) }));
+  const compileAll = (routes: Route[]) => routes.map((route) => ({ route, ...compile(route.path) }));
+  let compiled = compileAll(options.routes);
   const server: Server = createServer((req, res) => {
     const send = (response: HttpResponse): void => {
       if ('stream' in response) {
@@ -120,7 +123,7 @@ export async function startHttpServer(options: {
         const known = err instanceof DuraError;
         if (!known) options.log.error('http handler failed', { path: url.pathname, err });
         send({
-          status: known && err.code.endsWith('not_found') ? 404 : known && !err.retryable ? 400 : 500,
+          status: known ? httpStatusOf(err) : 500,
           body: {
             error: known
               ? { code: err.code, message: err.message }
@@ -139,12 +142,25 @@ export async function startHttpServer(options: {
     port,
     address: `${bracketed(bound.address)}:${port}`,
     url: `http://${bracketed(reachableHost(bound.address))}:${port}`,
+    setRoutes(routes) {
+      compiled = compileAll(routes);
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
         server.close(() => resolve());
       }),
   };
+}
+
+/** The code of a DuraError a handler throws for a request body over its limit: answered 413, not 400. */
+export const BODY_TOO_LARGE = 'body_too_large';
+
+/** 404 for `*_not_found`, 413 for an oversized body, 400 for any other terminal error, 500 for a retryable one. */
+export function httpStatusOf(err: DuraError): number {
+  if (err.code.endsWith('not_found')) return 404;
+  if (err.code === BODY_TOO_LARGE) return 413;
+  return err.retryable ? 500 : 400;
 }
 
 function compile(path: string): { regex: RegExp; names: string[] } {

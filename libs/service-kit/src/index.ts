@@ -7,8 +7,11 @@ export {
   secretsConfigShape,
 } from './config';
 export { createLogger, withLogFields } from './logger';
+export { REDACTED, SECRET_FIELD_NAMES, redactForLog, scrubText } from './log-redaction';
 export type { Logger, LogLevel, LogFields } from './logger';
 export { connectNats } from './nats';
+export { waitUntilReachable, startBackoffMs } from './start-wait';
+export type { StartWaitOptions } from './start-wait';
 export type { NatsHandles } from './nats';
 export {
   buildDeadLetter,
@@ -32,7 +35,8 @@ export type {
   DrainOptions,
   DrainReport,
 } from './consumer-loop';
-export { DEFAULT_BIND_HOST, startHttpServer } from './http-server';
+export { BODY_TOO_LARGE, DEFAULT_BIND_HOST, httpStatusOf, startHttpServer } from './http-server';
+export { readinessRoute } from './readiness-route';
 export type { Route, HttpResponse, HttpServerHandle } from './http-server';
 export { runMain, DEFAULT_SHUTDOWN_GRACE_MS } from './main-runner';
 export type { Stoppable, StopOptions } from './main-runner';

@@ -1,5 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { pino, type Logger as PinoLogger } from 'pino';
 import { currentTraceIds } from '@dura/telemetry';
+import { redactForLog, scrubText } from './log-redaction';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 export type LogFields = Record<string, unknown>;
@@ -13,8 +15,6 @@ export interface Logger {
   child(fields: LogFields): Logger;
 }
 
-const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
-
 const scoped = new AsyncLocalStorage<LogFields>();
 
 /**
@@ -25,6 +25,11 @@ export function withLogFields<T>(fields: LogFields, fn: () => T): T {
   return scoped.run({ ...scoped.getStore(), ...fields }, fn);
 }
 
+/**
+ * A pino logger behind the Logger interface. Every field, child binding, scoped field and message passes
+ * through `redactForLog`/`scrubText` first, so a secret-named field or a password inside a connection string
+ * never reaches a line however it was logged.
+ */
 export function createLogger(options: {
   service: string;
   level?: LogLevel;
@@ -32,46 +37,57 @@ export function createLogger(options: {
   write?: (line: string) => void;
   fields?: LogFields;
 }): Logger {
-  const min = RANK[options.level ?? 'info'];
   const write = options.write ?? ((line: string) => process.stdout.write(`${line}\n`));
-  const base = { service: options.service, ...options.fields };
+  const pretty = options.format === 'pretty';
+  // pino writes one JSON line per record to this stream, in the calling thread: no transport worker.
+  const destination = {
+    write: (chunk: string) => {
+      const line = chunk.endsWith('\n') ? chunk.slice(0, -1) : chunk;
+      write(pretty ? prettyLine(JSON.parse(line) as Record<string, unknown>) : line);
+    },
+  };
+  const root = pino(
+    {
+      level: options.level ?? 'info',
+      base: redactForLog({ service: options.service, ...options.fields }) as LogFields,
+      messageKey: 'msg',
+      // Errors are already reduced to name, message and code by redactForLog (no stack in a log line).
+      serializers: { err: (value: unknown) => value },
+      timestamp: () => `,"ts":"${new Date().toISOString()}"`,
+      formatters: { level: (label) => ({ level: label }) },
+      mixin: () => {
+        // The active span's ids tie the line to its trace (Jaeger: search by trace id).
+        const ids = currentTraceIds();
+        const store = scoped.getStore();
+        return {
+          ...(store ? (redactForLog(store) as LogFields) : {}),
+          ...(ids ? { traceId: ids.traceId, spanId: ids.spanId } : {}),
+        };
+      },
+    },
+    destination,
+  );
+  return wrap(root);
+}
 
-  const emit = (level: LogLevel, message: string, fields: LogFields = {}): void => {
-    if (RANK[level] < min) return;
-    // The active span's ids tie the line to its trace (Jaeger: search by trace id).
-    const ids = currentTraceIds();
-    const record = {
-      ts: new Date().toISOString(),
-      level,
-      ...base,
-      ...scoped.getStore(),
-      ...(ids ? { traceId: ids.traceId, spanId: ids.spanId } : {}),
-      msg: message,
-      ...serializeErrors(fields),
+function wrap(inner: PinoLogger): Logger {
+  const emit =
+    (level: LogLevel) =>
+    (message: string, fields?: LogFields): void => {
+      if (!inner.isLevelEnabled(level)) return;
+      // The message ahead of the fields, as lines always had it (tests and log queries match `"msg":"…","url"`).
+      inner[level]({ msg: scrubText(message), ...(fields ? (redactForLog(fields) as LogFields) : {}) });
     };
-    write(options.format === 'pretty' ? pretty(record) : JSON.stringify(record));
-  };
   return {
-    debug: (m, f) => emit('debug', m, f),
-    info: (m, f) => emit('info', m, f),
-    warn: (m, f) => emit('warn', m, f),
-    error: (m, f) => emit('error', m, f),
-    child: (fields) => createLogger({ ...options, fields: { ...options.fields, ...fields } }),
+    debug: emit('debug'),
+    info: emit('info'),
+    warn: emit('warn'),
+    error: emit('error'),
+    child: (fields) => wrap(inner.child(redactForLog(fields) as LogFields)),
   };
 }
 
-function serializeErrors(fields: LogFields): LogFields {
-  const out: LogFields = {};
-  for (const [key, value] of Object.entries(fields)) {
-    out[key] =
-      value instanceof Error
-        ? { name: value.name, message: value.message, ...('code' in value ? { code: value.code } : {}) }
-        : value;
-  }
-  return out;
-}
-
-function pretty(record: Record<string, unknown>): string {
+function prettyLine(record: Record<string, unknown>): string {
   // A short trace id is enough to tell runs apart on a terminal; the span id is noise there.
   const { ts, level, service, msg, traceId, spanId: _spanId, ...rest } = record;
   if (typeof traceId === 'string') rest['trace'] = traceId.slice(0, 8);

@@ -93,11 +93,21 @@ export function shutdownHandler(
  * the exit).
  */
 export function runMain(service: string, start: () => Promise<Stoppable>): void {
+  // Installed before starting: a service still waiting for NATS or Postgres has nothing to drain and must stop
+  // at once when asked, not sit out the grace period until the kubelet's SIGKILL.
+  let shutdown: ((signal: string) => void) | undefined;
+  const onSignal = (signal: string) => {
+    if (shutdown) return shutdown(signal);
+    process.stderr.write(
+      `${service}: ${signal} received while starting; exiting (nothing was started to drain)\n`,
+    );
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
+  process.on('SIGINT', () => onSignal('SIGINT'));
   start()
     .then((running) => {
-      const shutdown = shutdownHandler(service, running);
-      process.on('SIGTERM', () => shutdown('SIGTERM'));
-      process.on('SIGINT', () => shutdown('SIGINT'));
+      shutdown = shutdownHandler(service, running);
     })
     .catch((err: unknown) => {
       // ConfigError, and a library's own config errors (a malformed secrets key): they share one code.

@@ -3,6 +3,7 @@ import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManage
 import { describeNatsAuth, DuraError, type NatsSecurity } from '@dura/contracts';
 import { explainPermissionViolation, openNatsConnection } from '@dura/event-store';
 import type { Logger } from './logger';
+import { waitUntilReachable, type StartWaitOptions } from './start-wait';
 
 export interface NatsHandles {
   nc: NatsConnection;
@@ -12,28 +13,35 @@ export interface NatsHandles {
 
 /**
  * Connects and keeps reconnecting for as long as the process lives: a broker restart must not kill a service.
- * The first connection fails fast with a message that says what to check. `security` (from
- * `loadNatsSecurity`) carries the credentials and TLS settings; unset: an open server.
+ * The first connection fails fast with a message that says what to check, unless `waitForServer` is given:
+ * then an unreachable server is retried with backoff (a service started before its broker waits, not-ready),
+ * while bad credentials or TLS still fail at once. `security` (from `loadNatsSecurity`) carries the
+ * credentials and TLS settings; unset: an open server.
  */
 export async function connectNats(
   url: string,
   name: string,
   log?: Logger,
   security?: NatsSecurity,
+  options: { waitForServer?: StartWaitOptions } = {},
 ): Promise<NatsHandles> {
-  const nc = await openNatsConnection({
-    url,
-    name,
-    ...(security ? { security } : {}),
-    connect: {
-      maxReconnectAttempts: -1,
-      reconnectTimeWait: 250,
-      timeout: 5000,
-      // Async traces capture a stack trace for every request (each JetStream publish is one): a fifth of
-      // the planner's CPU under load. Errors still say what failed; they only lose the caller's frames.
-      noAsyncTraces: true,
-    },
-  });
+  const open = () =>
+    openNatsConnection({
+      url,
+      name,
+      ...(security ? { security } : {}),
+      connect: {
+        maxReconnectAttempts: -1,
+        reconnectTimeWait: 250,
+        timeout: 5000,
+        // Async traces capture a stack trace for every request (each JetStream publish is one): a fifth of
+        // the planner's CPU under load. Errors still say what failed; they only lose the caller's frames.
+        noAsyncTraces: true,
+      },
+    });
+  const nc = await (options.waitForServer
+    ? waitUntilReachable(`NATS at ${url}`, open, options.waitForServer)
+    : open());
   if (log) {
     void logStatus(nc, log, security);
     log.info('nats connected', {

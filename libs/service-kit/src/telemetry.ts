@@ -2,6 +2,7 @@ import { metrics, trace, type Meter, type Tracer } from '@opentelemetry/api';
 import { PROMETHEUS_CONTENT_TYPE, startTelemetry, type Telemetry } from '@dura/telemetry';
 import { startHttpServer, type HttpServerHandle, type Route } from './http-server';
 import type { Logger } from './logger';
+import { readinessRoute } from './readiness-route';
 
 /** The instrumentation scope of every Dura span and metric. */
 export const INSTRUMENTATION_SCOPE = 'dura';
@@ -44,6 +45,8 @@ export interface ServiceTelemetry {
    * and 503 with its reason otherwise (and 503 "starting" before this is called).
    */
   ready(check: () => Promise<string | undefined>): void;
+  /** While starting: what `/readyz` gives as its reason (e.g. waiting for NATS); undefined: "starting". */
+  waiting: (reason: string | undefined) => void;
   /** Closes the metrics server and flushes spans (bounded); call last when stopping. */
   stop(): Promise<void>;
 }
@@ -64,6 +67,7 @@ export async function startServiceTelemetry(options: {
   const telemetry = await startTelemetry({ service: options.service });
   let http: HttpServerHandle | undefined;
   let readiness: (() => Promise<string | undefined>) | undefined;
+  let waitingFor: string | undefined;
   if (options.metricsPort !== undefined) {
     http = await startHttpServer({
       port: options.metricsPort,
@@ -75,18 +79,7 @@ export async function startServiceTelemetry(options: {
           path: '/healthz',
           handle: () => Promise.resolve({ status: 200, body: { ok: true } }),
         },
-        {
-          method: 'GET',
-          path: '/readyz',
-          handle: async () => {
-            const reason = readiness
-              ? await readiness().catch((err: unknown) => (err instanceof Error ? err.message : String(err)))
-              : 'starting';
-            return reason === undefined
-              ? { status: 200, body: { ready: true } }
-              : { status: 503, body: { ready: false, reason } };
-          },
-        },
+        readinessRoute(() => (readiness ? readiness() : Promise.resolve(waitingFor ?? 'starting'))),
         ...(options.routes ?? []),
       ],
       log: options.log,
@@ -99,6 +92,9 @@ export async function startServiceTelemetry(options: {
     http,
     ready(check) {
       readiness = check;
+    },
+    waiting: (reason) => {
+      waitingFor = reason;
     },
     async stop() {
       await http?.close();

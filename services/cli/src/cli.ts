@@ -2,6 +2,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { connectDuraClient, natsSecurityFromEnv } from '@dura/client';
 import type { NatsSecurity } from '@dura/contracts';
 import { EXIT, UsageError, type CommandModule, type FlagSpec } from './command';
+import { resolveApiToken } from './api-token';
 import { describeFailure } from './exit-code';
 import { DEFAULT_API_URL, DEFAULT_NATS_URL, GLOBAL_FLAGS, NATS_SECURITY_FLAGS } from './globals';
 import { commandHelp, rootHelp } from './help';
@@ -90,14 +91,19 @@ export async function runCli(argv: readonly string[], options: CliOptions = {}):
   const json = values.json === true;
   const natsUrl = stringValue(values.nats) ?? env.NATS_URL ?? DEFAULT_NATS_URL;
   const apiUrl = stringValue(values.api) ?? env.DURA_API_URL ?? DEFAULT_API_URL;
-  const apiToken = stringValue(values['api-token']) ?? (env.DURA_API_TOKEN || undefined);
   const own = Object.fromEntries(Object.entries(values).filter(([key]) => key in command.flags)) as Record<
     string,
     string | boolean | string[] | undefined
   >;
   let security: NatsSecurity;
+  let apiToken: string | undefined;
   try {
     security = natsSecurityFromEnv(securityEnv(env, values));
+    apiToken = await resolveApiToken(
+      { token: stringValue(values['api-token']), file: stringValue(values['api-token-file']) },
+      env,
+      (text) => bootstrap.error(text),
+    );
   } catch (err) {
     return usageFailure(bootstrap, command, (err as Error).message);
   }

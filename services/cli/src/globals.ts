@@ -18,7 +18,14 @@ export const GLOBAL_FLAGS: Record<string, FlagSpec> = {
   'api-token': {
     type: 'string',
     value: 'TOKEN',
-    description: 'bearer token for the read API (default $DURA_API_TOKEN)',
+    description:
+      'bearer token for the read API; visible in ps and shell history, so prefer $DURA_API_TOKEN or --api-token-file',
+  },
+  'api-token-file': {
+    type: 'string',
+    value: 'FILE',
+    description:
+      'file holding the bearer token for the read API (default $DURA_API_TOKEN_FILE, then $DURA_API_TOKEN)',
   },
   'nats-user': {
     type: 'string',

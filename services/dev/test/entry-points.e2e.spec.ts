@@ -33,17 +33,6 @@ describe('service entry points', () => {
     },
   );
 
-  it('the planner exits 1 with a hint when NATS is unreachable', async () => {
-    const proc = spawnTsEntry({
-      name: 'planner',
-      entry: 'services/planner/src/main.ts',
-      env: { NATS_URL: 'nats://127.0.0.1:1' },
-    });
-    const exit = await proc.exited;
-    expect(exit.code).toBe(1);
-    expect(proc.output()).toMatch(/cannot connect to NATS at nats:\/\/127\.0\.0\.1:1.*set NATS_URL/);
-  });
-
   it('`npm run dev -- --once` runs the demo on an embedded nats-server and PGlite', async () => {
     const proc = spawnTsEntry({
       name: 'dev',

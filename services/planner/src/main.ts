@@ -29,7 +29,10 @@ runMain('planner', async () => {
     metricsPort: config.METRICS_PORT,
     metricsHost: config.DURA_BIND_HOST,
   });
-  const nats = await connectNats(config.NATS_URL, 'dura-planner', log, natsSecurity);
+  // Waits (not ready) while NATS is unreachable; bad credentials still stop the start.
+  const nats = await connectNats(config.NATS_URL, 'dura-planner', log, natsSecurity, {
+    waitForServer: { log, onWaiting: telemetry.waiting },
+  });
   const agents = await loadAgentRegistry(config.DURA_AGENTS);
   if (agents.names().length > 0)
     log.info('serving agents', {

@@ -50,7 +50,9 @@ export const ProjectorConfigSchema = z.object({
     .string()
     .min(1)
     .default('dura_tenant')
-    .describe("The JWT claim naming the caller's tenant (`*`: every tenant); a JWT without it is refused."),
+    .describe(
+      "The JWT claim naming the caller's one tenant; a JWT without it, or with `*`, is refused (operators: a `*` API token).",
+    ),
   PROJECTOR_CORS_ORIGINS: z
     .string()
     .optional()

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { RUN_LIST_SORTS, RunIdSchema } from '@dura/contracts';
+import { isIsoInstant } from './iso-time';
 import { BadQuery } from './query-params';
 
 export type ListSort = (typeof RUN_LIST_SORTS)[number];
@@ -11,7 +12,7 @@ export type ListSort = (typeof RUN_LIST_SORTS)[number];
  */
 const CursorSchema = z.object({
   s: z.enum(RUN_LIST_SORTS),
-  k: z.string().refine((text) => !Number.isNaN(Date.parse(text)), 'not a timestamp'),
+  k: z.string().refine(isIsoInstant, 'not a timestamp'),
   id: RunIdSchema,
 });
 

@@ -10,6 +10,7 @@ import {
   type RunSummary,
 } from '@dura/contracts';
 import { rowsOf, type Db } from '@dura/db';
+import { isIsoInstant } from './iso-time';
 import { decodeCursor, encodeCursor, type ListSort } from './list-cursor';
 import { BadQuery, intParam } from './query-params';
 import { runs } from './db/schema';
@@ -28,17 +29,12 @@ export interface ListRunsQuery {
   tenant?: string;
 }
 
-// A date, or a date and time with a zone: a time without one would mean whatever zone the server runs in.
-const ISO_TIME =
-  /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}(?::?\d{2})?))?$/i;
-
 function timeParam(query: URLSearchParams, name: string): string | undefined {
   const raw = query.get(name);
   if (raw === null) return undefined;
-  const time = Date.parse(raw);
-  if (!ISO_TIME.test(raw) || Number.isNaN(time))
+  if (!isIsoInstant(raw))
     throw new BadQuery(
-      `query parameter ${name} must be an ISO 8601 date or date-time with a zone (e.g. 2025-01-31 or 2025-01-31T09:00:00Z), got "${raw}"`,
+      `query parameter ${name} must be an ISO 8601 date or date-time with a zone, on a real calendar day (e.g. 2025-01-31 or 2025-01-31T09:00:00Z), got "${raw}"`,
     );
   return raw;
 }

@@ -4,15 +4,18 @@ import {
   loadNatsSecurity,
   createLogger,
   metricsRoute,
+  readinessRoute,
   runMain,
   startHttpServer,
   startServiceTelemetry,
+  waitUntilReachable,
 } from '@dura/service-kit';
 import { projectorRoutes } from './api';
 import { apiSecurityFromConfig } from './auth/from-config';
 import { loadProjectorConfig } from './config';
 import { migrateProjector } from './migrations';
 import { createProjector } from './projector';
+import { startingRoutes } from './starting-routes';
 
 runMain('projector', async () => {
   const config = loadProjectorConfig();
@@ -22,9 +25,27 @@ runMain('projector', async () => {
   const telemetry = await startServiceTelemetry({ service: 'projector', log });
   // Before anything connects: a bad tokens file or CORS origin stops the start with its reason.
   const security = await apiSecurityFromConfig(config, log);
-  const database = await openDatabase({ url: config.DATABASE_URL });
+  // Listens at once, not ready, while it waits for Postgres and NATS (bad credentials still stop the start).
+  let waitingFor = 'starting';
+  const http = await startHttpServer({
+    port: config.PROJECTOR_HTTP_PORT,
+    host: config.DURA_BIND_HOST,
+    routes: startingRoutes(() => waitingFor),
+    log,
+  });
+  const waitForServer = {
+    log,
+    onWaiting: (reason: string | undefined) => {
+      waitingFor = reason ?? 'starting';
+    },
+  };
+  const database = await waitUntilReachable(
+    'Postgres',
+    () => openDatabase({ url: config.DATABASE_URL }),
+    waitForServer,
+  );
   await migrateProjector(database);
-  const nats = await connectNats(config.NATS_URL, 'dura-projector', log, natsSecurity);
+  const nats = await connectNats(config.NATS_URL, 'dura-projector', log, natsSecurity, { waitForServer });
   const projector = createProjector({
     ...nats,
     db: database.db,
@@ -37,22 +58,19 @@ runMain('projector', async () => {
     },
   });
   await projector.start();
-  const http = await startHttpServer({
-    port: config.PROJECTOR_HTTP_PORT,
-    host: config.DURA_BIND_HOST,
-    routes: [
-      ...projectorRoutes({
-        ...nats,
-        db: database.db,
-        position: projector.position,
-        log,
-        ...security,
-        streamLimits: { perToken: config.PROJECTOR_SSE_MAX_PER_TOKEN, total: config.PROJECTOR_SSE_MAX_TOTAL },
-      }),
-      metricsRoute(telemetry.telemetry),
-    ],
-    log,
-  });
+  http.setRoutes([
+    ...projectorRoutes({
+      ...nats,
+      db: database.db,
+      position: projector.position,
+      log,
+      ...security,
+      streamLimits: { perToken: config.PROJECTOR_SSE_MAX_PER_TOKEN, total: config.PROJECTOR_SSE_MAX_TOTAL },
+    }),
+    metricsRoute(telemetry.telemetry),
+    // Ready: started and still connected to NATS.
+    readinessRoute(() => Promise.resolve(nats.nc.isClosed() ? 'the NATS connection is closed' : undefined)),
+  ]);
   log.info('projector api listening', { url: http.url, address: http.address });
   return {
     graceMs: config.SHUTDOWN_GRACE_MS,

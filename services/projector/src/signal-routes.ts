@@ -11,7 +11,7 @@ import {
   type SignalRequest,
 } from '@dura/contracts';
 import { CANCEL_SIGNAL } from '@dura/core';
-import type { HttpResponse } from '@dura/service-kit';
+import { BODY_TOO_LARGE, type HttpResponse } from '@dura/service-kit';
 import type { Db } from '@dura/db';
 import { mapAppendError, StreamUnavailable } from '@dura/event-store';
 import { DURA_ATTRS, withProducerSpan } from '@dura/telemetry';
@@ -130,15 +130,18 @@ function parseBody<S extends z.ZodType>(schema: S, body: unknown, what: string):
 
 /** The request body as JSON (`{}` when empty and `emptyIsObject`), at most `MAX_BODY_BYTES`. */
 async function readJson(req: IncomingMessage, emptyIsObject: boolean): Promise<unknown> {
+  const tooLarge = () =>
+    new BadQuery(
+      `the request body exceeds ${MAX_BODY_BYTES} bytes; send only the signal's fields`,
+      BODY_TOO_LARGE,
+    );
+  // A declared length over the limit is refused before a byte is read.
+  if (Number(req.headers['content-length'] ?? 0) > MAX_BODY_BYTES) throw tooLarge();
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > MAX_BODY_BYTES)
-      throw new BadQuery(
-        `the request body exceeds ${MAX_BODY_BYTES} bytes; send only the signal's fields`,
-        'body_too_large',
-      );
+    if (size > MAX_BODY_BYTES) throw tooLarge();
     chunks.push(chunk);
   }
   const text = Buffer.concat(chunks).toString('utf8');

@@ -338,6 +338,24 @@ describe('OIDC JWTs', () => {
     ]);
   });
 
+  it('refuses a JWT whose tenant claim is "*": a claim never widens to every tenant', async () => {
+    for (const path of ['/runs', '/runs/run-globex', '/projection-errors']) {
+      const answer = await call(path, { token: await jwt({ dura_tenant: '*' }) });
+      expect([path, answer.status, answer.body.error?.code]).toEqual([path, 401, 'invalid_token']);
+      expect(answer.body.error?.message).toMatch(/a JWT never grants every tenant.*PROJECTOR_API_TOKENS_FILE/);
+      expect(JSON.stringify(answer.body)).not.toContain('run-globex"');
+    }
+  });
+
+  it('still gives every tenant to the operator API token configured with tenant "*"', async () => {
+    const operator = await call('/runs', { token: TOKENS.operator });
+    expect(operator.status).toBe(200);
+    expect(operator.body.runs?.map((run) => run.runId)).toEqual(
+      expect.arrayContaining(['run-acme', 'run-globex', 'run-default']),
+    );
+    expect((await call('/runs/run-globex', { token: TOKENS.operator })).status).toBe(200);
+  });
+
   it('refuses a JWT without the scope with 403', async () => {
     const answer = await call('/runs', { token: await jwt({ scope: 'signal' }) });
     expect(answer.status).toBe(403);

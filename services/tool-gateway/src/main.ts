@@ -7,6 +7,7 @@ import {
   createLogger,
   runMain,
   startServiceTelemetry,
+  waitUntilReachable,
 } from '@dura/service-kit';
 import { loadServiceTools } from '@dura/tools';
 import { loadGatewayConfig } from './config';
@@ -27,9 +28,15 @@ runMain('tool-gateway', async () => {
     metricsPort: config.METRICS_PORT,
     metricsHost: config.DURA_BIND_HOST,
   });
-  const database = await openDatabase({ url: config.DATABASE_URL });
+  // Waits (not ready) while Postgres or NATS is unreachable; bad credentials still stop the start.
+  const waitForServer = { log, onWaiting: telemetry.waiting };
+  const database = await waitUntilReachable(
+    'Postgres',
+    () => openDatabase({ url: config.DATABASE_URL }),
+    waitForServer,
+  );
   await migrateGateway(database);
-  const nats = await connectNats(config.NATS_URL, 'dura-tool-gateway', log, natsSecurity);
+  const nats = await connectNats(config.NATS_URL, 'dura-tool-gateway', log, natsSecurity, { waitForServer });
   const gateway = createToolGateway({
     ...nats,
     db: database.db,

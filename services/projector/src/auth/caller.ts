@@ -38,7 +38,7 @@ export function missingCredential(): AuthError {
   return new AuthError(
     401,
     'unauthenticated',
-    'this API needs a bearer token: send the header "Authorization: Bearer <token>" (the CLI reads DURA_API_TOKEN or --api-token)',
+    'this API needs a bearer token: send the header "Authorization: Bearer <token>" (the CLI reads DURA_API_TOKEN or --api-token-file)',
     REALM,
   );
 }

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { DuraError } from '@dura/contracts';
-import type { HttpResponse, Logger, Route } from '@dura/service-kit';
+import { httpStatusOf, type HttpResponse, type Logger, type Route } from '@dura/service-kit';
 import { AuthError, requireScope, type Caller, type Scope } from './caller';
 import type { Authenticator } from './authenticator';
 import { corsHeaders, preflightHeaders, type CorsPolicy } from './cors';
@@ -82,7 +82,7 @@ function errorResponse(err: unknown, req: IncomingMessage, log: Logger | undefin
   }
   if (err instanceof DuraError)
     return {
-      status: err.code.endsWith('not_found') ? 404 : err.retryable ? 500 : 400,
+      status: httpStatusOf(err),
       body: { error: { code: err.code, message: err.message } },
     };
   log?.error('http handler failed', { path: req.url, err });

@@ -6,7 +6,7 @@ export interface OidcOptions {
   issuer: string;
   jwksUrl: string;
   audience: string;
-  /** The claim holding the caller's tenant (`*`: every tenant). */
+  /** The claim holding the caller's one tenant (a wildcard is refused: JWTs never reach every tenant). */
   tenantClaim: string;
   /** Leeway for `exp`/`nbf` between this host's clock and the issuer's (default 30 s). */
   clockToleranceSeconds?: number;
@@ -40,9 +40,16 @@ export function createJwtVerifier(options: OidcOptions): (token: string) => Prom
 
 function callerOf(payload: JWTPayload, tenantClaim: string): Caller {
   const tenant = payload[tenantClaim];
-  if (typeof tenant !== 'string' || (tenant !== ALL_TENANTS && !TenantSchema.safeParse(tenant).success))
+  // A claim names one tenant, never all: a wildcard there would let whoever controls claims at the issuer (a
+  // self-service attribute, a mis-mapped group) widen a token to every tenant. Operators use an API token
+  // with tenant "*" from PROJECTOR_API_TOKENS_FILE, which only the deployment can grant.
+  if (tenant === ALL_TENANTS)
     throw invalidToken(
-      `it has no valid "${tenantClaim}" claim (a tenant: letters, digits, "_" and "-", or "*"); ask the issuer to add it`,
+      `its "${tenantClaim}" claim is "${ALL_TENANTS}", and a JWT never grants every tenant; name one tenant in the claim, or give operators an API token with tenant "${ALL_TENANTS}" in PROJECTOR_API_TOKENS_FILE`,
+    );
+  if (typeof tenant !== 'string' || !TenantSchema.safeParse(tenant).success)
+    throw invalidToken(
+      `it has no valid "${tenantClaim}" claim (a tenant: letters, digits, "_" and "-"); ask the issuer to add it`,
     );
   const scope: unknown = payload['scope'];
   const scp: unknown = payload['scp'];
