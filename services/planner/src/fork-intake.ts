@@ -1,7 +1,7 @@
 import type { JetStreamClient, JsMsg } from '@nats-io/jetstream';
 import {
+  decodeMessage,
   DuraError,
-  formatIssues,
   ForkRequestSchema,
   RunIdSchema,
   type ForkRequest,
@@ -12,7 +12,7 @@ import { canonicalJson, planFork } from '@dura/core';
 import { ConcurrencyConflict, type EventStore } from '@dura/event-store';
 import { duraTracer, withLogFields, type Logger } from '@dura/service-kit';
 import { DURA_ATTRS, traceparentOf, withSpan } from '@dura/telemetry';
-import { rejectRequest, type Rejection } from './reject-request';
+import { refusal, rejectRequest, type Rejection } from './reject-request';
 import type { RunDriver } from './run-driver';
 
 export const FORKS_DLQ_SOURCE = 'forks';
@@ -29,8 +29,7 @@ export interface ForkIntakeDeps {
 }
 
 /** The new run's id a fork request names (or would be given), for dead letters and `run_rejected`. */
-function runIdHint(msg: JsMsg, body: unknown): string | undefined {
-  const fromBody = RunIdSchema.safeParse((body as { runId?: unknown } | null)?.runId).data;
+function runIdHint(msg: JsMsg, fromBody: string | undefined): string | undefined {
   const header = msg.headers?.get('Nats-Msg-Id') ?? '';
   return fromBody ?? RunIdSchema.safeParse(header.replace(/^fork:/, '')).data;
 }
@@ -89,7 +88,8 @@ export function createForkIntake(deps: ForkIntakeDeps) {
       return;
     }
     if (!(await write(runId, plan.events))) {
-      await reject(msg, undefined, {
+      await reject(msg, runId, {
+        announce: false,
         error: {
           code: 'run_id_conflict',
           message: `run id ${runId} is already used by another run; fork ${sourceRunId} again with a new run id`,
@@ -102,23 +102,14 @@ export function createForkIntake(deps: ForkIntakeDeps) {
   }
 
   return async function handleFork(msg: JsMsg): Promise<void> {
-    let body: unknown;
-    try {
-      body = JSON.parse(msg.string());
-    } catch (err) {
-      await reject(msg, runIdHint(msg, undefined), {
-        error: { code: 'bad_json', message: `fork request is not valid JSON: ${(err as Error).message}` },
-      });
+    const decoded = decodeMessage(msg.data, ForkRequestSchema, 'fork request', {
+      invalidCode: 'invalid_request',
+    });
+    if (!decoded.ok) {
+      await reject(msg, runIdHint(msg, decoded.runId), refusal(decoded.failure));
       return;
     }
-    const parsed = ForkRequestSchema.safeParse(body);
-    if (!parsed.success) {
-      await reject(msg, runIdHint(msg, body), {
-        error: { code: 'invalid_request', message: 'fork request does not match the ForkRequest schema' },
-        issues: formatIssues(parsed.error),
-      });
-      return;
-    }
+    const parsed = { data: decoded.value };
     const runId = parsed.data.runId ?? `fork-${msg.seq}`;
     const attributes = {
       [DURA_ATTRS.runId]: runId,

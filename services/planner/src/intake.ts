@@ -1,23 +1,21 @@
 import type { JetStreamClient, JsMsg } from '@nats-io/jetstream';
 import {
   DuraError,
-  formatIssues,
   newEvent,
   RunIdSchema,
   RunRequestSchema,
   DEFAULT_TENANT,
-  unstorableTextIssue,
-  unstorableTextPath,
+  decodeMessage,
   type RunRequest,
 } from '@dura/contracts';
 import { canonicalJson, decisionEventId } from '@dura/core';
-import { ConcurrencyConflict, EventTooLarge, type EventStore } from '@dura/event-store';
+import { ConcurrencyConflict, EventOverLimits, EventTooLarge, type EventStore } from '@dura/event-store';
 import { duraTracer, firstPublished, RetryLater, withLogFields, type Logger } from '@dura/service-kit';
 import { DURA_ATTRS, traceparentOf, withSpan } from '@dura/telemetry';
 import { SecretsKeyMissing, type SecretsBox, type ToolRegistry } from '@dura/tools';
 import type { Model } from './model';
 import { checkPlan } from './plan-check';
-import { rejectRequest, type Rejection } from './reject-request';
+import { refusal, rejectRequest, type Rejection } from './reject-request';
 import { redactRequest, sealRequest } from './seal-request';
 import type { RunDriver } from './run-driver';
 import type { TenantAdmission } from './tenant-admission';
@@ -90,7 +88,7 @@ export function createIntake(deps: IntakeDeps) {
     try {
       await store.append(runId, [event], { expectedSeq: 0 });
     } catch (err) {
-      if (err instanceof EventTooLarge) {
+      if (err instanceof EventTooLarge || err instanceof EventOverLimits) {
         await reject(msg, runId, { error: { code: 'request_too_large', message: err.message } });
         return;
       }
@@ -98,7 +96,9 @@ export function createIntake(deps: IntakeDeps) {
     }
     const { state } = await driver.load(runId);
     if (state.request === null || canonicalJson(state.request) !== canonicalJson(request)) {
-      await reject(msg, undefined, {
+      // The run is someone else's: its id goes on the dead letter, but nothing is appended to its log.
+      await reject(msg, runId, {
+        announce: false,
         error: {
           code: 'run_id_conflict',
           message: `run id ${runId} is already used by ${state.request ? 'a different request' : `a run that is ${state.status}`}; submit with a new run id`,
@@ -113,36 +113,14 @@ export function createIntake(deps: IntakeDeps) {
     // Through requeues (a tenant at its limit) the request keeps the identity it was first published with.
     const first = firstPublished(msg);
     const headerId = first.msgId;
-    let body: unknown;
-    try {
-      body = JSON.parse(msg.string());
-    } catch (err) {
-      const hint = RunIdSchema.safeParse(headerId).data;
-      await reject(msg, hint, {
-        error: { code: 'bad_json', message: `request is not valid JSON: ${(err as Error).message}` },
-      });
+    // Limits, encoding and schema before anything recursive touches the request, and before its run exists.
+    const decoded = decodeMessage(msg.data, RunRequestSchema, 'request', { invalidCode: 'invalid_request' });
+    const hint = decoded.runId ?? RunIdSchema.safeParse(headerId).data;
+    if (!decoded.ok) {
+      await reject(msg, hint, refusal(decoded.failure));
       return;
     }
-    const hint =
-      RunIdSchema.safeParse((body as { runId?: unknown } | null)?.runId).data ??
-      RunIdSchema.safeParse(headerId).data;
-    const parsed = RunRequestSchema.safeParse(body);
-    if (!parsed.success) {
-      const issues = formatIssues(parsed.error);
-      await reject(msg, hint, {
-        error: { code: 'invalid_request', message: 'request does not match the RunRequest schema' },
-        issues,
-      });
-      return;
-    }
-    const unstorable = unstorableTextPath(parsed.data);
-    if (unstorable) {
-      await reject(msg, hint, {
-        error: { code: 'invalid_request', message: 'request holds text that cannot be stored' },
-        issues: [unstorableTextIssue(unstorable)],
-      });
-      return;
-    }
+    const parsed = { data: decoded.value };
     const runId = parsed.data.runId ?? hint ?? `run-${first.seq}`;
     const redacted = redactRequest({ ...parsed.data, runId }, tools);
     const secret = canonicalJson(redacted) !== canonicalJson({ ...parsed.data, runId });

@@ -1,12 +1,5 @@
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
-import {
-  ContractViolation,
-  DecideTaskSchema,
-  formatIssues,
-  runIdInJson,
-  STREAMS,
-  SUBJECTS,
-} from '@dura/contracts';
+import { DecideTaskSchema, runIdInJson, STREAMS, SUBJECTS, decodeOrThrow } from '@dura/contracts';
 import {
   createEventStore,
   ensureStreams,
@@ -151,17 +144,8 @@ export function createPlanner(deps: PlannerDeps) {
     maxDeliver: consumers.fork.maxDeliver,
   });
 
-  async function handleDecide(data: string): Promise<void> {
-    let body: unknown;
-    try {
-      body = JSON.parse(data);
-    } catch (err) {
-      throw new ContractViolation(`decide task is not JSON: ${(err as Error).message}`);
-    }
-    const task = DecideTaskSchema.safeParse(body);
-    if (!task.success)
-      throw new ContractViolation('decide task does not match its schema', formatIssues(task.error));
-    const { runId, afterSeq, trace } = task.data;
+  async function handleDecide(data: Uint8Array): Promise<void> {
+    const { runId, afterSeq, trace } = decodeOrThrow(data, DecideTaskSchema, 'decide task');
     await withLogFields({ runId }, () => driver.drive(runId, { afterSeq, ...(trace ? { trace } : {}) }));
   }
 
@@ -191,8 +175,8 @@ export function createPlanner(deps: PlannerDeps) {
           source: 'decide',
           concurrency,
           log: deps.log,
-          handle: (msg) => handleDecide(msg.string()),
-          runIdOf: (msg) => runIdInJson(msg.string()),
+          handle: (msg) => handleDecide(msg.data),
+          runIdOf: (msg) => runIdInJson(msg.data),
         }),
         startConsumerLoop({
           js: deps.js,
@@ -201,7 +185,7 @@ export function createPlanner(deps: PlannerDeps) {
           concurrency,
           log: deps.log,
           handle: handleSignal,
-          runIdOf: (msg) => runIdInJson(msg.string()),
+          runIdOf: (msg) => runIdInJson(msg.data),
         }),
         startConsumerLoop({
           js: deps.js,
