@@ -6,7 +6,8 @@ import { storableReason, unstorableTextIssue, unstorableTextPath } from './stora
 
 /** Why a message was refused: a stable code, a sentence saying what to do, and where in the message. */
 export interface DecodeFailure {
-  code: LimitProblem['code'] | 'invalid_utf8' | 'bad_json' | string;
+  /** A `LimitProblem` code, `invalid_utf8`, `bad_json`, or the caller's code for a schema or text failure. */
+  code: string;
   message: string;
   issues: string[];
 }
@@ -65,7 +66,7 @@ export function decodeMessage<S extends z.ZodType>(
     return refuse(invalid, 'holds text that cannot be stored', [unstorableTextIssue(unstorable)]);
   const parsed = schema.safeParse(body);
   if (!parsed.success) return refuse(invalid, 'does not match its schema', formatIssues(parsed.error));
-  return { ok: true, value: parsed.data as z.infer<S>, ...runId };
+  return { ok: true, value: parsed.data, ...runId };
 }
 
 /**

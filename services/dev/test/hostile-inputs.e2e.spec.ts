@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jetstream, jetstreamManager, type JetStreamClient } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import postgres from 'postgres';
-import { connectDuraClient, type DuraClient } from '@dura/client';
+import { connectDuraClient } from '@dura/client';
 import { DeadLetterSchema, runSubject, STREAMS, SUBJECTS, type DeadLetter } from '@dura/contracts';
 import { freePort, useTestInfra, type ManagedProcess } from '@dura/testing';
 import { echoPlan, eventually, getJson, startService } from './system';
@@ -27,7 +27,7 @@ const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff
 const infra = useTestInfra({ nats: false });
 let nats: SecuredNats;
 let apiUrl: string;
-let client: DuraClient;
+let client: ReturnType<typeof connectDuraClient>;
 let clientJs: JetStreamClient;
 let admin: NatsConnection;
 let sql: postgres.Sql;
@@ -200,7 +200,7 @@ describe('hostile input on every consumed subject, under the shipped NATS permis
       );
     const exited = await Promise.race([
       Promise.any(processes.map((proc) => proc.exited.then(() => proc.name))),
-      new Promise<undefined>((resolve) => setTimeout(resolve, 100)),
+      new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 100)),
     ]);
     expect(exited, 'every service still runs').toBeUndefined();
   });

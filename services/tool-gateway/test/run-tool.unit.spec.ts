@@ -128,6 +128,7 @@ describe('a result the run log could not hold', () => {
     const outcome = await runTool(tool, task, 1);
     expect(outcome.ok).toBe(false);
     if (outcome.ok) return;
+    // eslint-disable-next-line no-control-regex -- U+0000 is what must not be there.
     expect(outcome.error.message).not.toMatch(/\u0000|\ud800/);
     expect(outcome.error.message.length).toBeLessThan(2_100);
   });
