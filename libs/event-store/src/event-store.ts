@@ -170,11 +170,17 @@ const fatalUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 export function decodeStored(msg: { seq: number; data: Uint8Array }): RunEvent {
   const problem = scanJson(msg.data, { ...EVENT_LIMITS, maxBytes: Number.MAX_SAFE_INTEGER }).problem;
   if (problem) throw new CorruptEvent(msg.seq, `breaks the run log's limits: ${problem.message}`);
+  let text: string;
+  try {
+    text = fatalUtf8.decode(msg.data);
+  } catch (err) {
+    throw new CorruptEvent(msg.seq, 'payload is not UTF-8', err);
+  }
   let raw: unknown;
   try {
-    raw = JSON.parse(fatalUtf8.decode(msg.data));
+    raw = JSON.parse(text);
   } catch (err) {
-    throw new CorruptEvent(msg.seq, 'payload is not JSON in UTF-8', err);
+    throw new CorruptEvent(msg.seq, 'payload is not JSON', err);
   }
   try {
     return decodeEvent(raw, msg.seq);
