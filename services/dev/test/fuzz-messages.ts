@@ -273,7 +273,7 @@ export function sampleTarget(name: keyof typeof TARGETS, count: number, seed: nu
  * its first delivery, like any bad message, never retried as if the service had a passing problem.
  */
 export function deeplyNested(count: number, seed: number): FuzzMessage[] {
-  const names = Object.keys(TARGETS) as (keyof typeof TARGETS)[];
+  const names = Object.keys(TARGETS);
   const arb = fc.tuple(
     fc.constantFrom(...names),
     fc.integer({ min: 1_000, max: 8_000 }),
