@@ -1,7 +1,13 @@
 import type { z } from 'zod';
 import { ContractViolation } from './errors';
 import { formatIssues } from './format-issues';
-import { MESSAGE_LIMITS, scanJson, type LimitProblem, type MessageLimits } from './message-limits';
+import {
+  EVENT_LIMITS,
+  MESSAGE_LIMITS,
+  scanJson,
+  type LimitProblem,
+  type MessageLimits,
+} from './message-limits';
 import { storableReason, unstorableTextIssue, unstorableTextPath } from './storable-text';
 
 /** Why a message was refused: a stable code, a sentence saying what to do, and where in the message. */
@@ -20,6 +26,12 @@ export interface DecodeOptions {
   /** The code of a message that is JSON but not of the schema, or holds text no store can keep. */
   invalidCode?: string;
 }
+
+/**
+ * How tasks (decide, tool, timer) are decoded: the planner builds them from what the log holds (a tool's
+ * result piped into the next call's arguments), so they keep the run log's limits, not a request's.
+ */
+export const TASK_DECODE: Readonly<DecodeOptions> = Object.freeze({ limits: EVENT_LIMITS });
 
 const fatalUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 

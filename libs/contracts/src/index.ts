@@ -94,7 +94,7 @@ export {
 } from './storable-text';
 export { MESSAGE_LIMITS, EVENT_LIMITS, EVENT_ENVELOPE_DEPTH, scanJson } from './message-limits';
 export type { MessageLimits, LimitProblem, JsonScan } from './message-limits';
-export { decodeMessage, decodeOrThrow, depthProblem, valueLimitProblem } from './decode-message';
+export { decodeMessage, decodeOrThrow, depthProblem, valueLimitProblem, TASK_DECODE } from './decode-message';
 export type { Decoded, DecodeFailure, DecodeOptions } from './decode-message';
 export {
   STREAMS,

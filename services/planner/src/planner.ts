@@ -1,5 +1,12 @@
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
-import { DecideTaskSchema, runIdInJson, STREAMS, SUBJECTS, decodeOrThrow } from '@dura/contracts';
+import {
+  DecideTaskSchema,
+  runIdInJson,
+  STREAMS,
+  SUBJECTS,
+  decodeOrThrow,
+  TASK_DECODE,
+} from '@dura/contracts';
 import {
   createEventStore,
   ensureStreams,
@@ -145,7 +152,7 @@ export function createPlanner(deps: PlannerDeps) {
   });
 
   async function handleDecide(data: Uint8Array): Promise<void> {
-    const { runId, afterSeq, trace } = decodeOrThrow(data, DecideTaskSchema, 'decide task');
+    const { runId, afterSeq, trace } = decodeOrThrow(data, DecideTaskSchema, 'decide task', TASK_DECODE);
     await withLogFields({ runId }, () => driver.drive(runId, { afterSeq, ...(trace ? { trace } : {}) }));
   }
 

@@ -624,7 +624,9 @@ export function createRunDriver(deps: RunDriverDeps) {
                 // recorded, and asking again costs as much: the run fails with the reason, never wedges.
                 if (!(err instanceof EventOverLimits || err instanceof EventTooLarge)) throw err;
                 const error = { code: err.code, message: err.message };
-                return inDecision(() => append(run, [{ type: 'run_failed', data: { error } }], options.trace));
+                return inDecision(() =>
+                  append(run, [{ type: 'run_failed', data: { error } }], options.trace),
+                );
               });
               decision.recorded();
               break;

@@ -9,6 +9,7 @@ import {
   type JsonValue,
   type ToolTask,
   decodeOrThrow,
+  TASK_DECODE,
   runIdInJson,
 } from '@dura/contracts';
 import type { Db } from '@dura/db';
@@ -466,7 +467,7 @@ async function flushOutbox(relay: Relay, log: Logger, deadline: number): Promise
 export type ToolGateway = ReturnType<typeof createToolGateway>;
 
 function parseTask(msg: JsMsg): ToolTask {
-  const parsed = { data: decodeOrThrow(msg.data, ToolTaskSchema, 'tool task') };
+  const parsed = { data: decodeOrThrow(msg.data, ToolTaskSchema, 'tool task', TASK_DECODE) };
   // Permissions are granted per subject: a task must not reach a tool other than the one its subject names.
   const expected = toolTaskSubject(parsed.data.tool);
   if (msg.subject !== expected)

@@ -1,11 +1,12 @@
 import type { JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstream';
 import {
+  decodeOrThrow,
+  TASK_DECODE,
   runIdInJson,
   STREAMS,
   SUBJECTS,
   TimerTaskSchema,
   type TimerTask,
-  decodeOrThrow,
 } from '@dura/contracts';
 import { listenerFor, type Db, type DbHandle, type Unlisten } from '@dura/db';
 import {
@@ -164,5 +165,5 @@ export function createTimers(options: TimersOptions) {
 export type Timers = ReturnType<typeof createTimers>;
 
 function parseTimerTask(msg: JsMsg): TimerTask {
-  return decodeOrThrow(msg.data, TimerTaskSchema, 'timer task');
+  return decodeOrThrow(msg.data, TimerTaskSchema, 'timer task', TASK_DECODE);
 }
