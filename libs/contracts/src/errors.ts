@@ -25,8 +25,9 @@ export const CONFIG_ERROR_CODE = 'config_error';
 export class ContractViolation extends DuraError {
   readonly issues: string[];
 
-  constructor(message: string, issues: string[] = [], cause?: unknown) {
-    super('contract_violation', message, { retryable: false, cause });
+  /** `code` names the kind of violation when a caller knows it better (`too_deep`, `invalid_utf8`). */
+  constructor(message: string, issues: string[] = [], cause?: unknown, code = 'contract_violation') {
+    super(code, message, { retryable: false, cause });
     this.issues = issues;
   }
 }

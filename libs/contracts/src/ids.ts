@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { scanJson } from './message-limits';
 
 /** A run id is one NATS subject token: letters, digits, `_` and `-` only, so `dura.run.<runId>` is always valid. */
 export const RunIdSchema = z
@@ -37,13 +38,7 @@ export type JsonObject = { [key: string]: JsonValue };
 export const JsonObjectSchema: z.ZodType<JsonObject> = z.record(z.string(), JsonValueSchema);
 
 /** The valid `runId` of a JSON message body, if it has one: how dead letters of any message name their run. */
-export function runIdInJson(text: string): string | undefined {
-  try {
-    const body: unknown = JSON.parse(text);
-    if (body === null || typeof body !== 'object') return undefined;
-    const parsed = RunIdSchema.safeParse((body as { runId?: unknown }).runId);
-    return parsed.success ? parsed.data : undefined;
-  } catch {
-    return undefined;
-  }
+export function runIdInJson(text: string | Uint8Array): string | undefined {
+  // A scan, not a parse: it finds the run id of a message too deep, too large or not JSON at all.
+  return scanJson(typeof text === 'string' ? new TextEncoder().encode(text) : text).runId;
 }

@@ -85,7 +85,17 @@ export {
 export type { ToolTask, DecideTask, TimerTask } from './tasks';
 export { DEAD_LETTER_VERSION, DeadLetterSchema } from './dead-letter';
 export type { DeadLetter } from './dead-letter';
-export { storableText, unstorableTextIssue, unstorableTextPath } from './storable-text';
+export {
+  storableText,
+  storableReason,
+  MAX_REASON_LENGTH,
+  unstorableTextIssue,
+  unstorableTextPath,
+} from './storable-text';
+export { MESSAGE_LIMITS, EVENT_LIMITS, EVENT_ENVELOPE_DEPTH, scanJson } from './message-limits';
+export type { MessageLimits, LimitProblem, JsonScan } from './message-limits';
+export { decodeMessage, decodeOrThrow, depthProblem, valueLimitProblem, TASK_DECODE } from './decode-message';
+export type { Decoded, DecodeFailure, DecodeOptions } from './decode-message';
 export {
   STREAMS,
   SUBJECTS,

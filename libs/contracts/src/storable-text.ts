@@ -35,3 +35,16 @@ export function storableText(text: string): string {
 export function unstorableTextIssue(path: string): string {
   return `${path}: holds U+0000 or a lone UTF-16 surrogate, which cannot be stored; remove or escape it`;
 }
+
+/** Characters of a reason (an error message, an issue) quoted from a message; longer ones are cut. */
+export const MAX_REASON_LENGTH = 2_000;
+
+/**
+ * `text` as a reason every store can keep and every reader can show: at most `max` characters (marked when
+ * cut, never splitting a character in two), U+0000 and lone surrogates replaced.
+ */
+export function storableReason(text: string, max: number = MAX_REASON_LENGTH): string {
+  const clipped =
+    text.length <= max ? text : `${text.slice(0, max)}... (${text.length - max} more characters)`;
+  return storableText(clipped);
+}

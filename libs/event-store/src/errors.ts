@@ -61,3 +61,21 @@ export class EventTooLarge extends DuraError {
     this.runId = runId;
   }
 }
+
+/**
+ * An event that breaks the run log's limits (`EVENT_LIMITS`: nesting depth, string and array sizes, key
+ * counts). It is never appended, so every event on the log can be read back by every service; retrying
+ * cannot help.
+ */
+export class EventOverLimits extends DuraError {
+  readonly runId: string;
+
+  constructor(runId: string, reason: string) {
+    super(
+      'event_over_limits',
+      `an event for run ${runId} was not appended: ${reason} (the run log's limits, see docs/security/input-limits.md)`,
+      { retryable: false },
+    );
+    this.runId = runId;
+  }
+}

@@ -6,8 +6,17 @@ import {
   type JsMsg,
 } from '@nats-io/jetstream';
 import { headers as natsHeaders, nanos } from '@nats-io/nats-core';
-import { decodeEvent, runSubject, STREAMS, type NewEvent, type RunEvent } from '@dura/contracts';
-import { CorruptEvent } from './errors';
+import {
+  decodeEvent,
+  depthProblem,
+  EVENT_LIMITS,
+  runSubject,
+  scanJson,
+  STREAMS,
+  type NewEvent,
+  type RunEvent,
+} from '@dura/contracts';
+import { CorruptEvent, EventOverLimits } from './errors';
 import { mapAppendError } from './jetstream-errors';
 
 export interface AppendOptions {
@@ -78,7 +87,7 @@ export function createEventStore(deps: {
       const headers = natsHeaders();
       headers.set(EVENT_TYPE_HEADER, event.type);
       if (event.meta.trace) headers.set('traceparent', event.meta.trace);
-      const data = encoder.encode(JSON.stringify(event));
+      const data = encodeWithinLimits(runId, event);
       try {
         const ack = await js.publish(runSubject(runId), data, {
           msgID: event.meta.id,
@@ -138,11 +147,38 @@ export function createEventStore(deps: {
   return { append, read, readTail, readAt };
 }
 
-/** Decodes one stored message; a message that is not a valid event becomes a `CorruptEvent` naming its seq. */
+/**
+ * The event's bytes, once they keep the run log's limits: what is appended can always be read back. The
+ * depth is checked on the value first, so JSON.stringify never recurses past it.
+ */
+function encodeWithinLimits(runId: string, event: NewEvent): Uint8Array {
+  const deep = depthProblem(event, EVENT_LIMITS.maxDepth);
+  if (deep) throw new EventOverLimits(runId, deep.message);
+  const data = encoder.encode(JSON.stringify(event));
+  // Over max_payload is the server's to refuse (EventTooLarge); every other limit is ours.
+  const problem = scanJson(data, { ...EVENT_LIMITS, maxBytes: Number.MAX_SAFE_INTEGER }).problem;
+  if (problem) throw new EventOverLimits(runId, problem.message);
+  return data;
+}
+
+const fatalUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/**
+ * Decodes one stored message; a message that is not a valid event becomes a `CorruptEvent` naming its seq.
+ * The run log's limits are checked on the bytes before anything recursive touches them.
+ */
 export function decodeStored(msg: { seq: number; data: Uint8Array }): RunEvent {
+  const problem = scanJson(msg.data, { ...EVENT_LIMITS, maxBytes: Number.MAX_SAFE_INTEGER }).problem;
+  if (problem) throw new CorruptEvent(msg.seq, `breaks the run log's limits: ${problem.message}`);
+  let text: string;
+  try {
+    text = fatalUtf8.decode(msg.data);
+  } catch (err) {
+    throw new CorruptEvent(msg.seq, 'payload is not UTF-8', err);
+  }
   let raw: unknown;
   try {
-    raw = JSON.parse(new TextDecoder().decode(msg.data));
+    raw = JSON.parse(text);
   } catch (err) {
     throw new CorruptEvent(msg.seq, 'payload is not JSON', err);
   }

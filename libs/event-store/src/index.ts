@@ -8,6 +8,7 @@ export {
   StreamMisconfigured,
   CorruptEvent,
   EventTooLarge,
+  EventOverLimits,
 } from './errors';
 export { isJsApiError, JS_CODES, mapAppendError } from './jetstream-errors';
 export {

@@ -4,6 +4,7 @@ import { DuraError } from '@dura/contracts';
 import {
   ConcurrencyConflict,
   createEventStore,
+  EventOverLimits,
   EventTooLarge,
   ensureStreams,
   JS_CODES,
@@ -135,12 +136,28 @@ describe('append', () => {
 describe('an event larger than the server takes', () => {
   it('is refused for good with event_too_large, not retried as if the broker were away', async () => {
     const run = runEvents('too-large');
-    const huge = run.make('run_rejected', { error: { code: 'x', message: 'm'.repeat(1024 * 1024) } });
+    // Strings within the run log's limits, together over the server's max_payload.
+    const issues = Array.from({ length: 3 }, () => 'm'.repeat(400_000));
+    const huge = run.make('run_rejected', { error: { code: 'x', message: 'm' }, issues });
     const appended = store.append('too-large', [huge], { expectedSeq: 0 });
 
     await expect(appended).rejects.toBeInstanceOf(EventTooLarge);
     await expect(appended).rejects.toMatchObject({ code: 'event_too_large', retryable: false });
     await expect(appended).rejects.toThrow(/larger than the NATS server's max_payload/);
     expect(await store.read('too-large')).toEqual([]);
+  });
+});
+
+describe('an event over the run log limits', () => {
+  it('is refused for good with event_over_limits before it reaches the log, however deep it nests', async () => {
+    const run = runEvents('over-limits');
+    let deep: unknown = 'x';
+    for (let i = 0; i < 100_000; i += 1) deep = [deep];
+    const nested = run.make('run_rejected', { error: { code: 'x', message: 'm' }, issues: deep as string[] });
+    const appended = store.append('over-limits', [nested], { expectedSeq: 0 });
+    await expect(appended).rejects.toBeInstanceOf(EventOverLimits);
+    await expect(appended).rejects.toMatchObject({ code: 'event_over_limits', retryable: false });
+    await expect(appended).rejects.toThrow(/deeper than 72 levels/);
+    expect(await store.read('over-limits')).toEqual([]);
   });
 });

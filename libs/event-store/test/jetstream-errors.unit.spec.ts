@@ -133,3 +133,14 @@ describe('streamConfigs', () => {
     }
   });
 });
+
+describe('decodeStored on hostile bytes', () => {
+  it('refuses an event nested past the run log limits without recursing, and bytes that are not UTF-8', () => {
+    const deep = new TextEncoder().encode(
+      `{"type":"run_requested","data":${'['.repeat(50_000)}${']'.repeat(50_000)}}`,
+    );
+    expect(() => decodeStored({ seq: 3, data: deep })).toThrow(/event at seq 3: breaks the run log's limits/);
+    const notUtf8 = new Uint8Array([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d]);
+    expect(() => decodeStored({ seq: 4, data: notUtf8 })).toThrow('event at seq 4: payload is not UTF-8');
+  });
+});

@@ -224,7 +224,8 @@ export function startConsumerLoop(options: ConsumerLoopOptions): ConsumerLoop {
 
   const onFailure = async (msg: JsMsg, err: unknown): Promise<void> => {
     const deliveries = msg.info.deliveryCount;
-    const terminal = err instanceof DuraError && !err.retryable;
+    // The same bytes overflow the stack again: a message that got past the limits that way is refused at once.
+    const terminal = (err instanceof DuraError && !err.retryable) || isStackOverflow(err);
     if (err instanceof RetryLater && err.requeue) {
       try {
         log.debug('message waits; requeued', { subject: msg.subject, seq: msg.seq, reason: err.message });
@@ -254,10 +255,12 @@ export function startConsumerLoop(options: ConsumerLoopOptions): ConsumerLoop {
     const error =
       err instanceof DuraError
         ? { code: err.code, message: err.message }
-        : {
-            code: 'max_deliveries',
-            message: `gave up after ${deliveries} deliveries: ${(err as Error)?.message ?? String(err)}`,
-          };
+        : isStackOverflow(err)
+          ? { code: 'too_deep', message: `handling the message overflowed the call stack: ${err.message}` }
+          : {
+              code: 'max_deliveries',
+              message: `gave up after ${deliveries} deliveries: ${(err as Error)?.message ?? String(err)}`,
+            };
     const issues = err instanceof ContractViolation ? err.issues : undefined;
     try {
       const runId = options.runIdOf?.(msg);
@@ -391,6 +394,10 @@ export function withData(msg: JsMsg, data: Uint8Array): JsMsg {
   return new Proxy(msg, {
     get: (target, key): unknown => (key === 'data' ? data : (Reflect.get(target, key, target) as unknown)),
   });
+}
+
+function isStackOverflow(err: unknown): err is RangeError {
+  return err instanceof RangeError && /call stack/i.test(err.message);
 }
 
 /** Resolves after `ms`, or earlier when `interrupt` settles; leaves no timer behind. */

@@ -1,5 +1,5 @@
 import type { JetStreamClient, JsMsg } from '@nats-io/jetstream';
-import { DEAD_LETTER_VERSION, deadLetterSubject, type DeadLetter } from '@dura/contracts';
+import { DEAD_LETTER_VERSION, deadLetterSubject, storableReason, type DeadLetter } from '@dura/contracts';
 
 export interface DeadLetterInput {
   source: string;
@@ -58,8 +58,9 @@ export function buildDeadLetter(input: DeadLetterInput): DeadLetter {
   };
 }
 
+/** Reasons may quote the refused message: cut without splitting a character, and free of what no store keeps. */
 function clip(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, max)}... (${text.length - max} more characters)`;
+  return storableReason(text, max);
 }
 
 /** Publishes to `dura.dlq.<source>`; the msg-id makes a retried dead-lettering of the same message a no-op. */

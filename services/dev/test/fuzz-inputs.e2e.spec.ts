@@ -9,7 +9,7 @@ import {
   type ServiceName,
 } from './crash-harness';
 import { eventually } from './system';
-import { mismatchedToolTasks, sampleTarget, type FuzzMessage } from './fuzz-messages';
+import { deeplyNested, mismatchedToolTasks, sampleTarget, type FuzzMessage } from './fuzz-messages';
 import { runLogMessages } from './fuzz-run-log';
 
 vi.setConfig({ testTimeout: 150_000 });
@@ -146,6 +146,7 @@ describe('fuzzed and adversarial input on every consumed subject', () => {
         ...sampleTarget('tool', 400, SEED + 4),
         ...sampleTarget('timer', 200, SEED + 5),
         ...mismatchedToolTasks(20),
+        ...deeplyNested(60, SEED + 7),
         ...runLogMessages(
           400,
           SEED + 6,

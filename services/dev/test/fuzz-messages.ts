@@ -129,6 +129,8 @@ interface Target {
   subject: (i: number) => string;
   outcome: Outcome;
   bodies: fc.Arbitrary<Uint8Array>;
+  /** A valid body, for mutations built outside the arbitrary. */
+  template: () => Body;
 }
 
 function target(
@@ -141,6 +143,7 @@ function target(
   const text = accepted ? broken.filter((t) => failsSchema(accepted, t)) : broken;
   return {
     subject,
+    template,
     outcome: { kind: 'dead_letter', source },
     bodies: fc.oneof(
       { weight: 9, arbitrary: text.map((t) => encoder.encode(t)) },
@@ -262,4 +265,30 @@ export function sampleTarget(name: keyof typeof TARGETS, count: number, seed: nu
     ...(headers ? { headers } : {}),
     outcome: t.outcome,
   }));
+}
+
+/**
+ * A valid body of every target with one field replaced by a nesting thousands of levels deep (a few KB of
+ * brackets: deeper than any recursive decoder's stack), reproducibly from `seed`. Each must be refused on
+ * its first delivery, like any bad message, never retried as if the service had a passing problem.
+ */
+export function deeplyNested(count: number, seed: number): FuzzMessage[] {
+  const names = Object.keys(TARGETS);
+  const arb = fc.tuple(
+    fc.constantFrom(...names),
+    fc.integer({ min: 1_000, max: 8_000 }),
+    fc.constantFrom('[', '{"a":'),
+    fc.nat(),
+  );
+  return fc.sample(arb, { seed, numRuns: count }).map(([name, levels, open, pick], i) => {
+    const t = TARGETS[name] as Target;
+    const body = t.template();
+    const keys = Object.keys(body).filter((key) => key !== 'runId' && key !== 'v');
+    const field = keys[pick % keys.length] ?? 'input';
+    const close = open === '[' ? ']' : '}';
+    const deep = `${open.repeat(levels)}0${close.repeat(levels)}`;
+    body[field] = '\u0001DEEP\u0001';
+    const text = JSON.stringify(body).replace('"\\u0001DEEP\\u0001"', deep);
+    return { subject: t.subject(i), body: encoder.encode(text), outcome: t.outcome };
+  });
 }

@@ -1,7 +1,7 @@
 import type { JetStreamClient, JsMsg } from '@nats-io/jetstream';
 import {
+  decodeMessage,
   DuraError,
-  formatIssues,
   ForkRequestSchema,
   RunIdSchema,
   type ForkRequest,
@@ -14,7 +14,7 @@ import { ConcurrencyConflict, type EventStore } from '@dura/event-store';
 import { duraTracer, withLogFields, type Logger } from '@dura/service-kit';
 import { DURA_ATTRS, traceparentOf, withSpan } from '@dura/telemetry';
 import { pinnedVersionOf, type Model } from './model';
-import { rejectRequest, type Rejection } from './reject-request';
+import { refusal, rejectRequest, type Rejection } from './reject-request';
 import { authorizeRequest, OPEN_AUTHORIZATION, type ToolAuthorization } from './tool-authorization';
 import type { RunDriver } from './run-driver';
 
@@ -39,8 +39,7 @@ export interface ForkIntakeDeps {
 const FORK_FIELDS = new Set(Object.keys(ForkRequestSchema.shape));
 
 /** The new run's id a fork request names (or would be given), for dead letters and `run_rejected`. */
-function runIdHint(msg: JsMsg, body: unknown): string | undefined {
-  const fromBody = RunIdSchema.safeParse((body as { runId?: unknown } | null)?.runId).data;
+function runIdHint(msg: JsMsg, fromBody: string | undefined): string | undefined {
   const header = msg.headers?.get('Nats-Msg-Id') ?? '';
   return fromBody ?? RunIdSchema.safeParse(header.replace(/^fork:/, '')).data;
 }
@@ -104,7 +103,8 @@ export function createForkIntake(deps: ForkIntakeDeps) {
       return;
     }
     if (!(await write(runId, plan.events))) {
-      await reject(msg, undefined, {
+      await reject(msg, runId, {
+        announce: false,
         error: {
           code: 'run_id_conflict',
           message: `run id ${runId} is already used by another run; fork ${sourceRunId} again with a new run id`,
@@ -137,22 +137,19 @@ export function createForkIntake(deps: ForkIntakeDeps) {
   }
 
   return async function handleFork(msg: JsMsg): Promise<void> {
-    let body: unknown;
-    try {
-      body = JSON.parse(msg.string());
-    } catch (err) {
-      await reject(msg, runIdHint(msg, undefined), {
-        error: { code: 'bad_json', message: `fork request is not valid JSON: ${(err as Error).message}` },
-      });
+    const decoded = decodeMessage(msg.data, ForkRequestSchema, 'fork request', {
+      invalidCode: 'invalid_request',
+    });
+    if (!decoded.ok) {
+      await reject(msg, runIdHint(msg, decoded.runId), refusal(decoded.failure));
       return;
     }
-    const extra =
-      body !== null && typeof body === 'object' && !Array.isArray(body)
-        ? Object.keys(body).filter((key) => !FORK_FIELDS.has(key))
-        : [];
+    // Within the limits decodeMessage checked, so parsing the raw body again is safe.
+    const body = JSON.parse(msg.string()) as Record<string, unknown>;
+    const extra = Object.keys(body).filter((key) => !FORK_FIELDS.has(key));
     if (extra.length > 0) {
       // Silently dropping `agent` or `input` would run the source's plan while the caller thinks it changed it.
-      await reject(msg, runIdHint(msg, body), {
+      await reject(msg, runIdHint(msg, decoded.value.runId), {
         error: {
           code: 'invalid_request',
           message: `a fork copies its source run's request and cannot change it (got ${extra.join(', ')}); to run something else, submit a new run`,
@@ -161,14 +158,7 @@ export function createForkIntake(deps: ForkIntakeDeps) {
       });
       return;
     }
-    const parsed = ForkRequestSchema.safeParse(body);
-    if (!parsed.success) {
-      await reject(msg, runIdHint(msg, body), {
-        error: { code: 'invalid_request', message: 'fork request does not match the ForkRequest schema' },
-        issues: formatIssues(parsed.error),
-      });
-      return;
-    }
+    const parsed = { data: decoded.value };
     const runId = parsed.data.runId ?? `fork-${msg.seq}`;
     const attributes = {
       [DURA_ATTRS.runId]: runId,

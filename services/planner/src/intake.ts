@@ -1,23 +1,21 @@
 import type { JetStreamClient, JsMsg } from '@nats-io/jetstream';
 import {
   DuraError,
-  formatIssues,
   newEvent,
   RunIdSchema,
   RunRequestSchema,
   DEFAULT_TENANT,
-  unstorableTextIssue,
-  unstorableTextPath,
+  decodeMessage,
   type RunRequest,
 } from '@dura/contracts';
 import { canonicalJson, decisionEventId } from '@dura/core';
-import { ConcurrencyConflict, EventTooLarge, type EventStore } from '@dura/event-store';
+import { ConcurrencyConflict, EventOverLimits, EventTooLarge, type EventStore } from '@dura/event-store';
 import { duraTracer, firstPublished, RetryLater, withLogFields, type Logger } from '@dura/service-kit';
 import { DURA_ATTRS, traceparentOf, withSpan } from '@dura/telemetry';
 import { SecretsKeyMissing, type SecretsBox, type ToolRegistry } from '@dura/tools';
 import { pinnedVersionOf, type Model } from './model';
 import { checkPlan } from './plan-check';
-import { rejectRequest, type Rejection } from './reject-request';
+import { refusal, rejectRequest, type Rejection } from './reject-request';
 import type { EraseRequest } from './erase-request';
 import { redactRequest } from './redact-request';
 import { SecretInChildPlan, sealRequest } from './seal-request';
@@ -105,7 +103,7 @@ export function createIntake(deps: IntakeDeps) {
     try {
       await store.append(runId, [event], { expectedSeq: 0 });
     } catch (err) {
-      if (err instanceof EventTooLarge) {
+      if (err instanceof EventTooLarge || err instanceof EventOverLimits) {
         await reject(msg, runId, { error: { code: 'request_too_large', message: err.message }, ...keep });
         return;
       }
@@ -113,8 +111,10 @@ export function createIntake(deps: IntakeDeps) {
     }
     const { state } = await driver.load(runId);
     if (state.request === null || canonicalJson(state.request) !== canonicalJson(request)) {
-      await reject(msg, undefined, {
+      // The run is someone else's: its id goes on the dead letter, but nothing is appended to its log.
+      await reject(msg, runId, {
         ...keep,
+        announce: false,
         error: {
           code: 'run_id_conflict',
           message: `run id ${runId} is already used by ${state.request ? 'a different request' : `a run that is ${state.status}`}; submit with a new run id`,
@@ -129,40 +129,24 @@ export function createIntake(deps: IntakeDeps) {
     // Through requeues (a tenant at its limit) the request keeps the identity it was first published with.
     const first = firstPublished(msg);
     const headerId = first.msgId;
-    let body: unknown;
-    try {
-      body = JSON.parse(msg.string());
-    } catch (err) {
-      const hint = RunIdSchema.safeParse(headerId).data;
+    // Limits, encoding and schema before anything recursive touches the request, and before its run exists.
+    const decoded = decodeMessage(msg.data, RunRequestSchema, 'request', { invalidCode: 'invalid_request' });
+    const hint = decoded.runId ?? RunIdSchema.safeParse(headerId).data;
+    if (!decoded.ok) {
+      // JSON within the limits but not a request may still hold a valid plan's secrets: the dead letter keeps
+      // them redacted, and the clear request is erased.
+      const body: unknown =
+        decoded.failure.code === 'invalid_request' ? JSON.parse(msg.string()) : undefined;
+      const redacted = body === undefined ? body : redactRequest(body, tools);
+      const secret = redacted !== body;
       await reject(msg, hint, {
-        error: { code: 'bad_json', message: `request is not valid JSON: ${(err as Error).message}` },
+        ...refusal(decoded.failure),
+        ...(secret ? { payload: utf8(JSON.stringify(redacted)) } : {}),
       });
+      if (secret) await eraseRequest(msg);
       return;
     }
-    const hint =
-      RunIdSchema.safeParse((body as { runId?: unknown } | null)?.runId).data ??
-      RunIdSchema.safeParse(headerId).data;
-    const parsed = RunRequestSchema.safeParse(body);
-    if (!parsed.success) {
-      const issues = formatIssues(parsed.error);
-      // Invalid elsewhere, it may still hold a valid plan's secrets: the dead letter keeps them redacted.
-      const redacted = redactRequest(body, tools);
-      await reject(msg, hint, {
-        error: { code: 'invalid_request', message: 'request does not match the RunRequest schema' },
-        issues,
-        ...(redacted === body ? {} : { payload: utf8(JSON.stringify(redacted)) }),
-      });
-      if (redacted !== body) await eraseRequest(msg);
-      return;
-    }
-    const unstorable = unstorableTextPath(parsed.data);
-    if (unstorable) {
-      await reject(msg, hint, {
-        error: { code: 'invalid_request', message: 'request holds text that cannot be stored' },
-        issues: [unstorableTextIssue(unstorable)],
-      });
-      return;
-    }
+    const parsed = { data: decoded.value };
     const runId = parsed.data.runId ?? hint ?? `run-${first.seq}`;
     const redacted = redactRequest({ ...parsed.data, runId }, tools);
     const secret = canonicalJson(redacted) !== canonicalJson({ ...parsed.data, runId });

@@ -1,11 +1,11 @@
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import {
-  ContractViolation,
   DecideTaskSchema,
-  formatIssues,
   runIdInJson,
   STREAMS,
   SUBJECTS,
+  decodeOrThrow,
+  TASK_DECODE,
 } from '@dura/contracts';
 import {
   createEventStore,
@@ -161,17 +161,8 @@ export function createPlanner(deps: PlannerDeps) {
     model: deps.model,
   });
 
-  async function handleDecide(data: string): Promise<void> {
-    let body: unknown;
-    try {
-      body = JSON.parse(data);
-    } catch (err) {
-      throw new ContractViolation(`decide task is not JSON: ${(err as Error).message}`);
-    }
-    const task = DecideTaskSchema.safeParse(body);
-    if (!task.success)
-      throw new ContractViolation('decide task does not match its schema', formatIssues(task.error));
-    const { runId, afterSeq, trace } = task.data;
+  async function handleDecide(data: Uint8Array): Promise<void> {
+    const { runId, afterSeq, trace } = decodeOrThrow(data, DecideTaskSchema, 'decide task', TASK_DECODE);
     await withLogFields({ runId }, () => driver.drive(runId, { afterSeq, ...(trace ? { trace } : {}) }));
   }
 
@@ -206,8 +197,8 @@ export function createPlanner(deps: PlannerDeps) {
           source: 'decide',
           concurrency,
           log: deps.log,
-          handle: (msg) => handleDecide(msg.string()),
-          runIdOf: (msg) => runIdInJson(msg.string()),
+          handle: (msg) => handleDecide(msg.data),
+          runIdOf: (msg) => runIdInJson(msg.data),
         }),
         startConsumerLoop({
           js: deps.js,
@@ -216,7 +207,7 @@ export function createPlanner(deps: PlannerDeps) {
           concurrency,
           log: deps.log,
           handle: handleSignal,
-          runIdOf: (msg) => runIdInJson(msg.string()),
+          runIdOf: (msg) => runIdInJson(msg.data),
         }),
         startConsumerLoop({
           js: deps.js,

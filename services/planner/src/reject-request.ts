@@ -1,5 +1,5 @@
 import type { JetStreamClient, JsMsg } from '@nats-io/jetstream';
-import { newEvent, type ErrorInfo } from '@dura/contracts';
+import { newEvent, storableReason, type DecodeFailure, type ErrorInfo } from '@dura/contracts';
 import { decisionEventId } from '@dura/core';
 import { ConcurrencyConflict, type EventStore } from '@dura/event-store';
 import { deadLetterFromMsg, publishDeadLetter, withData, type Logger } from '@dura/service-kit';
@@ -9,6 +9,14 @@ export interface Rejection {
   issues?: string[];
   /** What the dead letter keeps instead of the message's bytes (a request with its secrets redacted). */
   payload?: Uint8Array;
+  /** False when the run id belongs to another run: the dead letter names it, its log gets nothing. */
+  announce?: boolean;
+}
+
+/** The rejection of a message that failed to decode: its code, its reason and where it went wrong. */
+export function refusal(failure: DecodeFailure): Rejection {
+  const { code, message, issues } = failure;
+  return { error: { code, message }, ...(issues.length > 0 ? { issues } : {}) };
 }
 
 /**
@@ -40,10 +48,13 @@ export async function rejectRequest(
     },
   );
   await publishDeadLetter(deps.js, letter);
-  if (!runId) return;
+  if (!runId || rejection.announce === false) return;
+  // Reasons may quote the refused message: made storable, or the projector could not show the refusal.
+  const error = { ...rejection.error, message: storableReason(rejection.error.message) };
+  const issues = rejection.issues?.slice(0, MAX_ISSUES).map((issue) => storableReason(issue));
   const event = newEvent(
     'run_rejected',
-    { error: rejection.error, ...(rejection.issues ? { issues: rejection.issues } : {}) },
+    { error, ...(issues ? { issues } : {}) },
     { id: decisionEventId(runId, 0, 0), runId, ts: deps.clock().toISOString(), correlationId: runId },
   );
   try {
@@ -53,3 +64,6 @@ export async function rejectRequest(
     if (!(err instanceof ConcurrencyConflict)) throw err;
   }
 }
+
+/** Issues a `run_rejected` event keeps; the dead letter keeps up to its own limit. */
+const MAX_ISSUES = 100;

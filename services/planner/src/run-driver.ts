@@ -31,7 +31,7 @@ import {
   type RunState,
   type WaitState,
 } from '@dura/core';
-import { ConcurrencyConflict, type EventStore } from '@dura/event-store';
+import { ConcurrencyConflict, EventOverLimits, EventTooLarge, type EventStore } from '@dura/event-store';
 import { duraMeter, duraTracer, failpoint, RetryLater, type Logger } from '@dura/service-kit';
 import {
   DURA_ATTRS,
@@ -605,7 +605,15 @@ export function createRunDriver(deps: RunDriverDeps) {
                   ...(turn.costUsd === undefined ? {} : { costUsd: turn.costUsd }),
                 },
               };
-              known = await inDecision(() => append(run, [thought], options.trace));
+              known = await inDecision(() => append(run, [thought], options.trace)).catch((err: unknown) => {
+                // A model answer the log cannot hold (over its limits or the server's max_payload) is never
+                // recorded, and asking again costs as much: the run fails with the reason, never wedges.
+                if (!(err instanceof EventOverLimits || err instanceof EventTooLarge)) throw err;
+                const error = { code: err.code, message: err.message };
+                return inDecision(() =>
+                  append(run, [{ type: 'run_failed', data: { error } }], options.trace),
+                );
+              });
               decision.recorded();
               break;
             }

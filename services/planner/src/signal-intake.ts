@@ -1,14 +1,5 @@
 import type { JsMsg } from '@nats-io/jetstream';
-import {
-  ContractViolation,
-  DuraError,
-  formatIssues,
-  newEvent,
-  SignalRequestSchema,
-  unstorableTextIssue,
-  unstorableTextPath,
-  type SignalRequest,
-} from '@dura/contracts';
+import { DuraError, newEvent, SignalRequestSchema, type SignalRequest, decodeOrThrow } from '@dura/contracts';
 import { isTerminal } from '@dura/core';
 import { ConcurrencyConflict, type EventStore } from '@dura/event-store';
 import type { Logger } from '@dura/service-kit';
@@ -28,19 +19,7 @@ export function signalEventId(runId: string, signalId: string): string {
 }
 
 function parseSignal(msg: JsMsg): SignalRequest {
-  let body: unknown;
-  try {
-    body = JSON.parse(msg.string());
-  } catch (err) {
-    throw new ContractViolation(`signal is not valid JSON: ${(err as Error).message}`);
-  }
-  const parsed = SignalRequestSchema.safeParse(body);
-  if (!parsed.success)
-    throw new ContractViolation('signal does not match the SignalRequest schema', formatIssues(parsed.error));
-  const unstorable = unstorableTextPath(parsed.data);
-  if (unstorable)
-    throw new ContractViolation('signal holds text that cannot be stored', [unstorableTextIssue(unstorable)]);
-  return parsed.data;
+  return decodeOrThrow(msg.data, SignalRequestSchema, 'signal');
 }
 
 /**

@@ -200,6 +200,27 @@ describe('a registered agent on an OpenAI-compatible model', () => {
     expect(llm.requests.filter((r) => r.body.messages[1]?.content === 'input-d1')).toHaveLength(1);
   });
 
+  it('fails the run with the reason when the model answers more than the run log may hold', async () => {
+    // Content over the string limit: the thought could never be read back, so it is never appended.
+    replies.set('input-l1', () => ({ kind: 'message', content: 'w'.repeat(600 * 1024) }));
+    await submit('agent-l1', 'helper', 'input-l1');
+    const log = await untilLast('agent-l1', 'run_failed');
+    expect(typesOf(log)).toEqual(['run_requested', 'run_started', 'run_failed']);
+    expect(log.at(-1)!.data).toMatchObject({
+      error: { code: 'event_over_limits', message: expect.stringContaining('over the limit of') },
+    });
+  });
+
+  it('treats tool-call arguments nested deeper than the limits as a malformed answer, never recorded', async () => {
+    const deep = `${'{"a":'.repeat(5_000)}1${'}'.repeat(5_000)}`;
+    // Sent verbatim: the arguments are JSON text as a provider streams them.
+    replies.set('input-l2', () => ({ kind: 'message', toolCalls: [{ name: 'echo', arguments: deep }] }));
+    await submit('agent-l2', 'helper', 'input-l2');
+    const log = await untilLast('agent-l2', 'run_failed');
+    expect(typesOf(log)).toEqual(['run_requested', 'run_started', 'run_failed']);
+    expect(JSON.stringify(log.at(-1)!.data)).toContain('over the message limits');
+  });
+
   it('rejects a request for an agent this planner does not serve, naming the ones it does', async () => {
     await submit('agent-c1', 'nobody', 'x');
     const log = await untilLast('agent-c1', 'run_rejected');

@@ -202,9 +202,12 @@ describe('a fork request', () => {
     expect(byRun.get('fork-bad-1')?.error).toMatchObject({ code: 'source_not_found' });
     expect(byRun.get('fork-bad-2')?.error).toMatchObject({ code: 'fork_point_not_found' });
     expect(byRun.get('fork-bad-2')?.error.message).toContain('has no event at seq 999999');
-    expect(letters.find((l) => l.error.code === 'run_id_conflict')?.error.message).toBe(
-      'run id fork-src-1 is already used by another run; fork fork-src-5 again with a new run id',
-    );
+    expect(letters.find((l) => l.error.code === 'run_id_conflict')).toMatchObject({
+      runId: 'fork-src-1',
+      error: {
+        message: 'run id fork-src-1 is already used by another run; fork fork-src-5 again with a new run id',
+      },
+    });
     expect(byRun.get('fork-bad-4')?.error).toMatchObject({ code: 'fork_point_terminal' });
     expect(byRun.get('fork-bad-5')).toMatchObject({
       error: { code: 'invalid_request' },

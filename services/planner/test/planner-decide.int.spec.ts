@@ -63,7 +63,7 @@ describe('decide tasks the planner cannot read', () => {
       deliveries: 1,
       payload: 'definitely { not json',
       payloadEncoding: 'utf8',
-      error: { code: 'contract_violation', message: expect.stringMatching(/^decide task is not JSON/) },
+      error: { code: 'contract_violation', message: expect.stringMatching(/^decide task is not valid JSON/) },
     });
   });
 

@@ -3,6 +3,7 @@ import type { JetStreamClient } from '@nats-io/jetstream';
 import { TimeoutError } from '@nats-io/nats-core';
 import { z } from 'zod';
 import {
+  decodeMessage,
   formatIssues,
   JsonValueSchema,
   RunIdSchema,
@@ -144,14 +145,16 @@ async function readJson(req: IncomingMessage, emptyIsObject: boolean): Promise<u
     if (size > MAX_BODY_BYTES) throw tooLarge();
     chunks.push(chunk);
   }
-  const text = Buffer.concat(chunks).toString('utf8');
-  if (text.trim() === '') {
+  const bytes = Buffer.concat(chunks);
+  if (bytes.toString('utf8').trim() === '') {
     if (emptyIsObject) return {};
     throw new BadQuery('the request has no body: send JSON such as {"name": "approve"}', 'bad_body');
   }
-  try {
-    return JSON.parse(text);
-  } catch (err) {
-    throw new BadQuery(`the request body is not valid JSON: ${(err as Error).message}`, 'bad_body');
+  // The same limits as every message (depth, sizes, UTF-8, storable text), before the schema recurses.
+  const decoded = decodeMessage(bytes, z.unknown(), 'the request body');
+  if (!decoded.ok) {
+    const { message, issues } = decoded.failure;
+    throw new BadQuery([message, ...issues].join('; '), 'bad_body');
   }
+  return decoded.value;
 }

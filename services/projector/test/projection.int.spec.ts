@@ -164,7 +164,7 @@ describe('events the fold cannot apply', () => {
       [notAnEvent.seq, 'corrupt_event'],
     ]);
     expect(errors[0]?.message).toMatch(/run_started at seq \d+ cannot apply to a run that is running/);
-    expect(errors[1]?.message).toMatch(/not JSON/);
+    expect(errors[1]?.message).toMatch(/not UTF-8/);
 
     const [row] = await setup.db.select().from(runs).where(eq(runs.runId, runId));
     expect(row?.status).toBe('completed');

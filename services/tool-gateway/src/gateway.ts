@@ -2,13 +2,15 @@ import type { JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstrea
 import {
   ContractViolation,
   DuraError,
-  formatIssues,
   STREAMS,
   SUBJECTS,
   toolTaskSubject,
   ToolTaskSchema,
   type JsonValue,
   type ToolTask,
+  decodeOrThrow,
+  TASK_DECODE,
+  runIdInJson,
 } from '@dura/contracts';
 import type { Db } from '@dura/db';
 import { createPayloadStore, DEFAULT_PAYLOAD_THRESHOLD_BYTES, offloadIfLarge } from '@dura/payloads';
@@ -390,6 +392,7 @@ export function createToolGateway(deps: GatewayDeps) {
         concurrency: deps.concurrency ?? 32,
         log: deps.log,
         handle: handleTask,
+        runIdOf: (msg) => runIdInJson(msg.data),
       });
       deps.log.info('tool gateway started', { tools: deps.tools.names() });
     },
@@ -464,15 +467,7 @@ async function flushOutbox(relay: Relay, log: Logger, deadline: number): Promise
 export type ToolGateway = ReturnType<typeof createToolGateway>;
 
 function parseTask(msg: JsMsg): ToolTask {
-  let body: unknown;
-  try {
-    body = JSON.parse(msg.string());
-  } catch (err) {
-    throw new ContractViolation(`tool task is not JSON: ${(err as Error).message}`);
-  }
-  const parsed = ToolTaskSchema.safeParse(body);
-  if (!parsed.success)
-    throw new ContractViolation('tool task does not match its schema', formatIssues(parsed.error));
+  const parsed = { data: decodeOrThrow(msg.data, ToolTaskSchema, 'tool task', TASK_DECODE) };
   // Permissions are granted per subject: a task must not reach a tool other than the one its subject names.
   const expected = toolTaskSubject(parsed.data.tool);
   if (msg.subject !== expected)

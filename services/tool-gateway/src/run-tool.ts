@@ -1,4 +1,13 @@
-import { DuraError, JsonValueSchema, type JsonValue, type ToolTask } from '@dura/contracts';
+import {
+  DuraError,
+  JsonValueSchema,
+  storableReason,
+  unstorableTextIssue,
+  unstorableTextPath,
+  valueLimitProblem,
+  type JsonValue,
+  type ToolTask,
+} from '@dura/contracts';
 import { ToolError, type ToolDefinition } from '@dura/tools';
 
 export type ToolOutcome =
@@ -52,6 +61,32 @@ export async function runTool(
       }),
       aborted,
     ]);
+    // Checked before the (recursive) schema and before it is recorded: a result the run log could not hold
+    // is the tool's failure, never an event no service can read back.
+    const overLimits = valueLimitProblem(result);
+    if (overLimits) {
+      return {
+        ok: false,
+        error: {
+          code: 'result_over_limits',
+          message: `${tool.name} returned a result over the message limits: ${overLimits.message}`,
+          retryable: false,
+        },
+        durationMs: elapsed(),
+      };
+    }
+    const unstorable = unstorableTextPath(result);
+    if (unstorable) {
+      return {
+        ok: false,
+        error: {
+          code: 'invalid_result',
+          message: `${tool.name} returned ${unstorableTextIssue(unstorable)}`,
+          retryable: false,
+        },
+        durationMs: elapsed(),
+      };
+    }
     const json = JsonValueSchema.safeParse(result);
     if (!json.success) {
       return {
@@ -85,7 +120,13 @@ function cancelledWhileRunning(tool: ToolDefinition, reason: unknown): ToolFailu
   };
 }
 
+/** The failure of an attempt, its message made storable: a tool's error may quote anything it was sent. */
 function describe(err: unknown, timedOut: boolean): ToolFailure {
+  const failure = describeRaw(err, timedOut);
+  return { ...failure, message: storableReason(failure.message) };
+}
+
+function describeRaw(err: unknown, timedOut: boolean): ToolFailure {
   if (timedOut) return { code: 'timeout', message: (err as Error).message, retryable: true };
   if (err instanceof ToolError && err.retryAfterMs !== undefined) {
     return { code: err.code, message: err.message, retryable: err.retryable, retryAfterMs: err.retryAfterMs };

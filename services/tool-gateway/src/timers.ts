@@ -1,11 +1,11 @@
 import type { JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstream';
 import {
-  ContractViolation,
+  decodeOrThrow,
+  TASK_DECODE,
   runIdInJson,
   STREAMS,
   SUBJECTS,
   TimerTaskSchema,
-  formatIssues,
   type TimerTask,
 } from '@dura/contracts';
 import { listenerFor, type Db, type DbHandle, type Unlisten } from '@dura/db';
@@ -147,7 +147,7 @@ export function createTimers(options: TimersOptions) {
         concurrency: 16,
         log,
         handle: handleTask,
-        runIdOf: (msg) => runIdInJson(msg.string()),
+        runIdOf: (msg) => runIdInJson(msg.data),
       });
     },
     async stop(drain?: DrainOptions): Promise<void> {
@@ -165,17 +165,5 @@ export function createTimers(options: TimersOptions) {
 export type Timers = ReturnType<typeof createTimers>;
 
 function parseTimerTask(msg: JsMsg): TimerTask {
-  let body: unknown;
-  try {
-    body = JSON.parse(msg.string());
-  } catch (err) {
-    throw new ContractViolation(`timer task is not JSON: ${(err as Error).message}`);
-  }
-  const parsed = TimerTaskSchema.safeParse(body);
-  if (!parsed.success)
-    throw new ContractViolation(
-      'timer task does not match its schema (TimerTaskSchema); it was not scheduled',
-      formatIssues(parsed.error),
-    );
-  return parsed.data;
+  return decodeOrThrow(msg.data, TimerTaskSchema, 'timer task', TASK_DECODE);
 }

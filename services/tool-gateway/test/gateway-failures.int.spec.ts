@@ -149,7 +149,7 @@ describe('bad tasks', () => {
       payloadEncoding: 'utf8',
       error: { code: 'contract_violation' },
     });
-    expect(letters[0]?.error.message).toMatch(/not JSON/);
+    expect(letters[0]?.error.message).toMatch(/not valid JSON/);
     expect(letters[1]).toMatchObject({
       error: { code: 'contract_violation' },
       payload: JSON.stringify({ v: 1, runId: 'x y' }),

@@ -92,3 +92,44 @@ describe('runTool with a cancellation signal', () => {
     });
   });
 });
+
+describe('a result the run log could not hold', () => {
+  const returning = (result: unknown) =>
+    defineTool({
+      name: 'test.wait',
+      description: 'returns what it is given',
+      input: z.object({}),
+      safety: 'unsafe',
+      execute: () => Promise.resolve(result as never),
+    });
+
+  it('is a tool failure, never retried, not a poison event: nested too deep, too wide, or not storable', async () => {
+    let deep: unknown = 1;
+    for (let i = 0; i < 100_000; i += 1) deep = [deep];
+    const cases: [unknown, string, RegExp][] = [
+      [deep, 'result_over_limits', /deeper than 64 levels/],
+      [{ list: Array.from({ length: 100_001 }, () => 0) }, 'result_over_limits', /more than 100000 elements/],
+      [{ text: 'a\u0000b' }, 'invalid_result', /text\.? ?.*U\+0000/],
+    ];
+    for (const [result, code, message] of cases) {
+      const outcome = await runTool(returning(result), task, 1);
+      expect(outcome).toMatchObject({ ok: false, error: { code, retryable: false, message } });
+    }
+  });
+
+  it('a thrown error quoting a NUL or a lone surrogate becomes a message a store can keep', async () => {
+    const tool = defineTool({
+      name: 'test.wait',
+      description: 'fails',
+      input: z.object({}),
+      safety: 'unsafe',
+      execute: () => Promise.reject(new Error(`bad byte \u0000 and \ud800 ${'x'.repeat(5_000)}`)),
+    });
+    const outcome = await runTool(tool, task, 1);
+    expect(outcome.ok).toBe(false);
+    if (outcome.ok) return;
+    // eslint-disable-next-line no-control-regex -- U+0000 is what must not be there.
+    expect(outcome.error.message).not.toMatch(/\u0000|\ud800/);
+    expect(outcome.error.message.length).toBeLessThan(2_100);
+  });
+});

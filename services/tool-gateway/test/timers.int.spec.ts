@@ -160,7 +160,7 @@ describe('durable timers with two gateways running', () => {
     expect(letters[0]!.issues?.some((issue) => issue.startsWith('dueAt'))).toBe(true);
     expect(JSON.parse(letters[0]!.payload)).toEqual(invalid);
     expect(letters[1]).toMatchObject({
-      error: { code: 'contract_violation', message: expect.stringContaining('timer task is not JSON') },
+      error: { code: 'contract_violation', message: expect.stringContaining('timer task is not valid JSON') },
       payload: 'not json at all',
     });
 

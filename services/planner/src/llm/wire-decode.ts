@@ -1,10 +1,19 @@
 import type { z } from 'zod';
-import { formatIssues, type JsonObject } from '@dura/contracts';
+import {
+  depthProblem,
+  EVENT_LIMITS,
+  formatIssues,
+  valueLimitProblem,
+  type JsonObject,
+} from '@dura/contracts';
 import { AttemptFailure } from './errors';
 import { snippet } from './http';
 
 /** Validates a provider's answer on decode; anything off is a malformed response, worth another attempt. */
 export function decodeWire<S extends z.ZodType>(schema: S, value: unknown, what: string): z.infer<S> {
+  // Before the (recursive) schema: an answer nested deeper than any event may hold is malformed, not a crash.
+  const deep = depthProblem(value, EVENT_LIMITS.maxDepth);
+  if (deep) throw new AttemptFailure('malformed', `${what} is refused: ${deep.message}`);
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;
   throw new AttemptFailure(
@@ -40,6 +49,13 @@ export function toolArguments(raw: unknown, toolName: string): JsonObject {
     throw new AttemptFailure(
       'malformed',
       `the arguments of tool call "${toolName}" are not a JSON object: ${snippet(JSON.stringify(value) ?? String(value))}`,
+    );
+  // The arguments go into a thought event and a tool task: over the limits, the answer is malformed.
+  const overLimits = valueLimitProblem(value);
+  if (overLimits)
+    throw new AttemptFailure(
+      'malformed',
+      `the arguments of tool call "${toolName}" are over the message limits: ${overLimits.message}`,
     );
   return value as JsonObject;
 }
