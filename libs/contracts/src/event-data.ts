@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { JsonObjectSchema, JsonValueSchema, RunIdSchema, ToolNameSchema } from './ids';
-import { RunRequestSchema } from './run-request';
+import { RunRequestSchema, TenantSchema } from './run-request';
 import { ForkOfSchema } from './fork';
 import { PromptRecordSchema } from './chat';
 import { PayloadRefSchema } from './payload-ref';
@@ -77,7 +77,12 @@ export const EventDataSchemas = {
     budget: BudgetLimitsSchema.optional(),
     budgetPolicy: z.enum(['fail', 'wait']).optional(),
   }),
-  run_rejected: z.object({ error: ErrorInfoSchema, issues: z.array(z.string()).optional() }),
+  run_rejected: z.object({
+    error: ErrorInfoSchema,
+    issues: z.array(z.string()).optional(),
+    /** The tenant the refused request named, when it could be read: its callers see the refusal. */
+    tenant: TenantSchema.optional(),
+  }),
   thought: z.object({
     step: z.number().int().nonnegative(),
     model: ModelInfoSchema,

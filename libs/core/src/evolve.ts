@@ -95,6 +95,7 @@ function applyData(state: RunState, event: RunEvent, reject: (reason: string) =>
       return {
         ...state,
         runId: event.meta.runId,
+        tenant: event.data.tenant ?? state.tenant,
         error: event.data.error,
         createdAt: state.createdAt ?? event.meta.ts,
       };

@@ -39,4 +39,10 @@ describe('a run belongs to a tenant', () => {
     expect(child?.data).toMatchObject({ request: { parent: { runId: 'run-1' } } });
     expect((child?.data as { request: RunRequest }).request.tenant).toBeUndefined();
   });
+
+  it('given a refused request that named a tenant, the rejected run belongs to it; naming none, to the default', () => {
+    const error = { code: 'agent_not_allowed', message: 'refused' };
+    expect(fold(new RunLog().add('run_rejected', { error, tenant: 'acme' }).events).tenant).toBe('acme');
+    expect(fold(new RunLog().add('run_rejected', { error }).events).tenant).toBe(DEFAULT_TENANT);
+  });
 });

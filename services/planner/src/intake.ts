@@ -104,7 +104,11 @@ export function createIntake(deps: IntakeDeps) {
       await store.append(runId, [event], { expectedSeq: 0 });
     } catch (err) {
       if (err instanceof EventTooLarge || err instanceof EventOverLimits) {
-        await reject(msg, runId, { error: { code: 'request_too_large', message: err.message }, ...keep });
+        await reject(msg, runId, {
+          error: { code: 'request_too_large', message: err.message },
+          ...keep,
+          ...(request.tenant ? { tenant: request.tenant } : {}),
+        });
         return;
       }
       if (!(err instanceof ConcurrencyConflict)) throw err;
@@ -151,11 +155,12 @@ export function createIntake(deps: IntakeDeps) {
     const redacted = redactRequest({ ...parsed.data, runId }, tools);
     const secret = canonicalJson(redacted) !== canonicalJson({ ...parsed.data, runId });
     // A request with secrets in clear is dead-lettered redacted, and erased from `dura.submit` once handled.
+    const tenant = parsed.data.tenant ? { tenant: parsed.data.tenant } : {};
     const refuse = async (rejection: Rejection): Promise<void> => {
       await reject(
         msg,
         runId,
-        secret ? { ...rejection, payload: utf8(JSON.stringify(redacted)) } : rejection,
+        secret ? { ...rejection, ...tenant, payload: utf8(JSON.stringify(redacted)) } : { ...rejection, ...tenant },
       );
       if (secret) await eraseRequest(msg);
     };

@@ -11,6 +11,8 @@ export interface Rejection {
   payload?: Uint8Array;
   /** False when the run id belongs to another run: the dead letter names it, its log gets nothing. */
   announce?: boolean;
+  /** The tenant the request named, so that tenant's callers see the refused run. */
+  tenant?: string;
 }
 
 /** The rejection of a message that failed to decode: its code, its reason and where it went wrong. */
@@ -54,7 +56,7 @@ export async function rejectRequest(
   const issues = rejection.issues?.slice(0, MAX_ISSUES).map((issue) => storableReason(issue));
   const event = newEvent(
     'run_rejected',
-    { error, ...(issues ? { issues } : {}) },
+    { error, ...(issues ? { issues } : {}), ...(rejection.tenant ? { tenant: rejection.tenant } : {}) },
     { id: decisionEventId(runId, 0, 0), runId, ts: deps.clock().toISOString(), correlationId: runId },
   );
   try {
