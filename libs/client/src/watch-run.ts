@@ -1,5 +1,5 @@
 import { DuraError, type EventType, type RunEvent } from '@dura/contracts';
-import { decodeStored, followRun, type RunReader, type RunWakeups } from '@dura/event-store';
+import { decodeStored, followRun, pause, type RunReader, type RunWakeups } from '@dura/event-store';
 
 export interface WatchOptions {
   /** First stream sequence to deliver (default: the run's first event). Resume after a disconnect with lastSeq + 1. */
@@ -83,16 +83,4 @@ function interrupted(runId: string, next: number, cause: unknown): DuraError {
     `watching run ${runId} stopped (${why}); resume with watchRun(runId, { fromSeq: ${next} }) once NATS is back`,
     { retryable: true, cause },
   );
-}
-
-function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener('abort', done, { once: true });
-    function done(): void {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-  });
 }

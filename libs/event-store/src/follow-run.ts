@@ -1,5 +1,6 @@
 import type { RunReader, StoredRunMessage } from './run-reads';
 import type { RunWakeups } from './run-wakeups';
+import { pause } from './pause';
 
 export interface FollowOptions {
   /** First stream sequence to yield. */
@@ -55,16 +56,4 @@ export async function* followRun(
   } finally {
     waker.close();
   }
-}
-
-function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener('abort', done, { once: true });
-    function done(): void {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-  });
 }

@@ -24,3 +24,4 @@ export { createRunWakeups, connectionOf } from './run-wakeups';
 export type { RunWaker, RunWakeups } from './run-wakeups';
 export { followRun } from './follow-run';
 export type { FollowOptions } from './follow-run';
+export { pause } from './pause';

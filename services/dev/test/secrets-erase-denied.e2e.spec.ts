@@ -6,8 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectDuraClient, type ConnectedDuraClient } from '@dura/client';
 import { useTestInfra, type ManagedProcess } from '@dura/testing';
-import { startPatchedNats } from './patched-nats';
-import { envOf, securityOf, type SecuredNats } from './secured-nats';
+import { envOf, securityOf, startSecuredNats, type SecuredNats } from './secured-nats';
 import { eventually, startService } from './system';
 
 const SECRET_TOOLS = fileURLToPath(new URL('./fixtures/secret-tools.ts', import.meta.url));
@@ -21,7 +20,7 @@ let client: ConnectedDuraClient;
 
 beforeAll(async () => {
   // The planner's one message-delete permission taken away: its erase is refused like any unlisted subject.
-  nats = await startPatchedNats((conf) => conf.replace(ERASE, ''));
+  nats = await startSecuredNats({ patchPermissions: (conf) => conf.replace(ERASE, '') });
   planner = await startService('planner', {
     NATS_URL: nats.url,
     DATABASE_URL: infra().db.url,

@@ -1,4 +1,4 @@
-import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { NatsConnection } from '@nats-io/nats-core';
@@ -27,10 +27,20 @@ export interface SecuredNats {
 /**
  * A nats-server whose configuration includes the shipped permissions file unchanged (copied next to it, since
  * `include` paths are relative to the including file) and defines one password user per permission set.
+ * `patchPermissions` changes the copy first: for tests of what a service does when a deployment's permissions
+ * lack something it needs.
  */
-export async function startSecuredNats(): Promise<SecuredNats> {
+export async function startSecuredNats(
+  options: { patchPermissions?: (permissions: string) => string } = {},
+): Promise<SecuredNats> {
   const dir = mkdtempSync(join(tmpdir(), 'dura-secured-nats-'));
-  copyFileSync(join(repoRoot(), 'deploy/nats/permissions.conf'), join(dir, 'permissions.conf'));
+  const shipped = readFileSync(join(repoRoot(), 'deploy/nats/permissions.conf'), 'utf8');
+  const copy = options.patchPermissions?.(shipped) ?? shipped;
+  if (options.patchPermissions && copy === shipped) {
+    rmSync(dir, { recursive: true, force: true });
+    throw new Error('startSecuredNats: the patch changed nothing in permissions.conf');
+  }
+  writeFileSync(join(dir, 'permissions.conf'), copy);
   const users = Object.entries(DURA_USERS).map(
     ([user, { permissions }]) =>
       `    { user: ${user}, password: "${passwordOf(user as DuraUser)}", permissions: $${permissions} }`,
