@@ -29,7 +29,7 @@ import {
   type RunState,
   type WaitState,
 } from '@dura/core';
-import { ConcurrencyConflict, EventOverLimits, EventTooLarge, type EventStore } from '@dura/event-store';
+import { EventOverLimits, EventTooLarge, retryOnConflict, type EventStore } from '@dura/event-store';
 import { duraMeter, duraTracer, failpoint, RetryLater, type Logger } from '@dura/service-kit';
 import {
   DURA_ATTRS,
@@ -44,8 +44,8 @@ import {
   withSpan,
 } from '@dura/telemetry';
 import { context as otelContext, SpanKind, trace, type Context } from '@opentelemetry/api';
-import type { Model, ModelTurn } from './model';
-import { failedDraft, plannerStep, type PlannerStep } from './planner-step';
+import type { Model, ModelTurn } from '@dura/agents';
+import { failedDraft, plannerStep, type PlannerStep } from '@dura/agents';
 import type { Cancellations } from './cancellations';
 import type { Parking } from './parking';
 import { RunStateCache, type CachedRun } from './run-state-cache';
@@ -473,9 +473,24 @@ export function createRunDriver(deps: RunDriverDeps) {
     let decision: Decision | undefined;
     const inDecision = <T>(fn: () => Promise<T>): Promise<T> =>
       decision ? otelContext.with(decision.ctx, fn) : fn();
+    // Counted across lost races: a model call is made once per decision, whoever records it.
+    let modelCalls = 0;
+    let through = options.afterSeq;
     let failure: unknown;
     try {
-      return await driveLoop();
+      return await retryOnConflict(driveLoop, {
+        maxConflicts,
+        onConflict: (conflicts) => {
+          conflictsLost.add(1);
+          trace.getActiveSpan()?.addEvent(DURA_SPAN_EVENTS.conflictLost, { [DURA_ATTRS.runId]: runId });
+          deps.log.debug('lost an append race; re-folding', { runId, conflicts });
+        },
+        giveUp: (conflicts, err) =>
+          new DuraError('too_many_conflicts', `run ${runId}: lost ${conflicts} append races in a row`, {
+            retryable: true,
+            cause: err,
+          }),
+      });
     } catch (err) {
       failure = err;
       throw err;
@@ -510,12 +525,10 @@ export function createRunDriver(deps: RunDriverDeps) {
       return appended;
     }
 
+    /** Drives until the run waits; a lost append race starts it again from a fresh read of the log. */
     async function driveLoop(): Promise<DriveOutcome> {
-      let conflicts = 0;
-      let modelCalls = 0;
       // The run as our own last append left it; undefined: read the log's tail first.
       let known: CachedRun | undefined;
-      let through = options.afterSeq;
       for (;;) {
         const run = known ?? (await load(runId, through));
         known = undefined;
@@ -526,52 +539,31 @@ export function createRunDriver(deps: RunDriverDeps) {
         const action = nextAction(run.state);
         if (action.kind !== 'idle' && (await parkedElsewhere(run.state)))
           return { state: run.state, modelCalls, dispatched: 0 };
-        try {
-          switch (action.kind) {
-            case 'idle':
-              if (action.reason === 'finished' && isTerminal(run.state.status)) await settleFinished(run);
-              return { state: run.state, modelCalls, dispatched: 0 };
-            case 'dispatch':
-              await inDecision(() =>
-                Promise.all([
-                  dispatch(run, action.calls),
-                  dispatchWaits(run, action.timers, action.children),
-                ]),
-              );
-              return { state: run.state, modelCalls, dispatched: action.calls.length };
-            case 'start':
-            case 'record':
-            case 'decide': {
-              const step = await plannerStep(run.state, action, {
-                model: deps.model,
-                now: deps.clock(),
-                around: (fn) => {
-                  decision ??= startDecision(runId, run.state.steps);
-                  return inDecision(fn);
-                },
-                ask: ({ state, request }) => callModel(state, request),
-                ...(deps.sealDecision ? { seal: deps.sealDecision } : {}),
-              });
-              if (step.kind === 'thought') modelCalls += 1;
-              known = await record(run, step);
-              break;
-            }
-          }
-        } catch (err) {
-          if (!(err instanceof ConcurrencyConflict)) throw err;
-          conflicts += 1;
-          conflictsLost.add(1);
-          trace.getActiveSpan()?.addEvent(DURA_SPAN_EVENTS.conflictLost, { [DURA_ATTRS.runId]: runId });
-          deps.log.debug('lost an append race; re-folding', { runId, conflicts });
-          if (conflicts > maxConflicts) {
-            throw new DuraError(
-              'too_many_conflicts',
-              `run ${runId}: lost ${conflicts} append races in a row`,
-              {
-                retryable: true,
-                cause: err,
-              },
+        switch (action.kind) {
+          case 'idle':
+            if (action.reason === 'finished' && isTerminal(run.state.status)) await settleFinished(run);
+            return { state: run.state, modelCalls, dispatched: 0 };
+          case 'dispatch':
+            await inDecision(() =>
+              Promise.all([dispatch(run, action.calls), dispatchWaits(run, action.timers, action.children)]),
             );
+            return { state: run.state, modelCalls, dispatched: action.calls.length };
+          case 'start':
+          case 'record':
+          case 'decide': {
+            const step = await plannerStep(run.state, action, {
+              model: deps.model,
+              now: deps.clock(),
+              around: (fn) => {
+                decision ??= startDecision(runId, run.state.steps);
+                return inDecision(fn);
+              },
+              ask: ({ state, request }) => callModel(state, request),
+              ...(deps.sealDecision ? { seal: deps.sealDecision } : {}),
+            });
+            if (step.kind === 'thought') modelCalls += 1;
+            known = await record(run, step);
+            break;
           }
         }
       }

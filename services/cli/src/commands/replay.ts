@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ApiUnreachable, RunNotFound } from '@dura/client';
-import { loadAgentRegistry, replayModelFor, replayRun, type Model, type ReplayResult } from '@dura/planner';
+import { loadAgentRegistry, replayModelFor, replayRun, type Model, type ReplayResult } from '@dura/agents';
 import { booleanFlag, positional, stringFlag } from '../args';
 import { EXIT, UsageError, type CommandContext, type CommandModule } from '../command';
 
@@ -16,7 +16,7 @@ async function loadModel(path: string): Promise<Model> {
   }
   if (typeof mod.createModel !== 'function')
     throw new UsageError(
-      `--model ${path} exports no createModel(); export function createModel(): Model (from @dura/planner)`,
+      `--model ${path} exports no createModel(); export function createModel(): Model (from @dura/agents)`,
     );
   const model = (await (mod.createModel as () => unknown)()) as Partial<Model> | null;
   if (typeof model?.decide !== 'function')

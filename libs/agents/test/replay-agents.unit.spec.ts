@@ -12,7 +12,7 @@ import {
   type AgentsFile,
   type Model,
 } from '../src/index';
-import { simulateRun } from './simulated-run';
+import { simulateRun } from '../src/testing';
 
 const tools = new ToolRegistry([
   defineTool({

@@ -114,7 +114,3 @@ export async function replayRun(input: ReplayInput): Promise<ReplayResult> {
   }
   return { ok: true, checked: events.length, decisions };
 }
-
-export type { ReplayDivergence } from './replay-compare';
-export { recordedModel, replayModelFor } from './replay-model';
-export type { ReplayModelOptions } from './replay-model';

@@ -3,7 +3,8 @@
 import type { JsonValue, RunEvent, RunRequest, ScriptedStep } from '@dura/contracts';
 import { evolve, initialRunState, nextAction, type EventDraft, type RunState } from '@dura/core';
 import { runEvent } from '@dura/core/testing';
-import { plannerStep, type Model } from '../src/index';
+import type { Model } from './model';
+import { plannerStep } from './planner-step';
 
 export interface SimulatedRun {
   events: RunEvent[];
