@@ -11,6 +11,8 @@ export {
   EventOverLimits,
 } from './errors';
 export { isJsApiError, JS_CODES, mapAppendError } from './jetstream-errors';
+export { retryOnConflict } from './retry-on-conflict';
+export type { RetryOnConflictOptions } from './retry-on-conflict';
 export {
   natsConnectionOptions,
   openNatsConnection,

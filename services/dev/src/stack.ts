@@ -2,14 +2,8 @@ import { join } from 'node:path';
 import { createDuraClient, type DuraClient } from '@dura/client';
 import type { NatsSecurity } from '@dura/contracts';
 import { openDatabase, type DbHandle } from '@dura/db';
-import {
-  createAgentModel,
-  createModelRouter,
-  createPayloadAccess,
-  createPlanner,
-  createScriptedModel,
-  loadAgentRegistry,
-} from '@dura/planner';
+import { createAgentModel, createModelRouter, createScriptedModel, loadAgentRegistry } from '@dura/agents';
+import { createPayloadAccess, createPlanner } from '@dura/planner';
 import { createProjector, migrateProjector, projectorRoutes } from '@dura/projector';
 import {
   connectNats,

@@ -8,9 +8,12 @@ import { spawnTsEntry } from '@dura/testing';
 import { logOf, useCrashSystem, watchToEnd, type CrashSystem, type PlanRequest } from './crash-harness';
 import { DIVERGES_AT_STEP } from './fixtures/diverging-model';
 import { eventually, getJson } from './system';
+import { fakeModel, toolResults, useScriptedLlm, writeAgentsFile, type WireBody } from './agent2-support';
 
 const DIVERGING_MODEL = fileURLToPath(new URL('./fixtures/diverging-model.ts', import.meta.url));
 
+// Registered before the system, so the fake model is up when the planner is started with agents.
+const fake = useScriptedLlm();
 const crash = useCrashSystem(['tool-gateway', 'projector', 'planner']);
 
 interface CliResult {
@@ -173,5 +176,90 @@ describe('dura fork and dura diff', () => {
     const result = await dura(sys, ['fork', 'cli-fork-bad', '--at', String(log.at(-1)!.seq + 1000)]);
     expect(result.output).toContain(`run cli-fork-bad has no event at seq ${log.at(-1)!.seq + 1000}`);
     expect(result.code).toBe(3);
+  });
+});
+
+/** Agents of every kind: a JSON agent with a scripted model, and an LLM agent answered by the fake model. */
+function agentsFile(url: string, secondTool: string) {
+  return {
+    agents: [
+      {
+        name: 'stepper',
+        version: '1',
+        tools: ['echo', 'pay.charge'],
+        budget: { maxSteps: 10 },
+        model: {
+          provider: 'scripted',
+          steps: [
+            { tool: 'echo', args: { amount: 100 } },
+            { tool: secondTool, args: { amount: 200 } },
+          ],
+        },
+      },
+      {
+        name: 'talker',
+        version: '1',
+        systemPrompt: 'Echo the amount you are given, then say done.',
+        tools: ['echo'],
+        budget: { maxCostUsd: 5 },
+        model: fakeModel(url),
+      },
+    ],
+    prices: { 'fake-1': { inputPerMTokUsd: 1, outputPerMTokUsd: 2 } },
+  };
+}
+
+describe('dura replay of agent runs', () => {
+  it('finds no divergence in runs of a JSON agent (scripted model) and an LLM agent (fake provider), with or without --agents', async () => {
+    const sys = crash();
+    const llm = fake.llm();
+    const agents = await writeAgentsFile(fake.dir(), 'replay-agents', agentsFile(llm.url, 'echo'));
+    await sys.restart('planner', undefined, { DURA_AGENTS: agents });
+    const input = 'Echo 7, then say done.';
+    llm.script(input, (body: WireBody) =>
+      toolResults(body).length > 0
+        ? { kind: 'message', content: 'done', usage: { inputTokens: 30, outputTokens: 2 } }
+        : {
+            kind: 'message',
+            content: 'Echoing.',
+            toolCalls: [{ name: 'echo', arguments: { amount: 7 } }],
+            usage: { inputTokens: 20, outputTokens: 4 },
+          },
+    );
+    const requests = [
+      { runId: 'cli-replay-json-agent', agent: { kind: 'agent', name: 'stepper' } },
+      { runId: 'cli-replay-llm-agent', agent: { kind: 'agent', name: 'talker' }, input },
+    ] as unknown as PlanRequest[];
+    for (const request of requests) {
+      const log = await completed(sys, request);
+      const started = log.find((e) => e.type === 'run_started')!;
+      expect(started.data).toHaveProperty('pinned.version', '1');
+      for (const flags of [[], ['--agents', agents]]) {
+        const result = await dura(sys, ['replay', request.runId, ...flags]);
+        expect(result.output, `dura replay ${request.runId} ${flags.join(' ')}`).toContain(
+          `no divergence (${log.length} events checked)`,
+        );
+        expect(result.code).toBe(0);
+      }
+    }
+    expect(llm.requestsFor(input)).toHaveLength(2);
+  });
+
+  it('with --agents whose agent asks for another tool at a recorded step, names that call and exits 1', async () => {
+    const sys = crash();
+    const llm = fake.llm();
+    const agents = await writeAgentsFile(fake.dir(), 'replay-agents-v1', agentsFile(llm.url, 'echo'));
+    const changed = await writeAgentsFile(fake.dir(), 'replay-agents-v2', agentsFile(llm.url, 'pay.charge'));
+    await sys.restart('planner', undefined, { DURA_AGENTS: agents });
+    const request = { runId: 'cli-replay-changed', agent: { kind: 'agent', name: 'stepper' } };
+    const log = await completed(sys, request as unknown as PlanRequest);
+    const second = log.filter((e) => e.type === 'thought')[1]!;
+    const result = await dura(sys, ['replay', request.runId, '--agents', changed]);
+    expect(result.output).toContain(
+      `divergence at seq ${second.seq}: the recorded thought differs from what the planner decides now at data.decision.calls[0].tool`,
+    );
+    expect(result.output).toMatch(/expected: \{"type":"thought".*"tool":"pay.charge"/);
+    expect(result.output).toMatch(/actual: +\{"type":"thought".*"tool":"echo"/);
+    expect(result.code).toBe(1);
   });
 });

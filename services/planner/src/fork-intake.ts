@@ -10,10 +10,10 @@ import {
   type RunRequest,
 } from '@dura/contracts';
 import { canonicalJson, planFork } from '@dura/core';
-import { ConcurrencyConflict, type EventStore } from '@dura/event-store';
+import { retryOnConflict, type EventStore } from '@dura/event-store';
 import { duraTracer, withLogFields, type Logger } from '@dura/service-kit';
 import { DURA_ATTRS, traceparentOf, withSpan } from '@dura/telemetry';
-import { pinnedVersionOf, type Model } from './model';
+import { pinnedVersionOf, type Model } from '@dura/agents';
 import { refusal, rejectRequest, type Rejection } from './reject-request';
 import { authorizeRequest, OPEN_AUTHORIZATION, type ToolAuthorization } from './tool-authorization';
 import type { RunDriver } from './run-driver';
@@ -62,19 +62,18 @@ export function createForkIntake(deps: ForkIntakeDeps) {
    * Appends whatever part of `planned` the new run's log does not hold yet. False when the log holds
    * something else: the run id belongs to another run.
    */
-  async function write(runId: string, planned: readonly NewEvent[]): Promise<boolean> {
-    for (let conflicts = 0; ; conflicts += 1) {
-      const existing = await store.read(runId);
-      if (!isPrefixOfFork(existing, planned)) return false;
-      if (existing.length >= planned.length) return true;
-      try {
+  function write(runId: string, planned: readonly NewEvent[]): Promise<boolean> {
+    return retryOnConflict(
+      async () => {
+        const existing = await store.read(runId);
+        if (!isPrefixOfFork(existing, planned)) return false;
+        if (existing.length >= planned.length) return true;
         const expectedSeq = existing.at(-1)?.seq ?? 0;
         await store.append(runId, planned.slice(existing.length), { expectedSeq });
         return true;
-      } catch (err) {
-        if (!(err instanceof ConcurrencyConflict) || conflicts >= maxConflicts) throw err;
-      }
-    }
+      },
+      { maxConflicts },
+    );
   }
 
   async function fork(msg: JsMsg, request: ForkRequest & { runId: string }): Promise<void> {

@@ -2,9 +2,6 @@ export { createPlanner, PLANNER_CONSUMERS } from './planner';
 export type { Planner, PlannerDeps } from './planner';
 export { createRunDriver } from './run-driver';
 export type { RunDriver, DriveOutcome } from './run-driver';
-export { createScriptedModel, scriptedTurn, fileCallLog } from './scripted-model';
-export type { ModelCall } from './scripted-model';
-export type { Model, ModelTurn } from './model';
 export { checkPlan } from './plan-check';
 export { PlannerConfigSchema, loadPlannerConfig } from './config';
 export type { PlannerConfig } from './config';
@@ -14,16 +11,6 @@ export { createSnapshotStore, openSnapshotBucket } from './snapshot-store';
 export type { SnapshotStore } from './snapshot-store';
 export { DEFAULT_SNAPSHOT_EVERY } from './run-driver';
 export type { SnapshotOptions } from './run-driver';
-export { replayRun, replayModelFor, recordedModel } from './replay';
-export type { ReplayInput, ReplayResult, ReplayDivergence } from './replay';
-export { createAgentModel, unknownAgent } from './agents/agent-model';
-export type { AgentModelDeps, PayloadAccess } from './agents/agent-model';
-export { AgentRegistry, loadAgentRegistry, defineAgents } from './agents/registry';
-export type { ServedAgent } from './agents/registry';
-export { AgentDefinitionSchema, AgentsFileSchema, ModelSettingsSchema } from './agents/definition';
-export type { AgentDefinition, AgentsFile, ModelSettings } from './agents/definition';
-export { buildConversation, expandPrompt, promptHashOf } from './agents/conversation';
-export { createModelRouter } from './model-router';
 export { createPayloadAccess } from './payload-access';
 export { createCancellations } from './cancellations';
 export type { Cancellations } from './cancellations';
@@ -40,3 +27,7 @@ export {
 } from './tool-authorization';
 export type { ToolAuthorization, AgentGrants, AuthorizationProblem } from './tool-authorization';
 export { FORGED_CHILD_CODE } from './child-intake';
+// Kept for agent and model modules written against the planner (`defineAgents`, `createModel(): Model`, and
+// the README's names); new code imports them from @dura/agents, where they live.
+export { defineAgents, replayRun, createScriptedModel } from '@dura/agents';
+export type { Model, ModelTurn, AgentsFile } from '@dura/agents';

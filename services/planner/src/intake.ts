@@ -13,7 +13,7 @@ import { ConcurrencyConflict, EventOverLimits, EventTooLarge, type EventStore } 
 import { duraTracer, firstPublished, RetryLater, withLogFields, type Logger } from '@dura/service-kit';
 import { DURA_ATTRS, traceparentOf, withSpan } from '@dura/telemetry';
 import { SecretsKeyMissing, type SecretsBox, type ToolRegistry } from '@dura/tools';
-import { pinnedVersionOf, type Model } from './model';
+import { pinnedVersionOf, type Model } from '@dura/agents';
 import { checkPlan } from './plan-check';
 import { refusal, rejectRequest, type Rejection } from './reject-request';
 import type { EraseRequest } from './erase-request';

@@ -10,10 +10,10 @@ import { loadPlannerConfig } from './config';
 import { createPlanner } from './planner';
 import { parseTenantLimits } from './tenant-limits';
 import { parseInlineTools, parseTenantAgents, type ToolAuthorization } from './tool-authorization';
-import { createScriptedModel, fileCallLog } from './scripted-model';
-import { createAgentModel } from './agents/agent-model';
-import { loadAgentRegistry } from './agents/registry';
-import { createModelRouter } from './model-router';
+import { createScriptedModel, fileCallLog } from '@dura/agents';
+import { createAgentModel } from '@dura/agents';
+import { loadAgentRegistry } from '@dura/agents';
+import { createModelRouter } from '@dura/agents';
 import { createPayloadAccess } from './payload-access';
 
 runMain('planner', async () => {

@@ -5,9 +5,7 @@ import {
   DEFAULT_PAYLOAD_THRESHOLD_BYTES,
   offloadIfLarge,
 } from '@dura/payloads';
-import { DuraError, type JsonValue } from '@dura/contracts';
-import type { RunState } from '@dura/core';
-import type { PayloadAccess } from './agents/agent-model';
+import type { PayloadAccess } from '@dura/agents';
 
 /** The planner's view of the object store: reads offloaded tool results, stores oversized tool arguments. */
 export function createPayloadAccess(deps: {
@@ -28,28 +26,4 @@ export function createPayloadAccess(deps: {
       return 'ref' in offloaded ? offloaded.ref : undefined;
     },
   };
-}
-
-/**
- * The state with offloaded results fetched back in (hash-checked), for readers that need the values
- * themselves, such as plan references (`$steps.2.report`). Returns `state` itself when nothing is offloaded.
- */
-export async function withResolvedResults(
-  state: RunState,
-  payloads: PayloadAccess | undefined,
-): Promise<RunState> {
-  if (!state.calls.some((call) => call.resultRef)) return state;
-  if (!payloads)
-    throw new DuraError(
-      'payloads_unavailable',
-      'a tool result is in the object store but this planner cannot read it',
-    );
-  const calls = await Promise.all(
-    state.calls.map(async (call) =>
-      call.resultRef
-        ? { ...call, result: JSON.parse(await payloads.resolveText(call.resultRef)) as JsonValue }
-        : call,
-    ),
-  );
-  return { ...state, calls };
 }

@@ -29,7 +29,7 @@ import { createIntake } from './intake';
 import { redactRequestBytes } from './redact-request';
 import { createSignalIntake } from './signal-intake';
 import { createForkIntake, FORKS_DLQ_SOURCE } from './fork-intake';
-import type { Model } from './model';
+import type { Model } from '@dura/agents';
 import { createRunDriver, DEFAULT_SNAPSHOT_EVERY } from './run-driver';
 import { openSnapshotBucket } from './snapshot-store';
 import { sealDecision } from './seal-request';

@@ -16,8 +16,6 @@ import {
   type ToolTask,
 } from '@dura/contracts';
 import {
-  budgetExceededEvents,
-  budgetExcess,
   CANCEL_SIGNAL,
   decisionEventId,
   fold,
@@ -31,7 +29,7 @@ import {
   type RunState,
   type WaitState,
 } from '@dura/core';
-import { ConcurrencyConflict, EventOverLimits, EventTooLarge, type EventStore } from '@dura/event-store';
+import { EventOverLimits, EventTooLarge, retryOnConflict, type EventStore } from '@dura/event-store';
 import { duraMeter, duraTracer, failpoint, RetryLater, type Logger } from '@dura/service-kit';
 import {
   DURA_ATTRS,
@@ -46,7 +44,8 @@ import {
   withSpan,
 } from '@dura/telemetry';
 import { context as otelContext, SpanKind, trace, type Context } from '@opentelemetry/api';
-import type { Model, ModelTurn } from './model';
+import type { Model, ModelTurn } from '@dura/agents';
+import { failedDraft, plannerStep, type PlannerStep } from '@dura/agents';
 import type { Cancellations } from './cancellations';
 import type { Parking } from './parking';
 import { RunStateCache, type CachedRun } from './run-state-cache';
@@ -408,19 +407,6 @@ export function createRunDriver(deps: RunDriverDeps) {
     };
   }
 
-  /** `run_started` with what the model pins the run to; a run naming no agent served fails here instead. */
-  function startEvent(state: RunState): EventDraft {
-    const request = state.request;
-    if (!request) throw new DuraError('corrupt_run', `run ${state.runId ?? ''} has no recorded request`);
-    try {
-      const info = deps.model.start?.(request) ?? {};
-      return { type: 'run_started', data: info };
-    } catch (err) {
-      if (!(err instanceof DuraError) || err.retryable) throw err;
-      return { type: 'run_failed', data: { error: { code: err.code, message: err.message } } };
-    }
-  }
-
   /**
    * A run pinned to a version this replica does not serve is left to a replica that does: parked until one
    * is up (true), or, without parking, offered again later.
@@ -487,9 +473,24 @@ export function createRunDriver(deps: RunDriverDeps) {
     let decision: Decision | undefined;
     const inDecision = <T>(fn: () => Promise<T>): Promise<T> =>
       decision ? otelContext.with(decision.ctx, fn) : fn();
+    // Counted across lost races: a model call is made once per decision, whoever records it.
+    let modelCalls = 0;
+    let through = options.afterSeq;
     let failure: unknown;
     try {
-      return await driveLoop();
+      return await retryOnConflict(driveLoop, {
+        maxConflicts,
+        onConflict: (conflicts) => {
+          conflictsLost.add(1);
+          trace.getActiveSpan()?.addEvent(DURA_SPAN_EVENTS.conflictLost, { [DURA_ATTRS.runId]: runId });
+          deps.log.debug('lost an append race; re-folding', { runId, conflicts });
+        },
+        giveUp: (conflicts, err) =>
+          new DuraError('too_many_conflicts', `run ${runId}: lost ${conflicts} append races in a row`, {
+            retryable: true,
+            cause: err,
+          }),
+      });
     } catch (err) {
       failure = err;
       throw err;
@@ -497,12 +498,37 @@ export function createRunDriver(deps: RunDriverDeps) {
       decision?.end(failure);
     }
 
+    /**
+     * Appends a planner step, with the crash points the fault tests kill at. A model answer the log cannot
+     * hold (over its limits or the server's max_payload) is never recorded, and asking again costs as much:
+     * the run fails with the reason, never wedges.
+     */
+    async function record(run: CachedRun, step: PlannerStep): Promise<CachedRun | undefined> {
+      if (step.kind === 'none') return undefined;
+      const decided = step.kind === 'record' || step.kind === 'summary' || step.kind === 'model_refused';
+      const inSpan = decided || step.kind === 'thought' ? inDecision : <T>(fn: () => Promise<T>) => fn();
+      if (step.kind === 'thought') failpoint('planner.after-model');
+      const appended = await inSpan(() => append(run, step.drafts, options.trace)).catch((err: unknown) => {
+        if (step.kind !== 'thought' || !(err instanceof EventOverLimits || err instanceof EventTooLarge))
+          throw err;
+        return inSpan(() => append(run, [failedDraft(err)], options.trace));
+      });
+      const types = new Set(step.drafts.map((draft) => draft.type));
+      if (step.kind === 'record') {
+        if (types.has('tool_call_requested')) failpoint('planner.after-intent');
+        if (types.has('wait_requested')) failpoint('planner.after-wait');
+        if (types.has('run_cancelled')) failpoint('planner.after-cancel');
+      }
+      if (step.kind === 'reserve') failpoint('planner.after-reserve');
+      if (step.kind === 'summary') failpoint('planner.after-summary');
+      if (step.kind === 'thought' || step.kind === 'model_refused') decision?.recorded();
+      return appended;
+    }
+
+    /** Drives until the run waits; a lost append race starts it again from a fresh read of the log. */
     async function driveLoop(): Promise<DriveOutcome> {
-      let conflicts = 0;
-      let modelCalls = 0;
       // The run as our own last append left it; undefined: read the log's tail first.
       let known: CachedRun | undefined;
-      let through = options.afterSeq;
       for (;;) {
         const run = known ?? (await load(runId, through));
         known = undefined;
@@ -513,126 +539,31 @@ export function createRunDriver(deps: RunDriverDeps) {
         const action = nextAction(run.state);
         if (action.kind !== 'idle' && (await parkedElsewhere(run.state)))
           return { state: run.state, modelCalls, dispatched: 0 };
-        try {
-          switch (action.kind) {
-            case 'idle':
-              if (action.reason === 'finished' && isTerminal(run.state.status)) await settleFinished(run);
-              return { state: run.state, modelCalls, dispatched: 0 };
-            case 'dispatch':
-              await inDecision(() =>
-                Promise.all([
-                  dispatch(run, action.calls),
-                  dispatchWaits(run, action.timers, action.children),
-                ]),
-              );
-              return { state: run.state, modelCalls, dispatched: action.calls.length };
-            case 'start':
-              known = await append(run, [startEvent(run.state)], options.trace);
-              break;
-            case 'record':
-              known = await inDecision(() => append(run, action.events, options.trace));
-              if (action.events.some((event) => event.type === 'tool_call_requested'))
-                failpoint('planner.after-intent');
-              if (action.events.some((event) => event.type === 'wait_requested'))
-                failpoint('planner.after-wait');
-              if (action.events.some((event) => event.type === 'run_cancelled'))
-                failpoint('planner.after-cancel');
-              break;
-            case 'decide': {
-              const request = run.state.request;
-              if (!request)
-                throw new DuraError('corrupt_run', `run ${runId} is running but has no recorded request`);
-              const input = { state: run.state, request };
-              const reservation = (await deps.model.reservation?.(input)) ?? { tokens: 0, costUsd: 0 };
-              const excess = budgetExcess(run.state, reservation, deps.clock());
-              if (excess) {
-                known = await append(run, budgetExceededEvents(run.state, excess), options.trace);
-                break;
-              }
-              const { limits, reserved } = run.state.budget;
-              const metered = limits.maxTokens !== undefined || limits.maxCostUsd !== undefined;
-              if (metered && reserved === null) {
-                // Journal the worst case before spending: a replica deciding the same run after a crash sees it.
-                known = await append(run, [{ type: 'budget_reserved', data: reservation }], options.trace);
-                failpoint('planner.after-reserve');
-                break;
-              }
-              decision ??= startDecision(runId, run.state.steps);
-              const summary = await inDecision(
-                () => deps.model.summarize?.(input) ?? Promise.resolve(undefined),
-              );
-              if (summary) {
-                const data = {
-                  throughStep: summary.throughStep,
-                  summary: summary.summary,
-                  model: summary.model,
-                  usage: summary.usage,
-                  ...(summary.costUsd === undefined ? {} : { costUsd: summary.costUsd }),
-                };
-                known = await inDecision(() =>
-                  append(run, [{ type: 'context_summarized', data }], options.trace),
-                );
-                failpoint('planner.after-summary');
-                break;
-              }
-              const turn = await inDecision(() => callModel(run.state, request)).catch((err: unknown) => {
-                if (!isFinalModelError(err)) throw err;
-                return err;
-              });
-              if (turn instanceof DuraError) {
-                // A request the provider refuses (4xx) or cannot answer sensibly will not get better by
-                // asking again: the run fails with the provider's reason instead of retrying forever.
-                const error = { code: turn.code, message: turn.message };
-                known = await inDecision(() =>
-                  append(run, [{ type: 'run_failed', data: { error } }], options.trace),
-                );
-                decision.recorded();
-                break;
-              }
-              modelCalls += 1;
-              failpoint('planner.after-model');
-              const thought: EventDraft = {
-                type: 'thought',
-                data: {
-                  step: run.state.steps,
-                  model: turn.model,
-                  ...(turn.content === undefined ? {} : { content: turn.content }),
-                  decision:
-                    deps.sealDecision?.(turn.decision, run.state.correlationId ?? runId) ?? turn.decision,
-                  usage: turn.usage,
-                  finishReason: turn.finishReason,
-                  ...(turn.prompt ? { prompt: turn.prompt } : {}),
-                  ...(turn.costUsd === undefined ? {} : { costUsd: turn.costUsd }),
-                },
-              };
-              known = await inDecision(() => append(run, [thought], options.trace)).catch((err: unknown) => {
-                // A model answer the log cannot hold (over its limits or the server's max_payload) is never
-                // recorded, and asking again costs as much: the run fails with the reason, never wedges.
-                if (!(err instanceof EventOverLimits || err instanceof EventTooLarge)) throw err;
-                const error = { code: err.code, message: err.message };
-                return inDecision(() =>
-                  append(run, [{ type: 'run_failed', data: { error } }], options.trace),
-                );
-              });
-              decision.recorded();
-              break;
-            }
-          }
-        } catch (err) {
-          if (!(err instanceof ConcurrencyConflict)) throw err;
-          conflicts += 1;
-          conflictsLost.add(1);
-          trace.getActiveSpan()?.addEvent(DURA_SPAN_EVENTS.conflictLost, { [DURA_ATTRS.runId]: runId });
-          deps.log.debug('lost an append race; re-folding', { runId, conflicts });
-          if (conflicts > maxConflicts) {
-            throw new DuraError(
-              'too_many_conflicts',
-              `run ${runId}: lost ${conflicts} append races in a row`,
-              {
-                retryable: true,
-                cause: err,
-              },
+        switch (action.kind) {
+          case 'idle':
+            if (action.reason === 'finished' && isTerminal(run.state.status)) await settleFinished(run);
+            return { state: run.state, modelCalls, dispatched: 0 };
+          case 'dispatch':
+            await inDecision(() =>
+              Promise.all([dispatch(run, action.calls), dispatchWaits(run, action.timers, action.children)]),
             );
+            return { state: run.state, modelCalls, dispatched: action.calls.length };
+          case 'start':
+          case 'record':
+          case 'decide': {
+            const step = await plannerStep(run.state, action, {
+              model: deps.model,
+              now: deps.clock(),
+              around: (fn) => {
+                decision ??= startDecision(runId, run.state.steps);
+                return inDecision(fn);
+              },
+              ask: ({ state, request }) => callModel(state, request),
+              ...(deps.sealDecision ? { seal: deps.sealDecision } : {}),
+            });
+            if (step.kind === 'thought') modelCalls += 1;
+            known = await record(run, step);
+            break;
           }
         }
       }
@@ -648,15 +579,6 @@ export function createRunDriver(deps: RunDriverDeps) {
 }
 
 export type RunDriver = ReturnType<typeof createRunDriver>;
-
-/** Model failures a retry cannot fix: the provider refused the request, or kept answering nonsense. */
-function isFinalModelError(err: unknown): err is DuraError {
-  return (
-    err instanceof DuraError &&
-    !err.retryable &&
-    (err.code === 'model_request_rejected' || err.code === 'model_bad_response')
-  );
-}
 
 function cancelReason(state: RunState): string {
   const signal = state.signals.find((s) => s.name === CANCEL_SIGNAL);

@@ -1,7 +1,7 @@
 import type { JsMsg } from '@nats-io/jetstream';
 import { DuraError, newEvent, SignalRequestSchema, type SignalRequest, decodeOrThrow } from '@dura/contracts';
 import { isTerminal } from '@dura/core';
-import { ConcurrencyConflict, type EventStore } from '@dura/event-store';
+import { retryOnConflict, type EventStore } from '@dura/event-store';
 import type { Logger } from '@dura/service-kit';
 import type { RunDriver } from './run-driver';
 
@@ -33,55 +33,53 @@ export function createSignalIntake(deps: SignalIntakeDeps) {
   return async function handleSignal(msg: JsMsg): Promise<void> {
     const signal = parseSignal(msg);
     const { runId } = signal;
-    for (let conflicts = 0; ; conflicts += 1) {
-      const { state, lastEventId } = await deps.driver.load(runId);
-      if (state.status === 'none') {
-        throw new DuraError(
-          'run_not_found',
-          `signal ${signal.name} names run ${runId}, which does not exist`,
-        );
-      }
-      if (state.status === 'pending') {
-        // Requested but not started yet: the lifecycle takes signals only once the run runs, so the signal
-        // waits (redelivered shortly) instead of being appended where the fold would refuse it.
-        throw new DuraError(
-          'run_not_started',
-          `run ${runId} has not started yet; signal ${signal.name} will be retried`,
+    await retryOnConflict(
+      async () => {
+        const { state, lastEventId } = await deps.driver.load(runId);
+        if (state.status === 'none') {
+          throw new DuraError(
+            'run_not_found',
+            `signal ${signal.name} names run ${runId}, which does not exist`,
+          );
+        }
+        if (state.status === 'pending') {
+          // Requested but not started yet: the lifecycle takes signals only once the run runs, so the signal
+          // waits (redelivered shortly) instead of being appended where the fold would refuse it.
+          throw new DuraError(
+            'run_not_started',
+            `run ${runId} has not started yet; signal ${signal.name} will be retried`,
+            {
+              retryable: true,
+            },
+          );
+        }
+        if (state.signals.some((s) => s.signalId === signal.signalId)) return;
+        if (isTerminal(state.status)) {
+          throw new DuraError(
+            'run_finished',
+            `run ${runId} is ${state.status}; signal ${signal.name} was not delivered`,
+          );
+        }
+        const event = newEvent(
+          'signal_received',
           {
-            retryable: true,
+            signalId: signal.signalId,
+            name: signal.name,
+            ...(signal.payload === undefined ? {} : { payload: signal.payload }),
+          },
+          {
+            id: signalEventId(runId, signal.signalId),
+            runId,
+            ts: deps.clock().toISOString(),
+            correlationId: state.correlationId ?? runId,
+            ...(lastEventId ? { causationId: lastEventId } : {}),
           },
         );
-      }
-      if (state.signals.some((s) => s.signalId === signal.signalId)) break;
-      if (isTerminal(state.status)) {
-        throw new DuraError(
-          'run_finished',
-          `run ${runId} is ${state.status}; signal ${signal.name} was not delivered`,
-        );
-      }
-      const event = newEvent(
-        'signal_received',
-        {
-          signalId: signal.signalId,
-          name: signal.name,
-          ...(signal.payload === undefined ? {} : { payload: signal.payload }),
-        },
-        {
-          id: signalEventId(runId, signal.signalId),
-          runId,
-          ts: deps.clock().toISOString(),
-          correlationId: state.correlationId ?? runId,
-          ...(lastEventId ? { causationId: lastEventId } : {}),
-        },
-      );
-      try {
         await deps.store.append(runId, [event], { expectedSeq: state.lastSeq });
         deps.log.info('signal recorded', { runId, name: signal.name, signalId: signal.signalId });
-        break;
-      } catch (err) {
-        if (!(err instanceof ConcurrencyConflict) || conflicts >= maxConflicts) throw err;
-      }
-    }
+      },
+      { maxConflicts },
+    );
     await deps.driver.drive(runId);
   };
 }

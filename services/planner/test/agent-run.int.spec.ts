@@ -5,14 +5,8 @@ import { liveSubject, RUN_REQUEST_VERSION, SIGNAL_VERSION, SUBJECTS, type RunEve
 import { fold } from '@dura/core';
 import { startFakeLlmServer, useTestInfra, type FakeLlmReply, type FakeLlmServer } from '@dura/testing';
 import { builtinRegistry } from '@dura/tools';
-import {
-  AgentRegistry,
-  createAgentModel,
-  createModelRouter,
-  createPlanner,
-  createScriptedModel,
-  type Planner,
-} from '../src/index';
+import { createPlanner, type Planner } from '../src/index';
+import { AgentRegistry, createAgentModel, createModelRouter, createScriptedModel } from '@dura/agents';
 import {
   STREAM_OPTIONS,
   connect,

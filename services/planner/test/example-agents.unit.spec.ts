@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { RunRequestSchema } from '@dura/contracts';
 import { builtinRegistry } from '@dura/tools';
 import { checkPlan } from '../src/plan-check';
-import { AgentRegistry, loadAgentRegistry } from '../src/agents/registry';
+import { AgentRegistry, loadAgentRegistry } from '@dura/agents';
 
 const DIR = fileURLToPath(new URL('../../../examples/agents/', import.meta.url));
 

@@ -11,8 +11,9 @@ import {
 import { fold, forkEventId, idempotencyKey, planFork } from '@dura/core';
 import { useTestInfra } from '@dura/testing';
 import { builtinRegistry } from '@dura/tools';
-import { createPlanner, createScriptedModel, type Planner } from '../src/index';
-import { chargeSteps, scriptedRequest, simulateRun } from './simulated-run';
+import { createPlanner, type Planner } from '../src/index';
+import { createScriptedModel } from '@dura/agents';
+import { chargeSteps, scriptedRequest, simulateRun } from '@dura/agents/testing';
 import {
   STREAM_OPTIONS,
   connect,

@@ -21,15 +21,14 @@ import {
 import { canonicalJson, fold } from '@dura/core';
 import { startFakeLlmServer, useTestInfra, type FakeLlmServer } from '@dura/testing';
 import { builtinRegistry } from '@dura/tools';
+import { createPlanner, type Planner } from '../src/index';
 import {
   AgentRegistry,
   createAgentModel,
   createModelRouter,
-  createPlanner,
   createScriptedModel,
   expandPrompt,
-  type Planner,
-} from '../src/index';
+} from '@dura/agents';
 import {
   STREAM_OPTIONS,
   connect,

@@ -4,7 +4,8 @@ import { DeadLetterSchema, STREAMS, type RunEvent, type ScriptedStep } from '@du
 import { fold, idempotencyKey, OUTCOME_UNKNOWN } from '@dura/core';
 import { useTestInfra } from '@dura/testing';
 import { builtinRegistry } from '@dura/tools';
-import { createPlanner, createScriptedModel, type Planner } from '../src/index';
+import { createPlanner, type Planner } from '../src/index';
+import { createScriptedModel } from '@dura/agents';
 import {
   connect,
   eventually,

@@ -3,7 +3,8 @@ import { DeadLetterSchema, STREAMS, SUBJECTS, newEvent, type DeadLetter } from '
 import { decisionEventId } from '@dura/core';
 import { useTestInfra } from '@dura/testing';
 import { builtinRegistry } from '@dura/tools';
-import { PLANNER_CONSUMERS, createPlanner, createScriptedModel, type Planner } from '../src/index';
+import { PLANNER_CONSUMERS, createPlanner, type Planner } from '../src/index';
+import { createScriptedModel } from '@dura/agents';
 import { scriptedRequest } from './run-history';
 import {
   STREAM_OPTIONS,

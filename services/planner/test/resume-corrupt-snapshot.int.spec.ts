@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { runSubject, STREAMS, type RunEvent } from '@dura/contracts';
 import { fold, type RunState } from '@dura/core';
 import { useTestInfra } from '@dura/testing';
-import { createRunDriver, type Model } from '../src/index';
+import { createRunDriver } from '../src/index';
+import { type Model } from '@dura/agents';
 import {
   decodeSnapshot,
   encodeSnapshot,

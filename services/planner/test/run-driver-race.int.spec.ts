@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { STREAMS, newEvent, type RunEvent } from '@dura/contracts';
 import { decisionEventId, fold } from '@dura/core';
 import { useTestInfra } from '@dura/testing';
-import { createRunDriver, createScriptedModel, type DriveOutcome, type RunDriver } from '../src/index';
+import { createRunDriver, type DriveOutcome, type RunDriver } from '../src/index';
+import { createScriptedModel } from '@dura/agents';
 import { scriptedRequest } from './run-history';
 import {
   connect,

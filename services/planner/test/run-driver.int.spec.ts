@@ -10,7 +10,8 @@ import {
 } from '@dura/contracts';
 import { decisionEventId, idempotencyKey } from '@dura/core';
 import { useTestInfra } from '@dura/testing';
-import { createRunDriver, createScriptedModel, type RunDriver } from '../src/index';
+import { createRunDriver, type RunDriver } from '../src/index';
+import { createScriptedModel } from '@dura/agents';
 import { scriptedRequest, thoughtData } from './run-history';
 import {
   connect,

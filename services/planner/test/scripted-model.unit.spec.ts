@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ScriptedStep } from '@dura/contracts';
-import { createScriptedModel, scriptedTurn } from '../src/index';
-import type { PlanEntry } from '../src/agents/definition';
+import { createScriptedModel, scriptedTurn } from '@dura/agents';
+import type { PlanEntry } from '@dura/agents';
 import { History, scriptedRequest } from './run-history';
 
 const plan: ScriptedStep[] = [

@@ -4,7 +4,7 @@ import type { JetStreamManager, MsgRequest, StoredMsg } from '@nats-io/jetstream
 import { newEvent, type EventData, type EventType, type NewEvent, type RunEvent } from '@dura/contracts';
 import { createEventStore, ensureStreams, type EventStore, type StreamOptions } from '@dura/event-store';
 import { connectNats, createLogger, type Logger, type NatsHandles } from '@dura/service-kit';
-import type { Model, ModelTurn } from '../src/index';
+import type { Model, ModelTurn } from '@dura/agents';
 
 export const STREAM_OPTIONS: StreamOptions = { replicas: 1, duplicateWindowMs: 120_000, storage: 'file' };
 

@@ -6,7 +6,6 @@ import { useTestInfra } from '@dura/testing';
 import { builtinRegistry } from '@dura/tools';
 import {
   createPlanner,
-  createScriptedModel,
   createTenantAdmission,
   TENANT_RUNS_BUCKET,
   parseTenantLimits,
@@ -14,6 +13,7 @@ import {
   type Planner,
   type TenantLimitPolicy,
 } from '../src/index';
+import { createScriptedModel } from '@dura/agents';
 import {
   STREAM_OPTIONS,
   connect,

@@ -16,16 +16,9 @@ import {
 import { fold } from '@dura/core';
 import { startFakeLlmServer, useTestInfra, type FakeLlmServer } from '@dura/testing';
 import { BUILTIN_TOOLS, defineTool, ToolRegistry } from '@dura/tools';
-import {
-  AgentRegistry,
-  createAgentModel,
-  createModelRouter,
-  createPlanner,
-  createScriptedModel,
-  parseTenantAgents,
-  type Planner,
-} from '../src/index';
-import { scriptedRequest, simulateRun } from './simulated-run';
+import { createPlanner, parseTenantAgents, type Planner } from '../src/index';
+import { AgentRegistry, createAgentModel, createModelRouter, createScriptedModel } from '@dura/agents';
+import { scriptedRequest, simulateRun } from '@dura/agents/testing';
 import {
   connect,
   eventually,

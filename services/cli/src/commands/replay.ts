@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ApiUnreachable, RunNotFound } from '@dura/client';
-import { replayRun, type Model, type ReplayResult } from '@dura/planner';
+import { loadAgentRegistry, replayModelFor, replayRun, type Model, type ReplayResult } from '@dura/agents';
 import { booleanFlag, positional, stringFlag } from '../args';
 import { EXIT, UsageError, type CommandContext, type CommandModule } from '../command';
 
@@ -16,12 +16,21 @@ async function loadModel(path: string): Promise<Model> {
   }
   if (typeof mod.createModel !== 'function')
     throw new UsageError(
-      `--model ${path} exports no createModel(); export function createModel(): Model (from @dura/planner)`,
+      `--model ${path} exports no createModel(); export function createModel(): Model (from @dura/agents)`,
     );
   const model = (await (mod.createModel as () => unknown)()) as Partial<Model> | null;
   if (typeof model?.decide !== 'function')
     throw new UsageError(`--model ${path}: createModel() returned no object with decide(); return a Model`);
   return model as Model;
+}
+
+/** The agent definitions at `path` (a JSON file or a module, as `DURA_AGENTS` takes). */
+async function loadAgents(path: string): Promise<Awaited<ReturnType<typeof loadAgentRegistry>>> {
+  try {
+    return await loadAgentRegistry(path);
+  } catch (err) {
+    throw new UsageError(`--agents ${path}: ${(err as Error).message}`);
+  }
 }
 
 /** The projector's state of the run (GET /runs/<id>). */
@@ -62,8 +71,14 @@ function report(ctx: CommandContext, runId: string, result: ReplayResult): void 
 export const replay: CommandModule = {
   name: 'replay',
   summary: 'Re-drive a run from its log, running nothing, and report the first divergence',
-  usage: 'dura replay <run-id> [--model MODULE] [--projection]',
+  usage: 'dura replay <run-id> [--agents FILE] [--model MODULE] [--projection]',
   flags: {
+    agents: {
+      type: 'string',
+      value: 'FILE',
+      description:
+        'agent definitions (as DURA_AGENTS) to check agent runs against: pins, budgets, scripted steps',
+    },
     model: {
       type: 'string',
       value: 'MODULE',
@@ -79,22 +94,29 @@ export const replay: CommandModule = {
 the model, when the decider would ask it) what the planner would append next; each recorded planner event
 must be exactly that. Recorded observations and signals stand in for the world: no tool runs, nothing is
 published. Compared: event types and data; not compared: ids, times, traces and token usage.
-The model: scripted runs ask the scripted model again; --model MODULE loads another (a module exporting
-createModel(), e.g. the next planner version, to check it against old runs); other agents use the thoughts
-the log recorded. --json prints { runId, ok, checked, decisions } or the divergence { seq, expected,
+The model: scripted plans ask the scripted model again. Agent runs (JSON agents, scripted or LLM): with
+--agents FILE (the planner's DURA_AGENTS, or the next version of it) each run is pinned and budgeted by those
+definitions and agents with a scripted model are asked again, so a changed definition shows at run_started
+or at the first step it decides differently; LLM answers come from the thoughts the log recorded. Without
+--agents, agent runs keep the pin and reservations their log recorded. --model MODULE replaces all of
+this with another model (a module exporting createModel(), e.g. the next planner version). --json prints { runId, ok, checked, decisions } or the divergence { seq, expected,
 actual, reason }.
 
 Examples:
   dura replay run_42
+  dura replay run_42 --agents ./agents.next.json
   dura replay run_42 --model ./planner-next/model.ts
 
 Exit code: 0 no divergence; 1 the first divergence is printed; 3 when the run has no events.`,
   async run(args, ctx) {
     const runId = positional(args, 0, 'run id');
     const modulePath = stringFlag(args, 'model');
-    const model = modulePath === undefined ? undefined : await loadModel(modulePath);
+    const agentsPath = stringFlag(args, 'agents');
+    const agents = agentsPath === undefined ? undefined : await loadAgents(agentsPath);
+    let model = modulePath === undefined ? undefined : await loadModel(modulePath);
     const events = await ctx.client.readEvents(runId);
     if (events.length === 0) throw new RunNotFound(runId);
+    if (model === undefined && agents !== undefined) model = replayModelFor(events, { agents });
     const projected = booleanFlag(args, 'projection') ? await projection(ctx, runId) : undefined;
     const result = await replayRun({
       events,

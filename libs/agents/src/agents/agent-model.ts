@@ -17,7 +17,7 @@ import type { ToolRegistry } from '@dura/tools';
 import { controlToolSpecs, createProvider, toolSpecsFor, type ChatProvider, type ChatToolSpec } from '../llm';
 import type { DecideInput, Model, ModelTurn, StartInfo, SummaryTurn } from '../model';
 import { tighterBudget } from '../model';
-import { withResolvedResults } from '../payload-access';
+import { withResolvedResults } from '../resolved-results';
 import { scriptedTurn } from '../scripted-model';
 import { buildConversation, callResultText, type ResultText } from './conversation';
 import type { ModelPrice, ModelSettings } from './definition';

@@ -3,7 +3,8 @@
 import type { JsonValue, RunEvent, RunRequest, ScriptedStep } from '@dura/contracts';
 import { evolve, initialRunState, nextAction, type EventDraft, type RunState } from '@dura/core';
 import { runEvent } from '@dura/core/testing';
-import type { Model } from '../src/index';
+import type { Model } from './model';
+import { plannerStep } from './planner-step';
 
 export interface SimulatedRun {
   events: RunEvent[];
@@ -52,12 +53,6 @@ export async function simulateRun(
     switch (action.kind) {
       case 'idle':
         return { events, state };
-      case 'start':
-        add({ type: 'run_started', data: {} });
-        break;
-      case 'record':
-        action.events.forEach(add);
-        break;
       case 'dispatch':
         for (const call of action.calls) {
           const data = {
@@ -71,19 +66,10 @@ export async function simulateRun(
           add({ type: 'tool_call_completed', data });
         }
         break;
-      case 'decide': {
-        const turn = await model.decide({ state, request: state.request! });
-        add({
-          type: 'thought',
-          data: {
-            step: state.steps,
-            model: turn.model,
-            ...(turn.content === undefined ? {} : { content: turn.content }),
-            decision: turn.decision,
-            usage: turn.usage,
-            finishReason: turn.finishReason,
-          },
-        });
+      default: {
+        // The planner's own step: the same events the run driver appends.
+        const step = await plannerStep(state, action, { model, now: new Date() });
+        if (step.kind !== 'none') step.drafts.forEach(add);
         break;
       }
     }

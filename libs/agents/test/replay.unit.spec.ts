@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { RunEvent } from '@dura/contracts';
 import { fold, planFork, type RunState } from '@dura/core';
 import { createScriptedModel, recordedModel, replayModelFor, replayRun, type Model } from '../src/index';
-import { chargeSteps, scriptedRequest, simulateRun } from './simulated-run';
+import { chargeSteps, scriptedRequest, simulateRun } from '../src/testing';
 
 const scripted = createScriptedModel();
 

@@ -4,7 +4,7 @@ import { BadReference, nextCallId, resolveReferences, resolveStepArgs, type RunS
 import type { PayloadAccess } from './agents/agent-model';
 import { callsOf, type PlanEntry } from './agents/definition';
 import type { Model, ModelTurn } from './model';
-import { withResolvedResults } from './payload-access';
+import { withResolvedResults } from './resolved-results';
 
 /**
  * The deterministic model: the plan comes with the run request. Step N of the plan becomes the N-th tool call,

@@ -1,0 +1,72 @@
+// The model and agent layer: what the planner asks to decide a run, and how replay re-derives the planner's
+// appends from a log. Services, the CLI and the bench import it; it holds no connection of its own.
+export type { Model, ModelTurn, SummaryTurn, DecideInput, StartInfo } from './model';
+export { tighterBudget, pinnedVersionOf } from './model';
+export { createModelRouter } from './model-router';
+export { createScriptedModel, scriptedTurn, fileCallLog } from './scripted-model';
+export type { ModelCall } from './scripted-model';
+export { withResolvedResults } from './resolved-results';
+export { plannerStep, startDraft, thoughtDraft, failedDraft, isFinalModelError } from './planner-step';
+export type { PlannerStep, PlannerStepPorts } from './planner-step';
+export { replayRun } from './replay';
+export type { ReplayInput, ReplayResult } from './replay';
+export type { ReplayDivergence } from './replay-compare';
+export { replayModelFor, recordedModel } from './replay-model';
+export type { ReplayModelOptions } from './replay-model';
+export {
+  createAgentModel,
+  unknownAgent,
+  isAgentRequest,
+  CONTROL_TOOL_NAMES,
+  SUMMARIZE_AT,
+  KEEP_RECENT_TURNS,
+} from './agents/agent-model';
+export type { AgentModelDeps, PayloadAccess } from './agents/agent-model';
+export { AgentRegistry, loadAgentRegistry, defineAgents, promptHash } from './agents/registry';
+export type { ServedAgent } from './agents/registry';
+export {
+  AgentDefinitionSchema,
+  AgentsFileSchema,
+  ModelSettingsSchema,
+  ModelPriceSchema,
+  PlanEntrySchema,
+  ParallelStepsSchema,
+  callsOf,
+} from './agents/definition';
+export type { AgentDefinition, AgentsFile, ModelSettings, ModelPrice, PlanEntry } from './agents/definition';
+export {
+  buildConversation,
+  callResultText,
+  expandPrompt,
+  promptHashOf,
+  SUMMARY_PREFIX,
+} from './agents/conversation';
+export type { Conversation, ResultText } from './agents/conversation';
+export {
+  createProvider,
+  createOpenAIProvider,
+  createAnthropicProvider,
+  OPENAI_DEFAULT_BASE_URL,
+  ANTHROPIC_DEFAULT_BASE_URL,
+  ANTHROPIC_VERSION,
+  toolSpecsFor,
+  controlToolSpecs,
+  CONTROL_TOOL_SCHEMAS,
+  providerToolName,
+  duraToolName,
+  ToolNames,
+  redact,
+  retryAfterMs,
+  backoffMs,
+  SseParser,
+} from './llm';
+export type {
+  ChatToolSpec,
+  ChatRequest,
+  ChatResponse,
+  ChatProvider,
+  ProviderSettings,
+  ProviderConfig,
+  ControlToolName,
+  SseEvent,
+} from './llm';

@@ -1,0 +1,142 @@
+import { DuraError, type Decision } from '@dura/contracts';
+import {
+  budgetExceededEvents,
+  budgetExcess,
+  type EventDraft,
+  type PlannerAction,
+  type RunState,
+} from '@dura/core';
+import type { DecideInput, Model, ModelTurn, SummaryTurn } from './model';
+
+/**
+ * What the planner appends next, and why. The one mapping from a decider action and a model turn to
+ * events: the run driver appends it, replay compares it with the log, so the two cannot drift apart.
+ */
+export type PlannerStep =
+  | {
+      kind: 'start' | 'record' | 'over_budget' | 'reserve' | 'summary' | 'model_refused';
+      drafts: EventDraft[];
+    }
+  | { kind: 'thought'; drafts: EventDraft[]; turn: ModelTurn }
+  | { kind: 'none' };
+
+export interface PlannerStepPorts {
+  model: Model;
+  /** The time budgets are checked at (the driver's clock; replay: the recorded event's time). */
+  now: Date;
+  /** Runs the model's calls (summary and answer); the driver wraps them in its decision span. */
+  around?: <T>(fn: () => Promise<T>) => Promise<T>;
+  /** Asks the model for its answer; default `model.decide` (the driver adds a span and the live stream). */
+  ask?: (input: DecideInput) => Promise<ModelTurn>;
+  /** Seals the secret argument fields of a decision before it is recorded. */
+  seal?: (decision: Decision, scope: string) => Decision;
+}
+
+/** The events the planner appends in `state` for `action` (the decider's `nextAction(state)`). */
+export async function plannerStep(
+  state: RunState,
+  action: PlannerAction,
+  ports: PlannerStepPorts,
+): Promise<PlannerStep> {
+  switch (action.kind) {
+    case 'start':
+      return { kind: 'start', drafts: [startDraft(state, ports.model)] };
+    case 'record':
+      return { kind: 'record', drafts: action.events };
+    case 'decide':
+      return decideStep(state, ports);
+    case 'dispatch':
+    case 'idle':
+      return { kind: 'none' };
+  }
+}
+
+/** `run_started` with what the model pins the run to; a run naming no agent served fails here instead. */
+export function startDraft(state: RunState, model: Pick<Model, 'start'>): EventDraft {
+  const request = state.request;
+  if (!request) throw new DuraError('corrupt_run', `run ${state.runId ?? ''} has no recorded request`);
+  try {
+    return { type: 'run_started', data: model.start?.(request) ?? {} };
+  } catch (err) {
+    if (!(err instanceof DuraError) || err.retryable) throw err;
+    return failedDraft(err);
+  }
+}
+
+async function decideStep(state: RunState, ports: PlannerStepPorts): Promise<PlannerStep> {
+  const { model } = ports;
+  const request = state.request;
+  if (!request)
+    throw new DuraError('corrupt_run', `run ${state.runId ?? ''} is running but has no recorded request`);
+  const input = { state, request };
+  const reservation = (await model.reservation?.(input)) ?? { tokens: 0, costUsd: 0 };
+  const excess = budgetExcess(state, reservation, ports.now);
+  if (excess) return { kind: 'over_budget', drafts: budgetExceededEvents(state, excess) };
+  const { limits, reserved } = state.budget;
+  const metered = limits.maxTokens !== undefined || limits.maxCostUsd !== undefined;
+  // Journal the worst case before spending: a replica deciding the same run after a crash sees it.
+  if (metered && reserved === null)
+    return { kind: 'reserve', drafts: [{ type: 'budget_reserved', data: reservation }] };
+  const around = ports.around ?? (<T>(fn: () => Promise<T>) => fn());
+  const summary = await around(() => model.summarize?.(input) ?? Promise.resolve(undefined));
+  if (summary) return { kind: 'summary', drafts: [summaryDraft(summary)] };
+  const ask = ports.ask ?? ((decide: DecideInput) => model.decide(decide));
+  const turn = await around(() => ask(input)).catch((err: unknown) => {
+    if (!isFinalModelError(err)) throw err;
+    return err;
+  });
+  // A request the provider refuses (4xx) or cannot answer sensibly will not get better by asking again:
+  // the run fails with the provider's reason instead of retrying forever.
+  if (turn instanceof DuraError) return { kind: 'model_refused', drafts: [failedDraft(turn)] };
+  const scope = state.correlationId ?? request.runId;
+  return { kind: 'thought', drafts: [thoughtDraft(state, turn, ports.seal, scope)], turn };
+}
+
+/** The `thought` that records a model turn verbatim (secret arguments sealed when a sealer is given). */
+export function thoughtDraft(
+  state: RunState,
+  turn: ModelTurn,
+  seal: PlannerStepPorts['seal'],
+  scope: string,
+): EventDraft {
+  return {
+    type: 'thought',
+    data: {
+      step: state.steps,
+      model: turn.model,
+      ...(turn.content === undefined ? {} : { content: turn.content }),
+      decision: seal?.(turn.decision, scope) ?? turn.decision,
+      usage: turn.usage,
+      finishReason: turn.finishReason,
+      ...(turn.prompt ? { prompt: turn.prompt } : {}),
+      ...(turn.costUsd === undefined ? {} : { costUsd: turn.costUsd }),
+    },
+  };
+}
+
+function summaryDraft(summary: SummaryTurn): EventDraft {
+  return {
+    type: 'context_summarized',
+    data: {
+      throughStep: summary.throughStep,
+      summary: summary.summary,
+      model: summary.model,
+      usage: summary.usage,
+      ...(summary.costUsd === undefined ? {} : { costUsd: summary.costUsd }),
+    },
+  };
+}
+
+/** `run_failed` with the error's code and message. */
+export function failedDraft(err: DuraError): EventDraft {
+  return { type: 'run_failed', data: { error: { code: err.code, message: err.message } } };
+}
+
+/** Model failures a retry cannot fix: the provider refused the request, or kept answering nonsense. */
+export function isFinalModelError(err: unknown): err is DuraError {
+  return (
+    err instanceof DuraError &&
+    !err.retryable &&
+    (err.code === 'model_request_rejected' || err.code === 'model_bad_response')
+  );
+}
