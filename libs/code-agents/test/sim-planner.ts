@@ -41,14 +41,13 @@ export type Ending =
   | { kind: 'waiting'; state: RunState }
   | { kind: 'blocked'; state: RunState; error: Extract<CodeStep, { kind: 'blocked' }>['error'] };
 
-let counter = 0;
 /** Deterministic fresh values: a clock that ticks a second per read, a counter for random and ids. */
 export function countingFresh(): Fresh & { reads: number } {
   const fresh = {
     reads: 0,
     now: () => Date.UTC(2026, 0, 1) + 1000 * ++fresh.reads,
     random: () => (++fresh.reads % 97) / 97,
-    uuid: () => `00000000-0000-4000-8000-${String(++fresh.reads + counter++).padStart(12, '0')}`,
+    uuid: () => `00000000-0000-4000-8000-${String(++fresh.reads).padStart(12, '0')}`,
   };
   return fresh;
 }
@@ -67,6 +66,8 @@ export class SimRun {
   readonly events: RunEvent[] = [];
   state: RunState = initialRunState();
   modelCalls = 0;
+  /** Time spent in the engine (decide tasks) alone, for the benchmark. */
+  decideMs = 0;
   readonly toolCalls: string[] = [];
   private execution: Execution | undefined;
 
@@ -125,7 +126,9 @@ export class SimRun {
             ? { kind: 'finished', state: this.state }
             : { kind: 'waiting', state: this.state };
         case 'decide': {
+          const started = performance.now();
           const step = await this.decide(agent, frontier);
+          this.decideMs += performance.now() - started;
           frontier = [];
           if (step.kind === 'blocked') return { kind: 'blocked', state: this.state, error: step.error };
           if (step.kind === 'suspended') return { kind: 'waiting', state: this.state };
