@@ -116,7 +116,7 @@ describe('non-determinism', () => {
       1,
       run.events.findIndex((e) => e.type === 'tool_call_requested' && e.data.step === 2) + 1,
     ))
-      crashed.append(event.type, event.data as never);
+      crashed.append(event.type, event.data);
     crashed.toolCalls.length = 0;
 
     const end = await crashed.drive();

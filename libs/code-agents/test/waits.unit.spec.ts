@@ -145,7 +145,7 @@ describe('child invoke', () => {
     version: '2',
     tools: ['text.shorten'],
     async run(ctx, input) {
-      return ctx.tool('text.shorten', { text: input as string });
+      return ctx.tool('text.shorten', { text: input });
     },
   });
   const orchestrator = defineAgent({
