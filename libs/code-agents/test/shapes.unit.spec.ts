@@ -3,16 +3,19 @@ import { z } from 'zod';
 import { decodeJournal, defineAgent } from '../src/index';
 import { SimRun, types } from './sim-planner';
 
+// The example of docs/agents-as-code.md.
 const researcher = defineAgent({
   name: 'researcher',
   version: '1',
   input: z.object({ topic: z.string() }),
   tools: ['web.search', 'notes.write'],
   async run(ctx, { topic }) {
-    const plan = await ctx.model({ task: 'plan', topic });
+    const plan = await ctx.model({ task: 'plan', topic }); // one model call, recorded
     const queries = plan.content.split(',');
-    const pages: unknown[] = [];
-    for (const q of queries) pages.push(await ctx.tool('web.search', { q }));
+    const pages = await Promise.all(
+      // one decision, parallel intents
+      queries.map((q) => ctx.tool('web.search', { q })),
+    );
     await ctx.tool('notes.write', { topic, pages: pages.length });
     return { topic, pages };
   },
@@ -40,7 +43,7 @@ describe('plan-and-execute', () => {
     expect(run.modelCalls).toBe(1);
     expect(run.toolCalls).toEqual(['web.search', 'web.search', 'notes.write']);
     const thoughts = run.events.filter((e) => e.type === 'thought');
-    expect(thoughts).toHaveLength(4);
+    expect(thoughts).toHaveLength(3);
     const first = thoughts[0]!;
     if (first.type !== 'thought') throw new Error('not a thought');
     // The model's answer travels with the first decision: recorded before any intent it led to acts.
@@ -52,8 +55,8 @@ describe('plan-and-execute', () => {
       'run_started',
       'thought',
       'tool_call_requested',
+      'tool_call_requested',
       'tool_call_completed',
-      'thought',
     ]);
   });
 
