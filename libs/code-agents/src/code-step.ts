@@ -24,12 +24,21 @@ export interface Fresh {
  */
 export type CodeStep =
   | { kind: 'decide'; thought: EventData<'thought'> }
-  | { kind: 'model'; request: ModelRequest; requestHash: string; frontier: JournalEntry[] }
+  | { kind: 'model'; request: ModelRequest; requestHash: string; frontier: Frontier }
   | { kind: 'suspended'; waitingOn: string[] }
   | { kind: 'blocked'; error: NonDeterminism | NotDrivenByCtx };
+
+/**
+ * What the step past the log has computed so far, unrecorded. Keyed by the step's index, so a frontier
+ * kept after the log moved on (another replica recorded the step) is ignored, never misread.
+ */
+export interface Frontier {
+  step: number;
+  entries: readonly JournalEntry[];
+}
 
 export interface AdvanceOptions {
   fresh: Fresh;
   /** Values the frontier step already computed (from a `model` step), not yet recorded. */
-  frontier?: readonly JournalEntry[];
+  frontier?: Frontier;
 }

@@ -3,7 +3,7 @@ import { fold, type RunState } from '@dura/core';
 import type { AnyCodeAgent } from './define-agent';
 import type { ModelAnswer } from './ctx';
 import { Execution } from './execution';
-import type { AdvanceOptions, CodeStep } from './code-step';
+import type { AdvanceOptions, CodeStep, Frontier } from './code-step';
 import type { JournalEntry } from './journal';
 
 /**
@@ -26,11 +26,9 @@ export function startExecution(agent: AnyCodeAgent, runId: string): Execution {
 }
 
 /** The frontier to advance with once the model answered a `model` step. */
-export function withModelAnswer(
-  step: Extract<CodeStep, { kind: 'model' }>,
-  answer: ModelAnswer,
-): JournalEntry[] {
-  return [...step.frontier, { k: 'model', h: step.requestHash, a: answer }];
+export function withModelAnswer(step: Extract<CodeStep, { kind: 'model' }>, answer: ModelAnswer): Frontier {
+  const entries: JournalEntry[] = [...step.frontier.entries, { k: 'model', h: step.requestHash, a: answer }];
+  return { step: step.frontier.step, entries };
 }
 
 function isState(log: RunState | readonly RunEvent[]): log is RunState {

@@ -53,7 +53,7 @@ export class Execution implements Recorder {
       throw new DuraError('stale_execution', 'the log has fewer steps than this execution has replayed');
     this.state = state;
     this.fresh = options.fresh;
-    this.frontier = options.frontier ?? [];
+    this.frontier = options.frontier?.step === state.turns.length ? options.frontier.entries : [];
     if (this.started) this.resume();
     else {
       this.loadTurn();
@@ -117,7 +117,8 @@ export class Execution implements Recorder {
     if (this.parked[0]) {
       const first = this.parked[0];
       const frontier = this.entries.slice(0, first.slot).filter((e): e is JournalEntry => e !== undefined);
-      return { kind: 'model', request: first.request, requestHash: first.hash, frontier };
+      const step = { step: this.turn, entries: frontier };
+      return { kind: 'model', request: first.request, requestHash: first.hash, frontier: step };
     }
     const finished = this.batch.length === 0 && this.outcome !== undefined;
     if (this.batch.length === 0 && !finished) return this.block(new NotDrivenByCtx(this.position()));

@@ -13,7 +13,7 @@ export type {
 export { ToolFailure, NonDeterminism, NotDrivenByCtx, AgentMisuse } from './errors';
 export { decideNext, startExecution, withModelAnswer } from './decide-next';
 export { Execution } from './execution';
-export type { CodeStep, AdvanceOptions, Fresh } from './code-step';
+export type { CodeStep, AdvanceOptions, Fresh, Frontier } from './code-step';
 export { JournalEntrySchema, encodeJournal, decodeJournal } from './journal';
 export type { JournalEntry } from './journal';
 export { frontierThought } from './frontier-thought';

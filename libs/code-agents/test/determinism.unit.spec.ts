@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { decideNext, defineAgent, NonDeterminism, NotDrivenByCtx, ToolFailure } from '../src/index';
-import { countingFresh, SimRun } from './sim-planner';
+import {
+  decideNext,
+  defineAgent,
+  NonDeterminism,
+  NotDrivenByCtx,
+  ToolFailure,
+  withModelAnswer,
+} from '../src/index';
+import { answer, countingFresh, SimRun } from './sim-planner';
 
 const refusingFresh = {
   now: () => {
@@ -239,5 +246,45 @@ describe('not driven by ctx', () => {
     const end = await run.drive();
 
     expect(end.state.output).toEqual({ depth: 500 });
+  });
+});
+
+describe('the unrecorded frontier', () => {
+  const asker = defineAgent({
+    name: 'asker',
+    version: '1',
+    tools: ['t'],
+    async run(ctx) {
+      const at = ctx.now().getTime();
+      const a = await ctx.model({ q: 'one' });
+      return ctx.tool('t', { a: a.content, at });
+    },
+  });
+
+  it('given a model step, when decided again with the answer, then the values drawn before it are kept', async () => {
+    const run = new SimRun(asker, { tools: { t: () => 1 } });
+    const first = await decideNext(asker, run.events, { fresh: countingFresh() });
+    if (first.kind !== 'model') throw new Error('expected a model step');
+
+    const other = { ...countingFresh(), now: () => 42 };
+    const frontier = withModelAnswer(first, answer('yes'));
+    const next = await decideNext(asker, run.events, { fresh: other, frontier });
+
+    expect(first.frontier).toMatchObject({ step: 0, entries: [{ k: 'now' }] });
+    expect(next).toMatchObject({
+      kind: 'decide',
+      thought: { decision: { calls: [{ tool: 't', args: { a: 'yes', at: Date.UTC(2026, 0, 1) + 1000 } }] } },
+    });
+  });
+
+  it('given a frontier of another step (the log moved on), when advancing, then it is ignored', async () => {
+    const run = new SimRun(asker, { tools: { t: () => 1 } });
+    const first = await decideNext(asker, run.events, { fresh: countingFresh() });
+    if (first.kind !== 'model') throw new Error('expected a model step');
+
+    const stale = { step: 3, entries: withModelAnswer(first, answer('old')).entries };
+    const again = await decideNext(asker, run.events, { fresh: countingFresh(), frontier: stale });
+
+    expect(again.kind).toBe('model');
   });
 });

@@ -18,7 +18,7 @@ import {
   type CodeStep,
   type Execution,
   type Fresh,
-  type JournalEntry,
+  type Frontier,
   type ModelAnswer,
   type ModelRequest,
 } from '../src/index';
@@ -99,7 +99,7 @@ export class SimRun {
 
   /** Drives the run until it finishes, waits on the outside world, or blocks. */
   async drive(agent = this.agent): Promise<Ending> {
-    let frontier: JournalEntry[] = [];
+    let frontier: Frontier | undefined;
     for (let guard = 0; guard < 100_000; guard += 1) {
       const action = nextAction(this.state);
       switch (action.kind) {
@@ -129,7 +129,7 @@ export class SimRun {
           const started = performance.now();
           const step = await this.decide(agent, frontier);
           this.decideMs += performance.now() - started;
-          frontier = [];
+          frontier = undefined;
           if (step.kind === 'blocked') return { kind: 'blocked', state: this.state, error: step.error };
           if (step.kind === 'suspended') return { kind: 'waiting', state: this.state };
           if (step.kind === 'model') {
@@ -143,8 +143,8 @@ export class SimRun {
     throw new Error('the run did not settle');
   }
 
-  private decide(agent: AnyCodeAgent, frontier: JournalEntry[]): Promise<CodeStep> {
-    const options = { fresh: this.world.fresh ?? countingFresh(), frontier };
+  private decide(agent: AnyCodeAgent, frontier: Frontier | undefined): Promise<CodeStep> {
+    const options = { fresh: this.world.fresh ?? countingFresh(), ...(frontier ? { frontier } : {}) };
     if (!this.world.live) return decideNext(agent, this.state, options);
     this.execution ??= startExecution(agent, this.runId);
     return this.execution.advance(this.state, options);
