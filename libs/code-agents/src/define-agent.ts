@@ -1,4 +1,4 @@
-import type { BudgetLimits, JsonValue } from '@dura/contracts';
+import type { BudgetLimits, JsonValue, PinnedVersion } from '@dura/contracts';
 import type { z } from 'zod';
 import type { Ctx } from './ctx';
 
@@ -40,3 +40,15 @@ export function defineAgent<I = JsonValue, O = JsonValue>(
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AnyCodeAgent = CodeAgent<any, any>;
+
+/** What a run of `agent` is pinned to in `run_started`: the planner serves it only to runs of this version. */
+export function pinnedVersion(agent: AnyCodeAgent): PinnedVersion {
+  return {
+    agent: agent.name,
+    version: agent.version,
+    promptVersion: agent.version,
+    provider: 'code',
+    model: 'code',
+    tools: [...agent.tools],
+  };
+}

@@ -1,4 +1,4 @@
-export { defineAgent } from './define-agent';
+export { defineAgent, pinnedVersion } from './define-agent';
 export type { CodeAgent, AnyCodeAgent, AgentDefinition } from './define-agent';
 export type {
   Ctx,

@@ -12,6 +12,7 @@ import { evolve, initialRunState, nextAction, type RunState } from '@dura/core';
 import { runEvent } from '@dura/core/testing';
 import {
   decideNext,
+  pinnedVersion,
   startExecution,
   withModelAnswer,
   type AnyCodeAgent,
@@ -104,16 +105,7 @@ export class SimRun {
       const action = nextAction(this.state);
       switch (action.kind) {
         case 'start':
-          this.append('run_started', {
-            pinned: {
-              agent: agent.name,
-              version: agent.version,
-              promptVersion: agent.version,
-              provider: 'code',
-              model: 'code',
-              tools: [...agent.tools],
-            },
-          });
+          this.append('run_started', { pinned: pinnedVersion(agent) });
           break;
         case 'record':
           for (const event of action.events) this.append(event.type, event.data);
