@@ -84,7 +84,12 @@ export default tseslint.config(
   },
   {
     // Node built-ins without the `node:` prefix slip past bannedExternalImports; forbid them in pure code too.
-    files: ['libs/contracts/src/**/*.ts', 'libs/core/src/**/*.ts', 'proto/src/**/*.ts'],
+    files: [
+      'libs/contracts/src/**/*.ts',
+      'libs/core/src/**/*.ts',
+      'libs/code-agents/src/**/*.ts',
+      'proto/src/**/*.ts',
+    ],
     rules: {
       'no-restricted-imports': [
         'error',

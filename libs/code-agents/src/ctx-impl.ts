@@ -1,0 +1,131 @@
+import {
+  CONTROL_TOOLS,
+  isControlTool,
+  type ApprovalPolicy,
+  type JsonObject,
+  type JsonValue,
+} from '@dura/contracts';
+import type { CallState } from '@dura/core';
+import type {
+  AgentTarget,
+  ApprovalOutcome,
+  Ctx,
+  ModelAnswer,
+  ModelRequest,
+  SignalOutcome,
+  SleepFor,
+  ToolOptions,
+} from './ctx';
+import { AgentMisuse, ToolFailure } from './errors';
+
+/** One intent a ctx call asks for; `settle` answers it from the call's recorded outcome. */
+export interface Intent {
+  tool: string;
+  args: JsonObject;
+  approval?: ApprovalPolicy;
+  settle(call: CallState): void;
+}
+
+/** What the engine offers the context: the three kinds of recorded thing a ctx call can be. */
+export interface Recorder {
+  readonly runId: string;
+  readonly tools: readonly string[];
+  intent(intent: Intent): void;
+  value(kind: 'now' | 'random' | 'uuid'): number | string;
+  model(request: ModelRequest, answer: (value: ModelAnswer) => void): void;
+}
+
+function failure(call: CallState): ToolFailure {
+  const error = call.error ?? { code: 'tool_failed', message: 'no error was recorded' };
+  return new ToolFailure(call.tool, call.callId, error);
+}
+
+function field(value: JsonValue | undefined, key: string): JsonValue | undefined {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? value[key] : undefined;
+}
+
+/** The `Ctx` a code agent's `run` gets: each method turns into one recorded intent, value or model call. */
+export function createCtx(recorder: Recorder): Ctx {
+  const call = <T>(
+    tool: string,
+    args: JsonObject,
+    approval: ApprovalPolicy | undefined,
+    map: (call: CallState) => T,
+  ): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      recorder.intent({
+        tool,
+        args,
+        ...(approval ? { approval } : {}),
+        settle: (recorded) => {
+          try {
+            resolve(map(recorded));
+          } catch (err) {
+            reject(err instanceof Error ? err : new Error(String(err)));
+          }
+        },
+      });
+    });
+  const completed = (recorded: CallState): JsonValue => {
+    if (recorded.status !== 'completed') throw failure(recorded);
+    return recorded.result ?? null;
+  };
+
+  const waitForSignal = (name: string, options: { timeout?: number } = {}): Promise<SignalOutcome> =>
+    call(
+      CONTROL_TOOLS.waitForSignal,
+      { name, ...(options.timeout === undefined ? {} : { timeoutSeconds: options.timeout }) },
+      undefined,
+      (recorded): SignalOutcome => {
+        if (recorded.status === 'completed') return { kind: 'signal', payload: recorded.result ?? null };
+        if (recorded.error?.code === 'signal_timed_out') return { kind: 'timeout' };
+        throw failure(recorded);
+      },
+    );
+
+  return {
+    runId: recorder.runId,
+    tool(name: string, args: JsonObject, options: ToolOptions = {}) {
+      if (isControlTool(name) || !recorder.tools.includes(name)) {
+        const allowed = recorder.tools.join(', ') || 'none';
+        const why = `ctx.tool('${name}') is not allowed: declare it in the agent's tools (declared: ${allowed})`;
+        return Promise.reject(new AgentMisuse(why));
+      }
+      return call(name, args, options.approval, completed);
+    },
+    model(request: ModelRequest) {
+      return new Promise<ModelAnswer>((resolve) => recorder.model(request, resolve));
+    },
+    waitForSignal,
+    async approve(name = 'approval', options = {}): Promise<ApprovalOutcome> {
+      const outcome = await waitForSignal(name, options);
+      if (outcome.kind === 'timeout') return { approved: false, reason: 'nobody answered in time' };
+      const approved = field(outcome.payload, 'approved');
+      const reason = field(outcome.payload, 'reason');
+      return { approved: approved !== false, ...(typeof reason === 'string' ? { reason } : {}) };
+    },
+    sleep(duration: SleepFor) {
+      const args: JsonObject =
+        typeof duration === 'number'
+          ? { seconds: duration }
+          : { until: new Date(duration.until).toISOString() };
+      return call(CONTROL_TOOLS.sleep, args, undefined, (recorded) => {
+        if (recorded.status !== 'completed') throw failure(recorded);
+      });
+    },
+    invoke(agent: AgentTarget, input?: JsonValue) {
+      const args = {
+        agent: agent.name,
+        ...(agent.version === undefined ? {} : { version: agent.version }),
+        ...(input === undefined ? {} : { input }),
+      };
+      return call(CONTROL_TOOLS.runAgent, args, undefined, (recorded) => {
+        if (recorded.status !== 'completed') throw failure(recorded);
+        return field(recorded.result, 'output') ?? null;
+      });
+    },
+    now: () => new Date(recorder.value('now')),
+    random: () => recorder.value('random') as number,
+    uuid: () => recorder.value('uuid') as string,
+  };
+}

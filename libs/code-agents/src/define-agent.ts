@@ -1,0 +1,54 @@
+import type { BudgetLimits, JsonValue, PinnedVersion } from '@dura/contracts';
+import type { z } from 'zod';
+import type { Ctx } from './ctx';
+
+/** A code agent: a versioned async program over `ctx`, executed by replay of its run's log. */
+export interface CodeAgent<I = JsonValue, O = JsonValue> {
+  readonly kind: 'code';
+  readonly name: string;
+  readonly version: string;
+  /** Validates the run's input before `run` sees it. */
+  readonly input?: z.ZodType<I>;
+  /** Validates what `run` returns before it is recorded as the run's output. */
+  readonly output?: z.ZodType<O>;
+  /** The tools `ctx.tool` may call (the control calls are always allowed). */
+  readonly tools: readonly string[];
+  readonly budget?: BudgetLimits;
+  readonly run: (ctx: Ctx, input: I) => Promise<O>;
+}
+
+export interface AgentDefinition<I, O> {
+  name: string;
+  version: string;
+  input?: z.ZodType<I>;
+  output?: z.ZodType<O>;
+  tools: readonly string[];
+  budget?: BudgetLimits;
+  run: (ctx: Ctx, input: I) => Promise<O>;
+}
+
+/** Declares a code agent; pure, so a module can export as many as it likes. */
+export function defineAgent<I = JsonValue, O = JsonValue>(
+  definition: AgentDefinition<I, O>,
+): CodeAgent<I, O> {
+  return Object.freeze({ kind: 'code' as const, ...definition, tools: [...definition.tools] });
+}
+
+/**
+ * Any code agent, whatever its input and output types: what the engine and a registry hold. `any` because a
+ * schema's type parameter is invariant; the engine validates with the agent's own schemas at run time.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyCodeAgent = CodeAgent<any, any>;
+
+/** What a run of `agent` is pinned to in `run_started`: the planner serves it only to runs of this version. */
+export function pinnedVersion(agent: AnyCodeAgent): PinnedVersion {
+  return {
+    agent: agent.name,
+    version: agent.version,
+    promptVersion: agent.version,
+    provider: 'code',
+    model: 'code',
+    tools: [...agent.tools],
+  };
+}

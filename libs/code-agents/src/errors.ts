@@ -1,0 +1,48 @@
+import { DuraError, type ErrorInfo } from '@dura/contracts';
+
+/** A tool (or a child run, or a rejected approval) failed for good; the agent's code may catch it. */
+export class ToolFailure extends DuraError {
+  constructor(
+    readonly tool: string,
+    readonly callId: string,
+    readonly error: ErrorInfo,
+  ) {
+    super(error.code, `${tool} (${callId}) failed: ${error.message}`, { retryable: false });
+  }
+}
+
+/**
+ * The agent's code asked for something other than what the log recorded at that position. Nothing runs past
+ * it: an operator restores the version the run started with, or cancels or forks the run.
+ */
+export class NonDeterminism extends DuraError {
+  constructor(
+    readonly position: string,
+    readonly recorded: string,
+    readonly attempted: string,
+  ) {
+    super(
+      'non_determinism',
+      `non-determinism at ${position}: the log recorded ${recorded}, the code now asks for ${attempted}. ` +
+        'Run the version the run started with, or cancel or fork the run.',
+    );
+  }
+}
+
+/** `run` awaited something that is not a `ctx` call (a timer, a fetch): replay cannot drive it. */
+export class NotDrivenByCtx extends DuraError {
+  constructor(position: string) {
+    super(
+      'not_driven_by_ctx',
+      `the agent's code is waiting on something that is not a ctx call (at ${position}): it neither returned ` +
+        'nor awaited ctx. Reach the world only through ctx (ctx.tool, ctx.sleep, ctx.model, ...).',
+    );
+  }
+}
+
+/** The agent's code broke a rule of the engine (an undeclared tool, an unrecordable value). */
+export class AgentMisuse extends DuraError {
+  constructor(message: string) {
+    super('agent_misuse', message);
+  }
+}

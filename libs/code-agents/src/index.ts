@@ -1,0 +1,19 @@
+export { defineAgent, pinnedVersion } from './define-agent';
+export type { CodeAgent, AnyCodeAgent, AgentDefinition } from './define-agent';
+export type {
+  Ctx,
+  ModelRequest,
+  ModelAnswer,
+  SleepFor,
+  SignalOutcome,
+  ApprovalOutcome,
+  ToolOptions,
+  AgentTarget,
+} from './ctx';
+export { ToolFailure, NonDeterminism, NotDrivenByCtx, AgentMisuse } from './errors';
+export { decideNext, startExecution, withModelAnswer } from './decide-next';
+export { Execution } from './execution';
+export type { CodeStep, AdvanceOptions, Fresh, Frontier } from './code-step';
+export { JournalEntrySchema, encodeJournal, decodeJournal } from './journal';
+export type { JournalEntry } from './journal';
+export { frontierThought } from './frontier-thought';

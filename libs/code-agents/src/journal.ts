@@ -1,0 +1,52 @@
+import { z } from 'zod';
+import { UsageSchema } from '@dura/contracts';
+
+/**
+ * What a step of a code agent computed besides its intents: model answers, times, random numbers and ids,
+ * in the order the code asked for them. Carried in the step's `thought` (as `content`), so each value is in
+ * the log before any intent that used it acts.
+ */
+export const JournalEntrySchema = z.discriminatedUnion('k', [
+  z.object({ k: z.literal('now'), v: z.number() }),
+  z.object({ k: z.literal('random'), v: z.number().min(0).lt(1) }),
+  z.object({ k: z.literal('uuid'), v: z.string().min(1) }),
+  z.object({
+    k: z.literal('model'),
+    /** Hash of the request's canonical JSON: a replay asking another question is non-determinism. */
+    h: z.string().min(1),
+    a: z.object({
+      content: z.string(),
+      usage: UsageSchema,
+      model: z.object({ id: z.string().min(1), promptVersion: z.string() }),
+      finishReason: z.string(),
+      costUsd: z.number().nonnegative().optional(),
+    }),
+  }),
+]);
+export type JournalEntry = z.infer<typeof JournalEntrySchema>;
+
+const JOURNAL_TAG = 'dura.code/1';
+const JournalSchema = z.object({ journal: z.literal(JOURNAL_TAG), entries: z.array(JournalEntrySchema) });
+
+/** The thought content that carries `entries`. */
+export function encodeJournal(entries: readonly JournalEntry[]): string {
+  return JSON.stringify({ journal: JOURNAL_TAG, entries });
+}
+
+/** The entries a recorded thought carries; none when it carries no journal (a step that only asked for calls). */
+export function decodeJournal(content: string | undefined): JournalEntry[] {
+  if (content === undefined || content === '') return [];
+  let raw: unknown;
+  try {
+    raw = JSON.parse(content);
+  } catch {
+    return [];
+  }
+  const parsed = JournalSchema.safeParse(raw);
+  return parsed.success ? parsed.data.entries : [];
+}
+
+/** Describes an entry in a non-determinism message. */
+export function describeEntry(entry: JournalEntry): string {
+  return entry.k === 'model' ? `ctx.model (request ${entry.h.slice(0, 12)})` : `ctx.${entry.k}()`;
+}
