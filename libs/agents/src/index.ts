@@ -1,6 +1,6 @@
 // The model and agent layer: what the planner asks to decide a run, and how replay re-derives the planner's
 // appends from a log. Services, the CLI and the bench import it; it holds no connection of its own.
-export type { Model, ModelTurn, SummaryTurn, DecideInput, StartInfo } from './model';
+export type { Model, ModelTurn, SummaryTurn, DecideInput, StartInfo, CodeTurn } from './model';
 export { tighterBudget, pinnedVersionOf } from './model';
 export { createModelRouter } from './model-router';
 export { createScriptedModel, scriptedTurn, fileCallLog } from './scripted-model';
@@ -22,7 +22,9 @@ export {
   KEEP_RECENT_TURNS,
 } from './agents/agent-model';
 export type { AgentModelDeps, PayloadAccess } from './agents/agent-model';
-export { AgentRegistry, loadAgentRegistry, defineAgents, promptHash } from './agents/registry';
+export { AgentRegistry, loadAgentRegistry, loadAgents, defineAgents, promptHash } from './agents/registry';
+export { withCodeAgents, codeAgentsOf, isCodeAgent } from './agents/code-agent-model';
+export type { CodeAgentModelDeps } from './agents/code-agent-model';
 export type { ServedAgent } from './agents/registry';
 export {
   AgentDefinitionSchema,

@@ -47,7 +47,15 @@ export interface Model {
   reservation?(input: DecideInput): Promise<Reservation>;
   /** A summary to record first, when the next call's input would outgrow the model's context. */
   summarize?(input: DecideInput): Promise<SummaryTurn | undefined>;
+  /**
+   * A run of a code agent: what its code does next (undefined for any other run, which `decide` answers).
+   * `turn`: record it as the thought; `blocked`: open an operator wait with `reason`; `suspended`: nothing.
+   */
+  code?(input: DecideInput): Promise<CodeTurn | undefined>;
 }
+
+export type CodeTurn =
+  { kind: 'turn'; turn: ModelTurn } | { kind: 'blocked'; reason: string } | { kind: 'suspended' };
 
 /** The lower of two limits per budget: a request may tighten its agent's budgets, never loosen them. */
 export function tighterBudget(

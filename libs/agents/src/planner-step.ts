@@ -80,6 +80,22 @@ async function decideStep(state: RunState, ports: PlannerStepPorts): Promise<Pla
   const around = ports.around ?? (<T>(fn: () => Promise<T>) => fn());
   const summary = await around(() => model.summarize?.(input) ?? Promise.resolve(undefined));
   if (summary) return { kind: 'summary', drafts: [summaryDraft(summary)] };
+  const code = await around(() => model.code?.(input) ?? Promise.resolve(undefined));
+  if (code?.kind === 'suspended') return { kind: 'none' };
+  // A code agent that asks for something the log did not record at that position: nothing runs past it.
+  if (code?.kind === 'blocked')
+    return {
+      kind: 'record',
+      drafts: [
+        {
+          type: 'wait_requested',
+          data: { waitId: `operator:code:${state.steps}`, kind: 'operator', reason: code.reason },
+        },
+      ],
+    };
+  const scope = state.correlationId ?? request.runId;
+  if (code)
+    return { kind: 'thought', drafts: [thoughtDraft(state, code.turn, ports.seal, scope)], turn: code.turn };
   const ask = ports.ask ?? ((decide: DecideInput) => model.decide(decide));
   const turn = await around(() => ask(input)).catch((err: unknown) => {
     if (!isFinalModelError(err)) throw err;
@@ -88,7 +104,6 @@ async function decideStep(state: RunState, ports: PlannerStepPorts): Promise<Pla
   // A request the provider refuses (4xx) or cannot answer sensibly will not get better by asking again:
   // the run fails with the provider's reason instead of retrying forever.
   if (turn instanceof DuraError) return { kind: 'model_refused', drafts: [failedDraft(turn)] };
-  const scope = state.correlationId ?? request.runId;
   return { kind: 'thought', drafts: [thoughtDraft(state, turn, ports.seal, scope)], turn };
 }
 

@@ -150,6 +150,8 @@ export const EventDataSchemas = {
     /** When the wait gives up (ISO time); `onTimeout` says what happens then. */
     timeoutAt: z.string().optional(),
     onTimeout: z.enum(['reject', 'approve', 'fail', 'continue']).optional(),
+    /** Why an `operator` wait was opened, when it is not an unknown call (e.g. a code agent's non-determinism). */
+    reason: z.string().optional(),
   }),
   signal_received: z.object({
     signalId: z.string().min(1),

@@ -60,6 +60,8 @@ export interface WaitState {
   callId?: string;
   timeoutAt?: string;
   onTimeout?: 'reject' | 'approve' | 'fail' | 'continue';
+  /** Why an operator wait was opened (a code agent's non-determinism names both calls). */
+  reason?: string;
 }
 
 /** Budgets in force and what has been spent and reserved against them; all of it from the log. */

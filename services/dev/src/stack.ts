@@ -2,7 +2,13 @@ import { join } from 'node:path';
 import { createDuraClient, type DuraClient } from '@dura/client';
 import type { NatsSecurity } from '@dura/contracts';
 import { openDatabase, type DbHandle } from '@dura/db';
-import { createAgentModel, createModelRouter, createScriptedModel, loadAgentRegistry } from '@dura/agents';
+import {
+  createAgentModel,
+  createModelRouter,
+  createScriptedModel,
+  loadAgents,
+  withCodeAgents,
+} from '@dura/agents';
 import { createPayloadAccess, createPlanner } from '@dura/planner';
 import { createProjector, migrateProjector, projectorRoutes } from '@dura/projector';
 import {
@@ -73,7 +79,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       return handles;
     };
     const tools = builtinRegistry();
-    const agents = await loadAgentRegistry(options.agentsFile);
+    const { registry: agents, codeAgents } = await loadAgents(options.agentsFile);
     const plannerNats = await connect('dura-dev-planner');
     const threshold = options.payloadThresholdBytes;
     const payloads = createPayloadAccess({
@@ -82,10 +88,13 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     });
     const planner = createPlanner({
       ...plannerNats,
-      model: createModelRouter({
-        scripted: createScriptedModel({ payloads }),
-        agents: createAgentModel({ agents, tools, payloads }),
-        tools,
+      model: withCodeAgents({
+        agents: codeAgents,
+        base: createModelRouter({
+          scripted: createScriptedModel({ payloads }),
+          agents: createAgentModel({ agents, tools, payloads }),
+          tools,
+        }),
       }),
       tools,
       log: options.log.child({ service: 'planner' }),

@@ -12,7 +12,7 @@ import { parseTenantLimits } from './tenant-limits';
 import { parseInlineTools, parseTenantAgents, type ToolAuthorization } from './tool-authorization';
 import { createScriptedModel, fileCallLog } from '@dura/agents';
 import { createAgentModel } from '@dura/agents';
-import { loadAgentRegistry } from '@dura/agents';
+import { loadAgents, withCodeAgents } from '@dura/agents';
 import { createModelRouter } from '@dura/agents';
 import { createPayloadAccess } from './payload-access';
 
@@ -33,11 +33,13 @@ runMain('planner', async () => {
   const nats = await connectNats(config.NATS_URL, 'dura-planner', log, natsSecurity, {
     waitForServer: { log, onWaiting: telemetry.waiting },
   });
-  const agents = await loadAgentRegistry(config.DURA_AGENTS);
+  const { registry: agents, codeAgents } = await loadAgents(config.DURA_AGENTS);
   if (agents.names().length > 0)
     log.info('serving agents', {
       agents: agents.names().map((name) => `${name}@${agents.versions(name).join(',')}`),
     });
+  if (codeAgents.length > 0)
+    log.info('serving code agents', { agents: codeAgents.map((agent) => `${agent.name}@${agent.version}`) });
   const inlineTools = parseInlineTools(config.DURA_INLINE_PLAN_TOOLS);
   const authorization: ToolAuthorization = {
     inlinePlans: config.DURA_INLINE_PLANS,
@@ -62,7 +64,10 @@ runMain('planner', async () => {
   });
   const planner = createPlanner({
     ...nats,
-    model: createModelRouter({ scripted, agents: createAgentModel({ agents, tools, payloads }), tools }),
+    model: withCodeAgents({
+      agents: codeAgents,
+      base: createModelRouter({ scripted, agents: createAgentModel({ agents, tools, payloads }), tools }),
+    }),
     tools,
     log,
     ...(secrets ? { secrets } : {}),

@@ -90,6 +90,7 @@ const waitShape = {
   callId: z.string().optional(),
   timeoutAt: z.string().optional(),
   onTimeout: z.enum(['reject', 'approve', 'fail', 'continue']).optional(),
+  reason: z.string().optional(),
 } satisfies ShapeOf<WaitState>;
 
 const budgetShape = {

@@ -3,6 +3,8 @@ import { extname, resolve as resolvePath } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createHash } from 'node:crypto';
 import { DuraError, formatIssues, type PinnedVersion } from '@dura/contracts';
+import type { AnyCodeAgent } from '@dura/code-agents';
+import { codeAgentsOf, isCodeAgent } from './code-agent-model';
 import { AgentsFileSchema, type AgentDefinition, type AgentsFile, type ModelPrice } from './definition';
 
 /** An agent as the registry serves it: its prompt version is always known. */
@@ -74,12 +76,30 @@ export function promptHash(prompt: string): string {
  * the same shape. Errors name the file and every problem in it.
  */
 export async function loadAgentRegistry(path: string | undefined): Promise<AgentRegistry> {
-  if (path === undefined || path === '') return AgentRegistry.empty();
+  return (await loadAgents(path)).registry;
+}
+
+/**
+ * The JSON agents (a JSON file, or a module's default export of that shape) and the code agents (a module's
+ * exports made with `defineAgent`) that `DURA_AGENTS` names.
+ */
+export async function loadAgents(
+  path: string | undefined,
+): Promise<{ registry: AgentRegistry; codeAgents: AnyCodeAgent[] }> {
+  if (path === undefined || path === '') return { registry: AgentRegistry.empty(), codeAgents: [] };
   const absolute = resolvePath(path);
   let file: unknown;
+  let codeAgents: AnyCodeAgent[] = [];
   try {
     if (extname(absolute) === '.json') file = JSON.parse(await readFile(absolute, 'utf8'));
-    else file = ((await import(pathToFileURL(absolute).href)) as { default?: unknown }).default;
+    else {
+      const module = (await import(pathToFileURL(absolute).href)) as Record<string, unknown>;
+      codeAgents = codeAgentsOf(module);
+      file = module['default'];
+      // A module of code agents only needs no JSON agents.
+      if (codeAgents.length > 0 && (file === undefined || isCodeAgent(file) || Array.isArray(file)))
+        file = { agents: [] };
+    }
   } catch (err) {
     throw new DuraError(
       'invalid_agents',
@@ -88,7 +108,7 @@ export async function loadAgentRegistry(path: string | undefined): Promise<Agent
     );
   }
   try {
-    return new AgentRegistry(file as AgentsFile);
+    return { registry: new AgentRegistry(file as AgentsFile), codeAgents };
   } catch (err) {
     if (err instanceof DuraError)
       throw new DuraError(err.code, `${absolute} (DURA_AGENTS): ${err.message}`, { cause: err });
