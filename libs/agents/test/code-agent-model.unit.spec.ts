@@ -1,0 +1,98 @@
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { defineAgent, type AnyCodeAgent } from '@dura/code-agents';
+import type { RunRequest } from '@dura/contracts';
+import { createScriptedModel, loadAgents, withCodeAgents, type Model } from '../src/index';
+import { simulateRun } from '../src/testing';
+
+const FIXTURE = fileURLToPath(new URL('./fixtures/code-agents.ts', import.meta.url));
+
+function modelOf(...agents: AnyCodeAgent[]): Model {
+  return withCodeAgents({ agents, base: createScriptedModel() });
+}
+
+function request(runId: string, name: string): RunRequest & { runId: string } {
+  return { v: 1, runId, agent: { kind: 'agent', name } };
+}
+
+const fanOut = defineAgent({
+  name: 'fan',
+  version: '1',
+  tools: ['pay.charge', 'pay.checked'],
+  async run(ctx) {
+    const [a, b] = await Promise.all([
+      ctx.tool('pay.charge', { amount: 1 }),
+      ctx.tool('pay.checked', { amount: 2 }),
+    ]);
+    await ctx.tool('pay.charge', { amount: 3 });
+    return { a, b };
+  },
+});
+
+function stepper(tool: string): AnyCodeAgent {
+  return defineAgent({
+    name: 'stepper',
+    version: '1',
+    tools: ['pay.charge', 'pay.checked'],
+    async run(ctx) {
+      await ctx.tool(tool, { amount: 1 });
+      await ctx.waitForSignal('go');
+      return 'done';
+    },
+  });
+}
+
+describe('code agents served next to the base model', () => {
+  it('loads every code agent a DURA_AGENTS module exports, named or in an array, once each', async () => {
+    const { registry, codeAgents } = await loadAgents(FIXTURE);
+    expect(registry.names()).toEqual([]);
+    expect(codeAgents.map((a) => `${a.name}@${a.version}`).sort()).toEqual(['greeter@1', 'greeter@2']);
+  });
+
+  it('pins a run to the newest version (or the one asked for) and serves only versions it holds', () => {
+    const model = withCodeAgents({
+      agents: [stepper('pay.charge'), { ...fanOut, version: '2' }, fanOut],
+      base: createScriptedModel(),
+    });
+    expect(model.start?.(request('r1', 'fan')).pinned).toMatchObject({
+      agent: 'fan',
+      version: '2',
+      provider: 'code',
+    });
+    const v1 = { ...request('r2', 'fan'), agent: { kind: 'agent' as const, name: 'fan', version: '1' } };
+    expect(model.start?.(v1).pinned?.version).toBe('1');
+    const pinned = model.start?.(request('r3', 'stepper')).pinned;
+    expect(pinned && model.serves?.(pinned)).toBe(true);
+    expect(pinned && model.serves?.({ ...pinned, version: '9' })).toBe(false);
+  });
+
+  it('records a Promise.all fan-out as one thought with two calls, then the final step, then completes', async () => {
+    const run = await simulateRun(request('fan-1', 'fan'), modelOf(fanOut));
+    expect(run.state.status).toBe('completed');
+    const thoughts = run.events.flatMap((e) => (e.type === 'thought' ? [e.data.decision] : []));
+    expect(thoughts.map((d) => (d.kind === 'tool_calls' ? d.calls.map((c) => c.tool) : d.kind))).toEqual([
+      ['pay.charge', 'pay.checked'],
+      ['pay.charge'],
+      'complete',
+    ]);
+  });
+
+  it('opens an operator wait naming both calls when the code asks another tool at a recorded position', async () => {
+    const first = await simulateRun(request('step-1', 'stepper'), modelOf(stepper('pay.charge')));
+    expect(first.state.waiting?.kind).toBe('signal');
+    let signalled = false;
+    const second = await simulateRun(request('step-1', 'stepper'), modelOf(stepper('pay.checked')), {
+      start: first.events,
+      before: () => {
+        if (signalled) return [];
+        signalled = true;
+        return [{ type: 'signal_received', data: { signalId: 's1', name: 'go' } }];
+      },
+    });
+    expect(second.state.status).toBe('waiting');
+    expect(second.state.waiting).toMatchObject({ kind: 'operator' });
+    expect(second.state.waiting?.reason).toMatch(/non-determinism.*pay\.charge.*pay\.checked/);
+    const tools = second.events.flatMap((e) => (e.type === 'tool_call_requested' ? [e.data.tool] : []));
+    expect(tools).not.toContain('pay.checked');
+  });
+});
