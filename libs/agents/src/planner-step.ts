@@ -80,7 +80,11 @@ async function decideStep(state: RunState, ports: PlannerStepPorts): Promise<Pla
   const around = ports.around ?? (<T>(fn: () => Promise<T>) => fn());
   const summary = await around(() => model.summarize?.(input) ?? Promise.resolve(undefined));
   if (summary) return { kind: 'summary', drafts: [summaryDraft(summary)] };
-  const code = await around(() => model.code?.(input) ?? Promise.resolve(undefined));
+  const code = await around(() => model.code?.(input) ?? Promise.resolve(undefined)).catch((err: unknown) => {
+    if (!isFinalModelError(err)) throw err;
+    return err;
+  });
+  if (code instanceof DuraError) return { kind: 'model_refused', drafts: [failedDraft(code)] };
   if (code?.kind === 'suspended') return { kind: 'none' };
   // A code agent that asks for something the log did not record at that position: nothing runs past it.
   if (code?.kind === 'blocked')

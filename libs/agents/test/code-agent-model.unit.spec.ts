@@ -96,3 +96,19 @@ describe('code agents served next to the base model', () => {
     expect(tools).not.toContain('pay.checked');
   });
 });
+
+describe('ctx.model without a model for code agents', () => {
+  it('fails the run with the reason instead of retrying the decide task', async () => {
+    const asker = defineAgent({
+      name: 'asker',
+      version: '1',
+      tools: [],
+      run: async (ctx) => (await ctx.model({ q: 'hi' })).content,
+    });
+    const run = await simulateRun(request('ask-1', 'asker'), modelOf(asker));
+    expect(run.state.status).toBe('failed');
+    const failed = run.events.find((e) => e.type === 'run_failed');
+    expect(failed?.data).toMatchObject({ error: { code: 'model_request_rejected' } });
+    expect(JSON.stringify(failed?.data)).toMatch(/ctx\.model/);
+  });
+});
