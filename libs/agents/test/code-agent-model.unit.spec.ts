@@ -2,6 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { defineAgent, type AnyCodeAgent } from '@dura/code-agents';
 import type { RunRequest } from '@dura/contracts';
+import { CANCEL_SIGNAL } from '@dura/core';
 import { createScriptedModel, loadAgents, withCodeAgents, type Model } from '../src/index';
 import { simulateRun } from '../src/testing';
 
@@ -94,6 +95,24 @@ describe('code agents served next to the base model', () => {
     expect(second.state.waiting?.reason).toMatch(/non-determinism.*pay\.charge.*pay\.checked/);
     const tools = second.events.flatMap((e) => (e.type === 'tool_call_requested' ? [e.data.tool] : []));
     expect(tools).not.toContain('pay.checked');
+
+    // An operator's way out: cancelling the run ends it; still nothing of the changed code ran.
+    const cancelled = await simulateRun(request('step-1', 'stepper'), modelOf(stepper('pay.checked')), {
+      start: second.events,
+      before: (state) =>
+        state.status === 'waiting'
+          ? [
+              {
+                type: 'signal_received',
+                data: { signalId: 'c1', name: CANCEL_SIGNAL, payload: { reason: 'bad deploy' } },
+              },
+            ]
+          : [],
+    });
+    expect(cancelled.state.status).toBe('cancelled');
+    expect(
+      cancelled.events.filter((e) => e.type === 'tool_call_requested' && e.data.tool === 'pay.checked'),
+    ).toEqual([]);
   });
 });
 
