@@ -10,31 +10,12 @@ import type { Model, ModelTurn } from './model';
 export function createModelRouter(deps: { scripted: Model; agents: Model; tools?: ToolRegistry }): Model {
   const { scripted, agents, tools } = deps;
 
-  function toolApproval(tool: string): ApprovalPolicy | undefined {
-    const flag = isControlTool(tool) ? undefined : tools?.get(tool)?.requiresApproval;
-    if (!flag) return undefined;
-    const policy = typeof flag === 'object' ? flag : {};
-    return {
-      onTimeout: policy.onTimeout ?? 'reject',
-      ...(policy.timeoutSeconds === undefined ? {} : { timeoutSeconds: policy.timeoutSeconds }),
-    };
-  }
-
-  function withToolApprovals(turn: ModelTurn): ModelTurn {
-    if (turn.decision.kind !== 'tool_calls' || !tools) return turn;
-    const decision: Decision = {
-      kind: 'tool_calls',
-      calls: turn.decision.calls.map((call) => {
-        const approval = call.approval ?? toolApproval(call.tool);
-        return approval ? { ...call, approval } : call;
-      }),
-    };
-    return { ...turn, decision };
-  }
-
   return {
     decide: async (input) =>
-      withToolApprovals(await (input.request.agent.kind === 'agent' ? agents : scripted).decide(input)),
+      withToolApprovals(
+        await (input.request.agent.kind === 'agent' ? agents : scripted).decide(input),
+        tools,
+      ),
     start: (request) => (agents.start ?? scripted.start)?.(request) ?? {},
     serves: (pinned) => agents.serves?.(pinned) ?? false,
     reservation: (input) =>
@@ -46,4 +27,27 @@ export function createModelRouter(deps: { scripted: Model; agents: Model; tools?
         ? agents.summarize(input)
         : Promise.resolve(undefined),
   };
+}
+
+function toolApproval(tools: ToolRegistry, tool: string): ApprovalPolicy | undefined {
+  const flag = isControlTool(tool) ? undefined : tools.get(tool)?.requiresApproval;
+  if (!flag) return undefined;
+  const policy = typeof flag === 'object' ? flag : {};
+  return {
+    onTimeout: policy.onTimeout ?? 'reject',
+    ...(policy.timeoutSeconds === undefined ? {} : { timeoutSeconds: policy.timeoutSeconds }),
+  };
+}
+
+/** The turn with every call of a tool defined with `requiresApproval` waiting for its approval. */
+export function withToolApprovals(turn: ModelTurn, tools: ToolRegistry | undefined): ModelTurn {
+  if (turn.decision.kind !== 'tool_calls' || !tools) return turn;
+  const decision: Decision = {
+    kind: 'tool_calls',
+    calls: turn.decision.calls.map((call) => {
+      const approval = call.approval ?? toolApproval(tools, call.tool);
+      return approval ? { ...call, approval } : call;
+    }),
+  };
+  return { ...turn, decision };
 }

@@ -5,6 +5,8 @@ import type { RunRequest } from '@dura/contracts';
 import { CANCEL_SIGNAL } from '@dura/core';
 import { createScriptedModel, loadAgents, withCodeAgents, type Model } from '../src/index';
 import { simulateRun } from '../src/testing';
+import { z } from 'zod';
+import { defineTool, ToolRegistry } from '@dura/tools';
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/code-agents.ts', import.meta.url));
 
@@ -44,6 +46,45 @@ function stepper(tool: string): AnyCodeAgent {
 }
 
 describe('code agents served next to the base model', () => {
+  it('asks for approval of a call to a tool defined with requiresApproval, as for any agent', async () => {
+    const charge = defineTool({
+      name: 'pay.charge',
+      description: 'charges a card',
+      input: z.object({ amount: z.number() }),
+      safety: 'idempotent',
+      requiresApproval: { timeoutSeconds: 60 },
+      execute: () => Promise.resolve(null),
+    });
+    const model = withCodeAgents({
+      agents: [fanOut],
+      base: createScriptedModel(),
+      tools: new ToolRegistry([charge]),
+    });
+    // A person approves each charge as it waits: then the run goes on as without approvals.
+    const approved = new Set<string>();
+    const run = await simulateRun(request('fan-approve', 'fan'), model, {
+      before: (state) => {
+        const callId = state.waiting?.kind === 'approval' ? state.waiting.callId : undefined;
+        if (!callId || approved.has(callId)) return [];
+        approved.add(callId);
+        return [
+          {
+            type: 'signal_received',
+            data: { signalId: `a-${callId}`, name: 'approve', payload: { callId } },
+          },
+        ];
+      },
+    });
+    expect(run.state.status).toBe('completed');
+    const [first] = run.events.flatMap((e) => (e.type === 'thought' ? [e.data.decision] : []));
+    if (first?.kind !== 'tool_calls') throw new Error(`expected tool calls, got ${first?.kind}`);
+    expect([...approved]).toEqual(['call-1', 'call-3']);
+    expect(first.calls.map((c) => [c.tool, c.approval])).toEqual([
+      ['pay.charge', { onTimeout: 'reject', timeoutSeconds: 60 }],
+      ['pay.checked', undefined],
+    ]);
+  });
+
   it('loads every code agent a DURA_AGENTS module exports, named or in an array, once each', async () => {
     const { registry, codeAgents } = await loadAgents(FIXTURE);
     expect(registry.names()).toEqual([]);

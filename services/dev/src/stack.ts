@@ -90,6 +90,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       ...plannerNats,
       model: withCodeAgents({
         agents: codeAgents,
+        tools,
         base: createModelRouter({
           scripted: createScriptedModel({ payloads }),
           agents: createAgentModel({ agents, tools, payloads }),

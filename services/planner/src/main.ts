@@ -66,6 +66,7 @@ runMain('planner', async () => {
     ...nats,
     model: withCodeAgents({
       agents: codeAgents,
+      tools,
       base: createModelRouter({ scripted, agents: createAgentModel({ agents, tools, payloads }), tools }),
     }),
     tools,

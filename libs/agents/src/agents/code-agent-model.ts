@@ -10,7 +10,9 @@ import {
   type ModelAnswer,
   type ModelRequest,
 } from '@dura/code-agents';
+import type { ToolRegistry } from '@dura/tools';
 import { tighterBudget, type CodeTurn, type DecideInput, type Model } from '../model';
+import { withToolApprovals } from '../model-router';
 
 export interface CodeAgentModelDeps {
   /** Every served version of every code agent. */
@@ -20,6 +22,8 @@ export interface CodeAgentModelDeps {
   /** Answers `ctx.model`; without it a code agent that calls `ctx.model` fails with a reason. */
   answer?: (request: ModelRequest, input: DecideInput) => Promise<ModelAnswer>;
   clock?: () => Date;
+  /** The deployment's tools: a call of one defined with `requiresApproval` waits for its approval, as for any agent. */
+  tools?: ToolRegistry;
 }
 
 const byVersion = new Intl.Collator('en', { numeric: true }).compare;
@@ -80,14 +84,17 @@ export function withCodeAgents(deps: CodeAgentModelDeps): Model {
           const { thought } = step;
           return {
             kind: 'turn',
-            turn: {
-              decision: thought.decision,
-              ...(thought.content === undefined ? {} : { content: thought.content }),
-              usage: thought.usage,
-              model: thought.model,
-              finishReason: thought.finishReason,
-              ...(thought.costUsd === undefined ? {} : { costUsd: thought.costUsd }),
-            },
+            turn: withToolApprovals(
+              {
+                decision: thought.decision,
+                ...(thought.content === undefined ? {} : { content: thought.content }),
+                usage: thought.usage,
+                model: thought.model,
+                finishReason: thought.finishReason,
+                ...(thought.costUsd === undefined ? {} : { costUsd: thought.costUsd }),
+              },
+              deps.tools,
+            ),
           };
         }
         case 'model': {
