@@ -8,7 +8,6 @@ import {
 import { headers as natsHeaders, nanos } from '@nats-io/nats-core';
 import {
   decodeEvent,
-  depthProblem,
   EVENT_LIMITS,
   runSubject,
   scanJson,
@@ -148,13 +147,22 @@ export function createEventStore(deps: {
 }
 
 /**
- * The event's bytes, once they keep the run log's limits: what is appended can always be read back. The
- * depth is checked on the value first, so JSON.stringify never recurses past it.
+ * The event's bytes, once they keep the run log's limits: what is appended can always be read back. One
+ * encode and one linear scan of its bytes; a value nested past what JSON.stringify can walk is over the
+ * limits too.
  */
 function encodeWithinLimits(runId: string, event: NewEvent): Uint8Array {
-  const deep = depthProblem(event, EVENT_LIMITS.maxDepth);
-  if (deep) throw new EventOverLimits(runId, deep.message);
-  const data = encoder.encode(JSON.stringify(event));
+  let data: Uint8Array;
+  try {
+    data = encoder.encode(JSON.stringify(event));
+  } catch (err) {
+    if (!(err instanceof RangeError)) throw err;
+    // Only nesting far past the limit exhausts the stack, so the reason is the depth limit.
+    throw new EventOverLimits(
+      runId,
+      `the event nests deeper than ${EVENT_LIMITS.maxDepth} levels (${err.message})`,
+    );
+  }
   // Over max_payload is the server's to refuse (EventTooLarge); every other limit is ours.
   const problem = scanJson(data, { ...EVENT_LIMITS, maxBytes: Number.MAX_SAFE_INTEGER }).problem;
   if (problem) throw new EventOverLimits(runId, problem.message);
