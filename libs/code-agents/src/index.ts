@@ -2,8 +2,9 @@ export { defineAgent, pinnedVersion } from './define-agent';
 export type { CodeAgent, AnyCodeAgent, AgentDefinition } from './define-agent';
 export type {
   Ctx,
-  ModelRequest,
   ModelAnswer,
+  LoopRequest,
+  LoopResult,
   SleepFor,
   SignalOutcome,
   ApprovalOutcome,
@@ -17,3 +18,10 @@ export type { CodeStep, AdvanceOptions, Fresh, Frontier } from './code-step';
 export { JournalEntrySchema, encodeJournal, decodeJournal } from './journal';
 export type { JournalEntry } from './journal';
 export { frontierThought } from './frontier-thought';
+export { CodeModelSettingsSchema, ModelRequestSchema, resolveModelRequest } from './model-request';
+export type {
+  CodeModelSettings,
+  CodeModelSettingsInput,
+  ModelRequest,
+  ResolvedModelRequest,
+} from './model-request';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { UsageSchema } from '@dura/contracts';
+import { ChatToolCallSchema, UsageSchema } from '@dura/contracts';
 
 /**
  * What a step of a code agent computed besides its intents: model answers, times, random numbers and ids,
@@ -16,6 +16,7 @@ export const JournalEntrySchema = z.discriminatedUnion('k', [
     h: z.string().min(1),
     a: z.object({
       content: z.string(),
+      toolCalls: z.array(ChatToolCallSchema).optional(),
       usage: UsageSchema,
       model: z.object({ id: z.string().min(1), promptVersion: z.string() }),
       finishReason: z.string(),
