@@ -68,7 +68,7 @@ describe('ctx.model served by the planner', () => {
     const deltas: string[] = [];
     const live = sys.system.nc.subscribe(liveSubject(runId), {
       callback: (_err, msg) => {
-        deltas.push((msg.json() as { delta: string }).delta);
+        deltas.push(msg.json<{ delta: string }>().delta);
       },
     });
     try {
