@@ -131,7 +131,7 @@ describe('ctx.loop', () => {
       researcher,
       {
         tools: {
-          'web.search': (args) => ({ hits: [args.q] }),
+          'web.search': (args) => ({ hits: [args.q ?? null] }),
           'web.fetch': () => {
             throw new Error('timeout');
           },
