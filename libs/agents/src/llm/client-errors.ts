@@ -20,12 +20,16 @@ export function requestProblem(err: unknown): RequestProblem | undefined {
   if (err instanceof OpenAITimeoutError || err instanceof AnthropicTimeoutError) return { kind: 'timeout' };
   if (err instanceof OpenAIConnectionError || err instanceof AnthropicConnectionError)
     return { kind: 'unreachable', cause: err.cause ?? err };
-  if (err instanceof OpenAIAPIError && typeof err.status === 'number' && err.headers)
+  if (err instanceof OpenAIAPIError && typeof err.status === 'number' && err.headers) {
     // The OpenAI client keeps a JSON body's `error` member (or the whole body when it has none).
-    return status(err.status, err.headers, err.error === undefined ? rawText(err) : { error: err.error });
-  if (err instanceof AnthropicAPIError && typeof err.status === 'number' && err.headers)
+    const error: unknown = err.error;
+    return status(err.status, err.headers as Headers, error === undefined ? rawText(err) : { error });
+  }
+  if (err instanceof AnthropicAPIError && typeof err.status === 'number' && err.headers) {
     // The Anthropic client keeps the whole JSON body.
-    return status(err.status, err.headers, err.error ?? rawText(err));
+    const body: unknown = err.error;
+    return status(err.status, err.headers as Headers, body ?? rawText(err));
+  }
   return undefined;
 }
 
