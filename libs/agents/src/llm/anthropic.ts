@@ -1,6 +1,6 @@
 import type { MessageCreateParams } from '@anthropic-ai/sdk/resources/messages';
 import { AnthropicStream, anthropicRequestBody, parseAnthropicMessage } from './anthropic-wire';
-import { anthropicClient } from './clients';
+import { anthropicTransport } from './clients';
 import { AttemptFailure, type CallTarget } from './errors';
 import { attemptOnce, readJson } from './http';
 import { resolveSettings, withRetries } from './retry';
@@ -22,7 +22,7 @@ export const ANTHROPIC_VERSION = '2023-06-01';
 export function createAnthropicProvider(settings: ProviderSettings = {}): ChatProvider {
   const resolved = resolveSettings(settings);
   const baseUrl = (settings.baseUrl ?? ANTHROPIC_DEFAULT_BASE_URL).replace(/\/+$/, '');
-  const client = anthropicClient(resolved, baseUrl, ANTHROPIC_VERSION);
+  const transport = anthropicTransport(resolved, baseUrl, ANTHROPIC_VERSION);
 
   async function chat(request: ChatRequest): Promise<ChatResponse> {
     const target: CallTarget = {
@@ -45,7 +45,8 @@ export function createAnthropicProvider(settings: ProviderSettings = {}): ChatPr
         settings: resolved,
         url: `${baseUrl}/v1/messages`,
         signal: request.signal,
-        send: (signal) => client.messages.create(body, { signal }).asResponse(),
+        send: async (signal) => (await transport.client()).messages.create(body, { signal }).asResponse(),
+        problem: transport.problem,
         read: async (response) =>
           onDelta
             ? readStream(response, new AnthropicStream(names, onDelta))

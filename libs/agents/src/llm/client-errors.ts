@@ -1,13 +1,5 @@
-import {
-  APIConnectionError as AnthropicConnectionError,
-  APIConnectionTimeoutError as AnthropicTimeoutError,
-  APIError as AnthropicAPIError,
-} from '@anthropic-ai/sdk';
-import {
-  APIConnectionError as OpenAIConnectionError,
-  APIConnectionTimeoutError as OpenAITimeoutError,
-  APIError as OpenAIAPIError,
-} from 'openai';
+import type * as AnthropicSdk from '@anthropic-ai/sdk';
+import type * as OpenAISdk from 'openai';
 
 /** Why a request got no 2xx answer, as the provider's client reported it. */
 export type RequestProblem =
@@ -15,22 +7,22 @@ export type RequestProblem =
   | { kind: 'timeout' }
   | { kind: 'unreachable'; cause: unknown };
 
-/** The problem an official client's error stands for; undefined for errors that are not about the request. */
-export function requestProblem(err: unknown): RequestProblem | undefined {
-  if (err instanceof OpenAITimeoutError || err instanceof AnthropicTimeoutError) return { kind: 'timeout' };
-  if (err instanceof OpenAIConnectionError || err instanceof AnthropicConnectionError)
-    return { kind: 'unreachable', cause: err.cause ?? err };
-  if (err instanceof OpenAIAPIError && typeof err.status === 'number' && err.headers) {
-    // The OpenAI client keeps a JSON body's `error` member (or the whole body when it has none).
-    const error: unknown = err.error;
-    return status(err.status, err.headers as Headers, error === undefined ? rawText(err) : { error });
-  }
-  if (err instanceof AnthropicAPIError && typeof err.status === 'number' && err.headers) {
-    // The Anthropic client keeps the whole JSON body.
-    const body: unknown = err.error;
-    return status(err.status, err.headers as Headers, body ?? rawText(err));
-  }
-  return undefined;
+/** The OpenAI client keeps a JSON error body's `error` member (or the whole body when it has none). */
+export function openAIProblem(sdk: typeof OpenAISdk, err: unknown): RequestProblem | undefined {
+  if (err instanceof sdk.APIConnectionTimeoutError) return { kind: 'timeout' };
+  if (err instanceof sdk.APIConnectionError) return { kind: 'unreachable', cause: err.cause ?? err };
+  if (!(err instanceof sdk.APIError) || typeof err.status !== 'number' || !err.headers) return undefined;
+  const error: unknown = err.error;
+  return status(err.status, err.headers as Headers, error === undefined ? rawText(err) : { error });
+}
+
+/** The Anthropic client keeps the whole JSON error body. */
+export function anthropicProblem(sdk: typeof AnthropicSdk, err: unknown): RequestProblem | undefined {
+  if (err instanceof sdk.APIConnectionTimeoutError) return { kind: 'timeout' };
+  if (err instanceof sdk.APIConnectionError) return { kind: 'unreachable', cause: err.cause ?? err };
+  if (!(err instanceof sdk.APIError) || typeof err.status !== 'number' || !err.headers) return undefined;
+  const body: unknown = err.error;
+  return status(err.status, err.headers as Headers, body ?? rawText(err));
 }
 
 function status(code: number, headers: Headers, body: unknown): RequestProblem {

@@ -1,5 +1,5 @@
 import { AttemptFailure, redact, rejectedFailure, type CallTarget } from './errors';
-import { requestProblem, type RequestProblem } from './client-errors';
+import type { RequestProblem } from './client-errors';
 import { retryAfterMs, type ResolvedSettings } from './retry';
 
 /** Statuses worth another attempt: timeouts, conflicts on the provider's side, rate limits, server errors. */
@@ -17,6 +17,8 @@ export interface Attempt<T> {
    * client throws its own errors for anything else. `signal` ends the request and the body with it.
    */
   send: (signal: AbortSignal) => Promise<Response>;
+  /** What an error of the client says about the request; undefined for errors that are not about it. */
+  problem: (err: unknown) => RequestProblem | undefined;
   /** Reads a 2xx response; throws `AttemptFailure('malformed')` for answers it cannot use. */
   read: (response: Response) => Promise<T>;
 }
@@ -34,7 +36,7 @@ export async function attemptOnce<T>(attempt: Attempt<T>): Promise<T> {
   } catch (err) {
     if (signal?.aborted) throw err;
     if (timeout.aborted) throw timedOut();
-    const problem = requestProblem(err);
+    const problem = attempt.problem(err);
     // Anything the client throws that is not about the request (a setting it refuses) is a bug: no retry.
     if (!problem) throw err;
     if (problem.kind === 'timeout') throw timedOut();

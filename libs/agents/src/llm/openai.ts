@@ -1,5 +1,5 @@
 import type { ChatCompletionCreateParams } from 'openai/resources/chat/completions';
-import { openAIClient } from './clients';
+import { openAITransport } from './clients';
 import { AttemptFailure, type CallTarget } from './errors';
 import { attemptOnce, readJson } from './http';
 import { OpenAIStream, openAIRequestBody, parseOpenAICompletion } from './openai-wire';
@@ -24,7 +24,7 @@ export function createOpenAIProvider(settings: ProviderSettings = {}): ChatProvi
   const baseUrl = (settings.baseUrl ?? OPENAI_DEFAULT_BASE_URL).replace(/\/+$/, '');
   const maxTokensField =
     new URL(baseUrl).hostname === 'api.openai.com' ? 'max_completion_tokens' : 'max_tokens';
-  const client = openAIClient(resolved, baseUrl);
+  const transport = openAITransport(resolved, baseUrl);
 
   async function chat(request: ChatRequest): Promise<ChatResponse> {
     const target: CallTarget = { provider: 'openai', baseUrl, model: request.model, apiKey: resolved.apiKey };
@@ -41,7 +41,9 @@ export function createOpenAIProvider(settings: ProviderSettings = {}): ChatProvi
         settings: resolved,
         url: `${baseUrl}/chat/completions`,
         signal: request.signal,
-        send: (signal) => client.chat.completions.create(body, { signal }).asResponse(),
+        send: async (signal) =>
+          (await transport.client()).chat.completions.create(body, { signal }).asResponse(),
+        problem: transport.problem,
         read: async (response) =>
           onDelta
             ? readStream(response, new OpenAIStream(names, onDelta), request.model)
