@@ -39,14 +39,15 @@ export function createAnthropicProvider(settings: ProviderSettings = {}): ChatPr
       names,
       onDelta !== undefined,
     ) as unknown as MessageCreateParams;
+    const { client, problem } = await transport();
     return withRetries(target, resolved, request.signal, () =>
       attemptOnce({
         target,
         settings: resolved,
         url: `${baseUrl}/v1/messages`,
         signal: request.signal,
-        send: async (signal) => (await transport.client()).messages.create(body, { signal }).asResponse(),
-        problem: transport.problem,
+        send: (signal) => client.messages.create(body, { signal }).asResponse(),
+        problem,
         read: async (response) =>
           onDelta
             ? readStream(response, new AnthropicStream(names, onDelta))

@@ -3,15 +3,19 @@ import type OpenAI from 'openai';
 import { anthropicProblem, openAIProblem, type RequestProblem } from './client-errors';
 import type { ResolvedSettings } from './retry';
 
-/**
- * A provider's official client, created on the first call: loading an SDK takes hundreds of milliseconds that
- * the CLI, replay and scripted agents, which import the adapters but never call a model, should not pay.
- */
+/** A provider's official client, and what its errors say about a request. */
 export interface Transport<C> {
-  readonly client: () => Promise<C>;
-  /** What an error of this client says about the request; undefined for errors that are not about it. */
+  readonly client: C;
+  /** Undefined for errors that are not about the request (a setting the client refuses: a bug). */
   readonly problem: (err: unknown) => RequestProblem | undefined;
 }
+
+/**
+ * The transport, created on the first call: loading an SDK takes hundreds of milliseconds that the CLI, replay
+ * and scripted agents, which import the adapters but never call a model, should not pay. It is loaded before
+ * an attempt starts, so loading never counts against the attempt's time limit.
+ */
+export type LazyTransport<C> = () => Promise<Transport<C>>;
 
 /*
  * The clients are set up as Dura's transport and nothing more:
@@ -25,7 +29,7 @@ export interface Transport<C> {
  * Their `timeout` bounds the wait for the answer's head; Dura's attempt limit (`attemptOnce`) covers the body.
  */
 
-export function openAITransport(settings: ResolvedSettings, baseUrl: string): Transport<OpenAI> {
+export function openAITransport(settings: ResolvedSettings, baseUrl: string): LazyTransport<OpenAI> {
   return lazyTransport(
     () => import('openai'),
     (sdk) =>
@@ -56,7 +60,7 @@ export function anthropicTransport(
   settings: ResolvedSettings,
   baseUrl: string,
   version: string,
-): Transport<Anthropic> {
+): LazyTransport<Anthropic> {
   return lazyTransport(
     () => import('@anthropic-ai/sdk'),
     (sdk) => {
@@ -91,17 +95,10 @@ function lazyTransport<M, C>(
   load: () => Promise<M>,
   create: (sdk: M) => C,
   problem: (sdk: M, err: unknown) => RequestProblem | undefined,
-): Transport<C> {
-  let sdk: M | undefined;
-  let client: Promise<C> | undefined;
-  return {
-    client: () =>
-      (client ??= load().then((loaded) => {
-        sdk = loaded;
-        return create(loaded);
-      })),
-    problem: (err) => (sdk === undefined ? undefined : problem(sdk, err)),
-  };
+): LazyTransport<C> {
+  let transport: Promise<Transport<C>> | undefined;
+  return () =>
+    (transport ??= load().then((sdk) => ({ client: create(sdk), problem: (err) => problem(sdk, err) })));
 }
 
 // The clients want a positive whole number; Dura accepts 0 ms (every attempt times out at once).

@@ -35,15 +35,15 @@ export function createOpenAIProvider(settings: ProviderSettings = {}): ChatProvi
       stream: onDelta !== undefined,
       maxTokensField,
     }) as unknown as ChatCompletionCreateParams;
+    const { client, problem } = await transport();
     return withRetries(target, resolved, request.signal, () =>
       attemptOnce({
         target,
         settings: resolved,
         url: `${baseUrl}/chat/completions`,
         signal: request.signal,
-        send: async (signal) =>
-          (await transport.client()).chat.completions.create(body, { signal }).asResponse(),
-        problem: transport.problem,
+        send: (signal) => client.chat.completions.create(body, { signal }).asResponse(),
+        problem,
         read: async (response) =>
           onDelta
             ? readStream(response, new OpenAIStream(names, onDelta), request.model)
