@@ -1,6 +1,8 @@
+import type { MessageCreateParams } from '@anthropic-ai/sdk/resources/messages';
 import { AnthropicStream, anthropicRequestBody, parseAnthropicMessage } from './anthropic-wire';
+import { anthropicTransport } from './clients';
 import { AttemptFailure, type CallTarget } from './errors';
-import { postOnce, readJson } from './http';
+import { attemptOnce, readJson } from './http';
 import { resolveSettings, withRetries } from './retry';
 import { readSse } from './sse';
 import { ToolNames } from './tool-names';
@@ -9,16 +11,18 @@ import type { ChatProvider, ChatRequest, ChatResponse, ProviderSettings } from '
 export const ANTHROPIC_DEFAULT_BASE_URL = 'https://api.anthropic.com';
 export const ANTHROPIC_VERSION = '2023-06-01';
 
-/** A model behind the Anthropic Messages API at `baseUrl`. Streams when the request has `onDelta`. */
+/**
+ * A model behind the Anthropic Messages API at `baseUrl`. Streams when the request has `onDelta`.
+ *
+ * The request goes through the official `@anthropic-ai/sdk` client (URL, key, headers, abort, the status of
+ * the answer). Dura reads the 2xx body itself, as for OpenAI: the client's stream iterator ends quietly when
+ * the body is cut and drops events that carry no `event:` line, and one way of reading bodies serves both
+ * providers. The SSE framing is `eventsource-parser`'s.
+ */
 export function createAnthropicProvider(settings: ProviderSettings = {}): ChatProvider {
   const resolved = resolveSettings(settings);
   const baseUrl = (settings.baseUrl ?? ANTHROPIC_DEFAULT_BASE_URL).replace(/\/+$/, '');
-  const headers: Record<string, string> = {
-    'content-type': 'application/json',
-    'anthropic-version': ANTHROPIC_VERSION,
-    ...(resolved.apiKey ? { 'x-api-key': resolved.apiKey } : {}),
-    ...resolved.headers,
-  };
+  const transport = anthropicTransport(resolved, baseUrl, ANTHROPIC_VERSION);
 
   async function chat(request: ChatRequest): Promise<ChatResponse> {
     const target: CallTarget = {
@@ -29,15 +33,21 @@ export function createAnthropicProvider(settings: ProviderSettings = {}): ChatPr
     };
     const names = ToolNames.forCall(request.tools, request.messages);
     const onDelta = request.onDelta;
-    const body = anthropicRequestBody(request, names, onDelta !== undefined);
+    // The body is Dura's wire mapping (its exact shape is tested); the client sends it as it is.
+    const body = anthropicRequestBody(
+      request,
+      names,
+      onDelta !== undefined,
+    ) as unknown as MessageCreateParams;
+    const { client, problem } = await transport();
     return withRetries(target, resolved, request.signal, () =>
-      postOnce({
+      attemptOnce({
         target,
         settings: resolved,
         url: `${baseUrl}/v1/messages`,
-        headers,
-        body,
         signal: request.signal,
+        send: (signal) => client.messages.create(body, { signal }).asResponse(),
+        problem,
         read: async (response) =>
           onDelta
             ? readStream(response, new AnthropicStream(names, onDelta))

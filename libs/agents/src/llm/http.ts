@@ -1,23 +1,30 @@
 import { AttemptFailure, redact, rejectedFailure, type CallTarget } from './errors';
+import type { RequestProblem } from './client-errors';
 import { retryAfterMs, type ResolvedSettings } from './retry';
 
 /** Statuses worth another attempt: timeouts, conflicts on the provider's side, rate limits, server errors. */
 const TRANSIENT_STATUSES = new Set([408, 409, 429]);
 const MAX_ERROR_TEXT = 500;
 
-export interface PostAttempt<T> {
+export interface Attempt<T> {
   target: CallTarget;
   settings: ResolvedSettings;
+  /** Where the request goes, for messages. */
   url: string;
-  headers: Record<string, string>;
-  body: unknown;
   signal?: AbortSignal;
+  /**
+   * Sends the request through the provider's client and resolves to its 2xx response, body unread; the
+   * client throws its own errors for anything else. `signal` ends the request and the body with it.
+   */
+  send: (signal: AbortSignal) => Promise<Response>;
+  /** What an error of the client says about the request; undefined for errors that are not about it. */
+  problem: (err: unknown) => RequestProblem | undefined;
   /** Reads a 2xx response; throws `AttemptFailure('malformed')` for answers it cannot use. */
   read: (response: Response) => Promise<T>;
 }
 
-/** One POST, with the attempt's time limit over the request and the whole answer, failures classified. */
-export async function postOnce<T>(attempt: PostAttempt<T>): Promise<T> {
+/** One request, with the attempt's time limit over the request and the whole answer, failures classified. */
+export async function attemptOnce<T>(attempt: Attempt<T>): Promise<T> {
   const { target, settings, signal } = attempt;
   const timeout = AbortSignal.timeout(settings.timeoutMs);
   const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
@@ -25,26 +32,22 @@ export async function postOnce<T>(attempt: PostAttempt<T>): Promise<T> {
     new AttemptFailure('transient', `no complete answer within ${settings.timeoutMs} ms`);
   let response: Response;
   try {
-    response = await settings.fetch(attempt.url, {
-      method: 'POST',
-      headers: attempt.headers,
-      body: JSON.stringify(attempt.body),
-      signal: combined,
-    });
+    response = await attempt.send(combined);
   } catch (err) {
     if (signal?.aborted) throw err;
     if (timeout.aborted) throw timedOut();
-    throw new AttemptFailure(
-      'transient',
-      redact(`could not reach ${attempt.url}: ${describe(err)}`, target.apiKey),
-    );
+    const problem = attempt.problem(err);
+    // Anything the client throws that is not about the request (a setting it refuses) is a bug: no retry.
+    if (!problem) throw err;
+    if (problem.kind === 'timeout') throw timedOut();
+    throw problemFailure(target, attempt.url, problem);
   }
-  if (!response.ok) throw await statusFailure(target, response);
   try {
     return await attempt.read(response);
   } catch (err) {
-    if (err instanceof AttemptFailure || signal?.aborted) throw err;
+    if (signal?.aborted) throw err;
     if (timeout.aborted) throw timedOut();
+    if (err instanceof AttemptFailure) throw err;
     throw new AttemptFailure(
       'transient',
       redact(`the connection broke mid-answer: ${describe(err)}`, target.apiKey),
@@ -62,12 +65,20 @@ export async function readJson(response: Response): Promise<unknown> {
   }
 }
 
-async function statusFailure(target: CallTarget, response: Response): Promise<AttemptFailure> {
-  const text = await response.text().catch(() => '');
-  const message = redact(providerMessage(text), target.apiKey);
-  const { status } = response;
+function problemFailure(
+  target: CallTarget,
+  url: string,
+  problem: Exclude<RequestProblem, { kind: 'timeout' }>,
+) {
+  if (problem.kind === 'unreachable')
+    return new AttemptFailure(
+      'transient',
+      redact(`could not reach ${url}: ${describe(problem.cause)}`, target.apiKey),
+    );
+  const message = redact(providerMessage(problem.body), target.apiKey);
+  const { status } = problem;
   if (TRANSIENT_STATUSES.has(status) || status >= 500)
-    return new AttemptFailure('transient', `HTTP ${status}: ${message}`, retryAfterMs(response.headers));
+    return new AttemptFailure('transient', `HTTP ${status}: ${message}`, retryAfterMs(problem.headers));
   return rejectedFailure(target, status, message);
 }
 

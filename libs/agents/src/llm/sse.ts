@@ -1,46 +1,45 @@
+import { createParser, type EventSourceParser } from 'eventsource-parser';
+import { MESSAGE_LIMITS } from '@dura/contracts';
+import { AttemptFailure } from './errors';
+
 /** One server-sent event: its `event:` name (`message` when absent) and its `data:` lines joined by "\n". */
 export interface SseEvent {
   event: string;
   data: string;
 }
 
-/** Incremental SSE parser (WHATWG rules): feed it text as it arrives, however it is split. */
-export class SseParser {
-  #buffer = '';
-  #event = '';
-  #data: string[] = [];
+/**
+ * The most characters one event may hold before its blank line: a provider's event carries a delta, never a
+ * whole answer, and an answer over the message limit cannot be recorded anyway. A larger event is malformed.
+ */
+export const MAX_SSE_EVENT_CHARS = 4 * MESSAGE_LIMITS.maxBytes;
 
-  push(text: string): SseEvent[] {
-    this.#buffer += text;
-    const events: SseEvent[] = [];
-    for (;;) {
-      const end = /\r\n|\r|\n/.exec(this.#buffer);
-      // A trailing "\r" may be the first half of "\r\n": wait for the next chunk to tell.
-      if (!end || (end[0] === '\r' && end.index === this.#buffer.length - 1)) break;
-      const line = this.#buffer.slice(0, end.index);
-      this.#buffer = this.#buffer.slice(end.index + end[0].length);
-      const event = this.#line(line);
-      if (event) events.push(event);
-    }
-    return events;
+/**
+ * Incremental SSE parser (WHATWG rules, by `eventsource-parser`): feed it text as it arrives, however it is
+ * split. Throws `AttemptFailure('malformed')` once an event grows past `MAX_SSE_EVENT_CHARS`.
+ */
+export class SseParser {
+  #events: SseEvent[] = [];
+  #overflow = false;
+  readonly #parser: EventSourceParser;
+
+  constructor(private readonly maxEventChars: number = MAX_SSE_EVENT_CHARS) {
+    this.#parser = createParser({
+      maxBufferSize: maxEventChars,
+      onEvent: ({ event, data }) => this.#events.push({ event: event ?? 'message', data }),
+      onError: (error) => {
+        if (error.type === 'max-buffer-size-exceeded') this.#overflow = true;
+      },
+    });
   }
 
-  #line(line: string): SseEvent | undefined {
-    if (line === '') {
-      const event =
-        this.#data.length > 0 ? { event: this.#event || 'message', data: this.#data.join('\n') } : undefined;
-      this.#event = '';
-      this.#data = [];
-      return event;
-    }
-    if (line.startsWith(':')) return undefined;
-    const colon = line.indexOf(':');
-    const field = colon === -1 ? line : line.slice(0, colon);
-    let value = colon === -1 ? '' : line.slice(colon + 1);
-    if (value.startsWith(' ')) value = value.slice(1);
-    if (field === 'event') this.#event = value;
-    if (field === 'data') this.#data.push(value);
-    return undefined;
+  push(text: string): SseEvent[] {
+    if (!this.#overflow) this.#parser.feed(text);
+    if (this.#overflow)
+      throw new AttemptFailure('malformed', `a stream event is longer than ${this.maxEventChars} characters`);
+    const events = this.#events;
+    this.#events = [];
+    return events;
   }
 }
 
