@@ -5,13 +5,13 @@
 // the stack: the planner and the gateway load the project's modules, which import the project's own copies
 // of @dura/tools, @dura/code-agents and zod.
 import { spawn } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunEvent } from '@dura/contracts';
 import { fold } from '@dura/core';
-import { repoRoot } from '@dura/testing';
+import { repoRoot, spawnTsEntry } from '@dura/testing';
 import { useCrashSystem, watchToEnd } from './crash-harness';
 
 const ROOT = repoRoot();
@@ -50,6 +50,7 @@ function run(command: string, args: string[], cwd: string): Promise<string> {
 
 const project = mkdtempSync(join(tmpdir(), 'dura-external-project-'));
 const tools = `${join(project, 'src', 'tools.ts')},${join(project, 'src', 'refusing-tools.ts')}`;
+const invoiceRequest = join(project, 'requests', 'invoice.json');
 
 const crash = useCrashSystem([], {
   env: (name): Record<string, string> => ({
@@ -116,14 +117,10 @@ describe('a project outside the repository', () => {
   it("runs its code agent, which calls its tool: the run completes with the tool's result, one charge", async () => {
     const sys = crash();
     const runId = 'external-invoice-1';
-    const input = {
-      customer: 'c-42',
-      lines: [
-        { sku: 'a', cents: 1200 },
-        { sku: 'b', cents: 300 },
-      ],
+    const request = JSON.parse(readFileSync(invoiceRequest, 'utf8')) as {
+      agent: { kind: 'agent'; name: string };
     };
-    await sys.submit({ runId, agent: { kind: 'agent', name: 'invoice' }, input });
+    await sys.submit({ ...request, runId });
     const log = await watchToEnd(sys, runId, 120_000);
     expect(log.at(-1)?.type, log.map((e) => e.type).join(', ')).toBe('run_completed');
     expect(dataOf(log, 'run_started')[0]).toMatchObject({
@@ -139,6 +136,36 @@ describe('a project outside the repository', () => {
     expect(completed?.result).toMatchObject({ chargeId: expect.stringMatching(/^ch_/), amount: 1500 });
     expect(fold(log).output).toMatchObject({ customer: 'c-42', total: 1500, receipt: completed!.result });
   });
+
+  it('runs on `npm run dev` with DURA_AGENTS and DURA_TOOLS_MODULES naming its modules', async () => {
+    const sys = crash();
+    const before = new Set(sys.witness.keys());
+    const proc = spawnTsEntry({
+      name: 'dev',
+      entry: 'services/dev/src/main.ts',
+      args: ['--once', '--run', invoiceRequest],
+      env: {
+        NATS_URL: undefined,
+        DATABASE_URL: undefined,
+        PROJECTOR_HTTP_PORT: '0',
+        DURA_AGENTS: join(project, 'src', 'agents.ts'),
+        DURA_TOOLS_MODULES: join(project, 'src', 'tools.ts'),
+        BILLING_URL: sys.witness.url,
+      },
+    });
+    try {
+      const exit = await proc.exited;
+      const output = proc.output();
+      expect(exit.code, output).toBe(0);
+      expect(output).toMatch(/tool_call_completed/);
+      expect(output).toMatch(/run_completed\s+output \{"invoiceId":"[0-9a-f-]{36}"/);
+      const charged = sys.witness.keys().filter((key) => !before.has(key));
+      expect(charged).toHaveLength(1);
+      expect(sys.witness.effects(charged[0]!)).toBe(1);
+    } finally {
+      await proc.kill('SIGKILL');
+    }
+  }, 180_000);
 
   it("fails a call terminally with the code of the project's own ToolError, after one attempt", async () => {
     const sys = crash();
@@ -156,5 +183,38 @@ describe('a project outside the repository', () => {
       retryable: false,
       attempt: 1,
     });
+  });
+});
+
+describe('docs/own-repository.md', () => {
+  it('shows the files this test runs, as they are', () => {
+    const page = readFileSync(join(ROOT, 'docs', 'own-repository.md'), 'utf8');
+    for (const file of [
+      'package.json',
+      'tsconfig.json',
+      'src/tools.ts',
+      'src/agents.ts',
+      'requests/invoice.json',
+      'Dockerfile',
+    ]) {
+      const text = readFileSync(join(EXAMPLE, file), 'utf8');
+      expect(page, `the page quotes examples/external-project/${file} in full`).toContain(`\n${text}\`\`\``);
+    }
+  });
+
+  it("builds its images on Dura's and names modules the project has", () => {
+    const dockerfile = readFileSync(join(EXAMPLE, 'Dockerfile'), 'utf8');
+    const bases = [...dockerfile.matchAll(/^FROM (dura\/[a-z-]+):/gm)].map((m) => m[1]);
+    expect(bases.sort()).toEqual(['dura/planner', 'dura/tool-gateway']);
+    for (const base of bases)
+      expect(
+        readFileSync(join(ROOT, 'deploy', 'base', `${base!.slice('dura/'.length)}.yaml`), 'utf8'),
+      ).toContain(`image: ${base}`);
+    const modules = [...dockerfile.matchAll(/DURA_(?:TOOLS_MODULES|AGENTS)=(\S+)/g)].map((m) => m[1]!);
+    expect(modules.length).toBeGreaterThan(0);
+    for (const path of modules) {
+      expect(path.startsWith('/opt/acme/'), path).toBe(true);
+      expect(existsSync(join(EXAMPLE, path.slice('/opt/acme/'.length))), path).toBe(true);
+    }
   });
 });
