@@ -154,9 +154,10 @@ export function packSdk(out) {
         run('npm', ['pack', copy, '--pack-destination', out, '--json', '--silent'], ROOT),
       );
       const tarball = join(out, packed.filename);
-      log(
-        `packed ${relative(process.cwd(), tarball)} (${packed.entryCount} files, ${(packed.size / 1024).toFixed(1)} kB)`,
-      );
+      const shown = relative(process.cwd(), tarball).startsWith('..')
+        ? tarball
+        : relative(process.cwd(), tarball);
+      log(`packed ${shown} (${packed.entryCount} files, ${(packed.size / 1024).toFixed(1)} kB)`);
       return tarball;
     });
   } finally {
