@@ -1,5 +1,4 @@
 import {
-  DuraError,
   JsonValueSchema,
   storableReason,
   unstorableTextIssue,
@@ -8,7 +7,7 @@ import {
   type JsonValue,
   type ToolTask,
 } from '@dura/contracts';
-import { ToolError, type ToolDefinition } from '@dura/tools';
+import type { ToolDefinition } from '@dura/tools';
 
 export type ToolOutcome =
   { ok: true; result: JsonValue; durationMs: number } | { ok: false; error: ToolFailure; durationMs: number };
@@ -128,11 +127,22 @@ function describe(err: unknown, timedOut: boolean): ToolFailure {
 
 function describeRaw(err: unknown, timedOut: boolean): ToolFailure {
   if (timedOut) return { code: 'timeout', message: (err as Error).message, retryable: true };
-  if (err instanceof ToolError && err.retryAfterMs !== undefined) {
-    return { code: err.code, message: err.message, retryable: err.retryable, retryAfterMs: err.retryAfterMs };
-  }
-  if (err instanceof ToolError || err instanceof DuraError)
-    return { code: err.code, message: err.message, retryable: err.retryable };
+  const dura = duraErrorOf(err);
+  if (dura) return dura;
   // An unexpected exception from a tool: assume transient, bounded by the attempt limit.
   return { code: 'tool_error', message: err instanceof Error ? err.message : String(err), retryable: true };
+}
+
+/**
+ * A `ToolError` or `DuraError` recognised by its shape, not its class: a tool module outside this checkout
+ * throws the classes of its own installed copy of `@dura/tools`, which `instanceof` would not match.
+ */
+function duraErrorOf(err: unknown): ToolFailure | undefined {
+  if (!(err instanceof Error)) return undefined;
+  const { code, retryable, retryAfterMs } = err as Error &
+    Partial<Record<'code' | 'retryable' | 'retryAfterMs', unknown>>;
+  if (typeof code !== 'string' || typeof retryable !== 'boolean') return undefined;
+  const failure: ToolFailure = { code, message: err.message, retryable };
+  if (typeof retryAfterMs === 'number') failure.retryAfterMs = retryAfterMs;
+  return failure;
 }

@@ -133,3 +133,55 @@ describe('a result the run log could not hold', () => {
     expect(outcome.error.message.length).toBeLessThan(2_100);
   });
 });
+
+describe('an error a tool throws', () => {
+  const throwing = (err: unknown) =>
+    defineTool({
+      name: 'test.wait',
+      description: 'fails',
+      input: z.object({}),
+      safety: 'unsafe',
+      execute: () => Promise.reject(err as Error),
+    });
+
+  it('keeps the code, retryability and delay of a ToolError of another copy of @dura/tools (a project outside this checkout)', async () => {
+    // What a class of a second installed copy looks like here: the same shape, another prototype chain.
+    class ForeignToolError extends Error {
+      constructor(
+        readonly code: string,
+        message: string,
+        readonly retryable: boolean,
+        readonly retryAfterMs?: number,
+      ) {
+        super(message);
+      }
+    }
+    const terminal = await runTool(
+      throwing(new ForeignToolError('card_declined', 'declined', false)),
+      task,
+      1,
+    );
+    expect(terminal).toMatchObject({ ok: false, error: { code: 'card_declined', retryable: false } });
+    const later = await runTool(
+      throwing(new ForeignToolError('rate_limited', 'slow down', true, 2_000)),
+      task,
+      1,
+    );
+    expect(later).toMatchObject({
+      ok: false,
+      error: { code: 'rate_limited', retryable: true, retryAfterMs: 2_000 },
+    });
+  });
+
+  it('is a retryable tool_error when it carries no Dura code (a system error code alone does not count)', async () => {
+    const outcome = await runTool(
+      throwing(Object.assign(new Error('refused'), { code: 'ECONNREFUSED' })),
+      task,
+      1,
+    );
+    expect(outcome).toMatchObject({
+      ok: false,
+      error: { code: 'tool_error', retryable: true, message: 'refused' },
+    });
+  });
+});
