@@ -1,0 +1,224 @@
+// Replay of code agents' runs, in memory: each run is written by the planner's own step (`plannerStep`)
+// with the code agent served by `withCodeAgents`, as the planner serves it, then replayed with the same code
+// (no divergence) and with changed code (the first divergent call, named).
+import { describe, expect, it } from 'vitest';
+import { defineAgent, type AnyCodeAgent, type Ctx, type ModelAnswer } from '@dura/code-agents';
+import type { JsonObject, RunEvent, RunRequest } from '@dura/contracts';
+import type { EventDraft, RunState } from '@dura/core';
+import { createScriptedModel, replayModelFor, replayRun, withCodeAgents, type Model } from '../src/index';
+import { simulateRun } from '../src/testing';
+
+function request(runId: string, name: string, input?: JsonObject): RunRequest & { runId: string } {
+  return { v: 1, runId, agent: { kind: 'agent', name }, ...(input ? { input } : {}) };
+}
+
+/** The planner's model for these agents; `answer` serves `ctx.model` in process. */
+function served(agents: AnyCodeAgent[], answer?: (q: JsonObject) => ModelAnswer): Model {
+  return withCodeAgents({
+    agents,
+    base: createScriptedModel(),
+    ...(answer ? { answer: (q: JsonObject) => Promise.resolve(answer(q)) } : {}),
+  });
+}
+
+/** The world of these runs: each open wait is answered (a signal, a timer, a child's result) once. */
+function world(state: RunState): EventDraft[] {
+  const wait = state.waiting;
+  if (!wait) return [];
+  switch (wait.kind) {
+    case 'signal':
+      return [{ type: 'signal_received', data: { signalId: `s-${wait.waitId}`, name: wait.signal ?? '' } }];
+    case 'timer':
+      return [{ type: 'timer_fired', data: { waitId: wait.waitId } }];
+    case 'child':
+      return [
+        {
+          type: 'child_run_completed',
+          data: { childRunId: wait.childRunId ?? '', status: 'completed', output: { child: 'done' } },
+        },
+      ];
+    default:
+      return [];
+  }
+}
+
+interface Variant {
+  /** The tool of step 2 (the original charges). */
+  second?: string;
+  /** Asks one more `ctx.uuid()` at the end. */
+  extraUuid?: boolean;
+  /** Asks `ctx.random()` where the original asks `ctx.now()`. */
+  randomFirst?: boolean;
+}
+
+/** A code agent using every primitive that has a record: values, fan-out, a signal, a sleep, a child run. */
+function everything(variant: Variant = {}): AnyCodeAgent {
+  return defineAgent({
+    name: 'everything',
+    version: '1',
+    tools: ['pay.charge', 'pay.checked'],
+    async run(ctx: Ctx) {
+      const at = variant.randomFirst ? ctx.random() : ctx.now().getTime();
+      const id = ctx.uuid();
+      const roll = ctx.random();
+      await ctx.tool('pay.charge', { amount: 1, id });
+      await ctx.tool(variant.second ?? 'pay.charge', { amount: 2 });
+      const [a, b] = await Promise.all([
+        ctx.tool('pay.charge', { amount: 3 }),
+        ctx.tool('pay.checked', { amount: 4 }),
+      ]);
+      const go = await ctx.waitForSignal('go', { timeout: 3600 });
+      await ctx.sleep(30);
+      const child = await ctx.invoke({ name: 'helper' }, { q: 1 });
+      if (variant.extraUuid) ctx.uuid();
+      return { at, id, roll, a, b, go: go.kind, child };
+    },
+  });
+}
+
+async function ranWith(agent: AnyCodeAgent, runId: string): Promise<RunEvent[]> {
+  const run = await simulateRun(request(runId, agent.name), served([agent]), { before: world });
+  expect(run.state.status).toBe('completed');
+  return run.events;
+}
+
+describe('replay of a code agent run', () => {
+  it('finds no divergence when re-run with the same code: values, fan-out, signal, sleep and child', async () => {
+    const events = await ranWith(everything(), 'code-all');
+    const types = new Set(events.map((e) => e.type));
+    for (const type of ['signal_received', 'timer_fired', 'child_run_requested', 'child_run_completed'])
+      expect(types, type).toContain(type);
+    const model = replayModelFor(events, { codeAgents: [everything()] });
+    const result = await replayRun({ events, model });
+    expect(result).toMatchObject({ ok: true, checked: events.length });
+    expect(result.decisions).toBe(events.filter((e) => isPlannerType(e.type)).length);
+  });
+
+  it('names the first divergent call of changed code: step, the recorded call and what the code asks now', async () => {
+    const events = await ranWith(everything(), 'code-changed');
+    const second = events.filter((e) => e.type === 'thought')[1]!;
+    const model = replayModelFor(events, { codeAgents: [everything({ second: 'pay.checked' })] });
+    const result = await replayRun({ events, model });
+    expect(result).toMatchObject({
+      ok: false,
+      seq: second.seq,
+      step: 2,
+      reason: 'step 2: recorded pay.charge {"amount":2}, the code now asks pay.checked {"amount":2}',
+      expected: { type: 'thought', data: { decision: { calls: [{ tool: 'pay.checked' }] } } },
+      actual: { type: 'thought', data: { decision: { calls: [{ tool: 'pay.charge' }] } } },
+    });
+    expect(result.checked).toBe(events.indexOf(second));
+  });
+
+  it('names a value the code asks for that the step did not record', async () => {
+    const events = await ranWith(everything(), 'code-extra-value');
+    const last = events.filter((e) => e.type === 'thought').at(-1)!;
+    const result = await replayRun({
+      events,
+      model: replayModelFor(events, { codeAgents: [everything({ extraUuid: true })] }),
+    });
+    expect(result).toMatchObject({
+      ok: false,
+      seq: last.seq,
+      reason: 'step 7: recorded nothing more (value 1 of the step), the code now asks ctx.uuid()',
+    });
+  });
+
+  it('names a recorded value the code now asks for as another kind (the engine refuses to guess)', async () => {
+    const events = await ranWith(everything(), 'code-other-value');
+    const first = events.find((e) => e.type === 'thought')!;
+    const result = await replayRun({
+      events,
+      model: replayModelFor(events, { codeAgents: [everything({ randomFirst: true })] }),
+    });
+    expect(result).toMatchObject({ ok: false, seq: first.seq, step: 1 });
+    expect(result.ok ? '' : result.reason).toMatch(
+      /^step 1: non-determinism at step 1 of everything@1 .*the log recorded ctx\.now\(\), the code now asks for ctx\.random\(\)/,
+    );
+  });
+
+  it('refuses to replay without the code, or with code that lacks the pinned version, saying what to pass', async () => {
+    const events = await ranWith(everything(), 'code-missing');
+    await expect(replayRun({ events })).rejects.toMatchObject({
+      code: 'code_agent_not_given',
+      message: expect.stringMatching(/run code-missing ran code agent everything@1: .*--agents <module>/),
+    });
+    const other = defineAgent({ ...everything(), version: '2' });
+    const model = replayModelFor(events, { codeAgents: [other] });
+    await expect(replayRun({ events, model })).rejects.toMatchObject({ code: 'code_agent_not_given' });
+  });
+});
+
+describe('replay of a code agent that calls ctx.model', () => {
+  const answer = (q: JsonObject): ModelAnswer => ({
+    content: `answer to ${JSON.stringify(q)}`,
+    usage: { inputTokens: 10, outputTokens: 3 },
+    model: { id: 'fake-1', promptVersion: 'p1' },
+    finishReason: 'stop',
+    costUsd: 0.001,
+  });
+  const asker = (topic: string) =>
+    defineAgent({
+      name: 'asker',
+      version: '1',
+      tools: ['pay.charge'],
+      async run(ctx) {
+        const plan = await ctx.model({ prompt: `plan ${topic}` });
+        await ctx.tool('pay.charge', { amount: plan.content.length });
+        const [x, y] = await Promise.all([ctx.model({ prompt: 'x' }), ctx.model({ prompt: 'y' })]);
+        return { plan: plan.content, x: x.content, y: y.content };
+      },
+    });
+
+  it('answers every ctx.model from the journal the thought recorded: no model is asked, no divergence', async () => {
+    const asked: JsonObject[] = [];
+    const run = await simulateRun(
+      request('code-model', 'asker'),
+      served([asker('trip')], (q) => (asked.push(q), answer(q))),
+    );
+    expect(run.state.status).toBe('completed');
+    expect(asked).toHaveLength(3);
+    const thoughts = run.events.flatMap((e) => (e.type === 'thought' ? [e.data] : []));
+    expect(thoughts[0]?.content).toContain('"k":"model"');
+    expect(thoughts.at(-1)).toMatchObject({ usage: { inputTokens: 20, outputTokens: 6 } });
+
+    // The replay model has no `answer`: a question the journal does not hold could not be answered.
+    const result = await replayRun({
+      events: run.events,
+      model: replayModelFor(run.events, { codeAgents: [asker('trip')] }),
+    });
+    expect(result).toMatchObject({ ok: true, checked: run.events.length });
+    expect(asked).toHaveLength(3);
+  });
+
+  it('names the model request that changed at a recorded position', async () => {
+    const run = await simulateRun(request('code-model-changed', 'asker'), served([asker('trip')], answer));
+    const first = run.events.find((e) => e.type === 'thought')!;
+    const result = await replayRun({
+      events: run.events,
+      model: replayModelFor(run.events, { codeAgents: [asker('holiday')] }),
+    });
+    expect(result).toMatchObject({ ok: false, seq: first.seq, step: 1 });
+    expect(result.ok ? '' : result.reason).toMatch(
+      /^step 1: non-determinism at step 1 of asker@1 .*the log recorded ctx\.model \(request [0-9a-f]{12}\), the code now asks for ctx\.model \(request [0-9a-f]{12}\)/,
+    );
+  });
+});
+
+const PLANNER_TYPES = new Set([
+  'run_started',
+  'budget_reserved',
+  'budget_exceeded',
+  'context_summarized',
+  'thought',
+  'tool_call_requested',
+  'wait_requested',
+  'child_run_requested',
+  'run_completed',
+  'run_failed',
+  'run_cancelled',
+]);
+
+function isPlannerType(type: string): boolean {
+  return PLANNER_TYPES.has(type);
+}
