@@ -1,7 +1,6 @@
 import {
   DuraError,
   type Decision,
-  type EventData,
   type JsonValue,
   type PinnedVersion,
   type RunEvent,
@@ -195,14 +194,15 @@ export function describeCodeDivergence(
   if (expected?.type === 'wait_requested' && expected.data.waitId.startsWith('operator:code:'))
     return at(expected.data.reason ?? 'the code cannot be driven by the log');
   if (expected?.type !== 'thought' || event.type !== 'thought') return undefined;
-  const now = expected.data as EventData<'thought'>;
+  const now = expected.data;
   const call = firstCallDifference(event.data.decision, now.decision);
   if (call) return at(`recorded ${call[0]}, the code now ${call[1]}`);
   const was = decodeJournal(event.data.content);
   const is = decodeJournal(now.content);
   for (let i = 0; i < Math.max(was.length, is.length); i += 1) {
     if (JSON.stringify(was[i] ?? null) === JSON.stringify(is[i] ?? null)) continue;
-    const asked = is[i] === undefined ? 'asks nothing more' : `asks ${entryText(is[i]).replace(/ = .*$/, '')}`;
+    const asked =
+      is[i] === undefined ? 'asks nothing more' : `asks ${entryText(is[i]).replace(/ = .*$/, '')}`;
     return at(`recorded ${entryText(was[i])} (value ${i + 1} of the step), the code now ${asked}`);
   }
   return undefined;

@@ -54,7 +54,12 @@ function jsonOf(output: string): Record<string, unknown> {
 /** Runs replay-checkout to its end: it waits for `go` half-way, which the test sends. */
 async function checkoutRun(sys: CrashSystem, runId: string): Promise<RunEvent[]> {
   await sys.submit({ runId, agent: { kind: 'agent', name: 'replay-checkout' }, input: null });
-  await untilLogged(sys, runId, (e) => e.type === 'wait_requested' && e.data.kind === 'signal', 'the go wait');
+  await untilLogged(
+    sys,
+    runId,
+    (e) => e.type === 'wait_requested' && e.data.kind === 'signal',
+    'the go wait',
+  );
   await createDuraClient(sys.system).signal(runId, 'go', { signalId: `${runId}-go`, payload: { ok: true } });
   const log = await watchToEnd(sys, runId, 120_000);
   expect(log.at(-1)?.type).toBe('run_completed');

@@ -47,7 +47,12 @@ function codeAgentOf(events: readonly RunEvent[]): PinnedVersion | undefined {
  * A code agent's run is re-derived only by re-running its code: without the module that defines the pinned
  * version there is nothing to check, and replay says so instead of reporting no divergence.
  */
-function requireCode(runId: string, events: readonly RunEvent[], agents: Agents | undefined, path?: string): void {
+function requireCode(
+  runId: string,
+  events: readonly RunEvent[],
+  agents: Agents | undefined,
+  path?: string,
+): void {
   const pinned = codeAgentOf(events);
   if (!pinned) return;
   const ran = `run ${runId} ran code agent ${pinned.agent}@${pinned.version}`;
