@@ -5,8 +5,18 @@ import { describe, expect, it } from 'vitest';
 import { defineAgent, type AnyCodeAgent, type Ctx, type ModelAnswer } from '@dura/code-agents';
 import type { JsonObject, RunEvent, RunRequest } from '@dura/contracts';
 import type { EventDraft, RunState } from '@dura/core';
-import { createScriptedModel, replayModelFor, replayRun, withCodeAgents, type Model } from '../src/index';
-import { simulateRun } from '../src/testing';
+import { ToolRegistry } from '@dura/tools';
+import {
+  AgentRegistry,
+  createAgentModel,
+  createModelRouter,
+  createScriptedModel,
+  replayModelFor,
+  replayRun,
+  withCodeAgents,
+  type Model,
+} from '../src/index';
+import { chargeSteps, scriptedRequest, simulateRun } from '../src/testing';
 
 function request(runId: string, name: string, input?: JsonObject): RunRequest & { runId: string } {
   return { v: 1, runId, agent: { kind: 'agent', name }, ...(input ? { input } : {}) };
@@ -49,6 +59,8 @@ interface Variant {
   extraUuid?: boolean;
   /** Asks `ctx.random()` where the original asks `ctx.now()`. */
   randomFirst?: boolean;
+  /** Returns this instead of what the original returns. */
+  output?: string;
 }
 
 /** A code agent using every primitive that has a record: values, fan-out, a signal, a sleep, a child run. */
@@ -71,6 +83,7 @@ function everything(variant: Variant = {}): AnyCodeAgent {
       await ctx.sleep(30);
       const child = await ctx.invoke({ name: 'helper' }, { q: 1 });
       if (variant.extraUuid) ctx.uuid();
+      if (variant.output !== undefined) return variant.output;
       return { at, id, roll, a, b, go: go.kind, child };
     },
   });
@@ -122,6 +135,19 @@ describe('replay of a code agent run', () => {
       seq: last.seq,
       reason: 'step 7: recorded nothing more (value 1 of the step), the code now asks ctx.uuid()',
     });
+  });
+
+  it('names another ending: what the log recorded it finished with, and what the code returns now', async () => {
+    const events = await ranWith(everything(), 'code-other-output');
+    const last = events.filter((e) => e.type === 'thought').at(-1)!;
+    const result = await replayRun({
+      events,
+      model: replayModelFor(events, { codeAgents: [everything({ output: 'changed' })] }),
+    });
+    expect(result).toMatchObject({ ok: false, seq: last.seq, step: 7 });
+    expect(result.ok ? '' : result.reason).toMatch(
+      /^step 7: recorded to finish with \{"a":\{.*\}, the code now asks to finish with "changed"$/,
+    );
   });
 
   it('names a recorded value the code now asks for as another kind (the engine refuses to guess)', async () => {
@@ -191,6 +217,28 @@ describe('replay of a code agent that calls ctx.model', () => {
     expect(asked).toHaveLength(3);
   });
 
+  it('names a model call the step did not record (no model is asked for it)', async () => {
+    const run = await simulateRun(request('code-model-more', 'asker'), served([asker('trip')], answer));
+    const extra = defineAgent({
+      ...asker('trip'),
+      async run(ctx) {
+        const plan = await ctx.model({ prompt: 'plan trip' });
+        const again = await ctx.model({ prompt: 'plan again' });
+        await ctx.tool('pay.charge', { amount: plan.content.length + again.content.length });
+        return null;
+      },
+    });
+    const first = run.events.find((e) => e.type === 'thought')!;
+    const result = await replayRun({
+      events: run.events,
+      model: replayModelFor(run.events, { codeAgents: [extra] }),
+    });
+    expect(result).toMatchObject({ ok: false, seq: first.seq, step: 1 });
+    expect(result.ok ? '' : result.reason).toMatch(
+      /^step 1: step 1 of asker@1 recorded no answer for ctx\.model \(request [0-9a-f]{12}\), which the code now asks for$/,
+    );
+  });
+
   it('names the model request that changed at a recorded position', async () => {
     const run = await simulateRun(request('code-model-changed', 'asker'), served([asker('trip')], answer));
     const first = run.events.find((e) => e.type === 'thought')!;
@@ -202,6 +250,40 @@ describe('replay of a code agent that calls ctx.model', () => {
     expect(result.ok ? '' : result.reason).toMatch(
       /^step 1: non-determinism at step 1 of asker@1 .*the log recorded ctx\.model \(request [0-9a-f]{12}\), the code now asks for ctx\.model \(request [0-9a-f]{12}\)/,
     );
+  });
+});
+
+describe('replay with a module of code agents and JSON agents', () => {
+  it('replays scripted plans and JSON agents as without code agents, and code runs with their code', async () => {
+    const registry = new AgentRegistry({
+      agents: [
+        {
+          name: 'json-stepper',
+          version: '1',
+          tools: ['pay.charge'],
+          model: { provider: 'scripted', steps: [{ tool: 'pay.charge', args: { amount: 7 } }] },
+        },
+      ],
+    });
+    const agents = [everything()];
+    const planner = withCodeAgents({
+      agents,
+      base: createModelRouter({
+        scripted: createScriptedModel(),
+        agents: createAgentModel({ agents: registry, tools: new ToolRegistry([]), env: {} }),
+      }),
+    });
+    const runs = [
+      request('mixed-json', 'json-stepper'),
+      scriptedRequest('mixed-plan', chargeSteps(2)),
+      request('mixed-code', 'everything'),
+    ];
+    for (const r of runs) {
+      const { events, state } = await simulateRun(r, planner, { before: world });
+      expect(state.status, r.runId).toBe('completed');
+      const model = replayModelFor(events, { agents: registry, codeAgents: agents });
+      expect(await replayRun({ events, model }), r.runId).toMatchObject({ ok: true, checked: events.length });
+    }
   });
 });
 
