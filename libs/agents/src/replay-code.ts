@@ -1,10 +1,4 @@
-import {
-  DuraError,
-  type Decision,
-  type JsonValue,
-  type PinnedVersion,
-  type RunEvent,
-} from '@dura/contracts';
+import { DuraError, type Decision, type JsonValue, type PinnedVersion, type RunEvent } from '@dura/contracts';
 import { canonicalJson, type EventDraft, type RunState } from '@dura/core';
 import {
   decideNext,
