@@ -188,6 +188,7 @@ describe('replay of a code agent that calls ctx.model', () => {
       name: 'asker',
       version: '1',
       tools: ['pay.charge'],
+      budget: { maxCostUsd: 1 },
       async run(ctx) {
         const plan = await ctx.model({ prompt: `plan ${topic}` });
         await ctx.tool('pay.charge', { amount: plan.content.length });
@@ -206,7 +207,9 @@ describe('replay of a code agent that calls ctx.model', () => {
     expect(asked).toHaveLength(3);
     const thoughts = run.events.flatMap((e) => (e.type === 'thought' ? [e.data] : []));
     expect(thoughts[0]?.content).toContain('"k":"model"');
-    expect(thoughts.at(-1)).toMatchObject({ usage: { inputTokens: 20, outputTokens: 6 } });
+    expect(thoughts.at(-1)).toMatchObject({ usage: { inputTokens: 20, outputTokens: 6 }, costUsd: 0.002 });
+    // A metered budget: the planner reserved before each step, and replay re-derives those reservations.
+    expect(run.events.filter((e) => e.type === 'budget_reserved').length).toBeGreaterThan(0);
 
     // The replay model has no `answer`: a question the journal does not hold could not be answered.
     const result = await replayRun({
