@@ -187,6 +187,17 @@ export function describeCodeDivergence(
   const at = (reason: string) => ({ step: number, reason: `step ${number}: ${reason}` });
   if (expected?.type === 'wait_requested' && expected.data.waitId.startsWith('operator:code:'))
     return at(expected.data.reason ?? 'the code cannot be driven by the log');
+  if (
+    expected?.type === 'thought' &&
+    event.type === 'wait_requested' &&
+    event.data.waitId.startsWith('operator:code:')
+  ) {
+    const now = expected.data.decision;
+    const asks = now.kind === 'tool_calls' ? now.calls.map(callText).join(', ') : endText(now);
+    return at(
+      `the log stopped the code here (${event.data.reason ?? 'non-determinism'}); the code now asks ${asks}`,
+    );
+  }
   if (expected?.type !== 'thought' || event.type !== 'thought') return undefined;
   const now = expected.data;
   const call = firstCallDifference(event.data.decision, now.decision);

@@ -175,6 +175,59 @@ describe('replay of a code agent run', () => {
   });
 });
 
+describe('replay of a run whose code changed while it ran', () => {
+  function stepper(tool: string): AnyCodeAgent {
+    return defineAgent({
+      name: 'stepper',
+      version: '1',
+      tools: ['pay.charge', 'pay.checked'],
+      async run(ctx) {
+        await ctx.tool(tool, { amount: 1 });
+        await ctx.waitForSignal('go');
+        return 'done';
+      },
+    });
+  }
+
+  it('names the stop the planner recorded, with the old code and with the new', async () => {
+    const before = await simulateRun(request('code-swapped', 'stepper'), served([stepper('pay.charge')]));
+    expect(before.state.waiting?.kind).toBe('signal');
+    // The planner now serves other code under the same version: at step 1 it asks pay.checked.
+    const after = await simulateRun(request('code-swapped', 'stepper'), served([stepper('pay.checked')]), {
+      start: before.events,
+      before: (state) =>
+        state.waiting?.kind === 'signal'
+          ? [{ type: 'signal_received', data: { signalId: 'go-1', name: 'go' } }]
+          : [],
+    });
+    expect(after.state.waiting?.kind).toBe('operator');
+    const events = after.events;
+    const first = events.find((e) => e.type === 'thought')!;
+    const stop = events.find((e) => e.type === 'wait_requested' && e.data.kind === 'operator')!;
+
+    // The new code differs from the log at its first step already.
+    const changed = await replayRun({
+      events,
+      model: replayModelFor(events, { codeAgents: [stepper('pay.checked')] }),
+    });
+    expect(changed).toMatchObject({
+      ok: false,
+      seq: first.seq,
+      step: 1,
+      reason: 'step 1: recorded pay.charge {"amount":1}, the code now asks pay.checked {"amount":1}',
+    });
+    // The code the run started with agrees with every step, up to where the planner stopped it.
+    const original = await replayRun({
+      events,
+      model: replayModelFor(events, { codeAgents: [stepper('pay.charge')] }),
+    });
+    expect(original).toMatchObject({ ok: false, seq: stop.seq, step: 3 });
+    expect(original.ok ? '' : original.reason).toMatch(
+      /^step 3: the log stopped the code here \(non-determinism at step 1 .*pay\.charge.*pay\.checked.*\); the code now asks to finish with "done"$/,
+    );
+  });
+});
+
 describe('replay of a code agent that calls ctx.model', () => {
   const answer = (q: JsonObject): ModelAnswer => ({
     content: `answer to ${JSON.stringify(q)}`,
