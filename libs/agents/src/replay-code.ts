@@ -10,8 +10,8 @@ import {
 } from '@dura/code-agents';
 import type { ToolRegistry } from '@dura/tools';
 import { withCodeAgents } from './agents/code-agent-model';
+import { codeTurnOf } from './agents/code-turn';
 import type { CodeTurn, DecideInput, Model } from './model';
-import { withToolApprovals } from './model-router';
 import { isPlannerEvent } from './replay-compare';
 
 export interface ReplayCodeDeps {
@@ -29,7 +29,8 @@ export interface ReplayCodeDeps {
  * planner serving the same module), and each step decided by re-running the agent's code against the log
  * prefix, with the values the step recorded in its thought standing in for fresh ones. `ctx.model` is
  * answered from that journal (no model is asked); a request whose hash differs from the recorded one is
- * non-determinism, which `plannerStep` turns into the operator wait the driver would append.
+ * non-determinism, which `plannerStep` turns into the operator wait the driver would append. A step maps to
+ * its turn by `codeTurnOf`, the mapping the code-agent model's steps take to `plannerStep` as well.
  */
 export function replayCodeAgents(deps: ReplayCodeDeps): Model {
   const served = withCodeAgents({
@@ -53,37 +54,14 @@ async function replayCode(deps: ReplayCodeDeps, input: DecideInput): Promise<Cod
     fresh: UNRECORDED,
     frontier: { step: input.state.turns.length, entries: recorded },
   });
-  switch (step.kind) {
-    case 'suspended':
-      return { kind: 'suspended' };
-    case 'blocked':
-      return { kind: 'blocked', reason: step.error.message };
-    case 'model':
-      // Every recorded answer was given: this is a model call the step did not make when it ran.
-      return {
-        kind: 'blocked',
-        reason:
-          `step ${input.state.turns.length + 1} of ${agent.name}@${agent.version} recorded no answer for ` +
-          `ctx.model (request ${step.requestHash.slice(0, 12)}), which the code now asks for`,
-      };
-    case 'decide': {
-      const { thought } = step;
-      return {
-        kind: 'turn',
-        turn: withToolApprovals(
-          {
-            decision: thought.decision,
-            ...(thought.content === undefined ? {} : { content: thought.content }),
-            usage: thought.usage,
-            model: thought.model,
-            finishReason: thought.finishReason,
-            ...(thought.costUsd === undefined ? {} : { costUsd: thought.costUsd }),
-          },
-          deps.tools,
-        ),
-      };
-    }
-  }
+  if (step.kind !== 'model') return codeTurnOf(step, deps.tools);
+  // Every recorded answer was given: this is a model call the step did not make when it ran.
+  return {
+    kind: 'blocked',
+    reason:
+      `step ${input.state.turns.length + 1} of ${agent.name}@${agent.version} recorded no answer for ` +
+      `ctx.model (request ${step.requestHash.slice(0, 12)}), which the code now asks for`,
+  };
 }
 
 /** The values the step after `state` recorded: the journal of the thought the log holds next. */
