@@ -30,7 +30,7 @@ export interface ReplayCodeDeps {
  * prefix, with the values the step recorded in its thought standing in for fresh ones. `ctx.model` is
  * answered from that journal (no model is asked); a request whose hash differs from the recorded one is
  * non-determinism, which `plannerStep` turns into the operator wait the driver would append. A step maps to
- * its turn by `codeTurnOf`, the mapping the code-agent model's steps take to `plannerStep` as well.
+ * its turn by `codeTurnOf` (the mapping `withCodeAgents` makes of the steps it decides).
  */
 export function replayCodeAgents(deps: ReplayCodeDeps): Model {
   const served = withCodeAgents({

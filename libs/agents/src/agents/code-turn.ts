@@ -6,7 +6,7 @@ import { withToolApprovals } from '../model-router';
 /**
  * What the planner makes of a code agent's step once its model calls are answered: the thought to record
  * (tools defined with `requiresApproval` waiting for approval, as for any agent), an operator wait, or
- * nothing yet. Shared by the code-agent model and replay, so a replayed step maps to the same turn.
+ * nothing yet: the mapping `withCodeAgents` makes of the steps it decides, as replay needs it too.
  */
 export function codeTurnOf(step: Exclude<CodeStep, { kind: 'model' }>, tools?: ToolRegistry): CodeTurn {
   switch (step.kind) {
