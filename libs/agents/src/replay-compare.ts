@@ -9,6 +9,8 @@ export interface ReplayDivergence {
   /** What the log holds there (`{type, data}`), or the projector's value for a projection mismatch. */
   actual: unknown;
   reason: string;
+  /** A code agent's run: the step (1-based, as the engine counts them) the divergence is in. */
+  step?: number;
 }
 
 /** Events only the planner appends; every other type arrives from outside (intake, gateway, signals). */

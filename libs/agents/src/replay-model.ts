@@ -1,16 +1,23 @@
 import { DuraError, type RunEvent } from '@dura/contracts';
 import { ToolRegistry } from '@dura/tools';
 import type { RunState } from '@dura/core';
+import type { AnyCodeAgent } from '@dura/code-agents';
 import { createAgentModel } from './agents/agent-model';
 import type { AgentRegistry } from './agents/registry';
 import type { Model, SummaryTurn } from './model';
 import { createModelRouter } from './model-router';
 import { createScriptedModel } from './scripted-model';
 import { isPlannerEvent } from './replay-compare';
+import { replayCodeAgents } from './replay-code';
 
 export interface ReplayModelOptions {
   /** The agent definitions to check agent runs against (what the planner serves: `DURA_AGENTS`). */
   agents?: AgentRegistry;
+  /**
+   * The code agents (`defineAgent`) to re-run: a run of one is decided by its code against the log, with
+   * the values and model answers its steps recorded; without them a code agent's run cannot be replayed.
+   */
+  codeAgents?: readonly AnyCodeAgent[];
   /** The tools, for the approvals their definitions require; default none. */
   tools?: ToolRegistry;
 }
@@ -21,9 +28,17 @@ export interface ReplayModelOptions {
  * answered from the thoughts the log recorded, which still checks everything the planner derives from them
  * (pinning, budgets, intents, keys, completions). With definitions, runs are pinned and budgeted by them, so
  * a changed agent shows at `run_started` or at the first step it decides differently; without, agent runs
- * keep the pin, reservations and summaries their log recorded.
+ * keep the pin, reservations and summaries their log recorded. Code agents' runs are re-run with their code
+ * (`codeAgents`, see `replayCodeAgents`).
  */
 export function replayModelFor(events: readonly RunEvent[], options: ReplayModelOptions = {}): Model {
+  const base = baseReplayModel(events, options);
+  const { codeAgents, tools } = options;
+  if (!codeAgents || codeAgents.length === 0) return base;
+  return replayCodeAgents({ agents: codeAgents, base, events, ...(tools ? { tools } : {}) });
+}
+
+function baseReplayModel(events: readonly RunEvent[], options: ReplayModelOptions): Model {
   const recorded = recordedModel(events);
   const scripted = createScriptedModel();
   if (!options.agents) {

@@ -19,12 +19,16 @@ import {
   sameCall,
   type ReplayDivergence,
 } from './replay-compare';
+import { codeAgentMissing, codeAgentRunOf, describeCodeDivergence } from './replay-code';
 import { replayModelFor } from './replay-model';
 
 export interface ReplayInput {
   /** The run's whole log, in order (from the stream or the read API). */
   events: readonly RunEvent[];
-  /** The model to ask again at every decision; default: `replayModelFor(events)`. */
+  /**
+   * The model to ask again at every decision; default: `replayModelFor(events)`. A code agent's run needs
+   * one that serves its pinned version with code (`replayModelFor(events, { codeAgents })`).
+   */
   model?: Model;
   /** The projector's state of the run (`GET /runs/:id`): checked to equal the fold of `events`. */
   projected?: unknown;
@@ -44,10 +48,17 @@ export type ReplayResult =
  * causation embed stream sequences, which depend on every other run's appends; `ts` and `trace` are wall
  * clock and process). Events a fork copied from its source (ids `<runId>@fork.<i>`) are inputs: the
  * source's own replay checks them. Returns the first divergence, or how much was checked.
+ *
+ * A code agent's run is re-derived by re-running its code (`model.code`) against each prefix: a model that
+ * does not serve the run's pinned code agent cannot check it, and replay throws `code_agent_not_given`
+ * instead of reporting a check it did not make. Its divergence names the step and the call that differs.
  */
 export async function replayRun(input: ReplayInput): Promise<ReplayResult> {
   const { events } = input;
   const model = input.model ?? replayModelFor(events);
+  const code = codeAgentRunOf(events);
+  if (code && (model.code === undefined || model.serves?.(code) !== true))
+    throw codeAgentMissing(events[0]?.meta.runId ?? '', code, undefined);
   let decisions = 0;
   const diverged = (checked: number, divergence: ReplayDivergence): ReplayResult => ({
     ok: false,
@@ -105,8 +116,12 @@ export async function replayRun(input: ReplayInput): Promise<ReplayResult> {
         if (!isPlannerEvent(event) && !(next !== undefined && sameCall(next, event))) pending = [];
       }
       if (pending.length > 0 || isPlannerEvent(event)) {
-        const problem = compare(pending.shift(), event, action);
-        if (problem) return diverged(index, { seq: event.seq, ...problem });
+        const draft = pending.shift();
+        const problem = compare(draft, event, action);
+        if (problem) {
+          const inCode = describeCodeDivergence(state, draft, event);
+          return diverged(index, { seq: event.seq, ...problem, ...inCode });
+        }
         decisions += 1;
       }
     }

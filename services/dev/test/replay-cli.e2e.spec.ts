@@ -7,7 +7,9 @@ import type { RunEvent } from '@dura/contracts';
 import { spawnTsEntry } from '@dura/testing';
 import { logOf, useCrashSystem, watchToEnd, type CrashSystem, type PlanRequest } from './crash-harness';
 import { DIVERGES_AT_STEP } from './fixtures/diverging-model';
+import { createDuraClient } from '@dura/client';
 import { eventually, getJson } from './system';
+import { untilLogged } from './agent-support';
 import { fakeModel, toolResults, useScriptedLlm, writeAgentsFile, type WireBody } from './agent2-support';
 
 const DIVERGING_MODEL = fileURLToPath(new URL('./fixtures/diverging-model.ts', import.meta.url));
@@ -261,5 +263,79 @@ describe('dura replay of agent runs', () => {
     expect(result.output).toMatch(/expected: \{"type":"thought".*"tool":"pay.charge"/);
     expect(result.output).toMatch(/actual: +\{"type":"thought".*"tool":"echo"/);
     expect(result.code).toBe(1);
+  });
+});
+
+describe('dura replay of runs that wait, sleep, fan out and start children', () => {
+  it('finds no divergence in a scripted plan (signal, sleep, child run) and a JSON agent fanning out in parallel', async () => {
+    const sys = crash();
+    const agents = await writeAgentsFile(fake.dir(), 'replay-agents-parallel', {
+      agents: [
+        {
+          name: 'fanner',
+          version: '1',
+          tools: ['echo'],
+          model: {
+            provider: 'scripted',
+            steps: [
+              {
+                parallel: [
+                  { tool: 'echo', args: { amount: 1 } },
+                  { tool: 'echo', args: { amount: 2 } },
+                ],
+              },
+              { tool: 'echo', args: { amount: 3 } },
+            ],
+          },
+        },
+      ],
+    });
+    await sys.restart('planner', undefined, { DURA_AGENTS: agents });
+    const plan = {
+      runId: 'cli-replay-waits',
+      agent: {
+        kind: 'scripted',
+        steps: [
+          { tool: 'echo', args: { amount: 10 } },
+          { tool: 'dura.wait_for_signal', args: { name: 'go', timeoutSeconds: 600 } },
+          { tool: 'dura.sleep', args: { seconds: 1 } },
+          {
+            tool: 'dura.run_agent',
+            args: { agent: { kind: 'scripted', steps: [{ tool: 'echo', args: { amount: 20 } }] } },
+          },
+        ],
+      },
+    } as unknown as PlanRequest;
+    await sys.submit(plan);
+    await untilLogged(sys, plan.runId, (e) => e.type === 'wait_requested' && e.data.kind === 'signal', 'go');
+    await createDuraClient(sys.system).signal(plan.runId, 'go', { signalId: 'cli-replay-waits-go' });
+    const log = await watchToEnd(sys, plan.runId, 120_000);
+    expect(log.at(-1)?.type).toBe('run_completed');
+    const kinds = log.flatMap((e) => (e.type === 'wait_requested' ? [e.data.kind] : []));
+    expect(kinds).toEqual(['signal', 'timer', 'child']);
+    const child = log.find((e) => e.type === 'child_run_requested');
+    const childRunId = child?.type === 'child_run_requested' ? child.data.childRunId : '';
+    const fanned = await completed(sys, {
+      runId: 'cli-replay-parallel',
+      agent: { kind: 'agent', name: 'fanner' },
+    } as unknown as PlanRequest);
+    const first = fanned.find((e) => e.type === 'thought');
+    expect(
+      first?.type === 'thought' && first.data.decision.kind === 'tool_calls' ? first.data.decision.calls : [],
+    ).toHaveLength(2);
+
+    for (const [runId, flags] of [
+      [plan.runId, []],
+      [childRunId, []],
+      ['cli-replay-parallel', []],
+      ['cli-replay-parallel', ['--agents', agents]],
+    ] as const) {
+      const events = await logOf(sys, runId);
+      const result = await dura(sys, ['replay', runId, ...flags]);
+      expect(result.output, `dura replay ${runId} ${flags.join(' ')}`).toContain(
+        `no divergence (${events.length} events checked)`,
+      );
+      expect(result.code).toBe(0);
+    }
   });
 });

@@ -1,7 +1,8 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ApiUnreachable, RunNotFound } from '@dura/client';
-import { loadAgentRegistry, replayModelFor, replayRun, type Model, type ReplayResult } from '@dura/agents';
+import type { PinnedVersion, RunEvent } from '@dura/contracts';
+import { loadAgents, replayModelFor, replayRun, type Model, type ReplayResult } from '@dura/agents';
 import { booleanFlag, positional, stringFlag } from '../args';
 import { EXIT, UsageError, type CommandContext, type CommandModule } from '../command';
 
@@ -24,12 +25,48 @@ async function loadModel(path: string): Promise<Model> {
   return model as Model;
 }
 
-/** The agent definitions at `path` (a JSON file or a module, as `DURA_AGENTS` takes). */
-async function loadAgents(path: string): Promise<Awaited<ReturnType<typeof loadAgentRegistry>>> {
+type Agents = Awaited<ReturnType<typeof loadAgents>>;
+
+/** The agent definitions at `path` (a JSON file or a module of JSON and code agents, as `DURA_AGENTS`). */
+async function agentsAt(path: string): Promise<Agents> {
   try {
-    return await loadAgentRegistry(path);
+    return await loadAgents(path);
   } catch (err) {
     throw new UsageError(`--agents ${path}: ${(err as Error).message}`);
+  }
+}
+
+/** The code agent a run was pinned to in `run_started`; undefined for any other run. */
+function codeAgentOf(events: readonly RunEvent[]): PinnedVersion | undefined {
+  const started = events.find((event) => event.type === 'run_started');
+  const pinned = started?.type === 'run_started' ? started.data.pinned : undefined;
+  return pinned?.provider === 'code' ? pinned : undefined;
+}
+
+/**
+ * A code agent's run is re-derived only by re-running its code: without the module that defines the pinned
+ * version there is nothing to check, and replay says so instead of reporting no divergence.
+ */
+function requireCode(
+  runId: string,
+  events: readonly RunEvent[],
+  agents: Agents | undefined,
+  path?: string,
+): void {
+  const pinned = codeAgentOf(events);
+  if (!pinned) return;
+  const ran = `run ${runId} ran code agent ${pinned.agent}@${pinned.version}`;
+  if (agents === undefined || path === undefined)
+    throw new UsageError(
+      `${ran}: its steps come from the agent's code, which replay re-runs against the log and cannot ` +
+        `check without it; pass the module that defines it: dura replay ${runId} --agents <module>`,
+    );
+  if (!agents.codeAgents.some((a) => a.name === pinned.agent && a.version === pinned.version)) {
+    const defined = agents.codeAgents.map((a) => `${a.name}@${a.version}`).join(', ') || 'no code agent';
+    throw new UsageError(
+      `--agents ${path} does not define ${pinned.agent}@${pinned.version}, which ${runId} ran ` +
+        `(it defines ${defined}); pass the module that defines that version`,
+    );
   }
 }
 
@@ -71,13 +108,14 @@ function report(ctx: CommandContext, runId: string, result: ReplayResult): void 
 export const replay: CommandModule = {
   name: 'replay',
   summary: 'Re-drive a run from its log, running nothing, and report the first divergence',
-  usage: 'dura replay <run-id> [--agents FILE] [--model MODULE] [--projection]',
+  usage: 'dura replay <run-id> [--agents FILE|MODULE] [--model MODULE] [--projection]',
   flags: {
     agents: {
       type: 'string',
-      value: 'FILE',
+      value: 'FILE|MODULE',
       description:
-        'agent definitions (as DURA_AGENTS) to check agent runs against: pins, budgets, scripted steps',
+        'agent definitions (as DURA_AGENTS: a JSON file, or a module of JSON and code agents) to check ' +
+        'agent runs against: pins, budgets, scripted steps, and the code of code agents (required for them)',
     },
     model: {
       type: 'string',
@@ -98,13 +136,20 @@ The model: scripted plans ask the scripted model again. Agent runs (JSON agents,
 --agents FILE (the planner's DURA_AGENTS, or the next version of it) each run is pinned and budgeted by those
 definitions and agents with a scripted model are asked again, so a changed definition shows at run_started
 or at the first step it decides differently; LLM answers come from the thoughts the log recorded. Without
---agents, agent runs keep the pin and reservations their log recorded. --model MODULE replaces all of
-this with another model (a module exporting createModel(), e.g. the next planner version). --json prints { runId, ok, checked, decisions } or the divergence { seq, expected,
-actual, reason }.
+--agents, agent runs keep the pin and reservations their log recorded.
+Code agents (defineAgent): --agents MODULE (the module the planner serves with DURA_AGENTS, or a changed
+version of it) is required; replay re-runs the code against the log, with the times, random numbers, ids
+and model answers each step recorded (no model is asked), and reports the first call the code asks for
+differently: "step 2: recorded pay.charge {...}, the code now asks pay.checked {...}". Without the module
+a code agent's run is refused (exit 2): its decisions cannot be checked without its code.
+--model MODULE replaces all of this with another model (a module exporting createModel(), e.g. the next
+planner version). --json prints { runId, ok, checked, decisions } or the divergence { seq, expected,
+actual, reason, step? }.
 
 Examples:
   dura replay run_42
   dura replay run_42 --agents ./agents.next.json
+  dura replay run_42 --agents ./agents.ts        # code agents: the module DURA_AGENTS names
   dura replay run_42 --model ./planner-next/model.ts
 
 Exit code: 0 no divergence; 1 the first divergence is printed; 3 when the run has no events.`,
@@ -112,11 +157,13 @@ Exit code: 0 no divergence; 1 the first divergence is printed; 3 when the run ha
     const runId = positional(args, 0, 'run id');
     const modulePath = stringFlag(args, 'model');
     const agentsPath = stringFlag(args, 'agents');
-    const agents = agentsPath === undefined ? undefined : await loadAgents(agentsPath);
+    const agents = agentsPath === undefined ? undefined : await agentsAt(agentsPath);
     let model = modulePath === undefined ? undefined : await loadModel(modulePath);
     const events = await ctx.client.readEvents(runId);
     if (events.length === 0) throw new RunNotFound(runId);
-    if (model === undefined && agents !== undefined) model = replayModelFor(events, { agents });
+    if (model === undefined) requireCode(runId, events, agents, agentsPath);
+    if (model === undefined && agents !== undefined)
+      model = replayModelFor(events, { agents: agents.registry, codeAgents: agents.codeAgents });
     const projected = booleanFlag(args, 'projection') ? await projection(ctx, runId) : undefined;
     const result = await replayRun({
       events,

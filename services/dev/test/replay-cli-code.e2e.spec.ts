@@ -1,0 +1,150 @@
+// `dura replay` of code agents' runs, as a real child process, against planner, tool-gateway and projector
+// processes on real NATS and Postgres. The planner serves fixtures/replay-code-agents.ts (DURA_AGENTS); a
+// run uses every primitive with a record (ctx.now/random/uuid, tools, a fan-out, a signal, a sleep, a child
+// run). Replayed with the same module: no divergence. With a changed module: the first divergent call,
+// named. Without the module: refused, since nothing of the code could be checked.
+import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import { createDuraClient } from '@dura/client';
+import type { RunEvent } from '@dura/contracts';
+import { fold } from '@dura/core';
+import { spawnTsEntry } from '@dura/testing';
+import { useCrashSystem, watchToEnd, type CrashSystem } from './crash-harness';
+import { untilLogged, witnessedKeys } from './agent-support';
+import { eventually, getJson } from './system';
+
+const AGENTS = fileURLToPath(new URL('./fixtures/replay-code-agents.ts', import.meta.url));
+const CHANGED = fileURLToPath(new URL('./fixtures/replay-code-agents-changed.ts', import.meta.url));
+/** Code agents, but not replay-checkout: a module that cannot replay its runs. */
+const OTHER = fileURLToPath(new URL('./fixtures/code-agents.ts', import.meta.url));
+
+const crash = useCrashSystem(['tool-gateway', 'projector', 'planner'], {
+  env: (name): Record<string, string> => (name === 'planner' ? { DURA_AGENTS: AGENTS } : {}),
+});
+
+interface CliResult {
+  code: number | null;
+  output: string;
+}
+
+/** Runs `dura <args>` (services/cli) as a child process against the spec's system. */
+async function dura(sys: CrashSystem, args: string[]): Promise<CliResult> {
+  const proc = spawnTsEntry({
+    name: `dura ${args[0] ?? ''}`,
+    entry: 'services/cli/src/main.ts',
+    args,
+    env: { NATS_URL: sys.system.env['NATS_URL'], DURA_API_URL: sys.system.apiUrl },
+  });
+  const exit = await Promise.race([proc.exited, sleep(90_000, 'timeout' as const, { ref: false })]);
+  if (exit === 'timeout') {
+    await proc.kill('SIGKILL');
+    throw new Error(`dura ${args.join(' ')} did not exit within 90 s. Output:\n${proc.output()}`);
+  }
+  await sleep(200); // the last of the pipes may be read after 'exit'
+  return { code: exit.code, output: proc.output() };
+}
+
+/** The JSON document a --json command printed (its last `{` … `}` block). */
+function jsonOf(output: string): Record<string, unknown> {
+  const start = output.indexOf('{');
+  return JSON.parse(output.slice(start, output.lastIndexOf('}') + 1)) as Record<string, unknown>;
+}
+
+/** Runs replay-checkout to its end: it waits for `go` half-way, which the test sends. */
+async function checkoutRun(sys: CrashSystem, runId: string): Promise<RunEvent[]> {
+  await sys.submit({ runId, agent: { kind: 'agent', name: 'replay-checkout' }, input: null });
+  await untilLogged(
+    sys,
+    runId,
+    (e) => e.type === 'wait_requested' && e.data.kind === 'signal',
+    'the go wait',
+  );
+  await createDuraClient(sys.system).signal(runId, 'go', { signalId: `${runId}-go`, payload: { ok: true } });
+  const log = await watchToEnd(sys, runId, 120_000);
+  expect(log.at(-1)?.type).toBe('run_completed');
+  await eventually(
+    async () => {
+      const { status, body } = await getJson(`${sys.system.apiUrl}/runs/${runId}`);
+      return status === 200 && (body as { lastSeq: number }).lastSeq === log.at(-1)!.seq ? true : undefined;
+    },
+    `the projection of ${runId}`,
+    30_000,
+  );
+  return log;
+}
+
+describe('dura replay of a code agent run', () => {
+  it('re-runs the code with --agents: no divergence for the run and its child; without the module, refused', async () => {
+    const sys = crash();
+    const runId = 'replay-code-1';
+    const log = await checkoutRun(sys, runId);
+    // The run used what replay must re-derive: pinned code, recorded values, a fan-out, a wait, a sleep, a child.
+    expect(log.find((e) => e.type === 'run_started')?.data).toMatchObject({
+      pinned: { agent: 'replay-checkout', version: '1', provider: 'code' },
+    });
+    const thoughts = log.flatMap((e) => (e.type === 'thought' ? [e.data] : []));
+    expect(thoughts[0]?.content).toMatch(/"k":"now".*"k":"uuid".*"k":"random"/);
+    const kinds = log.flatMap((e) => (e.type === 'wait_requested' ? [e.data.kind] : []));
+    expect(kinds).toEqual(['signal', 'timer', 'child']);
+    expect(thoughts.map((t) => (t.decision.kind === 'tool_calls' ? t.decision.calls.length : 0))).toEqual([
+      1, 1, 2, 1, 1, 1, 0,
+    ]);
+    const output = fold(log).output as { ref: string; child: unknown };
+    expect(output.child).toMatchObject({ charged: { amount: 5 } });
+    // The four pay calls of the parent each reached the payment witness once.
+    const keys = witnessedKeys(sys, runId);
+    expect(keys).toHaveLength(4);
+    expect(new Set(keys).size).toBe(4);
+
+    const same = await dura(sys, ['replay', runId, '--agents', AGENTS]);
+    expect(same.output).toContain(`no divergence (${log.length} events checked)`);
+    expect(same.code).toBe(0);
+    const json = await dura(sys, ['replay', runId, '--agents', AGENTS, '--projection', '--json']);
+    expect(jsonOf(json.output)).toMatchObject({ runId, ok: true, checked: log.length });
+    expect(json.code).toBe(0);
+
+    const childId = log.find((e) => e.type === 'child_run_requested')!;
+    const childRunId = childId.type === 'child_run_requested' ? childId.data.childRunId : '';
+    const childLog = await watchToEnd(sys, childRunId);
+    const child = await dura(sys, ['replay', childRunId, '--agents', AGENTS]);
+    expect(child.output).toContain(`no divergence (${childLog.length} events checked)`);
+    expect(child.code).toBe(0);
+
+    // Without the code, nothing of its decisions can be checked: refused, with what to pass.
+    const bare = await dura(sys, ['replay', runId]);
+    expect(bare.output).toContain(
+      `run ${runId} ran code agent replay-checkout@1: its steps come from the agent's code`,
+    );
+    expect(bare.output).toContain(`dura replay ${runId} --agents <module>`);
+    expect(bare.output).not.toContain('no divergence');
+    expect(bare.code).toBe(2);
+    const other = await dura(sys, ['replay', runId, '--agents', OTHER]);
+    expect(other.output).toContain(`--agents ${OTHER} does not define replay-checkout@1`);
+    expect(other.output).not.toContain('no divergence');
+    expect(other.code).toBe(2);
+  });
+
+  it('with a changed module, names the step, the recorded call and what the code asks now, and exits 1', async () => {
+    const sys = crash();
+    const runId = 'replay-code-changed';
+    const log = await checkoutRun(sys, runId);
+    const second = log.filter((e) => e.type === 'thought')[1]!;
+    const result = await dura(sys, ['replay', runId, '--agents', CHANGED]);
+    expect(result.output).toContain(
+      `divergence at seq ${second.seq}: step 2: recorded pay.charge {"amount":2}, the code now asks pay.checked {"amount":2}`,
+    );
+    expect(result.output).toMatch(/expected: \{"type":"thought".*"tool":"pay.checked"/);
+    expect(result.output).toMatch(/actual: +\{"type":"thought".*"tool":"pay.charge"/);
+    expect(result.code).toBe(1);
+    const json = await dura(sys, ['replay', runId, '--agents', CHANGED, '--json']);
+    expect(jsonOf(json.output)).toMatchObject({
+      runId,
+      ok: false,
+      seq: second.seq,
+      step: 2,
+      checked: log.indexOf(second),
+    });
+    expect(json.code).toBe(1);
+  });
+});
