@@ -306,3 +306,65 @@ describe('ctx.loop', () => {
     expect(asked).toHaveLength(3);
   });
 });
+
+describe('the triage example of docs/agents-as-code.md', () => {
+  const tickets = (name: string) =>
+    defineTool({
+      name,
+      description: name,
+      input: z.object({ query: z.string().optional(), label: z.string().optional() }),
+      safety: 'idempotent',
+      execute: () => Promise.resolve(null),
+    });
+  const triage = defineAgent({
+    name: 'triage',
+    version: '3',
+    model: {
+      provider: 'anthropic',
+      model: 'claude-sonnet-4-5',
+      apiKeyEnv: 'ANTHROPIC_API_KEY',
+      maxTokens: 512,
+    },
+    tools: ['tickets.search', 'tickets.label'],
+    budget: { maxCostUsd: 0.5 },
+    async run(ctx, ticket: string) {
+      const kind = await ctx.model({
+        system: 'Answer bug, question or other.',
+        prompt: ticket,
+        maxTokens: 5,
+      });
+      if (kind.content.trim() !== 'bug') return { kind: kind.content };
+      const { text } = await ctx.loop({
+        system: 'Find duplicates, then label the ticket.',
+        prompt: ticket,
+        tools: ['tickets.search', 'tickets.label'],
+        maxTurns: 6,
+      });
+      return { kind: 'bug', text };
+    },
+  });
+
+  it('classifies with one small call, then loops over the tools, within its cost budget', async () => {
+    const { provider, asked } = fakeProvider((r) => {
+      if (r.maxTokens === 5) return { content: 'bug' };
+      const results = r.messages.filter((m) => m.role === 'tool').length;
+      if (results === 0) return { toolCalls: [{ id: 's', name: 'tickets.search', arguments: {} }] };
+      if (results === 1) return { toolCalls: [{ id: 'l', name: 'tickets.label', arguments: {} }] };
+      return { content: 'labelled as a duplicate' };
+    });
+    const model = withCodeAgents({
+      agents: [triage],
+      base: createScriptedModel(),
+      tools: new ToolRegistry([tickets('tickets.search'), tickets('tickets.label')]),
+      prices: { 'claude-sonnet-4-5': { inputPerMTokUsd: 3, outputPerMTokUsd: 15 } },
+      providerFor: () => provider,
+    });
+    const run = await simulateRun({ ...request('t-1', 'triage'), input: 'app crashes on start' }, model);
+
+    expect(run.state.output).toEqual({ kind: 'bug', text: 'labelled as a duplicate' });
+    expect(asked.map((r) => r.model)).toEqual(Array(4).fill('claude-sonnet-4-5'));
+    expect(asked[1]?.tools.map((t) => t.name)).toEqual(['tickets.search', 'tickets.label']);
+    expect(run.events.filter((e) => e.type === 'budget_reserved')).toHaveLength(3);
+    expect(run.state.budget.costUsd).toBeGreaterThan(0);
+  });
+});
