@@ -205,6 +205,32 @@ describe('ctx.model served by the planner', () => {
     ]);
   });
 
+  it('given an answer the journal cannot hold, when asked, then the run fails with the reason instead of recording it', async () => {
+    const broken: ChatProvider = {
+      provider: 'openai',
+      chat: () =>
+        Promise.resolve({
+          content: 'x',
+          toolCalls: [],
+          usage: { inputTokens: -1, outputTokens: 1 },
+          finishReason: 'stop',
+          modelId: 'fake-1',
+        }),
+    };
+    const echo = defineAgent({
+      name: 'echo',
+      version: '1',
+      model: MODEL,
+      tools: [],
+      run: async (ctx) => (await ctx.model({ prompt: 'say' })).content,
+    });
+    const run = await simulateRun(request('m-6', 'echo'), served([echo], broken));
+
+    expect(run.state.status).toBe('failed');
+    expect(run.state.error?.code).toBe('model_bad_response');
+    expect(run.state.error?.message).toMatch(/cannot be recorded/);
+  });
+
   it('given a live port, when the model answers, then its text is streamed as it comes', async () => {
     const { provider } = fakeProvider(() => ({ content: 'one two three' }));
     const echo = defineAgent({
