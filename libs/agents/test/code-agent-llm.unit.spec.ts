@@ -157,6 +157,31 @@ describe('ctx.model served by the planner', () => {
     expect(run.events.map((e) => e.type)).not.toContain('budget_reserved');
   });
 
+  it('given a wait policy, when a call would pass the cost limit, then the run waits without asking and goes on after raise_budget', async () => {
+    const patient = defineAgent({ ...planner, name: 'patient', onBudgetExceeded: 'wait' });
+    const { provider, asked } = fakeProvider(() => ({ content: 'a' }));
+    let raised = false;
+    const run = await simulateRun(
+      { ...request('m-7', 'patient', { maxCostUsd: 0.05 }), input: 'x' },
+      served([patient], provider),
+      {
+        before: (state) => {
+          if (state.waiting?.kind !== 'budget' || raised) return [];
+          raised = true;
+          expect(asked).toHaveLength(0);
+          const payload = { maxCostUsd: 5 };
+          return [{ type: 'signal_received', data: { signalId: 'raise-1', name: 'raise_budget', payload } }];
+        },
+      },
+    );
+
+    expect(raised).toBe(true);
+    expect(run.state.status).toBe('completed');
+    expect(asked).toHaveLength(2);
+    const types = run.events.map((e) => e.type);
+    expect(types.indexOf('budget_exceeded')).toBeLessThan(types.indexOf('budget_reserved'));
+  });
+
   it('given an answer not recorded (a crash before the thought), when the step is decided again, then only that call is asked again', async () => {
     const { provider, asked } = fakeProvider((r) => ({
       content: r.messages.at(-1)?.content?.startsWith('summarize') ? 'done' : 'a',

@@ -151,7 +151,11 @@ export function withCodeAgents(deps: CodeAgentModelDeps): Model {
             `this planner serves ${(versions.get(request.agent.name) ?? []).map((a) => a.version).join(', ')}`,
         );
       const budget = tighterBudget(agent.budget, request.budget);
-      return { pinned: pinnedVersion(agent), ...(budget ? { budget } : {}) };
+      return {
+        pinned: pinnedVersion(agent),
+        ...(budget ? { budget } : {}),
+        ...(agent.onBudgetExceeded ? { budgetPolicy: agent.onBudgetExceeded } : {}),
+      };
     },
     serves: (pinned: PinnedVersion) =>
       pinned.provider === 'code'
