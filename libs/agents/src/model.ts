@@ -54,7 +54,7 @@ export interface Model {
   start?(request: RunRequest & { runId: string }): StartInfo;
   /** Whether this planner may decide a run pinned to `pinned` (a rolling deploy never mixes brains mid-run). */
   serves?(pinned: PinnedVersion): boolean;
-  /** The worst case of the next call, reserved against the run's budgets before it is made. */
+  /** The worst case of the next call, reserved against the run's budgets before it is made (not code runs'). */
   reservation?(input: DecideInput): Promise<Reservation>;
   /** A summary to record first, when the next call's input would outgrow the model's context. */
   summarize?(input: DecideInput): Promise<SummaryTurn | undefined>;

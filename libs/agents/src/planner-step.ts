@@ -75,7 +75,8 @@ async function decideStep(state: RunState, ports: PlannerStepPorts): Promise<Pla
     throw new DuraError('corrupt_run', `run ${state.runId ?? ''} is running but has no recorded request`);
   const input = { state, request };
   if (model.code && state.pinned?.provider === 'code') {
-    const step = await codeStep(state, { ...input, ...(ports.live ? { live: ports.live } : {}) }, ports);
+    const live = ports.live ? { live: ports.live } : {};
+    const step = await codeStep(state, { ...input, ...live }, ports, model.code.bind(model));
     if (step) return step;
   }
   const reservation = (await model.reservation?.(input)) ?? { tokens: 0, costUsd: 0 };
@@ -110,6 +111,7 @@ async function codeStep(
   state: RunState,
   input: DecideInput,
   ports: PlannerStepPorts,
+  decideCode: NonNullable<Model['code']>,
 ): Promise<PlannerStep | undefined> {
   const excess = budgetExcess(state, NOTHING, ports.now);
   if (excess) return { kind: 'over_budget', drafts: budgetExceededEvents(state, excess) };
@@ -124,12 +126,12 @@ async function codeStep(
     if (metered && reserved === null) return { kind: 'reserve', reservation: call };
     return { kind: 'ask' };
   };
-  const code: CodeTurn | DuraError | undefined = await around(() =>
-    (ports.model.code as NonNullable<Model['code']>)({ ...input, budget }),
-  ).catch((err: unknown) => {
-    if (!isFinalModelError(err)) throw err;
-    return err;
-  });
+  const code: CodeTurn | DuraError | undefined = await around(() => decideCode({ ...input, budget })).catch(
+    (err: unknown) => {
+      if (!isFinalModelError(err)) throw err;
+      return err;
+    },
+  );
   if (code === undefined) return undefined;
   if (code instanceof DuraError) return { kind: 'model_refused', drafts: [failedDraft(code)] };
   switch (code.kind) {

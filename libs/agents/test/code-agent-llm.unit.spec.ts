@@ -157,6 +157,31 @@ describe('ctx.model served by the planner', () => {
     expect(run.events.map((e) => e.type)).not.toContain('budget_reserved');
   });
 
+  it('given a wait policy, when a call would pass the cost limit, then the run waits without asking and goes on after raise_budget', async () => {
+    const patient = defineAgent({ ...planner, name: 'patient', onBudgetExceeded: 'wait' });
+    const { provider, asked } = fakeProvider(() => ({ content: 'a' }));
+    let raised = false;
+    const run = await simulateRun(
+      { ...request('m-7', 'patient', { maxCostUsd: 0.05 }), input: 'x' },
+      served([patient], provider),
+      {
+        before: (state) => {
+          if (state.waiting?.kind !== 'budget' || raised) return [];
+          raised = true;
+          expect(asked).toHaveLength(0);
+          const payload = { maxCostUsd: 5 };
+          return [{ type: 'signal_received', data: { signalId: 'raise-1', name: 'raise_budget', payload } }];
+        },
+      },
+    );
+
+    expect(raised).toBe(true);
+    expect(run.state.status).toBe('completed');
+    expect(asked).toHaveLength(2);
+    const types = run.events.map((e) => e.type);
+    expect(types.indexOf('budget_exceeded')).toBeLessThan(types.indexOf('budget_reserved'));
+  });
+
   it('given an answer not recorded (a crash before the thought), when the step is decided again, then only that call is asked again', async () => {
     const { provider, asked } = fakeProvider((r) => ({
       content: r.messages.at(-1)?.content?.startsWith('summarize') ? 'done' : 'a',
@@ -203,6 +228,32 @@ describe('ctx.model served by the planner', () => {
       'summarize 1 pages',
       'summarize 1 pages',
     ]);
+  });
+
+  it('given an answer the journal cannot hold, when asked, then the run fails with the reason instead of recording it', async () => {
+    const broken: ChatProvider = {
+      provider: 'openai',
+      chat: () =>
+        Promise.resolve({
+          content: 'x',
+          toolCalls: [],
+          usage: { inputTokens: -1, outputTokens: 1 },
+          finishReason: 'stop',
+          modelId: 'fake-1',
+        }),
+    };
+    const echo = defineAgent({
+      name: 'echo',
+      version: '1',
+      model: MODEL,
+      tools: [],
+      run: async (ctx) => (await ctx.model({ prompt: 'say' })).content,
+    });
+    const run = await simulateRun(request('m-6', 'echo'), served([echo], broken));
+
+    expect(run.state.status).toBe('failed');
+    expect(run.state.error?.code).toBe('model_bad_response');
+    expect(run.state.error?.message).toMatch(/cannot be recorded/);
   });
 
   it('given a live port, when the model answers, then its text is streamed as it comes', async () => {
@@ -304,5 +355,67 @@ describe('ctx.loop', () => {
 
     expect(run.state.output).toEqual({ text: '', turns: 3, finished: false });
     expect(asked).toHaveLength(3);
+  });
+});
+
+describe('the triage example of docs/agents-as-code.md', () => {
+  const tickets = (name: string) =>
+    defineTool({
+      name,
+      description: name,
+      input: z.object({ query: z.string().optional(), label: z.string().optional() }),
+      safety: 'idempotent',
+      execute: () => Promise.resolve(null),
+    });
+  const triage = defineAgent({
+    name: 'triage',
+    version: '3',
+    model: {
+      provider: 'anthropic',
+      model: 'claude-sonnet-4-5',
+      apiKeyEnv: 'ANTHROPIC_API_KEY',
+      maxTokens: 512,
+    },
+    tools: ['tickets.search', 'tickets.label'],
+    budget: { maxCostUsd: 0.5 },
+    async run(ctx, ticket: string) {
+      const kind = await ctx.model({
+        system: 'Answer bug, question or other.',
+        prompt: ticket,
+        maxTokens: 5,
+      });
+      if (kind.content.trim() !== 'bug') return { kind: kind.content };
+      const { text } = await ctx.loop({
+        system: 'Find duplicates, then label the ticket.',
+        prompt: ticket,
+        tools: ['tickets.search', 'tickets.label'],
+        maxTurns: 6,
+      });
+      return { kind: 'bug', text };
+    },
+  });
+
+  it('classifies with one small call, then loops over the tools, within its cost budget', async () => {
+    const { provider, asked } = fakeProvider((r) => {
+      if (r.maxTokens === 5) return { content: 'bug' };
+      const results = r.messages.filter((m) => m.role === 'tool').length;
+      if (results === 0) return { toolCalls: [{ id: 's', name: 'tickets.search', arguments: {} }] };
+      if (results === 1) return { toolCalls: [{ id: 'l', name: 'tickets.label', arguments: {} }] };
+      return { content: 'labelled as a duplicate' };
+    });
+    const model = withCodeAgents({
+      agents: [triage],
+      base: createScriptedModel(),
+      tools: new ToolRegistry([tickets('tickets.search'), tickets('tickets.label')]),
+      prices: { 'claude-sonnet-4-5': { inputPerMTokUsd: 3, outputPerMTokUsd: 15 } },
+      providerFor: () => provider,
+    });
+    const run = await simulateRun({ ...request('t-1', 'triage'), input: 'app crashes on start' }, model);
+
+    expect(run.state.output).toEqual({ kind: 'bug', text: 'labelled as a duplicate' });
+    expect(asked.map((r) => r.model)).toEqual(Array(4).fill('claude-sonnet-4-5'));
+    expect(asked[1]?.tools.map((t) => t.name)).toEqual(['tickets.search', 'tickets.label']);
+    expect(run.events.filter((e) => e.type === 'budget_reserved')).toHaveLength(3);
+    expect(run.state.budget.costUsd).toBeGreaterThan(0);
   });
 });

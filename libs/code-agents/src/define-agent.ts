@@ -25,6 +25,8 @@ export interface CodeAgent<I = JsonValue, O = JsonValue> {
   /** The tools `ctx.tool` may call (the control calls are always allowed). */
   readonly tools: readonly string[];
   readonly budget?: BudgetLimits;
+  /** When a budget would be exceeded: fail the run (default), or wait for an operator's `raise_budget`. */
+  readonly onBudgetExceeded?: 'fail' | 'wait';
   /** Where `ctx.model` is answered; a call without it fails with `agent_misuse`. */
   readonly model?: CodeModelSettings;
   readonly run: (ctx: Ctx, input: I) => Promise<O>;
@@ -37,6 +39,8 @@ export interface AgentDefinition<I, O> {
   output?: z.ZodType<O>;
   tools: readonly string[];
   budget?: BudgetLimits;
+  /** When a budget would be exceeded: fail the run (default), or wait for an operator's `raise_budget`. */
+  onBudgetExceeded?: 'fail' | 'wait';
   /** The provider and model `ctx.model` calls, as a JSON agent declares them. */
   model?: CodeModelSettingsInput;
   run: (ctx: Ctx, input: I) => Promise<O>;

@@ -15,7 +15,7 @@ export { ToolFailure, NonDeterminism, NotDrivenByCtx, AgentMisuse } from './erro
 export { decideNext, startExecution, withModelAnswer } from './decide-next';
 export { Execution } from './execution';
 export type { CodeStep, AdvanceOptions, Fresh, Frontier } from './code-step';
-export { JournalEntrySchema, encodeJournal, decodeJournal } from './journal';
+export { JournalEntrySchema, ModelAnswerSchema, encodeJournal, decodeJournal } from './journal';
 export type { JournalEntry } from './journal';
 export { frontierThought } from './frontier-thought';
 export { CodeModelSettingsSchema, ModelRequestSchema, resolveModelRequest } from './model-request';

@@ -11,7 +11,8 @@ const researcher = defineAgent({
   model: { provider: 'openai', model: 'gpt-4o-mini', apiKeyEnv: 'OPENAI_API_KEY' },
   tools: ['web.search', 'notes.write'],
   async run(ctx, { topic }) {
-    const plan = await ctx.model({ system: 'List search queries, comma-separated.', prompt: topic }); // one model call, recorded
+    // one model call, recorded
+    const plan = await ctx.model({ system: 'List search queries, comma-separated.', prompt: topic });
     const queries = plan.content.split(',');
     const pages = await Promise.all(
       // one decision, parallel intents

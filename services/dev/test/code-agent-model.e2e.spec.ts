@@ -2,7 +2,8 @@
 // fake OpenAI-compatible server. Each answer is recorded in its step's thought with usage and cost, after the
 // call's worst case was reserved (`budget_reserved`), and the text is streamed to the run's live subject. A
 // planner SIGKILLed after the model answered and before the thought was appended (planner.after-model)
-// asks again only the call that was not recorded: the server sees each recorded call exactly once.
+// asks again only the call that was not recorded: the server sees each recorded call exactly once. One
+// killed after the reservation (planner.after-reserve) reuses it on restart instead of reserving again.
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeJournal } from '@dura/code-agents';
@@ -133,6 +134,24 @@ describe('ctx.model served by the planner', () => {
     expect(keys).toHaveLength(2);
     expect(new Set(keys).size).toBe(2);
     expect(fold(log).budget.costUsd).toBeCloseTo(2 * COST_PER_CALL, 10);
+  });
+
+  it('killed after the reservation, before the model was asked: reuses it and asks each call once', async () => {
+    const sys = crash();
+    const runId = 'code-model-reserved';
+    await sys.restart('planner', 'planner.after-reserve:1', env());
+    await sys.submit({ runId, agent: { kind: 'agent', name: 'code-model-planner' }, input: 'delta' });
+    await expectKilledAt(sys, 'planner', 'planner.after-reserve:1');
+    const before = await logOf(sys, runId);
+    expect(before.at(-1)?.type).toBe('budget_reserved');
+    expect(asked('delta')).toEqual([]);
+
+    await sys.restart('planner', undefined, env());
+    const log = await watchToEnd(sys, runId);
+    expect(log.at(-1)?.type).toBe('run_completed');
+    expect(asked('delta')).toEqual(['plan delta', 'summarize delta: 2 charges']);
+    expect(count(log, 'budget_reserved')).toBe(2);
+    expect(witnessedKeys(sys, runId)).toHaveLength(2);
   });
 
   it('runs ctx.loop: the model calls a tool through the gateway, then answers; every turn recorded once', async () => {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { DuraError, type PinnedVersion, type RunRequest } from '@dura/contracts';
 import {
   decideNext,
+  ModelAnswerSchema,
   pinnedVersion,
   withModelAnswer,
   type AnyCodeAgent,
@@ -128,7 +129,7 @@ export function withCodeAgents(deps: CodeAgentModelDeps): Model {
           // Budget before spending: the reservation is in the log before the provider is asked.
           const gate = input.budget?.(models.worstCase(step.request, agent), answered) ?? { kind: 'ask' };
           if (gate.kind !== 'ask') return { kind: 'budget', gate };
-          const reply = await answer(step.request, input, agent);
+          const reply = recordable(await answer(step.request, input, agent), agent);
           answered.tokens += reply.usage.inputTokens + reply.usage.outputTokens;
           answered.costUsd += reply.costUsd ?? 0;
           frontier = withModelAnswer(step, reply);
@@ -150,12 +151,17 @@ export function withCodeAgents(deps: CodeAgentModelDeps): Model {
             `this planner serves ${(versions.get(request.agent.name) ?? []).map((a) => a.version).join(', ')}`,
         );
       const budget = tighterBudget(agent.budget, request.budget);
-      return { pinned: pinnedVersion(agent), ...(budget ? { budget } : {}) };
+      return {
+        pinned: pinnedVersion(agent),
+        ...(budget ? { budget } : {}),
+        ...(agent.onBudgetExceeded ? { budgetPolicy: agent.onBudgetExceeded } : {}),
+      };
     },
     serves: (pinned: PinnedVersion) =>
       pinned.provider === 'code'
         ? find(pinned.agent, pinned.version) !== undefined
         : (base.serves?.(pinned) ?? false),
+    // A code run's model calls are reserved one by one as its code makes them (`input.budget` in `code`).
     reservation: (input) =>
       agentOf(input)
         ? Promise.resolve({ tokens: 0, costUsd: 0 })
@@ -164,6 +170,16 @@ export function withCodeAgents(deps: CodeAgentModelDeps): Model {
       agentOf(input) ? Promise.resolve(undefined) : (base.summarize?.(input) ?? Promise.resolve(undefined)),
     code,
   };
+}
+
+/** The answer as the journal can hold it; one it cannot would be lost on replay, so the run fails instead. */
+function recordable(answer: ModelAnswer, agent: AnyCodeAgent): ModelAnswer {
+  const checked = ModelAnswerSchema.safeParse(answer);
+  if (checked.success) return answer;
+  throw new DuraError(
+    'model_bad_response',
+    `the model's answer to ctx.model of ${agent.name}@${agent.version} cannot be recorded: ${checked.error.message}`,
+  );
 }
 
 /** The code agents a module exports (named or default, alone or in an array), made with `defineAgent`. */
