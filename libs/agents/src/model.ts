@@ -52,6 +52,8 @@ export interface Model {
    * `turn`: record it as the thought; `blocked`: open an operator wait with `reason`; `suspended`: nothing.
    */
   code?(input: DecideInput): Promise<CodeTurn | undefined>;
+  /** The run is finished (completed, failed or cancelled): whatever is kept in memory for it can go. */
+  finished?(runId: string): void;
 }
 
 export type CodeTurn =

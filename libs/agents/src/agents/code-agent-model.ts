@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { DuraError, type PinnedVersion, type RunRequest } from '@dura/contracts';
 import {
-  decideNext,
   pinnedVersion,
   withModelAnswer,
   type AnyCodeAgent,
@@ -13,6 +12,7 @@ import {
 import type { ToolRegistry } from '@dura/tools';
 import { tighterBudget, type CodeTurn, type DecideInput, type Model } from '../model';
 import { withToolApprovals } from '../model-router';
+import { createCodeContinuations, type CodeContinuations } from './code-continuations';
 
 export interface CodeAgentModelDeps {
   /** Every served version of every code agent. */
@@ -24,13 +24,16 @@ export interface CodeAgentModelDeps {
   clock?: () => Date;
   /** The deployment's tools: a call of one defined with `requiresApproval` waits for its approval, as for any agent. */
   tools?: ToolRegistry;
+  /** The runs' suspended continuations (default: up to 1000 runs kept); losing one costs a replay. */
+  continuations?: CodeContinuations;
 }
 
 const byVersion = new Intl.Collator('en', { numeric: true }).compare;
 
 /**
  * The planner's model with code agents served next to the base model's: a run of a code agent is pinned to
- * the version it started with and decided by replaying its code against the log (`decideNext`).
+ * the version it started with and decided by replaying its code against the log; the usual step resumes
+ * the run's kept execution instead (`continuations`), a cold one replays from the start.
  */
 export function withCodeAgents(deps: CodeAgentModelDeps): Model {
   const { base } = deps;
@@ -47,6 +50,7 @@ export function withCodeAgents(deps: CodeAgentModelDeps): Model {
     versions.set(agent.name, list);
   }
   const clock = deps.clock ?? (() => new Date());
+  const continuations = deps.continuations ?? createCodeContinuations();
 
   function find(name: string, version?: string): AnyCodeAgent | undefined {
     const list = versions.get(name);
@@ -64,14 +68,22 @@ export function withCodeAgents(deps: CodeAgentModelDeps): Model {
     return request.agent.kind === 'agent' && versions.has(request.agent.name);
   }
 
-  async function code(input: DecideInput): Promise<CodeTurn | undefined> {
+  /** A step that throws (the model call failed, say) leaves the run's execution mid-step: it is dropped. */
+  function code(input: DecideInput): Promise<CodeTurn | undefined> {
+    return decideCode(input).catch((err: unknown) => {
+      continuations.drop(input.request.runId);
+      throw err;
+    });
+  }
+
+  async function decideCode(input: DecideInput): Promise<CodeTurn | undefined> {
     const agent = agentOf(input);
     if (!agent) return undefined;
     const fresh = { now: () => clock().getTime(), random: Math.random, uuid: randomUUID };
     let frontier: Frontier | undefined;
     // A step may ask the model several times before it needs the log again: each answer joins the frontier.
     for (;;) {
-      const step: CodeStep = await decideNext(agent, input.state, {
+      const step: CodeStep = await continuations.advance(agent, input.state, {
         fresh,
         ...(frontier ? { frontier } : {}),
       });
@@ -136,6 +148,10 @@ export function withCodeAgents(deps: CodeAgentModelDeps): Model {
     summarize: (input) =>
       agentOf(input) ? Promise.resolve(undefined) : (base.summarize?.(input) ?? Promise.resolve(undefined)),
     code,
+    finished: (runId) => {
+      continuations.drop(runId);
+      base.finished?.(runId);
+    },
   };
 }
 
