@@ -72,9 +72,12 @@ async function decideInProcess(agent: AnyCodeAgent, steps: number, kept: number)
   const events: RunEvent[] = [];
   let state = initialRunState();
   const add = (draft: EventDraft) => {
-    const event = { ...newEvent(draft.type, draft.data as never, meta(runId)), seq: events.length + 1 };
-    events.push(event as RunEvent);
-    state = evolve(state, event as RunEvent);
+    const event: RunEvent = {
+      ...newEvent(draft.type, draft.data as never, meta(runId)),
+      seq: events.length + 1,
+    };
+    events.push(event);
+    state = evolve(state, event);
   };
   add({ type: 'run_requested', data: { request: request(runId) } });
   const stepMs: number[] = [];
