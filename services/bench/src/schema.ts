@@ -172,7 +172,7 @@ const CodeSchema = z.object({
   continuations: z.object({ warm: z.number().int(), cold: z.number().int() }),
   /** The planner's step for each decision with the continuation kept: advance + the thought. */
   cachedStepMs: DistributionSchema,
-  /** The same with nothing kept: each decision replays the code from the start (grows with the step). */
+  /** Every 10th decision again with nothing kept: the code replays from the start (grows with the step). */
   uncachedStepMs: DistributionSchema,
   /** The decision after the last step with nothing kept: the code replays every recorded step. */
   coldResumeMs: DistributionSchema,

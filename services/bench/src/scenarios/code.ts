@@ -17,6 +17,8 @@ import type { BenchScenarios } from '../schema';
 import { distribution, round } from '../stats';
 
 const AGENT = 'bench-code';
+/** Uncached decisions cost O(step): sampling every 10th keeps the scenario quick, the mean unbiased. */
+const UNCACHED_EVERY = 10;
 const log = createLogger({ service: 'bench-code', level: 'error', write: () => undefined });
 
 function benchAgent(steps: number): AnyCodeAgent {
@@ -60,15 +62,17 @@ function completion(call: { callId: string; idempotencyKey: string; args: unknow
 
 interface InProcess {
   stepMs: number[];
+  /** Every UNCACHED_EVERY-th decision again with nothing kept. */
+  uncachedMs: number[];
   /** The log and its state where the decision after the last step is due. */
   atEnd: { events: RunEvent[]; state: RunState };
   stats: { warm: number; cold: number };
 }
 
 /** The run decided step by step as the planner does, each tool answered at once; every decision timed. */
-async function decideInProcess(agent: AnyCodeAgent, steps: number, kept: number): Promise<InProcess> {
-  const { model, continuations } = plannerModel(agent, kept);
-  const runId = `code-in-process-${kept}`;
+async function decideInProcess(agent: AnyCodeAgent, steps: number): Promise<InProcess> {
+  const { model, continuations } = plannerModel(agent);
+  const runId = 'code-in-process';
   const events: RunEvent[] = [];
   let state = initialRunState();
   const add = (draft: EventDraft) => {
@@ -81,8 +85,8 @@ async function decideInProcess(agent: AnyCodeAgent, steps: number, kept: number)
   };
   add({ type: 'run_requested', data: { request: request(runId) } });
   const stepMs: number[] = [];
-  const what = kept > 0 ? 'continuation kept' : 'replayed from the start each step';
-  const report = countReporter(`J: in-process steps decided (${what})`, steps + 1, 100);
+  const uncachedMs: number[] = [];
+  const report = countReporter('J: in-process steps decided', steps + 1, 100);
   let atEnd: InProcess['atEnd'] | undefined;
   for (;;) {
     const action = nextAction(state);
@@ -92,6 +96,12 @@ async function decideInProcess(agent: AnyCodeAgent, steps: number, kept: number)
       continue;
     }
     if (action.kind === 'decide' && state.turns.length === steps) atEnd = { events: [...events], state };
+    if (action.kind === 'decide' && stepMs.length % UNCACHED_EVERY === 0) {
+      // The same decision with nothing kept, as every step would cost without the cache (result unused).
+      const began = performance.now();
+      await plannerStep(state, action, { model: plannerModel(agent, 0).model, now: new Date() });
+      uncachedMs.push(performance.now() - began);
+    }
     const began = performance.now();
     const step = await plannerStep(state, action, { model, now: new Date() });
     if (action.kind === 'decide') {
@@ -104,7 +114,7 @@ async function decideInProcess(agent: AnyCodeAgent, steps: number, kept: number)
     throw new Error(
       `the bench's code agent ended ${state.status}: ${JSON.stringify(state.error ?? state.waiting)}`,
     );
-  return { stepMs, atEnd, stats: { ...continuations.stats } };
+  return { stepMs, uncachedMs, atEnd, stats: { ...continuations.stats } };
 }
 
 function meta(runId: string) {
@@ -186,8 +196,7 @@ export async function codeAgentCost(sizes: {
   codeColdRepeats: number;
 }): Promise<NonNullable<BenchScenarios['code']>> {
   const agent = benchAgent(sizes.codeSteps);
-  const inProcess = await decideInProcess(agent, sizes.codeSteps, 1000);
-  const uncached = await decideInProcess(agent, sizes.codeSteps, 0);
+  const inProcess = await decideInProcess(agent, sizes.codeSteps);
   progress(`J: ${sizes.codeColdRepeats} cold resumes of the ${sizes.codeSteps}-step run`);
   const cold = await coldResumes(agent, inProcess.atEnd, sizes.codeColdRepeats);
   const stack = await driveOnStack(agent, sizes.codeSteps);
@@ -195,15 +204,15 @@ export async function codeAgentCost(sizes: {
     mode: 'in-process',
     note:
       'cachedStepMs: plannerStep of each decision through withCodeAgents with the run kept in its continuation ' +
-      'cache (advance + the thought), log in memory; uncachedStepMs: the same with nothing kept (each decision ' +
-      'replays the code from the start); coldResumeMs: the decision after the last step with an ' +
+      'cache (advance + the thought), log in memory; uncachedStepMs: every 10th of those decisions again with ' +
+      'nothing kept (the code replays from the start); coldResumeMs: the decision after the last step with an ' +
       'empty cache (the code replays every step), from the folded state or folding the events first; driver: ' +
       'the run driver over a real nats-server (read the tail, decide, append thought and intent, dispatch), ' +
       'its last step by a fresh driver (snapshot + tail, cold replay)',
     steps: sizes.codeSteps,
     continuations: inProcess.stats,
     cachedStepMs: distribution(inProcess.stepMs),
-    uncachedStepMs: distribution(uncached.stepMs),
+    uncachedStepMs: distribution(inProcess.uncachedMs),
     coldResumeMs: distribution(cold.replay),
     coldResumeWithFoldMs: distribution(cold.withFold),
     driver: {
