@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { defineAgent, startExecution, type AnyCodeAgent, type CodeStep } from '@dura/code-agents';
+import {
+  defineAgent,
+  startExecution,
+  withModelAnswer,
+  type AnyCodeAgent,
+  type CodeStep,
+  type ModelRequest,
+} from '@dura/code-agents';
 import { CANCEL_SIGNAL, type RunState } from '@dura/core';
 import {
   createCodeContinuations,
@@ -31,6 +38,25 @@ function countedAgent(steps: number, name = 'counted'): AnyCodeAgent {
         sum += i;
       }
       return { sum };
+    },
+  });
+  return agent;
+}
+
+/** Three steps, each asking the model (after reading the clock) and echoing the answer. */
+function countedAsker(): AnyCodeAgent {
+  const agent: AnyCodeAgent = defineAgent({
+    name: 'asker',
+    version: '1',
+    tools: ['echo'],
+    async run(ctx) {
+      starts.set(agent, startsOf(agent) + 1);
+      for (let i = 1; i <= 3; i += 1) {
+        const at = ctx.now().getTime();
+        const { content } = await ctx.model({ prompt: `question ${i}` });
+        await ctx.tool('echo', { content, at });
+      }
+      return { answers: 3 };
     },
   });
   return agent;
@@ -230,6 +256,40 @@ describe('suspended continuations of code-agent runs', () => {
     const other = await continuations.advance(v2, atStepNine, { fresh: FRESH });
     expect(continuations.stats).toEqual({ warm: 0, cold: 4 });
     expect(callsOf(other)).toEqual(callsOf(first));
+  });
+
+  it('resumes a step that asked the model, and replays cold once another decision was recorded meanwhile', async () => {
+    const asker = countedAsker();
+    const answer = (request: ModelRequest) =>
+      Promise.resolve({
+        content: `answer to ${JSON.stringify(request)}`,
+        usage: { inputTokens: 1, outputTokens: 1 },
+        model: { id: 'fake-1', promptVersion: 'p1' },
+        finishReason: 'stop',
+      });
+    const continuations = createCodeContinuations();
+    const model = withCodeAgents({ agents: [asker], base: createScriptedModel(), continuations, answer });
+    const state = await new CodeRunLog(agentRequest('asks', 'asker')).drive(model);
+    expect(state.status).toBe('completed');
+    expect(state.output).toEqual({ answers: 3 });
+    // Four decisions and three answers, each advancing the kept execution; one cold start.
+    expect(continuations.stats).toEqual({ warm: 6, cold: 1 });
+    expect(startsOf(asker)).toBe(1);
+
+    // Replica A stops at the model call of step 1; replica B decides and records that step meanwhile.
+    const log = new CodeRunLog(agentRequest('asks-raced', 'asker'));
+    const other = withCodeAgents({ agents: [asker], base: createScriptedModel(), answer });
+    await log.nextDecision(other);
+    const kept = createCodeContinuations();
+    const start = await kept.advance(asker, log.state, { fresh: FRESH });
+    if (start.kind !== 'model') throw new Error(`expected a model step, got ${start.kind}`);
+    (await log.nextDecision(other)).forEach((draft) => log.add(draft));
+    await log.nextDecision(other); // B's step 1 is recorded and its call answered: step 2 is due
+    const frontier = withModelAnswer(start, await answer(start.request));
+    const next = await kept.advance(asker, log.state, { fresh: FRESH, frontier });
+    expect(kept.stats).toEqual({ warm: 0, cold: 2 });
+    // The cold replay answered step 1 from B's record and stops at step 2's model call.
+    expect(next).toMatchObject({ kind: 'model', request: { prompt: 'question 2' } });
   });
 });
 

@@ -24,7 +24,8 @@ export interface CodeContinuationOptions {
 /**
  * What a kept execution expects of the log when it is next advanced:
  * - `grown`: it consumed only recorded facts (it waits on recorded calls), so any longer log is fine;
- * - `same`: it is inside an unrecorded step (a model call answered, the step not decided): no new step;
+ * - `same`: it is inside an unrecorded step (a model call answered, the step not decided): no decision
+ *   recorded since, by anyone;
  * - `recorded`: it returned this step for position `turns`; that exact step must be what the log holds
  *   there, else another decision won the append and the values this execution consumed are not the log's.
  */
@@ -34,8 +35,9 @@ type Expectation =
 interface Kept {
   agent: AnyCodeAgent;
   execution: Execution;
-  /** `state.turns.length` when it last advanced. */
+  /** `state.turns.length` and `state.decisions` when it last advanced. */
   turns: number;
+  decisions: number;
   expects: Expectation;
   usedAt: number;
 }
@@ -88,7 +90,8 @@ export function createCodeContinuations(options: CodeContinuationOptions = {}): 
   function keep(runId: string, agent: AnyCodeAgent, execution: Execution, state: RunState, step: CodeStep) {
     const expects = expectationAfter(step);
     if (!expects || max === 0) return;
-    kept.set(runId, { agent, execution, turns: state.turns.length, expects, usedAt: now() });
+    const at = { turns: state.turns.length, decisions: state.decisions };
+    kept.set(runId, { agent, execution, ...at, expects, usedAt: now() });
     sweep(now());
   }
 
@@ -132,7 +135,7 @@ function follows(entry: Kept, state: RunState): boolean {
     case 'grown':
       return turns >= entry.turns;
     case 'same':
-      return turns === entry.turns;
+      return turns === entry.turns && state.decisions === entry.decisions;
     case 'recorded': {
       const recorded = state.turns[entry.turns];
       if (!recorded) return false;
