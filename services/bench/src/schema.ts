@@ -186,6 +186,15 @@ const CodeSchema = z.object({
     /** The last decision by a fresh driver: snapshot + tail, cold replay, append. */
     coldResumeDriveMs: z.number().nonnegative(),
   }),
+  /** One run through planner and gateway processes (continuations kept), from the stream's store times. */
+  services: z.object({
+    mode: ModeSchema,
+    /** `tool_call_requested` of step n → of step n+1: gateway, observation, decide task, decision. */
+    stepCycleMs: DistributionSchema,
+    intentToObservationMs: DistributionSchema,
+    runWallMs: z.number().nonnegative(),
+    clientRunMs: z.number().nonnegative(),
+  }),
 });
 
 const ScalingSchema = z.object({

@@ -124,6 +124,7 @@ export function formatTable(report: BenchReport): string {
     rows.push(['', 'cold resume (fold + replay)', ms(code.coldResumeWithFoldMs)]);
     rows.push(['', 'run driver step (NATS)', ms(code.driver.stepDriveMs)]);
     rows.push(['', 'run driver cold resume', `${code.driver.coldResumeDriveMs.toFixed(1)} ms`]);
+    rows.push(['', 'step cycle (processes)', ms(code.services.stepCycleMs)]);
   }
   const widths = [0, 1].map((i) => Math.max(...rows.map((r) => r[i]?.length ?? 0)));
   const lines = rows.map(([a, b, c]) => `${a.padEnd(widths[0] ?? 0)}  ${b.padEnd(widths[1] ?? 0)}  ${c}`);

@@ -42,5 +42,6 @@ describe('npm run bench', () => {
     expect(code?.uncachedStepMs.count).toBe(Math.ceil((TINY_SIZES.codeSteps + 1) / 10));
     expect(code?.coldResumeMs.count).toBe(TINY_SIZES.codeColdRepeats);
     expect(code?.driver.stepDriveMs.count).toBe(TINY_SIZES.codeSteps);
+    expect(code?.services.stepCycleMs.count).toBe(TINY_SIZES.codeSteps);
   });
 });

@@ -4,7 +4,7 @@
 // same run is then driven by the real run driver over a real nats-server, whose last step is a cold resume.
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
-import { defineAgent, type AnyCodeAgent } from '@dura/code-agents';
+import type { AnyCodeAgent } from '@dura/code-agents';
 import { newEvent, type RunEvent, type RunRequest } from '@dura/contracts';
 import { evolve, fold, initialRunState, nextAction, type EventDraft, type RunState } from '@dura/core';
 import { createEventStore, ensureStreams, DEFAULT_STREAM_OPTIONS, type EventStore } from '@dura/event-store';
@@ -13,29 +13,14 @@ import { createRunDriver, openSnapshotBucket } from '@dura/planner';
 import { createLogger } from '@dura/service-kit';
 import { startNatsServer } from '@dura/testing';
 import { countReporter, progress } from '../progress';
+import { BENCH_CODE_AGENT, benchCodeAgent } from './code-agent';
+import { codeAgentOnServices } from './code-services';
 import type { BenchScenarios } from '../schema';
 import { distribution, round } from '../stats';
 
-const AGENT = 'bench-code';
 /** Uncached decisions cost O(step): sampling every 10th keeps the scenario quick, the mean unbiased. */
 const UNCACHED_EVERY = 10;
 const log = createLogger({ service: 'bench-code', level: 'error', write: () => undefined });
-
-function benchAgent(steps: number): AnyCodeAgent {
-  return defineAgent({
-    name: AGENT,
-    version: '1',
-    tools: ['echo'],
-    async run(ctx) {
-      let sum = 0;
-      for (let i = 1; i <= steps; i += 1) {
-        const echoed = await ctx.tool('echo', { i });
-        sum += (echoed as { i: number }).i;
-      }
-      return { sum };
-    },
-  });
-}
 
 function plannerModel(agent: AnyCodeAgent, kept = 1000) {
   const continuations = createCodeContinuations({ max: kept });
@@ -45,8 +30,8 @@ function plannerModel(agent: AnyCodeAgent, kept = 1000) {
   };
 }
 
-function request(runId: string): RunRequest & { runId: string } {
-  return { v: 1, runId, agent: { kind: 'agent', name: AGENT } };
+function request(runId: string, steps: number): RunRequest & { runId: string } {
+  return { v: 1, runId, agent: { kind: 'agent', name: BENCH_CODE_AGENT }, input: { steps } };
 }
 
 function completion(call: { callId: string; idempotencyKey: string; args: unknown }) {
@@ -83,7 +68,7 @@ async function decideInProcess(agent: AnyCodeAgent, steps: number): Promise<InPr
     events.push(event);
     state = evolve(state, event);
   };
-  add({ type: 'run_requested', data: { request: request(runId) } });
+  add({ type: 'run_requested', data: { request: request(runId, steps) } });
   const stepMs: number[] = [];
   const uncachedMs: number[] = [];
   const report = countReporter('J: in-process steps decided', steps + 1, 100);
@@ -167,7 +152,7 @@ async function driveOnStack(agent: AnyCodeAgent, steps: number) {
     const driverOf = () =>
       createRunDriver({ store, js, model: plannerModel(agent).model, log, clock: () => new Date() });
     const runId = 'code-on-stack';
-    await store.append(runId, [newEvent('run_requested', { request: request(runId) }, meta(runId))], {
+    await store.append(runId, [newEvent('run_requested', { request: request(runId, steps) }, meta(runId))], {
       expectedSeq: 0,
     });
     const driver = driverOf();
@@ -195,11 +180,12 @@ export async function codeAgentCost(sizes: {
   codeSteps: number;
   codeColdRepeats: number;
 }): Promise<NonNullable<BenchScenarios['code']>> {
-  const agent = benchAgent(sizes.codeSteps);
+  const agent: AnyCodeAgent = benchCodeAgent;
   const inProcess = await decideInProcess(agent, sizes.codeSteps);
   progress(`J: ${sizes.codeColdRepeats} cold resumes of the ${sizes.codeSteps}-step run`);
   const cold = await coldResumes(agent, inProcess.atEnd, sizes.codeColdRepeats);
   const stack = await driveOnStack(agent, sizes.codeSteps);
+  const services = await codeAgentOnServices(sizes.codeSteps);
   return {
     mode: 'in-process',
     note:
@@ -208,7 +194,8 @@ export async function codeAgentCost(sizes: {
       'nothing kept (the code replays from the start); coldResumeMs: the decision after the last step with an ' +
       'empty cache (the code replays every step), from the folded state or folding the events first; driver: ' +
       'the run driver over a real nats-server (read the tail, decide, append thought and intent, dispatch), ' +
-      'its last step by a fresh driver (snapshot + tail, cold replay)',
+      'its last step by a fresh driver (snapshot + tail, cold replay); services: one run through planner and ' +
+      'gateway processes, step cycle from the stream store times',
     steps: sizes.codeSteps,
     continuations: inProcess.stats,
     cachedStepMs: distribution(inProcess.stepMs),
@@ -220,5 +207,6 @@ export async function codeAgentCost(sizes: {
       stepDriveMs: distribution(stack.driveMs),
       coldResumeDriveMs: round(stack.coldResumeDriveMs),
     },
+    services,
   };
 }
