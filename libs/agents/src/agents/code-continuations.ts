@@ -5,6 +5,7 @@ import {
   type CodeStep,
   type Execution,
 } from '@dura/code-agents';
+import { DuraError } from '@dura/contracts';
 import type { RunState } from '@dura/core';
 
 /** Live executions kept by default: a few MB of suspended continuations at most for typical agents. */
@@ -98,14 +99,13 @@ export function createCodeContinuations(options: CodeContinuationOptions = {}): 
   return {
     async advance(agent, state, advanceOptions) {
       const runId = state.runId;
-      if (runId === null)
-        throw new Error('a code agent is advanced on the log of a run: this state holds none');
+      if (runId === null) throw new DuraError('no_run', 'the log holds no run_requested event');
       sweep(now());
       const warm = take(runId, agent, state);
       if (warm) {
-        stats.warm += 1;
         try {
           const step = await warm.advance(state, advanceOptions);
+          stats.warm += 1;
           keep(runId, agent, warm, state, step);
           return step;
         } catch {
