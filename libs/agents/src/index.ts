@@ -25,6 +25,16 @@ export type { AgentModelDeps, PayloadAccess } from './agents/agent-model';
 export { AgentRegistry, loadAgentRegistry, loadAgents, defineAgents, promptHash } from './agents/registry';
 export { withCodeAgents, codeAgentsOf, isCodeAgent } from './agents/code-agent-model';
 export type { CodeAgentModelDeps } from './agents/code-agent-model';
+export {
+  createCodeContinuations,
+  DEFAULT_CODE_CONTINUATIONS,
+  DEFAULT_CONTINUATION_IDLE_MS,
+} from './agents/code-continuations';
+export type {
+  CodeContinuations,
+  CodeContinuationOptions,
+  ContinuationStats,
+} from './agents/code-continuations';
 export type { ServedAgent } from './agents/registry';
 export {
   AgentDefinitionSchema,

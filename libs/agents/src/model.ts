@@ -64,6 +64,8 @@ export interface Model {
    * `budget`: what `input.budget` said before a model call (record the reservation, or the excess).
    */
   code?(input: DecideInput): Promise<CodeTurn | undefined>;
+  /** The run is finished (completed, failed or cancelled): whatever is kept in memory for it can go. */
+  finished?(runId: string): void;
 }
 
 export type CodeTurn =

@@ -19,6 +19,8 @@ export interface BenchSizes {
   listSamples: number;
   waitRuns: number;
   waitResumes: number;
+  codeSteps: number;
+  codeColdRepeats: number;
 }
 
 export const SCENARIOS = [
@@ -31,6 +33,7 @@ export const SCENARIOS = [
   'floors',
   'list',
   'waits',
+  'code',
 ] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 /** The issue's letters work too: `npm run bench -- A C`. */
@@ -44,6 +47,7 @@ const LETTERS: Record<string, ScenarioName> = {
   g: 'floors',
   h: 'list',
   i: 'waits',
+  j: 'code',
 };
 
 export const DEFAULT_SIZES: BenchSizes = {
@@ -64,6 +68,8 @@ export const DEFAULT_SIZES: BenchSizes = {
   listSamples: 200,
   waitRuns: 10_000,
   waitResumes: 100,
+  codeSteps: 1_000,
+  codeColdRepeats: 5,
 };
 
 /** A run of every scenario in seconds, for the shape test and `--tiny`. */
@@ -85,6 +91,8 @@ export const TINY_SIZES: BenchSizes = {
   listSamples: 5,
   waitRuns: 20,
   waitResumes: 4,
+  codeSteps: 20,
+  codeColdRepeats: 2,
 };
 
 export interface BenchOptions {
@@ -97,7 +105,8 @@ export const HELP = `npm run bench -- [scenario...] [--out FILE] [--tiny] [--<si
 
 Scenarios: latency (A), throughput (B), resume (C), idle (D), projector (E), scaling (F), floors (G: round
 trips a step is built from), list (H: GET /runs over projected runs), waits (I: real runs waiting on signals
-and durable timers, idle for --idle-seconds, then --wait-resumes of them signalled); default all.
+and durable timers, idle for --idle-seconds, then --wait-resumes of them signalled), code (J: per-step cost
+of a --code-steps code agent with its continuation kept, and its cold resume); default all.
 Sizes (flag or BENCH_<NAME> env): ${Object.keys(DEFAULT_SIZES)
   .map((key) => `--${kebab(key)}`)
   .join(' ')}
@@ -140,7 +149,7 @@ export function parseBenchOptions(
   }
   const scenarios = positionals.map((name) => {
     const found = LETTERS[name.toLowerCase()] ?? SCENARIOS.find((s) => s === name.toLowerCase());
-    if (!found) throw new Error(`unknown scenario "${name}"; known: ${SCENARIOS.join(', ')} (or A–I)`);
+    if (!found) throw new Error(`unknown scenario "${name}"; known: ${SCENARIOS.join(', ')} (or A–J)`);
     return found;
   });
   return {

@@ -11,6 +11,7 @@ import { projectorCatchUp } from './scenarios/projector';
 import { resumeCost } from './scenarios/resume';
 import { stepLatency, throughput } from './scenarios/runs';
 import { waitsCost } from './scenarios/waits';
+import { codeAgentCost } from './scenarios/code';
 
 /** A and B on one deployment of one projector, one gateway and `planners` planners. */
 async function latencyAndThroughput(options: BenchOptions, scenarios: BenchScenarios): Promise<void> {
@@ -97,6 +98,10 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       `I: ${options.sizes.waitRuns} real runs waiting on signals and timers, ${options.sizes.idleSeconds} s idle`,
     );
     scenarios.waits = await waitsCost(options.sizes);
+  }
+  if (want('code')) {
+    progress(`J: a ${options.sizes.codeSteps}-step code agent, continuation kept, then resumed cold`);
+    scenarios.code = await codeAgentCost(options.sizes);
   }
   return BenchReportSchema.parse({
     schemaVersion: 1,

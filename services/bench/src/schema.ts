@@ -163,6 +163,40 @@ const ListSchema = z.object({
   ),
 });
 
+const CodeSchema = z.object({
+  mode: ModeSchema,
+  note: z.string(),
+  /** Tool steps of the code agent (one call each), then its completion. */
+  steps: z.number().int(),
+  /** Decisions that resumed the kept execution (`warm`) or replayed the code from the start (`cold`). */
+  continuations: z.object({ warm: z.number().int(), cold: z.number().int() }),
+  /** The planner's step for each decision with the continuation kept: advance + the thought. */
+  cachedStepMs: DistributionSchema,
+  /** Every 10th decision again with nothing kept: the code replays from the start (grows with the step). */
+  uncachedStepMs: DistributionSchema,
+  /** The decision after the last step with nothing kept: the code replays every recorded step. */
+  coldResumeMs: DistributionSchema,
+  /** The same, folding the log's events first. */
+  coldResumeWithFoldMs: DistributionSchema,
+  /** The same run through the planner's run driver over a real nats-server. */
+  driver: z.object({
+    events: z.number().int(),
+    /** One `drive()` per step: read the tail, decide (kept continuation), append thought and intent, dispatch. */
+    stepDriveMs: DistributionSchema,
+    /** The last decision by a fresh driver: snapshot + tail, cold replay, append. */
+    coldResumeDriveMs: z.number().nonnegative(),
+  }),
+  /** One run through planner and gateway processes (continuations kept), from the stream's store times. */
+  services: z.object({
+    mode: ModeSchema,
+    /** `tool_call_requested` of step n → of step n+1: gateway, observation, decide task, decision. */
+    stepCycleMs: DistributionSchema,
+    intentToObservationMs: DistributionSchema,
+    runWallMs: z.number().nonnegative(),
+    clientRunMs: z.number().nonnegative(),
+  }),
+});
+
 const ScalingSchema = z.object({
   mode: ModeSchema,
   points: z.array(ThroughputSchema),
@@ -203,6 +237,7 @@ export const BenchReportSchema = z.object({
     floors: FloorsSchema.optional(),
     list: ListSchema.optional(),
     waits: WaitsSchema.optional(),
+    code: CodeSchema.optional(),
   }),
 });
 export type BenchReport = z.infer<typeof BenchReportSchema>;

@@ -6,7 +6,8 @@ const n = (x: number) => x.toLocaleString('en-US', { maximumFractionDigits: 1 })
 /** The report as aligned `scenario | figure | value` lines for a terminal. */
 export function formatTable(report: BenchReport): string {
   const rows: [string, string, string][] = [];
-  const { latency, throughput, resume, idle, projector, scaling, floors, list, waits } = report.scenarios;
+  const { latency, throughput, resume, idle, projector, scaling, floors, list, waits, code } =
+    report.scenarios;
   if (latency) {
     const label = `A latency (${latency.runs}×${latency.steps})`;
     rows.push([label, 'intent → observation', ms(latency.intentToObservationMs)]);
@@ -106,6 +107,24 @@ export function formatTable(report: BenchReport): string {
       'signal → completed',
       `${ms(waits.resume.signalToCompletedMs)}, ${waits.resume.completed}/${waits.resume.signalled} completed`,
     ]);
+  }
+  if (code) {
+    const label = `J code agent (${n(code.steps)} steps)`;
+    rows.push([
+      label,
+      'step, continuation kept',
+      `${ms(code.cachedStepMs)}, mean ${code.cachedStepMs.mean} ms`,
+    ]);
+    rows.push([
+      '',
+      'step, replayed from start',
+      `${ms(code.uncachedStepMs)}, mean ${code.uncachedStepMs.mean} ms`,
+    ]);
+    rows.push(['', 'cold resume (replay)', ms(code.coldResumeMs)]);
+    rows.push(['', 'cold resume (fold + replay)', ms(code.coldResumeWithFoldMs)]);
+    rows.push(['', 'run driver step (NATS)', ms(code.driver.stepDriveMs)]);
+    rows.push(['', 'run driver cold resume', `${code.driver.coldResumeDriveMs.toFixed(1)} ms`]);
+    rows.push(['', 'step cycle (processes)', ms(code.services.stepCycleMs)]);
   }
   const widths = [0, 1].map((i) => Math.max(...rows.map((r) => r[i]?.length ?? 0)));
   const lines = rows.map(([a, b, c]) => `${a.padEnd(widths[0] ?? 0)}  ${b.padEnd(widths[1] ?? 0)}  ${c}`);

@@ -35,5 +35,13 @@ describe('npm run bench', () => {
     );
     expect(waits?.resume.completed).toBe(TINY_SIZES.waitResumes);
     expect(waits?.resume.signalToCompletedMs.count).toBe(TINY_SIZES.waitResumes);
+    const code = parsed.scenarios.code;
+    // Every decision but the first resumed the kept execution: the code ran from its start once.
+    expect(code?.continuations).toEqual({ warm: TINY_SIZES.codeSteps, cold: 1 });
+    expect(code?.cachedStepMs.count).toBe(TINY_SIZES.codeSteps + 1);
+    expect(code?.uncachedStepMs.count).toBe(Math.ceil((TINY_SIZES.codeSteps + 1) / 10));
+    expect(code?.coldResumeMs.count).toBe(TINY_SIZES.codeColdRepeats);
+    expect(code?.driver.stepDriveMs.count).toBe(TINY_SIZES.codeSteps);
+    expect(code?.services.stepCycleMs.count).toBe(TINY_SIZES.codeSteps);
   });
 });

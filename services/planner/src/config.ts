@@ -19,6 +19,14 @@ export const PlannerConfigSchema = z.object({
   PLANNER_SNAPSHOT_EVERY: configFields.positiveInt
     .default(100)
     .describe('Events between snapshots of a run.'),
+  PLANNER_CODE_CONTINUATIONS: z.coerce
+    .number()
+    .int()
+    .nonnegative()
+    .default(1000)
+    .describe(
+      'Code-agent runs whose live execution the planner keeps between steps (least recently used dropped first, and any idle for 10 minutes); 0: every step replays the code from the start.',
+    ),
   PLANNER_TENANT_MAX_RUNS: z
     .string()
     .regex(TENANT_MAX_RUNS_PATTERN, 'expected a list like "acme=10,*=100" (tenant or * = positive number)')

@@ -12,7 +12,7 @@ import { parseTenantLimits } from './tenant-limits';
 import { parseInlineTools, parseTenantAgents, type ToolAuthorization } from './tool-authorization';
 import { createScriptedModel, fileCallLog } from '@dura/agents';
 import { createAgentModel } from '@dura/agents';
-import { loadAgents, withCodeAgents } from '@dura/agents';
+import { createCodeContinuations, loadAgents, withCodeAgents } from '@dura/agents';
 import { createModelRouter } from '@dura/agents';
 import { createPayloadAccess } from './payload-access';
 
@@ -69,6 +69,7 @@ runMain('planner', async () => {
       tools,
       // ctx.model calls go through the LLM adapters with each agent's model settings, priced like JSON agents'.
       prices: agents.prices,
+      continuations: createCodeContinuations({ max: config.PLANNER_CODE_CONTINUATIONS }),
       base: createModelRouter({ scripted, agents: createAgentModel({ agents, tools, payloads }), tools }),
     }),
     tools,

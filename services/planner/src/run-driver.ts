@@ -541,7 +541,10 @@ export function createRunDriver(deps: RunDriverDeps) {
           return { state: run.state, modelCalls, dispatched: 0 };
         switch (action.kind) {
           case 'idle':
-            if (action.reason === 'finished' && isTerminal(run.state.status)) await settleFinished(run);
+            if (action.reason === 'finished' && isTerminal(run.state.status)) {
+              deps.model.finished?.(runId);
+              await settleFinished(run);
+            }
             return { state: run.state, modelCalls, dispatched: 0 };
           case 'dispatch':
             await inDecision(() =>

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { DuraError, type PinnedVersion, type RunRequest } from '@dura/contracts';
 import {
-  decideNext,
   ModelAnswerSchema,
   pinnedVersion,
   withModelAnswer,
@@ -16,9 +15,10 @@ import type { Reservation } from '@dura/core';
 import type { ToolRegistry } from '@dura/tools';
 import type { ChatProvider } from '../llm';
 import { tighterBudget, type CodeTurn, type DecideInput, type Model } from '../model';
-import { withToolApprovals } from '../model-router';
 import { createCodeModelAnswer } from './code-model-answer';
 import type { ModelPrice } from './definition';
+import { createCodeContinuations, type CodeContinuations } from './code-continuations';
+import { codeTurnOf } from './code-turn';
 
 export interface CodeAgentModelDeps {
   /** Every served version of every code agent. */
@@ -41,6 +41,8 @@ export interface CodeAgentModelDeps {
   env?: Record<string, string | undefined>;
   /** Builds the provider client of a code agent's model settings (tests inject an in-process one). */
   providerFor?: (settings: CodeModelSettings) => ChatProvider;
+  /** The runs' suspended continuations (default: up to 1000 runs kept); losing one costs a replay. */
+  continuations?: CodeContinuations;
 }
 
 const NOTHING: Reservation = { tokens: 0, costUsd: 0 };
@@ -49,7 +51,8 @@ const byVersion = new Intl.Collator('en', { numeric: true }).compare;
 
 /**
  * The planner's model with code agents served next to the base model's: a run of a code agent is pinned to
- * the version it started with and decided by replaying its code against the log (`decideNext`).
+ * the version it started with and decided by replaying its code against the log; the usual step resumes
+ * the run's kept execution instead (`continuations`), a cold one replays from the start.
  */
 export function withCodeAgents(deps: CodeAgentModelDeps): Model {
   const { base } = deps;
@@ -73,6 +76,7 @@ export function withCodeAgents(deps: CodeAgentModelDeps): Model {
     ...(deps.providerFor ? { providerFor: deps.providerFor } : {}),
   });
   const answer = deps.answer ?? models.answer;
+  const continuations = deps.continuations ?? createCodeContinuations();
 
   function find(name: string, version?: string): AnyCodeAgent | undefined {
     const list = versions.get(name);
@@ -90,7 +94,15 @@ export function withCodeAgents(deps: CodeAgentModelDeps): Model {
     return request.agent.kind === 'agent' && versions.has(request.agent.name);
   }
 
-  async function code(input: DecideInput): Promise<CodeTurn | undefined> {
+  /** A step that throws (the model call failed, say) leaves the run's execution mid-step: it is dropped. */
+  function code(input: DecideInput): Promise<CodeTurn | undefined> {
+    return decideCode(input).catch((err: unknown) => {
+      continuations.drop(input.request.runId);
+      throw err;
+    });
+  }
+
+  async function decideCode(input: DecideInput): Promise<CodeTurn | undefined> {
     const agent = agentOf(input);
     if (!agent) return undefined;
     const fresh = { now: () => clock().getTime(), random: Math.random, uuid: randomUUID };
@@ -99,43 +111,18 @@ export function withCodeAgents(deps: CodeAgentModelDeps): Model {
     const answered = { ...NOTHING };
     // A step may ask the model several times before it needs the log again: each answer joins the frontier.
     for (;;) {
-      const step: CodeStep = await decideNext(agent, input.state, {
+      const step: CodeStep = await continuations.advance(agent, input.state, {
         fresh,
         ...(frontier ? { frontier } : {}),
       });
-      switch (step.kind) {
-        case 'suspended':
-          return { kind: 'suspended' };
-        case 'blocked':
-          return { kind: 'blocked', reason: step.error.message };
-        case 'decide': {
-          const { thought } = step;
-          return {
-            kind: 'turn',
-            turn: withToolApprovals(
-              {
-                decision: thought.decision,
-                ...(thought.content === undefined ? {} : { content: thought.content }),
-                usage: thought.usage,
-                model: thought.model,
-                finishReason: thought.finishReason,
-                ...(thought.costUsd === undefined ? {} : { costUsd: thought.costUsd }),
-              },
-              deps.tools,
-            ),
-          };
-        }
-        case 'model': {
-          // Budget before spending: the reservation is in the log before the provider is asked.
-          const gate = input.budget?.(models.worstCase(step.request, agent), answered) ?? { kind: 'ask' };
-          if (gate.kind !== 'ask') return { kind: 'budget', gate };
-          const reply = recordable(await answer(step.request, input, agent), agent);
-          answered.tokens += reply.usage.inputTokens + reply.usage.outputTokens;
-          answered.costUsd += reply.costUsd ?? 0;
-          frontier = withModelAnswer(step, reply);
-          break;
-        }
-      }
+      if (step.kind !== 'model') return codeTurnOf(step, deps.tools);
+      // Budget before spending: the reservation is in the log before the provider is asked.
+      const gate = input.budget?.(models.worstCase(step.request, agent), answered) ?? { kind: 'ask' };
+      if (gate.kind !== 'ask') return { kind: 'budget', gate };
+      const reply = recordable(await answer(step.request, input, agent), agent);
+      answered.tokens += reply.usage.inputTokens + reply.usage.outputTokens;
+      answered.costUsd += reply.costUsd ?? 0;
+      frontier = withModelAnswer(step, reply);
     }
   }
 
@@ -169,6 +156,10 @@ export function withCodeAgents(deps: CodeAgentModelDeps): Model {
     summarize: (input) =>
       agentOf(input) ? Promise.resolve(undefined) : (base.summarize?.(input) ?? Promise.resolve(undefined)),
     code,
+    finished: (runId) => {
+      continuations.drop(runId);
+      base.finished?.(runId);
+    },
   };
 }
 
