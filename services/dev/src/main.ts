@@ -11,6 +11,7 @@ import {
   loadConfig,
   loadNatsSecurity,
 } from '@dura/service-kit';
+import { toolModulesFrom } from '@dura/tools';
 import { formatEvent } from './format-event';
 import { startStack } from './stack';
 
@@ -24,6 +25,8 @@ const DevConfigSchema = z.object({
   LOG_LEVEL: configFields.logLevel.default('warn'),
   /** Agent definitions for runs that name an agent (see README, "Agents"). */
   DURA_AGENTS: z.string().optional(),
+  /** Comma-separated modules exporting tools, served next to the built-in demo tools. */
+  DURA_TOOLS_MODULES: z.string().optional(),
   /** Tool arguments and results larger than this go to the object store; the event keeps a reference. */
   DURA_PAYLOAD_THRESHOLD_BYTES: configFields.positiveInt.optional(),
 });
@@ -41,6 +44,7 @@ Usage: npm run dev -- [--once] [--no-demo] [--run FILE]
 Environment: NATS_URL, DATABASE_URL (use external servers; NATS_USER/NATS_PASSWORD, NATS_TOKEN,
 NATS_NKEY_SEED_FILE, NATS_CREDS_FILE, NATS_TLS_*, NATS_INBOX_PREFIX for a secured NATS), DURA_DEV_DATA_DIR (keep data between starts),
 PROJECTOR_HTTP_PORT (default 8080), DURA_BIND_HOST (where the API listens; default 127.0.0.1), LOG_LEVEL (default warn), DURA_AGENTS (agent definitions; default examples/agents/agents.json),
+DURA_TOOLS_MODULES (comma-separated modules exporting tools, next to the built-in demo tools),
 DURA_PAYLOAD_THRESHOLD_BYTES (larger tool arguments and results go to the object store; default 65536).`;
 
 async function main(): Promise<number> {
@@ -74,6 +78,7 @@ async function main(): Promise<number> {
     httpHost: config.DURA_BIND_HOST,
     log,
     agentsFile: config.DURA_AGENTS ?? (existsSync(DEFAULT_AGENTS) ? DEFAULT_AGENTS : undefined),
+    toolModules: toolModulesFrom(config.DURA_TOOLS_MODULES),
     ...(config.DURA_PAYLOAD_THRESHOLD_BYTES
       ? { payloadThresholdBytes: config.DURA_PAYLOAD_THRESHOLD_BYTES }
       : {}),

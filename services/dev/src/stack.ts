@@ -20,7 +20,7 @@ import {
   type NatsHandles,
 } from '@dura/service-kit';
 import { createToolGateway, migrateGateway } from '@dura/tool-gateway';
-import { builtinRegistry } from '@dura/tools';
+import { loadToolRegistry } from '@dura/tools';
 import { startEmbeddedNats, type EmbeddedNats } from './embedded-nats';
 
 export interface StackOptions {
@@ -35,6 +35,8 @@ export interface StackOptions {
   log: Logger;
   /** Agent definitions (JSON or module) the planner serves; scripted plans need none. */
   agentsFile?: string;
+  /** Modules exporting tools (`defineTool`), served next to the built-in demo tools. */
+  toolModules?: readonly string[];
   /** Tool arguments and results larger than this go to the object store (default 64 KiB). */
   payloadThresholdBytes?: number;
 }
@@ -78,7 +80,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       stops.push(() => handles.nc.drain());
       return handles;
     };
-    const tools = builtinRegistry();
+    const tools = await loadToolRegistry(options.toolModules ?? []);
     const { registry: agents, codeAgents } = await loadAgents(options.agentsFile);
     const plannerNats = await connect('dura-dev-planner');
     const threshold = options.payloadThresholdBytes;
