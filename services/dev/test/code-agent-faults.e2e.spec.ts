@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { createDuraClient } from '@dura/client';
 import type { RunEvent } from '@dura/contracts';
-import { fold } from '@dura/core';
+import { childRunIdFor, fold } from '@dura/core';
 import {
   expectKilledAt,
   logOf,
@@ -257,4 +257,41 @@ describe('a code agent under SIGKILL', () => {
       'the ledger to hold the four charges',
     );
   });
+
+  it.each(['planner.after-wait:1', 'planner.before-parent-report:1'] as const)(
+    'parallel child runs: planner killed at %s; both children and the parent complete, one charge per key',
+    async (failpoint) => {
+      const sys = crash();
+      const runId = `cf-children-${failpoint.replace(/[.:]/g, '-')}`;
+      const children = [1, 2].map((step) => childRunIdFor(runId, step));
+      await arm(sys, 'planner', failpoint);
+      await sys.submit({ runId, agent: { kind: 'agent', name: 'code-fault-parent' }, input: null });
+      await expectKilledAt(sys, 'planner', failpoint);
+      const atKill = await logOf(sys, runId);
+      // Both children were requested in one go, before the kill.
+      expect(atKill.flatMap((e) => (e.type === 'child_run_requested' ? [e.data.childRunId] : []))).toEqual(
+        children,
+      );
+      await restartClean(sys, 'planner');
+
+      const log = await watchToEnd(sys, runId, 180_000);
+      expect(log.at(-1)?.type, log.map((e) => e.type).join(', ')).toBe('run_completed');
+      expect(log.filter((e) => e.type === 'child_run_completed')).toHaveLength(2);
+      const keys: string[] = [];
+      for (const child of children) {
+        const childLog = await watchToEnd(sys, child, 60_000);
+        expect(childLog.at(-1)?.type).toBe('run_completed');
+        keys.push(...witnessedKeys(sys, child));
+      }
+      expect(keys).toHaveLength(2);
+      expect(witnessedKeys(sys, runId)).toHaveLength(1);
+      keys.push(...witnessedKeys(sys, runId));
+      for (const key of keys) expect(sys.witness.effects(key), `effects of ${key}`).toBe(1);
+      expect(fold(log).output).toMatchObject({
+        a: { amount: 11 },
+        b: { amount: 12 },
+        total: { amount: 23 },
+      });
+    },
+  );
 });
