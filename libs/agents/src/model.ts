@@ -1,5 +1,5 @@
 import type { BudgetLimits, Decision, PinnedVersion, PromptRecord, RunRequest, Usage } from '@dura/contracts';
-import type { Reservation, RunState } from '@dura/core';
+import type { BudgetExcess, Reservation, RunState } from '@dura/core';
 
 /** What one model call produced; recorded verbatim in a `thought` before anything acts on it. */
 export interface ModelTurn {
@@ -27,7 +27,18 @@ export interface DecideInput {
   request: RunRequest & { runId: string };
   /** Streams text deltas while the model answers (to `dura.run.<id>.live`); never part of the record. */
   live?: (delta: string) => void;
+  /**
+   * The run's budgets, asked before each model call a code agent makes (`call`: its worst case; `answered`:
+   * what the step's earlier answers spent, not recorded yet). The planner applies the JSON agents' rule.
+   */
+  budget?: (call: Reservation, answered: Reservation) => ModelCallGate;
 }
+
+/** Whether a model call may be made now: `ask`; `reserve` (record the reservation first); `over_budget`. */
+export type ModelCallGate =
+  | { kind: 'ask' }
+  | { kind: 'reserve'; reservation: Reservation }
+  | { kind: 'over_budget'; excess: BudgetExcess };
 
 /** What a run is started under: recorded in `run_started`, so every later decision uses the same. */
 export interface StartInfo {
@@ -43,19 +54,23 @@ export interface Model {
   start?(request: RunRequest & { runId: string }): StartInfo;
   /** Whether this planner may decide a run pinned to `pinned` (a rolling deploy never mixes brains mid-run). */
   serves?(pinned: PinnedVersion): boolean;
-  /** The worst case of the next call, reserved against the run's budgets before it is made. */
+  /** The worst case of the next call, reserved against the run's budgets before it is made (not code runs'). */
   reservation?(input: DecideInput): Promise<Reservation>;
   /** A summary to record first, when the next call's input would outgrow the model's context. */
   summarize?(input: DecideInput): Promise<SummaryTurn | undefined>;
   /**
    * A run of a code agent: what its code does next (undefined for any other run, which `decide` answers).
-   * `turn`: record it as the thought; `blocked`: open an operator wait with `reason`; `suspended`: nothing.
+   * `turn`: record it as the thought; `blocked`: open an operator wait with `reason`; `suspended`: nothing;
+   * `budget`: what `input.budget` said before a model call (record the reservation, or the excess).
    */
   code?(input: DecideInput): Promise<CodeTurn | undefined>;
 }
 
 export type CodeTurn =
-  { kind: 'turn'; turn: ModelTurn } | { kind: 'blocked'; reason: string } | { kind: 'suspended' };
+  | { kind: 'turn'; turn: ModelTurn }
+  | { kind: 'blocked'; reason: string }
+  | { kind: 'suspended' }
+  | { kind: 'budget'; gate: Exclude<ModelCallGate, { kind: 'ask' }> };
 
 /** The lower of two limits per budget: a request may tighten its agent's budgets, never loosen them. */
 export function tighterBudget(

@@ -4,9 +4,10 @@ import {
   budgetExcess,
   type EventDraft,
   type PlannerAction,
+  type Reservation,
   type RunState,
 } from '@dura/core';
-import type { DecideInput, Model, ModelTurn, SummaryTurn } from './model';
+import type { CodeTurn, DecideInput, Model, ModelCallGate, ModelTurn, SummaryTurn } from './model';
 
 /**
  * What the planner appends next, and why. The one mapping from a decider action and a model turn to
@@ -30,7 +31,11 @@ export interface PlannerStepPorts {
   ask?: (input: DecideInput) => Promise<ModelTurn>;
   /** Seals the secret argument fields of a decision before it is recorded. */
   seal?: (decision: Decision, scope: string) => Decision;
+  /** Streams a code agent's model answers as they come (the driver publishes them to the live subject). */
+  live?: (delta: string) => void;
 }
+
+const NOTHING: Reservation = { tokens: 0, costUsd: 0 };
 
 /** The events the planner appends in `state` for `action` (the decider's `nextAction(state)`). */
 export async function plannerStep(
@@ -69,6 +74,10 @@ async function decideStep(state: RunState, ports: PlannerStepPorts): Promise<Pla
   if (!request)
     throw new DuraError('corrupt_run', `run ${state.runId ?? ''} is running but has no recorded request`);
   const input = { state, request };
+  if (model.code && state.pinned?.provider === 'code') {
+    const step = await codeStep(state, { ...input, ...(ports.live ? { live: ports.live } : {}) }, ports);
+    if (step) return step;
+  }
   const reservation = (await model.reservation?.(input)) ?? { tokens: 0, costUsd: 0 };
   const excess = budgetExcess(state, reservation, ports.now);
   if (excess) return { kind: 'over_budget', drafts: budgetExceededEvents(state, excess) };
@@ -80,26 +89,7 @@ async function decideStep(state: RunState, ports: PlannerStepPorts): Promise<Pla
   const around = ports.around ?? (<T>(fn: () => Promise<T>) => fn());
   const summary = await around(() => model.summarize?.(input) ?? Promise.resolve(undefined));
   if (summary) return { kind: 'summary', drafts: [summaryDraft(summary)] };
-  const code = await around(() => model.code?.(input) ?? Promise.resolve(undefined)).catch((err: unknown) => {
-    if (!isFinalModelError(err)) throw err;
-    return err;
-  });
-  if (code instanceof DuraError) return { kind: 'model_refused', drafts: [failedDraft(code)] };
-  if (code?.kind === 'suspended') return { kind: 'none' };
-  // A code agent that asks for something the log did not record at that position: nothing runs past it.
-  if (code?.kind === 'blocked')
-    return {
-      kind: 'record',
-      drafts: [
-        {
-          type: 'wait_requested',
-          data: { waitId: `operator:code:${state.steps}`, kind: 'operator', reason: code.reason },
-        },
-      ],
-    };
   const scope = state.correlationId ?? request.runId;
-  if (code)
-    return { kind: 'thought', drafts: [thoughtDraft(state, code.turn, ports.seal, scope)], turn: code.turn };
   const ask = ports.ask ?? ((decide: DecideInput) => model.decide(decide));
   const turn = await around(() => ask(input)).catch((err: unknown) => {
     if (!isFinalModelError(err)) throw err;
@@ -109,6 +99,58 @@ async function decideStep(state: RunState, ports: PlannerStepPorts): Promise<Pla
   // the run fails with the provider's reason instead of retrying forever.
   if (turn instanceof DuraError) return { kind: 'model_refused', drafts: [failedDraft(turn)] };
   return { kind: 'thought', drafts: [thoughtDraft(state, turn, ports.seal, scope)], turn };
+}
+
+/**
+ * A code agent's step: the steps and time budgets first, then its code replayed; each `ctx.model` call is
+ * let through `budget` (the JSON agents' rule: the worst case reserved in the log before the first call of a
+ * decision, every call checked against the limits). Undefined when no code agent decides the run.
+ */
+async function codeStep(
+  state: RunState,
+  input: DecideInput,
+  ports: PlannerStepPorts,
+): Promise<PlannerStep | undefined> {
+  const excess = budgetExcess(state, NOTHING, ports.now);
+  if (excess) return { kind: 'over_budget', drafts: budgetExceededEvents(state, excess) };
+  const around = ports.around ?? (<T>(fn: () => Promise<T>) => fn());
+  const budget = (call: Reservation, answered: Reservation): ModelCallGate => {
+    const worst = { tokens: call.tokens + answered.tokens, costUsd: call.costUsd + answered.costUsd };
+    const over = budgetExcess(state, worst, ports.now);
+    if (over) return { kind: 'over_budget', excess: over };
+    const { limits, reserved } = state.budget;
+    const metered = limits.maxTokens !== undefined || limits.maxCostUsd !== undefined;
+    // Reserved once per decision: a replica resuming after a crash finds the reservation and asks.
+    if (metered && reserved === null) return { kind: 'reserve', reservation: call };
+    return { kind: 'ask' };
+  };
+  const code: CodeTurn | DuraError | undefined = await around(() =>
+    (ports.model.code as NonNullable<Model['code']>)({ ...input, budget }),
+  ).catch((err: unknown) => {
+    if (!isFinalModelError(err)) throw err;
+    return err;
+  });
+  if (code === undefined) return undefined;
+  if (code instanceof DuraError) return { kind: 'model_refused', drafts: [failedDraft(code)] };
+  switch (code.kind) {
+    case 'suspended':
+      return { kind: 'none' };
+    case 'budget':
+      return code.gate.kind === 'reserve'
+        ? { kind: 'reserve', drafts: [{ type: 'budget_reserved', data: code.gate.reservation }] }
+        : { kind: 'over_budget', drafts: budgetExceededEvents(state, code.gate.excess) };
+    // Code that asks for something the log did not record at that position: nothing runs past it.
+    case 'blocked': {
+      const waitId = `operator:code:${state.steps}`;
+      const data = { waitId, kind: 'operator' as const, reason: code.reason };
+      return { kind: 'record', drafts: [{ type: 'wait_requested', data }] };
+    }
+    case 'turn': {
+      const scope = state.correlationId ?? input.request.runId;
+      const drafts = [thoughtDraft(state, code.turn, ports.seal, scope)];
+      return { kind: 'thought', drafts, turn: code.turn };
+    }
+  }
 }
 
 /** The `thought` that records a model turn verbatim (secret arguments sealed when a sealer is given). */

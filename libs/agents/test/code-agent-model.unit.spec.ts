@@ -157,18 +157,20 @@ describe('code agents served next to the base model', () => {
   });
 });
 
-describe('ctx.model without a model for code agents', () => {
-  it('fails the run with the reason instead of retrying the decide task', async () => {
+describe('ctx.model of a code agent that declares no model', () => {
+  it('fails the run with a reason that says how to declare one, without asking any model', async () => {
     const asker = defineAgent({
       name: 'asker',
       version: '1',
       tools: [],
-      run: async (ctx) => (await ctx.model({ q: 'hi' })).content,
+      run: async (ctx) => (await ctx.model({ prompt: 'hi' })).content,
     });
     const run = await simulateRun(request('ask-1', 'asker'), modelOf(asker));
     expect(run.state.status).toBe('failed');
     const failed = run.events.find((e) => e.type === 'run_failed');
-    expect(failed?.data).toMatchObject({ error: { code: 'model_request_rejected' } });
-    expect(JSON.stringify(failed?.data)).toMatch(/ctx\.model/);
+    expect(failed?.data).toMatchObject({ error: { code: 'agent_misuse' } });
+    expect(JSON.stringify(failed?.data)).toMatch(
+      /calls ctx\.model but declares no model: add defineAgent\(\{ model:/,
+    );
   });
 });

@@ -1,5 +1,5 @@
 import type { EventData } from '@dura/contracts';
-import type { ModelRequest } from './ctx';
+import type { ResolvedModelRequest } from './model-request';
 import type { NonDeterminism, NotDrivenByCtx } from './errors';
 import type { JournalEntry } from './journal';
 
@@ -16,7 +16,7 @@ export interface Fresh {
  * What the planner must do next for a code agent's run:
  * - `decide`: append this thought (its decision is tool calls, completion or failure; the follow-up events
  *   are derived from it as for any agent);
- * - `model`: reserve the budget, ask the model `request`, then advance again with `frontier` plus the
+ * - `model`: reserve the budget, ask the model `request` (the agent's settings applied), then advance again with `frontier` plus the
  *   answer (`withModelAnswer`); nothing is recorded yet;
  * - `suspended`: the code awaits recorded calls that have not resolved yet;
  * - `blocked`: the code cannot be driven by the log (non-determinism, or a wait on something not from ctx);
@@ -24,7 +24,7 @@ export interface Fresh {
  */
 export type CodeStep =
   | { kind: 'decide'; thought: EventData<'thought'> }
-  | { kind: 'model'; request: ModelRequest; requestHash: string; frontier: Frontier }
+  | { kind: 'model'; request: ResolvedModelRequest; requestHash: string; frontier: Frontier }
   | { kind: 'suspended'; waitingOn: string[] }
   | { kind: 'blocked'; error: NonDeterminism | NotDrivenByCtx };
 

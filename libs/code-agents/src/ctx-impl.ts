@@ -10,13 +10,16 @@ import type {
   AgentTarget,
   ApprovalOutcome,
   Ctx,
+  LoopRequest,
   ModelAnswer,
-  ModelRequest,
   SignalOutcome,
   SleepFor,
   ToolOptions,
 } from './ctx';
 import { AgentMisuse, ToolFailure } from './errors';
+import type { AnyCodeAgent } from './define-agent';
+import { runLoop } from './loop';
+import { resolveModelRequest, type ModelRequest, type ResolvedModelRequest } from './model-request';
 
 /** One intent a ctx call asks for; `settle` answers it from the call's recorded outcome. */
 export interface Intent {
@@ -29,10 +32,10 @@ export interface Intent {
 /** What the engine offers the context: the three kinds of recorded thing a ctx call can be. */
 export interface Recorder {
   readonly runId: string;
-  readonly tools: readonly string[];
+  readonly agent: AnyCodeAgent;
   intent(intent: Intent): void;
   value(kind: 'now' | 'random' | 'uuid'): number | string;
-  model(request: ModelRequest, answer: (value: ModelAnswer) => void): void;
+  model(request: ResolvedModelRequest, answer: (value: ModelAnswer) => void): void;
 }
 
 function failure(call: CallState): ToolFailure {
@@ -46,6 +49,7 @@ function field(value: JsonValue | undefined, key: string): JsonValue | undefined
 
 /** The `Ctx` a code agent's `run` gets: each method turns into one recorded intent, value or model call. */
 export function createCtx(recorder: Recorder): Ctx {
+  const tools = recorder.agent.tools;
   const call = <T>(
     tool: string,
     args: JsonObject,
@@ -83,18 +87,27 @@ export function createCtx(recorder: Recorder): Ctx {
       },
     );
 
-  return {
+  const ctx: Ctx = {
     runId: recorder.runId,
     tool(name: string, args: JsonObject, options: ToolOptions = {}) {
-      if (isControlTool(name) || !recorder.tools.includes(name)) {
-        const allowed = recorder.tools.join(', ') || 'none';
+      if (isControlTool(name) || !tools.includes(name)) {
+        const allowed = tools.join(', ') || 'none';
         const why = `ctx.tool('${name}') is not allowed: declare it in the agent's tools (declared: ${allowed})`;
         return Promise.reject(new AgentMisuse(why));
       }
       return call(name, args, options.approval, completed);
     },
     model(request: ModelRequest) {
-      return new Promise<ModelAnswer>((resolve) => recorder.model(request, resolve));
+      let resolved: ResolvedModelRequest;
+      try {
+        resolved = resolveModelRequest(recorder.agent, request);
+      } catch (err) {
+        return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+      }
+      return new Promise<ModelAnswer>((resolve) => recorder.model(resolved, resolve));
+    },
+    loop(request: LoopRequest) {
+      return runLoop(ctx, request);
     },
     waitForSignal,
     async approve(name = 'approval', options = {}): Promise<ApprovalOutcome> {
@@ -128,4 +141,5 @@ export function createCtx(recorder: Recorder): Ctx {
     random: () => recorder.value('random') as number,
     uuid: () => recorder.value('uuid') as string,
   };
+  return ctx;
 }

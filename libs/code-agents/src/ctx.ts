@@ -1,16 +1,48 @@
-import type { ApprovalPolicy, JsonObject, JsonValue, Usage } from '@dura/contracts';
-
-/** What `ctx.model` sends: the planner's model adapter reads it; the engine only hashes and records it. */
-export type ModelRequest = JsonObject;
+import type {
+  ApprovalPolicy,
+  ChatMessage,
+  ChatToolCall,
+  JsonObject,
+  JsonValue,
+  Usage,
+} from '@dura/contracts';
+import type { ModelRequest } from './model-request';
 
 /** The model's answer as recorded: usage and cost are settled against the run's budgets in the thought. */
 export interface ModelAnswer {
   content: string;
+  /** The calls the model asks for, when the request offered it tools (Dura tool names). */
+  toolCalls?: ChatToolCall[];
   usage: Usage;
   /** Which model answered, and under which prompt version. */
   model: { id: string; promptVersion: string };
   finishReason: string;
   costUsd?: number;
+}
+
+/** What `ctx.loop` takes: a model request whose tools the model may call, turn after turn, up to `maxTurns`. */
+export interface LoopRequest {
+  system?: string;
+  /** The task, as the first user message. */
+  prompt?: string;
+  messages?: ChatMessage[];
+  /** Declared tools the model may call; each call is a `ctx.tool` call (in parallel when it asks several). */
+  tools: string[];
+  /** The most model turns; the loop returns `finished: false` when the model still asks for tools then. */
+  maxTurns: number;
+  model?: string;
+  maxTokens?: number;
+  temperature?: number;
+}
+
+/** How `ctx.loop` ended: the model's last text, the whole conversation, and whether it answered in bound. */
+export interface LoopResult {
+  text: string;
+  messages: ChatMessage[];
+  /** Model turns taken. */
+  turns: number;
+  /** True when the model answered without tool calls; false when `maxTurns` was reached first. */
+  finished: boolean;
 }
 
 /** A duration in seconds, or a moment to wake up at. */
@@ -55,13 +87,27 @@ export interface Ctx {
   tool(name: string, args: JsonObject, options?: ToolOptions): Promise<JsonValue>;
 
   /**
-   * Asks the model once; the answer is recorded with its usage and cost in the step's thought and never asked
-   * again once recorded.
+   * Asks the model once (the agent's `model` settings); the answer is recorded with its usage and cost in the
+   * step's thought and never asked again once recorded. The budget for its worst case is reserved first.
    *
    * @example
-   * const plan = await ctx.model({ system: 'Plan the research.', messages: [{ role: 'user', content: topic }] });
+   * const plan = await ctx.model({ system: 'Plan the research.', prompt: topic });
+   * @example
+   * const next = await ctx.model({ messages, tools: ['web.search'], maxTokens: 256 });
+   * for (const call of next.toolCalls ?? []) console.log(call.name, call.arguments);
    */
   model(request: ModelRequest): Promise<ModelAnswer>;
+
+  /**
+   * The LLM tool loop as one part of a larger program: model turns (`ctx.model`) and the tool calls the model
+   * asks for (`ctx.tool`, in parallel when it asks several), until it answers without tool calls or
+   * `maxTurns` is reached. A failed tool call is shown to the model as an error result.
+   *
+   * @example
+   * const { text } = await ctx.loop({ system: 'Research, then answer.', prompt: question,
+   *   tools: ['web.search'], maxTurns: 8 });
+   */
+  loop(request: LoopRequest): Promise<LoopResult>;
 
   /**
    * Waits durably for a named signal (`dura signal <run> <name>`), at most `timeout` seconds when given.

@@ -1,6 +1,17 @@
-import type { BudgetLimits, JsonValue, PinnedVersion } from '@dura/contracts';
+import {
+  DuraError,
+  formatIssues,
+  type BudgetLimits,
+  type JsonValue,
+  type PinnedVersion,
+} from '@dura/contracts';
 import type { z } from 'zod';
 import type { Ctx } from './ctx';
+import {
+  CodeModelSettingsSchema,
+  type CodeModelSettings,
+  type CodeModelSettingsInput,
+} from './model-request';
 
 /** A code agent: a versioned async program over `ctx`, executed by replay of its run's log. */
 export interface CodeAgent<I = JsonValue, O = JsonValue> {
@@ -14,6 +25,10 @@ export interface CodeAgent<I = JsonValue, O = JsonValue> {
   /** The tools `ctx.tool` may call (the control calls are always allowed). */
   readonly tools: readonly string[];
   readonly budget?: BudgetLimits;
+  /** When a budget would be exceeded: fail the run (default), or wait for an operator's `raise_budget`. */
+  readonly onBudgetExceeded?: 'fail' | 'wait';
+  /** Where `ctx.model` is answered; a call without it fails with `agent_misuse`. */
+  readonly model?: CodeModelSettings;
   readonly run: (ctx: Ctx, input: I) => Promise<O>;
 }
 
@@ -24,6 +39,10 @@ export interface AgentDefinition<I, O> {
   output?: z.ZodType<O>;
   tools: readonly string[];
   budget?: BudgetLimits;
+  /** When a budget would be exceeded: fail the run (default), or wait for an operator's `raise_budget`. */
+  onBudgetExceeded?: 'fail' | 'wait';
+  /** The provider and model `ctx.model` calls, as a JSON agent declares them. */
+  model?: CodeModelSettingsInput;
   run: (ctx: Ctx, input: I) => Promise<O>;
 }
 
@@ -31,7 +50,20 @@ export interface AgentDefinition<I, O> {
 export function defineAgent<I = JsonValue, O = JsonValue>(
   definition: AgentDefinition<I, O>,
 ): CodeAgent<I, O> {
-  return Object.freeze({ kind: 'code' as const, ...definition, tools: [...definition.tools] });
+  const { model, ...rest } = definition;
+  const settings = model === undefined ? undefined : CodeModelSettingsSchema.safeParse(model);
+  if (settings && !settings.success)
+    throw new DuraError(
+      'invalid_agent',
+      `the model settings of code agent ${definition.name}@${definition.version} are invalid: ` +
+        formatIssues(settings.error).join('; '),
+    );
+  return Object.freeze({
+    kind: 'code' as const,
+    ...rest,
+    ...(settings ? { model: settings.data } : {}),
+    tools: [...definition.tools],
+  });
 }
 
 /**

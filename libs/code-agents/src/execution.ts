@@ -1,7 +1,8 @@
 import { DuraError, JsonValueSchema, type Decision } from '@dura/contracts';
 import { nextCallId, type CallState, type RunState } from '@dura/core';
 import type { AnyCodeAgent } from './define-agent';
-import type { ModelAnswer, ModelRequest } from './ctx';
+import type { ModelAnswer } from './ctx';
+import type { ResolvedModelRequest } from './model-request';
 import { createCtx, type Intent, type Recorder } from './ctx-impl';
 import { NonDeterminism, NotDrivenByCtx } from './errors';
 import { describeIntent, requestHash, sameIntent } from './intent-match';
@@ -14,7 +15,7 @@ type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 interface ParkedModel {
   slot: number;
   hash: string;
-  request: ModelRequest;
+  request: ResolvedModelRequest;
   answer: (value: ModelAnswer) => void;
 }
 
@@ -24,7 +25,6 @@ interface ParkedModel {
  * an execution between decide tasks (a suspended continuation); a new one replays from the start.
  */
 export class Execution implements Recorder {
-  readonly tools: readonly string[];
   private turn = 0;
   private entries: (JournalEntry | undefined)[] = [];
   private cursor = 0;
@@ -40,11 +40,9 @@ export class Execution implements Recorder {
   private frontier: readonly JournalEntry[] = [];
 
   constructor(
-    private readonly agent: AnyCodeAgent,
+    readonly agent: AnyCodeAgent,
     readonly runId: string,
-  ) {
-    this.tools = agent.tools;
-  }
+  ) {}
 
   /** Runs the code as far as the log (`state`) answers it and says what the planner must do next. */
   async advance(state: RunState, options: AdvanceOptions): Promise<CodeStep> {
@@ -219,7 +217,7 @@ export class Execution implements Recorder {
     return kind === 'uuid' ? '' : 0;
   }
 
-  model(request: ModelRequest, answer: (value: ModelAnswer) => void): void {
+  model(request: ResolvedModelRequest, answer: (value: ModelAnswer) => void): void {
     const hash = requestHash(request);
     const entry = this.take(`ctx.model (request ${hash.slice(0, 12)})`);
     const model = { slot: this.cursor - 1, hash, request, answer };

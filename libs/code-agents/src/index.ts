@@ -2,8 +2,9 @@ export { defineAgent, pinnedVersion } from './define-agent';
 export type { CodeAgent, AnyCodeAgent, AgentDefinition } from './define-agent';
 export type {
   Ctx,
-  ModelRequest,
   ModelAnswer,
+  LoopRequest,
+  LoopResult,
   SleepFor,
   SignalOutcome,
   ApprovalOutcome,
@@ -14,6 +15,13 @@ export { ToolFailure, NonDeterminism, NotDrivenByCtx, AgentMisuse } from './erro
 export { decideNext, startExecution, withModelAnswer } from './decide-next';
 export { Execution } from './execution';
 export type { CodeStep, AdvanceOptions, Fresh, Frontier } from './code-step';
-export { JournalEntrySchema, encodeJournal, decodeJournal } from './journal';
+export { JournalEntrySchema, ModelAnswerSchema, encodeJournal, decodeJournal } from './journal';
 export type { JournalEntry } from './journal';
 export { frontierThought } from './frontier-thought';
+export { CodeModelSettingsSchema, ModelRequestSchema, resolveModelRequest } from './model-request';
+export type {
+  CodeModelSettings,
+  CodeModelSettingsInput,
+  ModelRequest,
+  ResolvedModelRequest,
+} from './model-request';

@@ -1,5 +1,15 @@
 import { z } from 'zod';
-import { UsageSchema } from '@dura/contracts';
+import { ChatToolCallSchema, UsageSchema } from '@dura/contracts';
+
+/** A model answer as the journal records it (`ModelAnswer`): what the planner checks before recording one. */
+export const ModelAnswerSchema = z.object({
+  content: z.string(),
+  toolCalls: z.array(ChatToolCallSchema).optional(),
+  usage: UsageSchema,
+  model: z.object({ id: z.string().min(1), promptVersion: z.string() }),
+  finishReason: z.string(),
+  costUsd: z.number().nonnegative().optional(),
+});
 
 /**
  * What a step of a code agent computed besides its intents: model answers, times, random numbers and ids,
@@ -14,13 +24,7 @@ export const JournalEntrySchema = z.discriminatedUnion('k', [
     k: z.literal('model'),
     /** Hash of the request's canonical JSON: a replay asking another question is non-determinism. */
     h: z.string().min(1),
-    a: z.object({
-      content: z.string(),
-      usage: UsageSchema,
-      model: z.object({ id: z.string().min(1), promptVersion: z.string() }),
-      finishReason: z.string(),
-      costUsd: z.number().nonnegative().optional(),
-    }),
+    a: ModelAnswerSchema,
   }),
 ]);
 export type JournalEntry = z.infer<typeof JournalEntrySchema>;

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decideNext } from '../src/index';
+import { decideNext, type ResolvedModelRequest } from '../src/index';
 import { programAgent, type Op } from './program-agent';
 import { countingFresh, SimRun } from './sim-planner';
 
@@ -14,7 +14,7 @@ const arbOp: fc.Arbitrary<Op> = fc.oneof(
 );
 const world = (live: boolean, fresh = true) => ({
   tools: { echo: (args: Record<string, unknown>) => args as never },
-  model: (request: Record<string, unknown>) => `answer ${JSON.stringify(request)}`,
+  model: (request: ResolvedModelRequest) => `answer ${JSON.stringify(request.messages)}`,
   ...(fresh ? { fresh: countingFresh() } : {}),
   live,
 });

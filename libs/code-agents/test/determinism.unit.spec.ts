@@ -7,7 +7,7 @@ import {
   ToolFailure,
   withModelAnswer,
 } from '../src/index';
-import { answer, countingFresh, SimRun } from './sim-planner';
+import { answer, countingFresh, SimRun, TEST_MODEL } from './sim-planner';
 
 const refusingFresh = {
   now: () => {
@@ -136,16 +136,17 @@ describe('non-determinism', () => {
     const asker = defineAgent({
       name: 'asker',
       version: '1',
+      model: TEST_MODEL,
       tools: ['t'],
       async run(ctx) {
-        const a = await ctx.model({ q: 'one' });
+        const a = await ctx.model({ prompt: 'one' });
         return ctx.tool('t', { a: a.content });
       },
     });
     const changed = defineAgent({
       ...asker,
       async run(ctx) {
-        const a = await ctx.model({ q: 'two' });
+        const a = await ctx.model({ prompt: 'two' });
         return ctx.tool('t', { a: a.content });
       },
     });
@@ -253,10 +254,11 @@ describe('the unrecorded frontier', () => {
   const asker = defineAgent({
     name: 'asker',
     version: '1',
+    model: TEST_MODEL,
     tools: ['t'],
     async run(ctx) {
       const at = ctx.now().getTime();
-      const a = await ctx.model({ q: 'one' });
+      const a = await ctx.model({ prompt: 'one' });
       return ctx.tool('t', { a: a.content, at });
     },
   });

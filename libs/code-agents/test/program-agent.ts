@@ -1,6 +1,7 @@
 // Agents generated from a small program, for property tests and the replay benchmark.
 import type { JsonValue } from '@dura/contracts';
 import { defineAgent, type AnyCodeAgent, type Ctx } from '../src/index';
+import { TEST_MODEL } from './sim-planner';
 
 export type Op =
   | { op: 'tool'; n: number }
@@ -17,7 +18,7 @@ async function perform(ctx: Ctx, op: Op, i: number): Promise<JsonValue> {
     case 'fanout':
       return Promise.all(Array.from({ length: op.width }, (_, k) => ctx.tool('echo', { i, k })));
     case 'model':
-      return (await ctx.model({ i })).content;
+      return (await ctx.model({ prompt: `op ${i}` })).content;
     case 'values':
       return [ctx.now().toISOString(), ctx.random(), ctx.uuid()];
     case 'sleep':
@@ -33,6 +34,7 @@ export function programAgent(ops: readonly Op[], name = 'program'): AnyCodeAgent
   return defineAgent({
     name,
     version: '1',
+    model: TEST_MODEL,
     tools: ['echo'],
     async run(ctx) {
       const seen: JsonValue[] = [];

@@ -1,16 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { decodeJournal, defineAgent } from '../src/index';
-import { SimRun, types } from './sim-planner';
+import { SimRun, TEST_MODEL, types } from './sim-planner';
 
 // The example of docs/agents-as-code.md.
 const researcher = defineAgent({
   name: 'researcher',
   version: '1',
   input: z.object({ topic: z.string() }),
+  model: { provider: 'openai', model: 'gpt-4o-mini', apiKeyEnv: 'OPENAI_API_KEY' },
   tools: ['web.search', 'notes.write'],
   async run(ctx, { topic }) {
-    const plan = await ctx.model({ task: 'plan', topic }); // one model call, recorded
+    // one model call, recorded
+    const plan = await ctx.model({ system: 'List search queries, comma-separated.', prompt: topic });
     const queries = plan.content.split(',');
     const pages = await Promise.all(
       // one decision, parallel intents
@@ -108,13 +110,14 @@ describe('evaluator loop', () => {
   const optimizer = defineAgent({
     name: 'optimizer',
     version: '1',
+    model: TEST_MODEL,
     tools: ['draft.score'],
     async run(ctx) {
       let draft = 'v0';
       for (let round = 1; round <= 3; round += 1) {
         const scored = (await ctx.tool('draft.score', { draft })) as { score: number };
         if (scored.score >= 0.9) return { draft, rounds: round };
-        draft = (await ctx.model({ task: 'improve', draft })).content;
+        draft = (await ctx.model({ system: 'Improve the draft.', prompt: draft })).content;
       }
       return { draft, rounds: 3, gaveUp: true };
     },
@@ -123,7 +126,7 @@ describe('evaluator loop', () => {
   it('given drafts that never pass, when driven, then the loop stops at its bound', async () => {
     const run = new SimRun(optimizer, {
       tools: { 'draft.score': () => ({ score: 0.1 }) },
-      model: (request) => `${request.draft as string}+`,
+      model: (request) => `${request.messages.at(-1)?.content ?? ''}+`,
     });
     const end = await run.drive();
 
@@ -135,7 +138,7 @@ describe('evaluator loop', () => {
   it('given a draft that passes in round two, when driven, then the loop ends there', async () => {
     const run = new SimRun(optimizer, {
       tools: { 'draft.score': (args) => ({ score: args.draft === 'v0+' ? 0.95 : 0.2 }) },
-      model: (request) => `${request.draft as string}+`,
+      model: (request) => `${request.messages.at(-1)?.content ?? ''}+`,
     });
     const end = await run.drive();
 

@@ -20,15 +20,17 @@ import {
   type Execution,
   type Fresh,
   type Frontier,
+  type CodeModelSettingsInput,
   type ModelAnswer,
-  type ModelRequest,
+  type ResolvedModelRequest,
 } from '../src/index';
 
 export type ToolFn = (args: JsonObject) => JsonValue;
 
 export interface World {
   tools?: Record<string, ToolFn>;
-  model?: (request: ModelRequest) => string;
+  /** The model: its text, or a whole answer (tool calls for `ctx.loop`). */
+  model?: (request: ResolvedModelRequest) => string | ModelAnswer;
   agents?: Record<string, AnyCodeAgent>;
   fresh?: Fresh;
   /** Fire the timeouts of signal waits when the run has nothing else to do. */
@@ -41,6 +43,9 @@ export type Ending =
   | { kind: 'finished'; state: RunState }
   | { kind: 'waiting'; state: RunState }
   | { kind: 'blocked'; state: RunState; error: Extract<CodeStep, { kind: 'blocked' }>['error'] };
+
+/** Model settings for test agents that call `ctx.model` (the world's `model` answers them). */
+export const TEST_MODEL: CodeModelSettingsInput = { provider: 'openai', model: 'fake-1' };
 
 /** Deterministic fresh values: a clock that ticks a second per read, a counter for random and ids. */
 export function countingFresh(): Fresh & { reads: number } {
@@ -126,8 +131,8 @@ export class SimRun {
           if (step.kind === 'suspended') return { kind: 'waiting', state: this.state };
           if (step.kind === 'model') {
             this.modelCalls += 1;
-            const content = this.world.model?.(step.request) ?? '';
-            frontier = withModelAnswer(step, answer(content));
+            const given = this.world.model?.(step.request) ?? '';
+            frontier = withModelAnswer(step, typeof given === 'string' ? answer(given) : given);
           } else this.append('thought', step.thought);
         }
       }

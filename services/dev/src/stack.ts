@@ -93,6 +93,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       model: withCodeAgents({
         agents: codeAgents,
         tools,
+        // ctx.model calls are priced like JSON agents' calls, from the same agents file.
+        prices: agents.prices,
         base: createModelRouter({
           scripted: createScriptedModel({ payloads }),
           agents: createAgentModel({ agents, tools, payloads }),

@@ -67,6 +67,8 @@ runMain('planner', async () => {
     model: withCodeAgents({
       agents: codeAgents,
       tools,
+      // ctx.model calls go through the LLM adapters with each agent's model settings, priced like JSON agents'.
+      prices: agents.prices,
       base: createModelRouter({ scripted, agents: createAgentModel({ agents, tools, payloads }), tools }),
     }),
     tools,

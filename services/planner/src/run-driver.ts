@@ -559,6 +559,7 @@ export function createRunDriver(deps: RunDriverDeps) {
                 return inDecision(fn);
               },
               ask: ({ state, request }) => callModel(state, request),
+              live: liveFor(runId, run.state.decisions),
               ...(deps.sealDecision ? { seal: deps.sealDecision } : {}),
             });
             if (step.kind === 'thought') modelCalls += 1;

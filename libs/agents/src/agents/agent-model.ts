@@ -10,17 +10,18 @@ import {
   type PinnedVersion,
   type RunRequest,
   type ToolCall,
-  type Usage,
 } from '@dura/contracts';
 import { nextCallId, type CallState, type Reservation, type RunState } from '@dura/core';
 import type { ToolRegistry } from '@dura/tools';
-import { controlToolSpecs, createProvider, toolSpecsFor, type ChatProvider, type ChatToolSpec } from '../llm';
+import { controlToolSpecs, toolSpecsFor, type ChatProvider, type ChatToolSpec } from '../llm';
 import type { DecideInput, Model, ModelTurn, StartInfo, SummaryTurn } from '../model';
 import { tighterBudget } from '../model';
 import { withResolvedResults } from '../resolved-results';
 import { scriptedTurn } from '../scripted-model';
 import { buildConversation, callResultText, type ResultText } from './conversation';
-import type { ModelPrice, ModelSettings } from './definition';
+import type { ModelSettings } from './definition';
+import { priceOf } from './model-price';
+import { providerCache } from './provider-cache';
 import type { AgentRegistry, ServedAgent } from './registry';
 
 /** Reads offloaded values (tool results over the size threshold) and stores large ones. */
@@ -48,38 +49,16 @@ const SUMMARIZE_PROMPT =
   'You compress the history of an agent run. Summarize the steps below: what was done, what each tool ' +
   'returned that matters for the task, and what is still open. Keep facts, ids and numbers exact.';
 
-function priceOf(prices: Record<string, ModelPrice>, model: string, usage: Usage): number {
-  const price = prices[model];
-  if (!price) return 0;
-  return (usage.inputTokens * price.inputPerMTokUsd + usage.outputTokens * price.outputPerMTokUsd) / 1e6;
-}
-
 /**
  * The model of registered agents: their prompt, provider and tools, pinned per run. Scripted agents answer
  * from their plan; OpenAI-compatible and Anthropic ones are called over HTTP with the conversation rebuilt
  * from the log, and their answer becomes a decision (tool calls, or the final answer).
  */
 export function createAgentModel(deps: AgentModelDeps): Model {
-  const providers = new Map<string, ChatProvider>();
-  const env = deps.env ?? process.env;
-
-  function providerOf(settings: Extract<ModelSettings, { provider: 'openai' | 'anthropic' }>): ChatProvider {
-    const key = JSON.stringify(settings);
-    let provider = providers.get(key);
-    if (!provider) {
-      provider =
-        deps.providerFor?.(settings) ??
-        createProvider({
-          provider: settings.provider,
-          ...(settings.baseUrl ? { baseUrl: settings.baseUrl } : {}),
-          ...(settings.apiKeyEnv && env[settings.apiKeyEnv] ? { apiKey: env[settings.apiKeyEnv] } : {}),
-          ...(settings.maxAttempts ? { maxAttempts: settings.maxAttempts } : {}),
-          ...(settings.timeoutMs ? { timeoutMs: settings.timeoutMs } : {}),
-        });
-      providers.set(key, provider);
-    }
-    return provider;
-  }
+  const providerOf = providerCache<Extract<ModelSettings, { provider: 'openai' | 'anthropic' }>>(
+    deps.env ?? process.env,
+    deps.providerFor,
+  );
 
   function agentOf(state: RunState): ServedAgent {
     const pinned = state.pinned;

@@ -2,29 +2,48 @@ import { randomUUID } from 'node:crypto';
 import { DuraError, type PinnedVersion, type RunRequest } from '@dura/contracts';
 import {
   decideNext,
+  ModelAnswerSchema,
   pinnedVersion,
   withModelAnswer,
   type AnyCodeAgent,
   type CodeStep,
   type Frontier,
+  type CodeModelSettings,
   type ModelAnswer,
-  type ModelRequest,
+  type ResolvedModelRequest,
 } from '@dura/code-agents';
+import type { Reservation } from '@dura/core';
 import type { ToolRegistry } from '@dura/tools';
+import type { ChatProvider } from '../llm';
 import { tighterBudget, type CodeTurn, type DecideInput, type Model } from '../model';
 import { withToolApprovals } from '../model-router';
+import { createCodeModelAnswer } from './code-model-answer';
+import type { ModelPrice } from './definition';
 
 export interface CodeAgentModelDeps {
   /** Every served version of every code agent. */
   agents: readonly AnyCodeAgent[];
   /** Decides every other run (JSON agents, scripted plans). */
   base: Model;
-  /** Answers `ctx.model`; without it a code agent that calls `ctx.model` fails with a reason. */
-  answer?: (request: ModelRequest, input: DecideInput) => Promise<ModelAnswer>;
+  /**
+   * Answers `ctx.model` in place of the agent's provider (replay answers from the log); by default the LLM
+   * adapters are asked with the agent's `model` settings.
+   */
+  answer?: (request: ResolvedModelRequest, input: DecideInput, agent: AnyCodeAgent) => Promise<ModelAnswer>;
   clock?: () => Date;
-  /** The deployment's tools: a call of one defined with `requiresApproval` waits for its approval, as for any agent. */
+  /**
+   * The deployment's tools: a call of one defined with `requiresApproval` waits for its approval, as for any
+   * agent; a `ctx.model` request's `tools` are described to the model with their schemas.
+   */
   tools?: ToolRegistry;
+  /** Prices by model id (the agents file's `prices`): a `ctx.model` call's cost and its reservation. */
+  prices?: Record<string, ModelPrice>;
+  env?: Record<string, string | undefined>;
+  /** Builds the provider client of a code agent's model settings (tests inject an in-process one). */
+  providerFor?: (settings: CodeModelSettings) => ChatProvider;
 }
+
+const NOTHING: Reservation = { tokens: 0, costUsd: 0 };
 
 const byVersion = new Intl.Collator('en', { numeric: true }).compare;
 
@@ -47,6 +66,13 @@ export function withCodeAgents(deps: CodeAgentModelDeps): Model {
     versions.set(agent.name, list);
   }
   const clock = deps.clock ?? (() => new Date());
+  const models = createCodeModelAnswer({
+    ...(deps.tools ? { tools: deps.tools } : {}),
+    ...(deps.prices ? { prices: deps.prices } : {}),
+    ...(deps.env ? { env: deps.env } : {}),
+    ...(deps.providerFor ? { providerFor: deps.providerFor } : {}),
+  });
+  const answer = deps.answer ?? models.answer;
 
   function find(name: string, version?: string): AnyCodeAgent | undefined {
     const list = versions.get(name);
@@ -69,6 +95,8 @@ export function withCodeAgents(deps: CodeAgentModelDeps): Model {
     if (!agent) return undefined;
     const fresh = { now: () => clock().getTime(), random: Math.random, uuid: randomUUID };
     let frontier: Frontier | undefined;
+    // What the step's answers so far spent: a further call of the same step is checked with it.
+    const answered = { ...NOTHING };
     // A step may ask the model several times before it needs the log again: each answer joins the frontier.
     for (;;) {
       const step: CodeStep = await decideNext(agent, input.state, {
@@ -98,13 +126,13 @@ export function withCodeAgents(deps: CodeAgentModelDeps): Model {
           };
         }
         case 'model': {
-          if (!deps.answer)
-            throw new DuraError(
-              'model_request_rejected',
-              `code agent ${agent.name}@${agent.version} called ctx.model, but this planner has no model ` +
-                'for code agents; serve ctx.model or remove the call',
-            );
-          frontier = withModelAnswer(step, await deps.answer(step.request, input));
+          // Budget before spending: the reservation is in the log before the provider is asked.
+          const gate = input.budget?.(models.worstCase(step.request, agent), answered) ?? { kind: 'ask' };
+          if (gate.kind !== 'ask') return { kind: 'budget', gate };
+          const reply = recordable(await answer(step.request, input, agent), agent);
+          answered.tokens += reply.usage.inputTokens + reply.usage.outputTokens;
+          answered.costUsd += reply.costUsd ?? 0;
+          frontier = withModelAnswer(step, reply);
           break;
         }
       }
@@ -123,12 +151,17 @@ export function withCodeAgents(deps: CodeAgentModelDeps): Model {
             `this planner serves ${(versions.get(request.agent.name) ?? []).map((a) => a.version).join(', ')}`,
         );
       const budget = tighterBudget(agent.budget, request.budget);
-      return { pinned: pinnedVersion(agent), ...(budget ? { budget } : {}) };
+      return {
+        pinned: pinnedVersion(agent),
+        ...(budget ? { budget } : {}),
+        ...(agent.onBudgetExceeded ? { budgetPolicy: agent.onBudgetExceeded } : {}),
+      };
     },
     serves: (pinned: PinnedVersion) =>
       pinned.provider === 'code'
         ? find(pinned.agent, pinned.version) !== undefined
         : (base.serves?.(pinned) ?? false),
+    // A code run's model calls are reserved one by one as its code makes them (`input.budget` in `code`).
     reservation: (input) =>
       agentOf(input)
         ? Promise.resolve({ tokens: 0, costUsd: 0 })
@@ -137,6 +170,16 @@ export function withCodeAgents(deps: CodeAgentModelDeps): Model {
       agentOf(input) ? Promise.resolve(undefined) : (base.summarize?.(input) ?? Promise.resolve(undefined)),
     code,
   };
+}
+
+/** The answer as the journal can hold it; one it cannot would be lost on replay, so the run fails instead. */
+function recordable(answer: ModelAnswer, agent: AnyCodeAgent): ModelAnswer {
+  const checked = ModelAnswerSchema.safeParse(answer);
+  if (checked.success) return answer;
+  throw new DuraError(
+    'model_bad_response',
+    `the model's answer to ctx.model of ${agent.name}@${agent.version} cannot be recorded: ${checked.error.message}`,
+  );
 }
 
 /** The code agents a module exports (named or default, alone or in an array), made with `defineAgent`. */

@@ -1,0 +1,85 @@
+import { DuraError } from '@dura/contracts';
+import type { Reservation } from '@dura/core';
+import type { AnyCodeAgent, CodeModelSettings, ModelAnswer, ResolvedModelRequest } from '@dura/code-agents';
+import type { ToolRegistry } from '@dura/tools';
+import { toolSpecsFor, type ChatProvider, type ChatToolSpec } from '../llm';
+import type { DecideInput } from '../model';
+import type { ModelPrice } from './definition';
+import { priceOf } from './model-price';
+import { providerCache } from './provider-cache';
+
+export interface CodeModelAnswerDeps {
+  /** The deployment's tools: their JSON schemas describe a request's `tools` to the model. */
+  tools?: ToolRegistry;
+  /** Prices by model id (the agents file's `prices`), for cost budgets and recorded costs. */
+  prices?: Record<string, ModelPrice>;
+  env?: Record<string, string | undefined>;
+  /** Builds the provider client of an agent's model settings (tests inject an in-process one). */
+  providerFor?: (settings: CodeModelSettings) => ChatProvider;
+}
+
+/** How a code agent's `ctx.model` calls are made and budgeted. */
+export interface CodeModelAnswer {
+  /** Asks the agent's provider through the LLM adapters (retries, answer validation), streaming to `input.live`. */
+  answer: (request: ResolvedModelRequest, input: DecideInput, agent: AnyCodeAgent) => Promise<ModelAnswer>;
+  /** The call's worst case: its estimated input plus `maxTokens`, priced; reserved before it is made. */
+  worstCase: (request: ResolvedModelRequest, agent: AnyCodeAgent) => Reservation;
+}
+
+/** `ctx.model` served through the same adapters, settings and prices as JSON agents. */
+export function createCodeModelAnswer(deps: CodeModelAnswerDeps = {}): CodeModelAnswer {
+  const providerOf = providerCache<CodeModelSettings>(deps.env ?? process.env, deps.providerFor);
+  const prices = deps.prices ?? {};
+
+  function specs(request: ResolvedModelRequest, agent: { name: string; version: string }): ChatToolSpec[] {
+    if (request.tools.length === 0) return [];
+    const who = `code agent ${agent.name}@${agent.version}`;
+    if (!deps.tools)
+      throw new DuraError(
+        'model_request_rejected',
+        `${who} offers tools to ctx.model, but this planner has no tool registry to describe them`,
+      );
+    try {
+      return toolSpecsFor(deps.tools, request.tools);
+    } catch (err) {
+      throw new DuraError('model_request_rejected', `${who}: ${(err as Error).message}`, { cause: err });
+    }
+  }
+
+  return {
+    async answer(request, { live }, agent) {
+      const settings = agent.model;
+      if (!settings)
+        throw new DuraError(
+          'model_request_rejected',
+          `code agent ${agent.name}@${agent.version} asks the model but declares no model settings`,
+        );
+      const response = await providerOf(settings).chat({
+        model: request.model,
+        messages: request.messages,
+        tools: specs(request, agent),
+        maxTokens: request.maxTokens,
+        ...(typeof request.temperature === 'number' ? { temperature: request.temperature } : {}),
+        ...(live ? { onDelta: live } : {}),
+      });
+      return {
+        content: response.content ?? '',
+        ...(response.toolCalls.length > 0 ? { toolCalls: response.toolCalls } : {}),
+        usage: response.usage,
+        model: { id: response.modelId, promptVersion: agent.version },
+        finishReason: response.finishReason,
+        costUsd: priceOf(prices, request.model, response.usage),
+      };
+    },
+
+    worstCase(request, agent) {
+      // The same estimate as a JSON agent's: 4 characters a token over what is sent.
+      const chars = JSON.stringify(request.messages).length + JSON.stringify(specs(request, agent)).length;
+      const usage = { inputTokens: Math.ceil(chars / 4), outputTokens: request.maxTokens };
+      return {
+        tokens: usage.inputTokens + usage.outputTokens,
+        costUsd: priceOf(prices, request.model, usage),
+      };
+    },
+  };
+}
