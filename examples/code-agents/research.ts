@@ -1,6 +1,9 @@
 // Evaluator-optimizer with a fan-out: the model plans search queries, the searches run in parallel (one
 // decision, parallel intents), the model judges what was found and either answers or asks for more, at most
 // `maxRounds` rounds. Every model answer is recorded once and never asked again after a crash.
+//
+// The model is any OpenAI-compatible server: RESEARCH_MODEL_URL (default Ollama on its usual port). The URL
+// is a connection setting, not part of a recorded request, so moving the server changes no run.
 import { z } from 'zod';
 import { defineAgent, type Ctx } from '@dura/code-agents';
 
@@ -38,7 +41,7 @@ async function plan(ctx: Ctx, question: string): Promise<string[]> {
   const answer = await ctx.model({
     system:
       'You plan research. Answer only with JSON {"queries": ["..."]}: one to four short search queries.',
-    messages: [{ role: 'user', content: question }],
+    prompt: question,
   });
   // A model that ignores the format still gets a search: the question itself.
   return parsed(Plan, answer.content)?.queries ?? [question];
@@ -49,12 +52,7 @@ async function judge(ctx: Ctx, question: string, notes: Note[], round: number) {
     system:
       'You judge research notes. Answer only with JSON {"done": boolean, "answer": "...", ' +
       '"followUps": ["..."]}: done with an answer when the notes suffice, otherwise follow-up queries.',
-    messages: [
-      {
-        role: 'user',
-        content: `Question: ${question}\nRound: ${round}\nNotes:\n${notes.map((n) => `- ${n.title}: ${n.text}`).join('\n')}`,
-      },
-    ],
+    prompt: `Question: ${question}\nRound: ${round}\nNotes:\n${notes.map((n) => `- ${n.title}: ${n.text}`).join('\n')}`,
   });
   return parsed(Verdict, answer.content) ?? { done: true, answer: answer.content, followUps: [] };
 }
@@ -63,6 +61,13 @@ export const researcher = defineAgent({
   name: 'researcher',
   version: '1',
   input: Input,
+  model: {
+    provider: 'openai',
+    model: 'llama3.1',
+    baseUrl: process.env.RESEARCH_MODEL_URL ?? 'http://127.0.0.1:11434/v1',
+    apiKeyEnv: 'OPENAI_API_KEY',
+    maxTokens: 512,
+  },
   tools: ['research.search'],
   budget: { maxSteps: 40 },
   async run(ctx, { question, maxRounds }) {
