@@ -1,4 +1,10 @@
-import { DEFAULT_TENANT, type EventData, type RunEvent, type RunEventOf } from '@dura/contracts';
+import {
+  CONTROL_TOOLS,
+  DEFAULT_TENANT,
+  type EventData,
+  type RunEvent,
+  type RunEventOf,
+} from '@dura/contracts';
 import { InvalidTransition } from './errors';
 import { canApply, STATUS_AFTER } from './lifecycle';
 import { initialRunState, isTerminal, type CallState, type RunState, type WaitState } from './run-state';
@@ -157,18 +163,7 @@ function applyData(state: RunState, event: RunEvent, reject: (reason: string) =>
     case 'timer_fired':
       return onTimerFired(state, event);
     case 'child_run_requested':
-      return {
-        ...state,
-        children: [
-          ...state.children,
-          {
-            childRunId: event.data.childRunId,
-            callId: event.data.callId ?? '',
-            request: { ...event.data.request, runId: event.data.childRunId },
-            status: 'running',
-          },
-        ],
-      };
+      return onChildRequested(state, event, reject);
     case 'child_run_completed':
       return onChildCompleted(state, event);
     case 'run_completed':
@@ -361,6 +356,45 @@ function onTimerFired(state: RunState, event: RunEventOf<'timer_fired'>): RunSta
     default:
       return withoutWait(state, wait.waitId);
   }
+}
+
+/**
+ * A child run requested: its id is new in this run, and the `dura.run_agent` call it serves (when named) is
+ * pending and has no child yet. While the run waits (an earlier child of the same decision already opened its
+ * wait) the request must name its call, so a child is only ever started for a recorded call.
+ */
+function onChildRequested(
+  state: RunState,
+  event: RunEventOf<'child_run_requested'>,
+  reject: (reason: string) => never,
+): RunState {
+  const { childRunId, callId } = event.data;
+  if (state.children.some((child) => child.childRunId === childRunId))
+    reject(`child run ${childRunId} was already requested`);
+  if (callId === undefined) {
+    if (state.status === 'waiting')
+      reject('a child run requested while the run waits must name the dura.run_agent call it serves');
+  } else {
+    const call = state.calls[indexOfCall(state.calls, callId)];
+    if (!call) reject(`call ${callId} was never requested`);
+    else if (call.tool !== CONTROL_TOOLS.runAgent)
+      reject(`call ${callId} is a ${call.tool} call, not ${CONTROL_TOOLS.runAgent}`);
+    else if (call.status !== 'pending') reject(`call ${callId} is already ${call.status}`);
+    if (state.children.some((child) => child.callId === callId))
+      reject(`call ${callId} already has a child run`);
+  }
+  return {
+    ...state,
+    children: [
+      ...state.children,
+      {
+        childRunId,
+        callId: callId ?? '',
+        request: { ...event.data.request, runId: childRunId },
+        status: 'running',
+      },
+    ],
+  };
 }
 
 function onChildCompleted(state: RunState, event: RunEventOf<'child_run_completed'>): RunState {

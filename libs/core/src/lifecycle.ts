@@ -25,7 +25,9 @@ export const ALLOWED_FROM: Record<EventType, readonly RunStatus[]> = {
   // parent); they are recorded and change nothing.
   signal_received: STARTED,
   timer_fired: STARTED,
-  child_run_requested: ['running'],
+  // Several `dura.run_agent` calls of one decision start their children one after another: the first child's
+  // wait makes the run `waiting` before the next child is requested (evolve checks each names its call).
+  child_run_requested: LIVE,
   child_run_completed: STARTED,
   snapshot_taken: ['pending', ...STARTED],
   budget_exceeded: LIVE,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { RunEvent } from '@dura/contracts';
+import type { EventData, RunEvent } from '@dura/contracts';
 import {
   budgetExceededEvents,
   budgetExcess,
@@ -215,6 +215,82 @@ describe('dura.run_agent: a child run', () => {
       status: 'failed',
       error: { code: 'child_run_cancelled' },
     });
+  });
+
+  it('starts every child of one decision and waits for all of them', () => {
+    const log = running()
+      .think([
+        { tool: 'dura.run_agent', args: { agent: 'a', input: 1 } },
+        { tool: 'dura.run_agent', args: { agent: 'b', input: 2 } },
+      ])
+      .intents();
+    const state = record(log);
+    const [first, second] = [childRunIdFor('run-1', 1), childRunIdFor('run-1', 2)];
+    expect(state.status).toBe('waiting');
+    expect(state.children).toMatchObject([
+      { childRunId: first, callId: 'call-1', status: 'running', request: { agent: { name: 'a' }, input: 1 } },
+      {
+        childRunId: second,
+        callId: 'call-2',
+        status: 'running',
+        request: { agent: { name: 'b' }, input: 2 },
+      },
+    ]);
+    expect(state.waits.map((w) => w.childRunId)).toEqual([first, second]);
+    expect(nextAction(state)).toMatchObject({
+      kind: 'dispatch',
+      children: [{ childRunId: first }, { childRunId: second }],
+    });
+
+    // The second child ends first: the parent still waits for the other one, and decides nothing.
+    log.add('child_run_completed', { childRunId: second, status: 'completed', output: 'b-done' });
+    const half = fold(log.events);
+    expect(half.status).toBe('waiting');
+    expect(half.waits.map((w) => w.childRunId)).toEqual([first]);
+    expect(nextAction(half)).toMatchObject({ kind: 'dispatch', children: [{ childRunId: first }] });
+
+    log.add('child_run_completed', { childRunId: first, status: 'completed', output: 'a-done' });
+    const after = fold(log.events);
+    expect(after.status).toBe('running');
+    expect(after.calls.map((c) => c.result)).toEqual([
+      { status: 'completed', output: 'a-done' },
+      { status: 'completed', output: 'b-done' },
+    ]);
+    expect(nextAction(after)).toEqual({ kind: 'decide' });
+  });
+
+  it('starts a child next to a signal wait of the same decision', () => {
+    const log = running()
+      .think([
+        { tool: 'dura.wait_for_signal', args: { name: 'go' } },
+        { tool: 'dura.run_agent', args: { agent: 'a' } },
+      ])
+      .intents();
+    const state = record(log);
+    expect(state.waits.map((w) => w.kind)).toEqual(['signal', 'child']);
+    expect(state.children).toMatchObject([{ childRunId: childRunIdFor('run-1', 2), callId: 'call-2' }]);
+  });
+
+  it('refuses a second child for one call, a child id twice, and a child for a call that is not pending', () => {
+    const log = running()
+      .think([
+        { tool: 'dura.run_agent', args: { agent: 'a' } },
+        { tool: 'echo', args: {} },
+      ])
+      .intents();
+    record(log);
+    const request = (childRunId: string) => ({
+      childRunId,
+      request: { ...fold(log.events).children[0]!.request, runId: childRunId },
+    });
+    const refused = (data: EventData<'child_run_requested'>, reason: string) => {
+      expect(() => fold([...log.events, log.next('child_run_requested', data)])).toThrow(reason);
+    };
+    refused({ ...request('other'), callId: 'call-1' }, 'call call-1 already has a child run');
+    refused({ ...request(childRunIdFor('run-1', 1)), callId: 'call-1' }, 'was already requested');
+    refused({ ...request('other'), callId: 'call-2' }, 'is a echo call, not dura.run_agent');
+    refused({ ...request('other'), callId: 'call-9' }, 'call call-9 was never requested');
+    refused(request('other'), 'must name the dura.run_agent call it serves');
   });
 
   it('keeps child ids within the run id limit at any depth', () => {

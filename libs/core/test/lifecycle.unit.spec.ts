@@ -40,7 +40,7 @@ const EXPECTED_ALLOWED: Record<EventType, RunStatus[]> = {
   wait_requested: ['running', 'waiting'],
   signal_received: STARTED,
   timer_fired: STARTED,
-  child_run_requested: ['running'],
+  child_run_requested: ['running', 'waiting'],
   child_run_completed: STARTED,
   snapshot_taken: ['pending', ...STARTED],
   budget_exceeded: ['running', 'waiting'],
