@@ -109,6 +109,27 @@ export function withExtensions(text, file) {
   });
 }
 
+/** `import("libs/contracts/dist/ids").JsonObject`: a type tsc named by the monorepo's path of another package. */
+const MONOREPO_TYPE_IMPORT = /import\((["'])libs\/([a-z0-9-]+)\/dist\/[^"']+\1\)\.([A-Za-z_$][\w$]*)/g;
+
+/**
+ * Names every type tsc referenced by another SDK package's build path (`libs/contracts/dist/ids`, which only
+ * exists in the monorepo) by that package instead (`@dura/contracts`). The type must be exported from the
+ * package's entry point; when it is not, the build stops and says which type to export.
+ */
+export function withPackageTypeImports(text, file) {
+  if (!file.endsWith('.d.ts')) return text;
+  return text.replace(MONOREPO_TYPE_IMPORT, (whole, quote, lib, name) => {
+    const entry = join(ROOT, 'libs', lib, 'dist', 'index.d.ts');
+    const exported = existsSync(entry) && new RegExp(`\\b${name}\\b`).test(readFileSync(entry, 'utf8'));
+    if (!exported)
+      throw new Error(
+        `${file}: the type ${name} of libs/${lib} is used in a declaration but not exported from libs/${lib}/src/index.ts; export it there`,
+      );
+    return `import(${quote}@dura/${lib}${quote}).${name}`;
+  });
+}
+
 function run(command, args, cwd) {
   const result = spawnSync(command, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   if (result.status !== 0)
@@ -126,7 +147,7 @@ export function buildPackage(dir) {
   const tsc = createRequire(join(ROOT, 'package.json')).resolve('typescript/bin/tsc');
   run(process.execPath, [tsc, '-p', join(absolute, 'tsconfig.build.json')], ROOT);
   for (const file of filesUnder(dist).filter((f) => f.endsWith('.js') || f.endsWith('.d.ts')))
-    writeFileSync(file, withExtensions(readFileSync(file, 'utf8'), file));
+    writeFileSync(file, withPackageTypeImports(withExtensions(readFileSync(file, 'utf8'), file), file));
 }
 
 /** Builds and packs every SDK package into `out`; returns the tarballs' paths in build order. */
