@@ -1,7 +1,22 @@
 import { DuraError, type ErrorInfo } from '@dura/contracts';
 
-/** A tool (or a child run, or a rejected approval) failed for good; the agent's code may catch it. */
+/** Marks a ToolFailure made by any copy of this package (a user's project installs its own). */
+const TOOL_FAILURE = Symbol.for('dura.code-agents.ToolFailure');
+
+/**
+ * A tool (or a child run, or a rejected approval) failed for good; the agent's code may catch it.
+ * `err instanceof ToolFailure` holds for a failure thrown by the planner's copy of this package too: the
+ * check reads a registered symbol, not the class identity.
+ */
 export class ToolFailure extends DuraError {
+  readonly [TOOL_FAILURE] = true;
+
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return (
+      typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[TOOL_FAILURE] === true
+    );
+  }
+
   constructor(
     readonly tool: string,
     readonly callId: string,

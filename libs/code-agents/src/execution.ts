@@ -252,8 +252,12 @@ export class Execution implements Recorder {
   }
 }
 
+/** Read by shape: a DuraError of another copy of `@dura/contracts` (a user's project has its own) keeps its code. */
 function errorInfo(error: unknown): { code: string; message: string } {
   if (error instanceof DuraError) return { code: error.code, message: error.message };
-  const message = error instanceof Error ? error.message : String(error);
-  return { code: 'agent_error', message };
+  if (error instanceof Error) {
+    const code = (error as { code?: unknown }).code;
+    return { code: typeof code === 'string' && code !== '' ? code : 'agent_error', message: error.message };
+  }
+  return { code: 'agent_error', message: String(error) };
 }

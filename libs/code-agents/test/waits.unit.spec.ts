@@ -153,7 +153,6 @@ describe('child invoke', () => {
     version: '1',
     tools: [],
     async run(ctx) {
-      // One child per step: the log cannot yet hold two child_run_requested in one decision (core lifecycle).
       const parts = [await ctx.invoke(summarizer, 'one two'), await ctx.invoke(summarizer, 'three four')];
       try {
         await ctx.invoke({ name: 'broken' }, null);
