@@ -8,6 +8,7 @@ import { distribution, round } from '../stats';
 import { runTimings, stepDistributions } from '../step-timings';
 import { lastRunSeq, readStoredEvents } from '../stream-log';
 import { runWorkload } from '../workload';
+import { waitForCheckpoint } from './projector';
 
 export interface RunsLoad {
   prefix: string;
@@ -81,10 +82,10 @@ function cpuPerStep(
 }
 
 const CPU_METHOD =
-  'per process tree from /proc: Σ(utime+stime+cutime+cstime) over the tree at the end − the same at the start, ' +
-  'so processes that start, end, or start and end within the window count (ended ones through their parent’s ' +
-  'reaped-children times); postgres is the postmaster’s whole tree less what backends of other databases were ' +
-  'seen to spend';
+  'per process tree from /proc over the window from the first submit to the projector folding the last event: ' +
+  'Σ(utime+stime+cutime+cstime) over each tree at the end − the same at the start, so processes that start, ' +
+  'end, or start and end within the window count (ended ones through their parent’s reaped-children times); ' +
+  'postgres is the postmaster’s whole tree less what backends of other databases were seen to spend';
 
 async function measure(deployment: Deployment, load: RunsLoad) {
   const before = await lastRunSeq(deployment.jsm);
@@ -99,6 +100,9 @@ async function measure(deployment: Deployment, load: RunsLoad) {
       { ...load, timeoutMs },
       countReporter(`${load.prefix} runs ended`, load.runs),
     );
+    // The projector's share of these steps ends when it has folded their last event, after the runs ended.
+    if (deployment.services.some((s) => s.label.startsWith('projector-')))
+      await waitForCheckpoint(deployment, await lastRunSeq(deployment.jsm), timeoutMs);
   } finally {
     cpuWindow = window.close();
   }
