@@ -101,7 +101,9 @@ export function openCpuWindow(groups: CpuGroup[], postgres?: PostgresTarget, pol
     }
     if (postgres) postgresSnapshots.push(subtree(snapshot, postgres.postmaster));
   };
-  const start = procSnapshot();
+  // The start and end snapshots must be consistent for every tree's root; the polls only list processes.
+  const roots = all.filter((g) => g.scope !== 'self').flatMap((g) => g.roots);
+  const start = procSnapshot(roots);
   note(start);
   let polls = 0;
   const timer = setInterval(() => {
@@ -111,7 +113,7 @@ export function openCpuWindow(groups: CpuGroup[], postgres?: PostgresTarget, pol
   return {
     close() {
       clearInterval(timer);
-      const end = procSnapshot();
+      const end = procSnapshot(roots);
       note(end);
       const out: Record<string, GroupWindow> = {};
       for (const group of all) {

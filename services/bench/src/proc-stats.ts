@@ -57,17 +57,32 @@ function readSample(pid: number, withTitle: (comm: string) => boolean): ProcSamp
   }
 }
 
-/**
- * Every process on the machine now (pid, ppid, start time, own and reaped CPU), with the process title of
- * Postgres processes (it names the database a backend serves). Not atomic: a child reaped between reading
- * it and reading its parent can be counted twice or not at all, an error of one process's CPU at most.
- */
-export function procSnapshot(): ProcSnapshot {
+function scan(): ProcSample[] {
   const out: ProcSample[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     const sample = readSample(Number(entry), (comm) => comm === 'postgres');
     if (sample) out.push(sample);
+  }
+  return out;
+}
+
+const SCAN_ATTEMPTS = 5;
+
+/**
+ * Every process on the machine now (pid, ppid, start time, own and reaped CPU), with the process title of
+ * Postgres processes (it names the database a backend serves). Reading /proc is not atomic: a child reaped
+ * while the scan runs could be counted twice (live, and in its parent's reaped times) or not at all. So the
+ * reaped times of `stableRoots` (e.g. the postmaster) are read before and after the scan, and the scan is
+ * repeated (up to 5 times) until none of them reaped a child meanwhile.
+ */
+export function procSnapshot(stableRoots: readonly number[] = []): ProcSnapshot {
+  const reapedOf = () => stableRoots.map((pid) => readSample(pid, () => false)?.reapedTicks ?? -1).join(',');
+  let out: ProcSample[] = [];
+  for (let attempt = 1; attempt <= SCAN_ATTEMPTS; attempt += 1) {
+    const before = reapedOf();
+    out = scan();
+    if (stableRoots.length === 0 || reapedOf() === before) break;
   }
   return out;
 }
