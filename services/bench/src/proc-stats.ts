@@ -1,4 +1,5 @@
 import { readFileSync, readdirSync } from 'node:fs';
+import type { ProcSample, ProcSnapshot } from './cpu-accounting';
 
 const TICKS_PER_SECOND = 100; // USER_HZ on Linux
 
@@ -29,53 +30,71 @@ export function childPids(comm: string): number[] {
   return found;
 }
 
-/** Pids of every process on the machine whose command name is `comm` (e.g. all Postgres backends). */
-export function pidsNamed(comm: string): number[] {
-  const found: number[] = [];
-  for (const entry of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) === comm) found.push(Number(entry));
-    } catch {
-      // Ended while we looked.
+/** One process's /proc/<pid>/stat as a sample, or undefined once it has ended; `title` read when asked. */
+function readSample(pid: number, withTitle: (comm: string) => boolean): ProcSample | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+    // Fields after "pid (comm) " (1-based numbering of proc(5)): ppid 4, utime 14, stime 15, cutime 16,
+    // cstime 17, starttime 22.
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const num = (field: number) => Number(f[field - 3]);
+    const sample: ProcSample = {
+      pid,
+      ppid: num(4),
+      startTicks: num(22),
+      selfTicks: num(14) + num(15),
+      reapedTicks: num(16) + num(17),
+      comm,
+    };
+    if (withTitle(comm)) {
+      const title = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ').trim();
+      if (title) sample.title = title;
     }
+    return sample;
+  } catch {
+    return undefined; // Ended while we looked.
   }
-  return found;
 }
 
-/** CPU seconds of each process of each named group, by pid; a process that has ended is left out. */
-export function cpuByGroup(groups: Record<string, readonly number[]>): Record<string, Map<number, number>> {
-  const out: Record<string, Map<number, number>> = {};
-  for (const [name, pids] of Object.entries(groups)) {
-    const byPid = new Map<number, number>();
-    for (const pid of pids) {
-      try {
-        byPid.set(pid, sampleProcess(pid).cpuSeconds);
-      } catch {
-        // Ended while we looked.
-      }
-    }
-    out[name] = byPid;
+function scan(): ProcSample[] {
+  const out: ProcSample[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const sample = readSample(Number(entry), (comm) => comm === 'postgres');
+    if (sample) out.push(sample);
   }
   return out;
 }
+
+const SCAN_ATTEMPTS = 5;
 
 /**
- * CPU seconds each group used between two samples, over the processes alive at both: a backend that exited
- * in between (Postgres closes idle connections) must not count as negative CPU.
+ * Every process on the machine now (pid, ppid, start time, own and reaped CPU), with the process title of
+ * Postgres processes (it names the database a backend serves). Reading /proc is not atomic: a child reaped
+ * while the scan runs could be counted twice (live, and in its parent's reaped times) or not at all. So the
+ * reaped times of `stableRoots` (e.g. the postmaster) are read before and after the scan, and the scan is
+ * repeated (up to 5 times) until none of them reaped a child meanwhile.
  */
-export function cpuSpent(
-  before: Record<string, Map<number, number>>,
-  after: Record<string, Map<number, number>>,
-): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const [name, later] of Object.entries(after)) {
-    let sum = 0;
-    for (const [pid, seconds] of later) {
-      const earlier = before[name]?.get(pid);
-      if (earlier !== undefined) sum += Math.max(0, seconds - earlier);
-    }
-    out[name] = sum;
+export function procSnapshot(stableRoots: readonly number[] = []): ProcSnapshot {
+  const reapedOf = () => stableRoots.map((pid) => readSample(pid, () => false)?.reapedTicks ?? -1).join(',');
+  let out: ProcSample[] = [];
+  for (let attempt = 1; attempt <= SCAN_ATTEMPTS; attempt += 1) {
+    const before = reapedOf();
+    out = scan();
+    if (stableRoots.length === 0 || reapedOf() === before) break;
   }
   return out;
 }
+
+/** One live process as a sample (with its title when it is a Postgres process), or undefined once it ended. */
+export function procSample(pid: number): ProcSample | undefined {
+  return readSample(pid, (comm) => comm === 'postgres');
+}
+
+/** The parent pid of a live process (e.g. the postmaster of a backend), or undefined. */
+export function parentOf(pid: number): number | undefined {
+  return readSample(pid, () => false)?.ppid;
+}
+
+export { TICKS_PER_SECOND };

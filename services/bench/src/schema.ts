@@ -21,10 +21,61 @@ const StepTimingsSchema = z.object({
 
 const ModeSchema = z.enum(['processes', 'in-process']);
 
+/**
+ * CPU milliseconds (user + system, from /proc) per completed step, by process group: each service kind
+ * (every replica's process tree), `nats-server`, `postgres` and `bench` (the driver's own process). Each group
+ * is counted per process tree over the measured window: processes alive at its end less the same processes'
+ * counters at its start, plus what processes that ended within it handed to their parents' reaped-children
+ * counters, so connections Postgres opened and closed during the window count.
+ */
+const CpuMsPerStepSchema = z.record(z.string(), z.number().nonnegative());
+
+/** How the CPU figures were counted: the processes each group had, and the Postgres server's split. */
+const CpuDetailSchema = z.object({
+  method: z.string(),
+  /** /proc was read at the window's start, every `pollMs` (`polls` times) and at its end. */
+  pollMs: z.number().int().positive(),
+  polls: z.number().int().nonnegative(),
+  processes: z.record(
+    z.string(),
+    z.object({
+      atStart: z.number().int().nonnegative(),
+      atEnd: z.number().int().nonnegative(),
+      /** Distinct processes seen at the start, in a poll or at the end (short-lived ones between polls are not). */
+      seen: z.number().int().nonnegative(),
+      /** Of those seen, how many were not there at the start, and how many were gone at the end. */
+      startedWithin: z.number().int().nonnegative(),
+      endedWithin: z.number().int().nonnegative(),
+      /** Of the group's figure, what came from processes that ended within the window (reaped-children times). */
+      reapedMsPerStep: z.number().nonnegative(),
+    }),
+  ),
+  postgres: z.discriminatedUnion('measured', [
+    z.object({
+      /** The Postgres server runs on this machine: its postmaster's tree is counted. */
+      measured: z.literal(true),
+      postmasterPid: z.number().int().positive(),
+      /** The whole server: postmaster, every backend and auxiliary process, live or ended within the window. */
+      serverMsPerStep: z.number().nonnegative(),
+      /**
+       * What backends of other databases on a shared server were seen to spend (a lower bound), subtracted from
+       * the server's figure to give `cpuMsPerStep.postgres`; 0 on a machine that runs only the benchmark.
+       */
+      otherDatabasesMsPerStep: z.number().nonnegative(),
+      otherDatabaseBackends: z.number().int().nonnegative(),
+    }),
+    /** The server is not on this machine (a container or another host): its CPU is not in the figures. */
+    z.object({ measured: z.literal(false) }),
+  ]),
+});
+export type CpuDetail = z.infer<typeof CpuDetailSchema>;
+
 const LatencySchema = StepTimingsSchema.extend({
   mode: ModeSchema,
   runs: z.number().int(),
   steps: z.number().int(),
+  cpuMsPerStep: CpuMsPerStepSchema,
+  cpu: CpuDetailSchema,
   /** `run_requested` stored → `run_completed` stored. */
   runWallMs: DistributionSchema,
   /** Client-observed: submit publish → `run_completed` seen on the subject. */
@@ -43,11 +94,8 @@ const ThroughputSchema = StepTimingsSchema.extend({
   elapsedMs: z.number().nonnegative(),
   stepsPerSecond: z.number().nonnegative(),
   runsFailed: z.number().int(),
-  /**
-   * CPU milliseconds (user + system, from /proc) per completed step, by process group: each service kind,
-   * `nats-server`, `postgres` (every backend on the machine) and the bench driver itself.
-   */
-  cpuMsPerStep: z.record(z.string(), z.number().nonnegative()),
+  cpuMsPerStep: CpuMsPerStepSchema,
+  cpu: CpuDetailSchema,
 });
 export type ThroughputResult = z.infer<typeof ThroughputSchema>;
 
@@ -212,6 +260,12 @@ export const BenchReportSchema = z.object({
     cpuModel: z.string(),
     memoryGiB: z.number().positive(),
     os: z.string(),
+    /** 1-, 5- and 15-minute load averages when the bench started: other work on the machine moves every figure. */
+    loadAverageAtStart: z.tuple([
+      z.number().nonnegative(),
+      z.number().nonnegative(),
+      z.number().nonnegative(),
+    ]),
   }),
   versions: z.object({
     node: z.string(),
@@ -221,7 +275,11 @@ export const BenchReportSchema = z.object({
     gitCommit: z.string(),
   }),
   durability: z.object({
+    /** Storage of the stream the runs' events live in (`file` or `memory`), with its replicas. */
     jetstreamStorage: z.string(),
+    /** Every stream the services use, by name: `file` or `memory`, and replicas. */
+    jetstreamStreams: z.record(z.string(), z.object({ storage: z.string(), replicas: z.number().int() })),
+    /** When JetStream fsyncs its files: `sync_interval` from the server's config when set, else its default. */
     jetstreamSync: z.string(),
     postgresSynchronousCommit: z.string(),
     postgresFsync: z.string(),

@@ -1,7 +1,33 @@
-import type { BenchReport, Distribution } from './schema';
+import type { BenchReport, CpuDetail, Distribution } from './schema';
 
 const ms = (d: Distribution) => `p50 ${d.p50.toFixed(2)} ms  p99 ${d.p99.toFixed(2)} ms  (n=${d.count})`;
 const n = (x: number) => x.toLocaleString('en-US', { maximumFractionDigits: 1 });
+
+/** `CPU ms per step` rows: the groups' figures, then how Postgres was counted and what came and went. */
+function cpuRows(cpuMsPerStep: Record<string, number>, cpu: CpuDetail): [string, string, string][] {
+  const entries = Object.entries(cpuMsPerStep);
+  const total = entries.reduce((sum, [, v]) => sum + v, 0);
+  const rows: [string, string, string][] = [
+    [
+      '',
+      'CPU ms per step',
+      `${total.toFixed(2)}: ${entries.map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ')}`,
+    ],
+  ];
+  const pg = cpu.postgres;
+  const pgProcesses = cpu.processes['postgres'];
+  rows.push([
+    '',
+    'postgres counted',
+    pg.measured && pgProcesses
+      ? `server ${pg.serverMsPerStep.toFixed(2)} − other databases ${pg.otherDatabasesMsPerStep.toFixed(2)} ` +
+        `(${pg.otherDatabaseBackends} backends seen); ${pgProcesses.seen} processes seen, ` +
+        `${pgProcesses.startedWithin} started and ${pgProcesses.endedWithin} ended within, ` +
+        `${pgProcesses.reapedMsPerStep.toFixed(2)} ms/step from ended ones`
+      : 'not measured: the server is not on this machine',
+  ]);
+  return rows;
+}
 
 /** The report as aligned `scenario | figure | value` lines for a terminal. */
 export function formatTable(report: BenchReport): string {
@@ -14,6 +40,7 @@ export function formatTable(report: BenchReport): string {
     rows.push(['', 'step cycle', ms(latency.stepCycleMs)]);
     rows.push(['', 'run wall (stream)', ms(latency.runWallMs)]);
     rows.push(['', 'run wall (client)', ms(latency.clientRunWallMs)]);
+    rows.push(...cpuRows(latency.cpuMsPerStep, latency.cpu));
   }
   for (const [label, b] of [
     ...(throughput
@@ -34,13 +61,7 @@ export function formatTable(report: BenchReport): string {
     ]);
     rows.push(['', 'intent → observation', ms(b.intentToObservationMs)]);
     rows.push(['', 'step cycle', ms(b.stepCycleMs)]);
-    const cpu = Object.entries(b.cpuMsPerStep);
-    const total = cpu.reduce((sum, [, v]) => sum + v, 0);
-    rows.push([
-      '',
-      'CPU ms per step',
-      `${total.toFixed(2)}: ${cpu.map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ')}`,
-    ]);
+    rows.push(...cpuRows(b.cpuMsPerStep, b.cpu));
   }
   for (const c of resume?.cases ?? [])
     rows.push([
@@ -130,9 +151,13 @@ export function formatTable(report: BenchReport): string {
   const lines = rows.map(([a, b, c]) => `${a.padEnd(widths[0] ?? 0)}  ${b.padEnd(widths[1] ?? 0)}  ${c}`);
   const { machine, versions, durability } = report;
   return [
-    `machine: ${machine.cores} cores, ${machine.cpuModel}, ${machine.memoryGiB} GiB, ${machine.os}`,
+    `machine: ${machine.cores} cores, ${machine.cpuModel}, ${machine.memoryGiB} GiB, ${machine.os}, ` +
+      `load average at start ${machine.loadAverageAtStart.join(' ')}`,
     `versions: node ${versions.node}, nats-server ${versions.natsServer}, postgres ${versions.postgres}, commit ${versions.gitCommit}`,
-    `durability: JetStream ${durability.jetstreamStorage}, sync ${durability.jetstreamSync}; Postgres synchronous_commit=${durability.postgresSynchronousCommit}, fsync=${durability.postgresFsync}`,
+    `durability: JetStream ${Object.entries(durability.jetstreamStreams)
+      .map(([name, s]) => `${name} ${s.storage} (replicas ${s.replicas})`)
+      .join(', ')}; sync ${durability.jetstreamSync}; ` +
+      `Postgres synchronous_commit=${durability.postgresSynchronousCommit}, fsync=${durability.postgresFsync}`,
     '',
     ...lines,
     '',

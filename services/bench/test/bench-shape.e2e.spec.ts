@@ -20,7 +20,15 @@ describe('npm run bench', () => {
     expect(parsed.scenarios.scaling?.points.map((p) => p.gateways)).toEqual(TINY_SIZES.gateways);
     expect(parsed.scenarios.floors?.jetstreamPublishMs.count).toBe(TINY_SIZES.floorSamples);
     expect(parsed.scenarios.floors?.postgresCommitMs.count).toBe(TINY_SIZES.floorSamples);
-    expect(parsed.scenarios.throughput?.cpuMsPerStep).toHaveProperty('tool-gateway');
+    for (const cpu of [parsed.scenarios.latency?.cpuMsPerStep, parsed.scenarios.throughput?.cpuMsPerStep])
+      expect(Object.keys(cpu ?? {}).sort()).toEqual(
+        ['bench', 'nats-server', 'planner', 'postgres', 'projector', 'tool-gateway'].sort(),
+      );
+    // The local Postgres server is counted as its postmaster's tree, and its backends were seen.
+    expect(parsed.scenarios.throughput?.cpu.postgres.measured).toBe(true);
+    expect(parsed.scenarios.throughput?.cpu.processes['postgres']?.seen).toBeGreaterThan(1);
+    expect(parsed.durability.jetstreamStreams['DURA_RUNS']?.storage).toBe('file');
+    expect(parsed.machine.loadAverageAtStart).toHaveLength(3);
     expect(parsed.scenarios.list?.runs).toBe(TINY_SIZES.listRuns);
     expect(parsed.scenarios.list?.queries.map((q) => q.latencyMs.count)).toEqual(
       parsed.scenarios.list?.queries.map(() => TINY_SIZES.listSamples),
