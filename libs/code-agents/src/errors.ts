@@ -28,7 +28,7 @@ export class ToolFailure extends DuraError {
 
 /**
  * The agent's code asked for something other than what the log recorded at that position. Nothing runs past
- * it: an operator restores the version the run started with, or cancels or forks the run.
+ * it: an operator serves the code the run started with again and signals `retry`, or cancels or forks the run.
  */
 export class NonDeterminism extends DuraError {
   constructor(
@@ -39,7 +39,7 @@ export class NonDeterminism extends DuraError {
     super(
       'non_determinism',
       `non-determinism at ${position}: the log recorded ${recorded}, the code now asks for ${attempted}. ` +
-        'Run the version the run started with, or cancel or fork the run.',
+        'Serve the code the run started with and signal retry (dura signal <run> retry), or cancel or fork the run.',
     );
   }
 }

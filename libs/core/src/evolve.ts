@@ -8,7 +8,7 @@ import {
 import { InvalidTransition } from './errors';
 import { canApply, STATUS_AFTER } from './lifecycle';
 import { initialRunState, isTerminal, type CallState, type RunState, type WaitState } from './run-state';
-import { APPROVE_SIGNAL, RAISE_BUDGET_SIGNAL, REJECT_SIGNAL } from './signals';
+import { APPROVE_SIGNAL, RAISE_BUDGET_SIGNAL, REJECT_SIGNAL, RETRY_SIGNAL } from './signals';
 
 /**
  * The one fold. Pure: the same state and event always give the same next state, and the input is never mutated.
@@ -252,6 +252,9 @@ function onSignal(state: RunState, event: RunEventOf<'signal_received'>): RunSta
       : { ...withSignal, calls };
   }
   const name = event.data.name;
+  // The operator wait a code agent's run stopped in names no call: `retry` lifts it and the planner decides again.
+  const stopped = state.waits.find((wait) => wait.kind === 'operator' && wait.callId === undefined);
+  if (stopped && name === RETRY_SIGNAL) return withoutWait(withSignal, stopped.waitId);
   const payload = payloadObject(event.data.payload);
   const approval =
     name === APPROVE_SIGNAL || name === REJECT_SIGNAL ? approvalWaitFor(state, payload) : undefined;

@@ -26,7 +26,7 @@ export {
 } from './references';
 export type { ReferenceScope } from './references';
 export { nextAction, followUps, nextCallId } from './next-action';
-export { CANCEL_SIGNAL, APPROVE_SIGNAL, REJECT_SIGNAL, RAISE_BUDGET_SIGNAL } from './signals';
+export { CANCEL_SIGNAL, APPROVE_SIGNAL, REJECT_SIGNAL, RAISE_BUDGET_SIGNAL, RETRY_SIGNAL } from './signals';
 export { openWaits, isDispatchable, childRunIdFor } from './control';
 export { budgetExcess, budgetExceededEvents } from './budget';
 export type { BudgetExcess, Reservation } from './budget';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fold, nextAction, OUTCOME_UNKNOWN, type PlannerAction } from '../src/index';
+import { fold, nextAction, OUTCOME_UNKNOWN, RETRY_SIGNAL, type PlannerAction } from '../src/index';
 import { RunLog } from '../src/testing';
 
 const charge = { tool: 'pay.unsafe', args: { amount: 5 } };
@@ -116,5 +116,48 @@ describe('a tool whose retry policy fails the run', () => {
   it('lets the model react when the policy only observes', () => {
     const log = new RunLog().request().start().think([charge]).intents().fail('call-1', false, 3);
     expect(nextAction(fold(log.events))).toEqual({ kind: 'decide' });
+  });
+});
+
+describe("the operator wait a code agent's run stopped in", () => {
+  const reason =
+    'non-determinism at step 2 of payer@1 (run run-1): the log recorded a, the code now asks for b';
+  function stopped(): RunLog {
+    return new RunLog()
+      .request()
+      .start()
+      .add('wait_requested', { waitId: 'operator:code:1', kind: 'operator', reason });
+  }
+
+  it('holds the run: nothing is decided while it is open, whatever else is signalled', () => {
+    const log = stopped().add('signal_received', { signalId: 's-1', name: 'go' });
+    const state = fold(log.events);
+    expect(state.status).toBe('waiting');
+    expect(state.waiting).toMatchObject({ kind: 'operator', reason });
+    expect(nextAction(state)).toEqual({ kind: 'idle', reason: 'waiting' });
+  });
+
+  it('is lifted by `retry`: the planner decides again with the code it serves now', () => {
+    const log = stopped().add('signal_received', { signalId: 's-1', name: RETRY_SIGNAL });
+    const state = fold(log.events);
+    expect(state.status).toBe('running');
+    expect(state.waits).toEqual([]);
+    expect(nextAction(state)).toEqual({ kind: 'decide' });
+  });
+
+  it('may open again after a retry when the code still diverges', () => {
+    const log = stopped()
+      .add('signal_received', { signalId: 's-1', name: RETRY_SIGNAL })
+      .add('wait_requested', { waitId: 'operator:code:1', kind: 'operator', reason });
+    expect(fold(log.events).status).toBe('waiting');
+  });
+
+  it('does not answer an unknown outcome: `retry` leaves the operator wait of a call open', () => {
+    const log = interrupted()
+      .add('wait_requested', { waitId: 'operator:call-1', kind: 'operator', callId: 'call-1' })
+      .add('signal_received', { signalId: 's-1', name: RETRY_SIGNAL });
+    const state = fold(log.events);
+    expect(state.status).toBe('waiting');
+    expect(state.calls[0]?.status).toBe('unknown');
   });
 });

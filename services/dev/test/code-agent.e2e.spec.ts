@@ -2,11 +2,12 @@
 // module DURA_AGENTS names and decides each run by replaying its code against the log (`@dura/code-agents`).
 // A fan-out of two tools in one `Promise.all` is one decision with two intents; each charge reaches the
 // payment witness once. Code changed under a running run (another tool at a recorded position) stops the run
-// in an operator wait naming both calls, and nothing runs past it.
+// in an operator wait naming both calls, and nothing runs past it until an operator serves the code the run
+// started with and signals retry.
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { createDuraClient } from '@dura/client';
-import { fold } from '@dura/core';
+import { fold, RETRY_SIGNAL } from '@dura/core';
 import { logOf, useCrashSystem, watchToEnd } from './crash-harness';
 import { count, killNow, ledgerOf, plannerCaughtUp, untilLogged, witnessedKeys } from './agent-support';
 
@@ -61,7 +62,7 @@ describe('a code agent served by the planner', () => {
     expect(new Set(keys).size).toBe(3);
   });
 
-  it('stops in an operator wait naming both calls when its code changes under the run; nothing runs', async () => {
+  it('stops in an operator wait naming both calls when its code changes under the run; nothing runs until retry', async () => {
     const sys = crash();
     const runId = 'code-stepper-changed';
     await sys.submit({ runId, agent: { kind: 'agent', name: 'code-stepper' }, input: null });
@@ -98,5 +99,18 @@ describe('a code agent served by the planner', () => {
     expect(witnessedKeys(sys, runId)).toHaveLength(1);
     expect((await ledgerOf(sys, runId)).map((row) => row.tool)).toEqual(['pay.charge']);
     expect(after.at(-1)?.type).toBe('wait_requested');
+
+    // The operator serves the code the run started with again and signals retry: the run goes on from
+    // the recorded position, each charge once.
+    await killNow(sys, 'planner');
+    await sys.restart('planner', undefined, { DURA_AGENTS: AGENTS });
+    await createDuraClient(sys.system).signal(runId, RETRY_SIGNAL, { signalId: 'retry-1' });
+    const done = await watchToEnd(sys, runId);
+    expect(done.at(-1)?.type).toBe('run_completed');
+    expect(fold(done).output).toBe('done');
+    expect((await ledgerOf(sys, runId)).map((row) => row.tool)).toEqual(['pay.charge', 'pay.charge']);
+    const keys = witnessedKeys(sys, runId);
+    expect(keys).toHaveLength(2);
+    expect(new Set(keys).size).toBe(2);
   });
 });
