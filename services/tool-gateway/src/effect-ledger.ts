@@ -36,11 +36,7 @@ export const FAST_PATH_LEASE_MS = 5_000;
  * The effect ledger (DESIGN invariant 5). A key is claimed atomically: a new key by insert, a `retry` row or
  * an orphaned `started` row (lease expired) by a conditional update, so two replicas never both run it.
  */
-export function createEffectLedger(
-  db: Db,
-  clock: () => Date,
-  options: { fastPathLeaseMs?: number } = {},
-) {
+export function createEffectLedger(db: Db, clock: () => Date, options: { fastPathLeaseMs?: number } = {}) {
   const fastPathLeaseMs = options.fastPathLeaseMs ?? FAST_PATH_LEASE_MS;
   async function claim(task: ToolTask, leaseMs: number): Promise<Claim> {
     const now = clock();

@@ -254,9 +254,12 @@ export function createRelay(options: RelayOptions) {
         .set({ claimedUntil: null })
         .where(and(eq(outbox.id, id), isNull(outbox.sentAt)));
     } catch (err) {
-      log.warn('giving a claimed observation back to the relay failed; it is relayed when its claim runs out', {
-        err,
-      });
+      log.warn(
+        'giving a claimed observation back to the relay failed; it is relayed when its claim runs out',
+        {
+          err,
+        },
+      );
     }
   }
 

@@ -204,11 +204,15 @@ describe('an observation is published once', () => {
     expect(await runLog(setup.jsm, 'run-killed')).toEqual([]);
 
     const restarted = await start('gateway-restarted');
-    const log = await eventually(async () => {
-      const [sent] = await setup.db.select().from(outbox).where(eq(outbox.msgId, msgId));
-      if (!sent?.sentAt) return undefined;
-      return runLog(setup.jsm, 'run-killed');
-    }, 'the committed observation relayed after the restart', 45_000);
+    const log = await eventually(
+      async () => {
+        const [sent] = await setup.db.select().from(outbox).where(eq(outbox.msgId, msgId));
+        if (!sent?.sentAt) return undefined;
+        return runLog(setup.jsm, 'run-killed');
+      },
+      'the committed observation relayed after the restart',
+      45_000,
+    );
     expect(log.map((entry) => entry.msgId)).toEqual([msgId]);
     // Published once, by the restarted gateway's relay.
     const url = /"msg":"metrics listening","url":"([^"]+)"/.exec(restarted.output())?.[1];
