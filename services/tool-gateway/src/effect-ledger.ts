@@ -26,10 +26,18 @@ export type Claim =
   | { kind: 'orphaned'; row: EffectRow };
 
 /**
+ * How long a row's writer keeps the right to publish it itself (`finish` claims it, `Relay.sendNow`
+ * publishes it). Relays leave a claimed row, and the rows of its run behind it, alone until the claim runs
+ * out, so an observation goes out once; a writer that died mid-publish leaves its row to the relay after this.
+ */
+export const FAST_PATH_LEASE_MS = 5_000;
+
+/**
  * The effect ledger (DESIGN invariant 5). A key is claimed atomically: a new key by insert, a `retry` row or
  * an orphaned `started` row (lease expired) by a conditional update, so two replicas never both run it.
  */
-export function createEffectLedger(db: Db, clock: () => Date) {
+export function createEffectLedger(db: Db, clock: () => Date, options: { fastPathLeaseMs?: number } = {}) {
+  const fastPathLeaseMs = options.fastPathLeaseMs ?? FAST_PATH_LEASE_MS;
   async function claim(task: ToolTask, leaseMs: number): Promise<Claim> {
     const now = clock();
     const leaseUntil = new Date(now.getTime() + leaseMs);
@@ -81,7 +89,8 @@ export function createEffectLedger(db: Db, clock: () => Date) {
    * Records the outcome and queues its observation in ONE statement (so neither exists without the
    * other, in one round trip and one commit). Returns the queued outbox row, and whether the run already
    * had unsent rows: only a row with none ahead of it may be published at once without the relay, since
-   * the relay keeps each run's rows in order.
+   * the relay keeps each run's rows in order. Such a row is queued claimed for `fastPathLeaseMs`: the caller
+   * must publish it with `Relay.sendNow`, and relays leave it to the caller until the claim runs out.
    */
   async function finish(
     key: string,
@@ -104,14 +113,18 @@ export function createEffectLedger(db: Db, clock: () => Date) {
           set status = ${outcome.status}, result = ${result}::jsonb, error = ${error}::jsonb,
               finished_at = ${clock().toISOString()}::timestamptz, duration_ms = ${Math.round(durationMs)}
           where idempotency_key = ${key}
+        ), ahead as (
+          select exists (select 1 from ${outbox} where run_id = ${runId} and sent_at is null) as ahead
         ), queued as (
-          insert into ${outbox} (run_id, msg_id, subject, payload)
-          values (${runId}, ${observation.meta.id}, ${subject}, ${JSON.stringify(observation)}::jsonb)
+          insert into ${outbox} (run_id, msg_id, subject, payload, claimed_until)
+          select ${runId}, ${observation.meta.id}, ${subject}, ${JSON.stringify(observation)}::jsonb,
+                 case when ahead.ahead then null
+                      else now() + make_interval(secs => ${fastPathLeaseMs / 1000}::float8) end
+          from ahead
           on conflict (msg_id) do nothing
           returning id
         )
-        select (select id from queued) as id,
-               exists (select 1 from ${outbox} where run_id = ${runId} and sent_at is null) as ahead`),
+        select (select id from queued) as id, (select ahead from ahead) as ahead`),
     );
     const row = rows[0];
     if (row?.id === null || row?.id === undefined) return { queued: undefined, ahead: true };

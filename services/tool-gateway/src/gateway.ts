@@ -249,16 +249,17 @@ export function createToolGateway(deps: GatewayDeps) {
       ? await tool.status(task.idempotencyKey, { signal: AbortSignal.timeout(30_000) })
       : { state: 'unknown' as const };
     const now = clock();
+    let finished: Finished;
     if (status.state === 'succeeded') {
       const result = secretCalls.sealedResult(task, status.result);
-      await ledger.finish(
+      finished = await ledger.finish(
         task.idempotencyKey,
         { status: 'succeeded', result },
         await completed(task, result, row.attempts, 0, now),
         0,
       );
     } else if (status.state === 'failed') {
-      await ledger.finish(
+      finished = await ledger.finish(
         task.idempotencyKey,
         { status: 'failed', error: status.error },
         failedEvent(task, status.error, row.attempts, false, now),
@@ -280,14 +281,14 @@ export function createToolGateway(deps: GatewayDeps) {
         code: 'outcome_unknown',
         message: `${tool.name} is unsafe and attempt ${row.attempts} was interrupted; its outcome is unknown, so it was not run again`,
       };
-      await ledger.finish(
+      finished = await ledger.finish(
         task.idempotencyKey,
         { status: 'failed', error },
         failedEvent(task, error, row.attempts, false, now),
         0,
       );
     }
-    relay.wake();
+    await deliver(finished);
   }
 
   async function handleTask(msg: JsMsg): Promise<void> {

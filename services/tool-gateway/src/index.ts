@@ -1,7 +1,8 @@
 export { createToolGateway, GATEWAY_CONSUMER } from './gateway';
 export type { ToolGateway, GatewayDeps } from './gateway';
-export { createRelay } from './relay';
-export type { Relay } from './relay';
+export { createRelay, OBSERVATIONS_PUBLISHED } from './relay';
+export type { PublishCounts, Relay } from './relay';
+export { FAST_PATH_LEASE_MS } from './effect-ledger';
 export { migrateGateway, GATEWAY_MIGRATIONS } from './migrations';
 export { effects, outbox, timers } from './db/schema';
 export type { EffectRow, TimerRow } from './db/schema';

@@ -1,5 +1,5 @@
 import type { JetStreamClient } from '@nats-io/jetstream';
-import { and, asc, inArray, isNull, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm';
 import { SUBJECTS, TASK_VERSION, type DecideTask, type NewEvent } from '@dura/contracts';
 import { listenerFor, rowsOf, type Db, type DbHandle, type Unlisten } from '@dura/db';
 import { EVENT_TYPE_HEADER } from '@dura/event-store';
@@ -8,8 +8,10 @@ import {
   DURA_ATTRS,
   DURA_METRICS,
   contextFromTraceparent,
+  declareCounter,
   declareGauge,
   traceparentOf,
+  type MetricSpec,
   withProducerSpan,
   withSpan,
 } from '@dura/telemetry';
@@ -39,11 +41,30 @@ export interface RelayOptions {
 
 type OutboxRow = typeof outbox.$inferSelect;
 
+/** tool-gateway: observations published, by who published them: the row's writer at once, or a relay pass. */
+export const OBSERVATIONS_PUBLISHED = {
+  name: 'dura_observations_published',
+  description:
+    'Outbox observations published to the run logs, by path: fast_path (by the writer right after its commit) or relay (by a relay pass)',
+  labels: ['path'],
+} satisfies MetricSpec<'path'>;
+
+/** How many observations this relay published by each path (the counter's values, for this process). */
+export interface PublishCounts {
+  fastPath: number;
+  relay: number;
+}
+
+/** A row is free for a relay pass when its writer's claim is absent or has run out (by the database clock). */
+const unclaimed = sql`(${outbox.claimedUntil} is null or ${outbox.claimedUntil} <= now())`;
+
 /**
  * Publishes outbox rows to the run logs with the observation's msg-id, nudges the planner with a decide
  * task, then marks the rows sent. A crash between publish and mark re-publishes, and JetStream drops the
  * duplicate. Several replicas relay side by side without breaking any run's order: a pass takes a
  * transaction-scoped advisory lock per run and relays only the runs it locked, each in outbox-id order.
+ * A row its writer claimed (see `FAST_PATH_LEASE_MS`) is the writer's to publish (`sendNow`): passes leave
+ * it and the rows of its run behind it until the writer marks it sent, gives it back, or its claim runs out.
  */
 export function createRelay(options: RelayOptions) {
   const { db, js, log } = options;
@@ -74,13 +95,16 @@ export function createRelay(options: RelayOptions) {
   let notifyTimer: NodeJS.Timeout | undefined;
   let marking: { ids: number[]; done: Promise<void> } | undefined;
   const notifyDelayMs = options.notifyDelayMs ?? 50;
+  const published = declareCounter(duraMeter(), OBSERVATIONS_PUBLISHED);
+  const counts: PublishCounts = { fastPath: 0, relay: 0 };
 
-  /** Takes the runs of the oldest unsent rows that no other relay is relaying right now. */
+  /** Takes the runs of the oldest unsent, unclaimed rows that no other relay is relaying right now. */
   async function lockRuns(tx: Db): Promise<string[]> {
     const result = await tx.execute(sql`
       with candidates as materialized (
         select run_id, min(id) as first_id
-        from (select id, run_id from ${outbox} where sent_at is null order by id limit ${batchSize}) oldest
+        from (select id, run_id from ${outbox} where sent_at is null and ${unclaimed}
+              order by id limit ${batchSize}) oldest
         group by run_id
       )
       select run_id from candidates
@@ -98,6 +122,8 @@ export function createRelay(options: RelayOptions) {
         return err instanceof Error ? err : new Error(String(err));
       }
       sent.push(row.id);
+      counts.relay += 1;
+      published.add(1, { path: 'relay' });
     }
     return undefined;
   }
@@ -157,11 +183,22 @@ export function createRelay(options: RelayOptions) {
     const { sent, failure } = await db.transaction(async (tx) => {
       const runs = await lockRuns(tx);
       if (runs.length === 0) return { sent: [], failure: undefined };
-      // Re-read under the locks: a relay that held one a moment ago may have sent these rows since.
+      // Re-read under the locks: a relay that held one a moment ago may have sent these rows since. A row
+      // its writer still claims is left to the writer, and so is every later row of its run, to keep order;
+      // they are not locked either, so the writer's mark is not held up by this pass.
       const rows = await tx
         .select()
         .from(outbox)
-        .where(and(isNull(outbox.sentAt), inArray(outbox.runId, runs)))
+        .where(
+          and(
+            isNull(outbox.sentAt),
+            inArray(outbox.runId, runs),
+            sql`not exists (
+              select 1 from ${outbox} as claimed
+              where claimed.run_id = ${outbox.runId} and claimed.sent_at is null
+                and claimed.id <= ${outbox.id} and claimed.claimed_until > now())`,
+          ),
+        )
         .orderBy(asc(outbox.id))
         .limit(batchSize)
         .for('update');
@@ -181,10 +218,11 @@ export function createRelay(options: RelayOptions) {
   }
 
   /**
-   * Publishes a row its writer just committed, without waiting for a relay pass: the fast path of every
-   * tool call. Only for a row with no unsent row of its run ahead of it (`finish` tells), so the run's order
-   * holds. A relay pass may publish the same row meanwhile; JetStream drops the second copy by its msg-id.
-   * On failure the row stays unsent and the relay takes over.
+   * Publishes a row its writer just committed and claimed (`finish` claims a row with no unsent row of its
+   * run ahead of it), without waiting for a relay pass: the fast path of every tool call. Relay passes leave
+   * the claimed row and the rest of its run alone, so the row goes out once and the run's order holds. On
+   * failure the claim is given back and the relay takes over; if this process dies first, the relay takes
+   * over when the claim runs out.
    */
   async function sendNow(
     row: Pick<OutboxRow, 'id' | 'runId' | 'msgId' | 'subject' | 'payload'>,
@@ -193,16 +231,36 @@ export function createRelay(options: RelayOptions) {
       await publish(row);
     } catch (err) {
       log.warn('publishing an observation failed; the relay will retry', { runId: row.runId, err });
+      await release(row.id);
       wake();
       return;
     }
+    counts.fastPath += 1;
+    published.add(1, { path: 'fast_path' });
     // The same crash point as a pass's: published, not yet marked sent.
     failpoint('relay.after-publish');
     // Not awaited: the caller's work is done once the observation is out. A row published but not yet
-    // marked is published again by a later pass, and the log drops the duplicate.
+    // marked is published again by a pass once its claim runs out, and the log drops the duplicate.
     markSent(row.id).catch((err: unknown) => {
       log.warn('marking published observations sent failed; a later pass re-sends them', { err });
     });
+  }
+
+  /** Gives a claimed row back to the relay at once; if that fails too, its claim runs out on its own. */
+  async function release(id: number): Promise<void> {
+    try {
+      await db
+        .update(outbox)
+        .set({ claimedUntil: null })
+        .where(and(eq(outbox.id, id), isNull(outbox.sentAt)));
+    } catch (err) {
+      log.warn(
+        'giving a claimed observation back to the relay failed; it is relayed when its claim runs out',
+        {
+          err,
+        },
+      );
+    }
   }
 
   /** Settles once the rows published by `sendNow` so far are marked sent. */
@@ -212,20 +270,35 @@ export function createRelay(options: RelayOptions) {
 
   /**
    * Marks rows sent in batches: every call within `MARK_WINDOW_MS` of the first shares one UPDATE. Rows a
-   * pass holds are skipped, not waited for: that pass publishes and marks them itself, and if its process
-   * dies they stay unsent and the next pass publishes them again (the log drops the duplicate).
+   * pass holds are skipped, not waited for (a pass takes a claimed row only once its claim ran out): that
+   * pass publishes and marks them itself, and if its process dies they stay unsent and the next pass
+   * publishes them again (the log drops the duplicate). When rows of the same runs wait behind the marked
+   * ones (queued while these were claimed), this relay passes at once instead of at its next poll.
    */
   function markSent(id: number): Promise<void> {
     if (!marking) {
       const ids: number[] = [];
       const done = new Promise((resolve) => setTimeout(resolve, MARK_WINDOW_MS)).then(async () => {
         marking = undefined;
-        const free = db
-          .select({ id: outbox.id })
-          .from(outbox)
-          .where(and(inArray(outbox.id, ids), isNull(outbox.sentAt)))
-          .for('update', { skipLocked: true });
-        await db.update(outbox).set({ sentAt: new Date() }).where(inArray(outbox.id, free));
+        const list = sql.join(
+          ids.map((markedId) => sql`${markedId}`),
+          sql`, `,
+        );
+        // The outer select sees the snapshot before the update, so it leaves the marked ids out itself.
+        const [result] = rowsOf<{ behind: boolean }>(
+          await db.execute(sql`
+            with marked as (
+              update ${outbox} set sent_at = ${new Date().toISOString()}::timestamptz
+              where id in (select id from ${outbox} where id in (${list}) and sent_at is null
+                           for update skip locked)
+              returning run_id
+            )
+            select exists (
+              select 1 from ${outbox}
+              where sent_at is null and id not in (${list}) and run_id in (select run_id from marked)
+            ) as behind`),
+        );
+        if (result?.behind) wake();
       });
       marking = { ids, done };
     }
@@ -300,6 +373,8 @@ export function createRelay(options: RelayOptions) {
     /** Relays at once instead of at the next notification or poll. */
     wake,
     sendNow,
+    /** Observations this relay published so far, by path (a relay that re-sends a row counts it again). */
+    publishCounts: (): PublishCounts => ({ ...counts }),
     marked,
     relayOnce,
     async stop(): Promise<void> {

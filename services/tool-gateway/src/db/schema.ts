@@ -38,6 +38,11 @@ export const outbox = pgTable(
     payload: jsonb('payload').notNull(),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
     sentAt: timestamp('sent_at', { withTimezone: true, mode: 'date' }),
+    /**
+     * Until when the writer of the row publishes it itself (the fast path); relays leave the row, and the
+     * rows of its run behind it, alone until then. Set by the database clock, compared with it.
+     */
+    claimedUntil: timestamp('claimed_until', { withTimezone: true, mode: 'date' }),
   },
   (t) => [
     index('outbox_unsent_idx')
