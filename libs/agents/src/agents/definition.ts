@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { stepReferenceIssues } from '@dura/core';
+import { CodeModelSettingsSchema } from '@dura/code-agents';
 import {
   ApprovalPolicySchema,
   BudgetLimitsSchema,
@@ -28,23 +29,11 @@ export function callsOf(entry: PlanEntry): readonly ScriptedStep[] {
 
 /** Where an agent's model answers: an OpenAI-compatible server, Anthropic, or the deterministic script. */
 export const ModelSettingsSchema = z.discriminatedUnion('provider', [
+  // The same settings a code agent declares (`defineAgent({ model })`), plus the context window.
   z.object({
-    provider: z.enum(['openai', 'anthropic']),
-    /** The provider's model id, e.g. `gpt-4o-mini`, `claude-sonnet-4-5`, or what a local server serves. */
-    model: z.string().min(1),
-    /** OpenAI-compatible servers (vLLM, Ollama, LM Studio): their `/v1` URL. */
-    baseUrl: z.url().optional(),
-    /** The environment variable holding the API key; the key itself never appears in config or logs. */
-    apiKeyEnv: z
-      .string()
-      .regex(/^[A-Z_][A-Z0-9_]*$/, 'apiKeyEnv names an environment variable, e.g. OPENAI_API_KEY')
-      .optional(),
-    maxTokens: z.number().int().positive().default(1024),
-    temperature: z.number().min(0).max(2).optional(),
+    ...CodeModelSettingsSchema.shape,
     /** The model's context window in tokens; older steps are summarized before a call would outgrow it. */
     contextTokens: z.number().int().positive().default(128_000),
-    maxAttempts: z.number().int().positive().max(20).optional(),
-    timeoutMs: z.number().int().positive().optional(),
   }),
   z
     .object({
