@@ -5,7 +5,7 @@ import {
   withModelAnswer,
   type AnyCodeAgent,
   type CodeStep,
-  type ModelRequest,
+  type ResolvedModelRequest,
 } from '@dura/code-agents';
 import { CANCEL_SIGNAL, type RunState } from '@dura/core';
 import {
@@ -43,11 +43,14 @@ function countedAgent(steps: number, name = 'counted'): AnyCodeAgent {
   return agent;
 }
 
+const MODEL = { provider: 'openai', model: 'fake-1' } as const;
+
 /** Three steps, each asking the model (after reading the clock) and echoing the answer. */
 function countedAsker(): AnyCodeAgent {
   const agent: AnyCodeAgent = defineAgent({
     name: 'asker',
     version: '1',
+    model: MODEL,
     tools: ['echo'],
     async run(ctx) {
       starts.set(agent, startsOf(agent) + 1);
@@ -182,6 +185,7 @@ describe('suspended continuations of code-agent runs', () => {
     const asker = defineAgent({
       name: 'asker',
       version: '1',
+      model: MODEL,
       tools: ['echo'],
       async run(ctx) {
         await ctx.tool('echo', { n: 1 });
@@ -260,7 +264,7 @@ describe('suspended continuations of code-agent runs', () => {
 
   it('resumes a step that asked the model, and replays cold once another decision was recorded meanwhile', async () => {
     const asker = countedAsker();
-    const answer = (request: ModelRequest) =>
+    const answer = (request: ResolvedModelRequest) =>
       Promise.resolve({
         content: `answer to ${JSON.stringify(request)}`,
         usage: { inputTokens: 1, outputTokens: 1 },
@@ -289,7 +293,10 @@ describe('suspended continuations of code-agent runs', () => {
     const next = await kept.advance(asker, log.state, { fresh: FRESH, frontier });
     expect(kept.stats).toEqual({ warm: 0, cold: 2 });
     // The cold replay answered step 1 from B's record and stops at step 2's model call.
-    expect(next).toMatchObject({ kind: 'model', request: { prompt: 'question 2' } });
+    expect(next).toMatchObject({
+      kind: 'model',
+      request: { messages: [{ role: 'user', content: 'question 2' }] },
+    });
   });
 });
 

@@ -236,12 +236,14 @@ describe('replay of a code agent that calls ctx.model', () => {
     finishReason: 'stop',
     costUsd: 0.001,
   });
-  const asker = (topic: string) =>
+  /** Metered (`budget`) unless told: the planner reserves before each step's first ctx.model call. */
+  const asker = (topic: string, metered = true) =>
     defineAgent({
       name: 'asker',
       version: '1',
+      model: { provider: 'openai', model: 'fake-1', maxTokens: 50 },
       tools: ['pay.charge'],
-      budget: { maxCostUsd: 1 },
+      ...(metered ? { budget: { maxCostUsd: 1, maxTokens: 100_000 } } : {}),
       async run(ctx) {
         const plan = await ctx.model({ prompt: `plan ${topic}` });
         await ctx.tool('pay.charge', { amount: plan.content.length });
@@ -261,8 +263,11 @@ describe('replay of a code agent that calls ctx.model', () => {
     const thoughts = run.events.flatMap((e) => (e.type === 'thought' ? [e.data] : []));
     expect(thoughts[0]?.content).toContain('"k":"model"');
     expect(thoughts.at(-1)).toMatchObject({ usage: { inputTokens: 20, outputTokens: 6 }, costUsd: 0.002 });
-    // A metered budget: the planner reserved before each step, and replay re-derives those reservations.
-    expect(run.events.filter((e) => e.type === 'budget_reserved').length).toBeGreaterThan(0);
+    // A metered budget: the planner reserved before each step's first call (steps 1 and 2), and replay
+    // re-derives those reservations through the same gate.
+    const reserved = run.events.filter((e) => e.type === 'budget_reserved');
+    expect(reserved).toHaveLength(2);
+    for (const r of reserved) expect(r.data).toMatchObject({ tokens: expect.any(Number), costUsd: 0 });
 
     // The replay model has no `answer`: a question the journal does not hold could not be answered.
     const result = await replayRun({
@@ -291,21 +296,46 @@ describe('replay of a code agent that calls ctx.model', () => {
     });
     expect(result).toMatchObject({ ok: false, seq: first.seq, step: 1 });
     expect(result.ok ? '' : result.reason).toMatch(
-      /^step 1: step 1 of asker@1 recorded no answer for ctx\.model \(request [0-9a-f]{12}\), which the code now asks for$/,
+      /^step 1: non-determinism at step 1 of asker@1 \(run code-model-more\): the log recorded nothing more \(value 2 of the step\), the code now asks for ctx\.model \(request [0-9a-f]{12}\)\. /,
     );
+    // The step's recorded call was let through the gate as the planner does: its reservation agreed.
+    const reservation = run.events.find((e) => e.type === 'budget_reserved')!;
+    expect(reservation.seq).toBeLessThan(first.seq);
   });
 
   it('names the model request that changed at a recorded position', async () => {
+    const pattern =
+      /^step 1: non-determinism at step 1 of asker@1 .*the log recorded ctx\.model \(request [0-9a-f]{12}\), the code now asks for ctx\.model \(request [0-9a-f]{12}\)/;
+    // Unmetered: the step's thought is the first event the changed request touches.
+    const plain = await simulateRun(
+      request('code-model-changed-plain', 'asker'),
+      served([asker('trip', false)], answer),
+    );
+    expect(plain.events.some((e) => e.type === 'budget_reserved')).toBe(false);
+    const thought = plain.events.find((e) => e.type === 'thought')!;
+    const unmetered = await replayRun({
+      events: plain.events,
+      model: replayModelFor(plain.events, { codeAgents: [asker('holiday', false)] }),
+    });
+    expect(unmetered).toMatchObject({ ok: false, seq: thought.seq, step: 1 });
+    expect(unmetered.ok ? '' : unmetered.reason).toMatch(pattern);
+
+    // Metered: the reservation before the call is, and the changed call is named there (not its worst case).
     const run = await simulateRun(request('code-model-changed', 'asker'), served([asker('trip')], answer));
-    const first = run.events.find((e) => e.type === 'thought')!;
+    const reservation = run.events.find((e) => e.type === 'budget_reserved')!;
+    expect(reservation.seq).toBeLessThan(run.events.find((e) => e.type === 'thought')!.seq);
     const result = await replayRun({
       events: run.events,
       model: replayModelFor(run.events, { codeAgents: [asker('holiday')] }),
     });
-    expect(result).toMatchObject({ ok: false, seq: first.seq, step: 1 });
-    expect(result.ok ? '' : result.reason).toMatch(
-      /^step 1: non-determinism at step 1 of asker@1 .*the log recorded ctx\.model \(request [0-9a-f]{12}\), the code now asks for ctx\.model \(request [0-9a-f]{12}\)/,
-    );
+    expect(result).toMatchObject({
+      ok: false,
+      seq: reservation.seq,
+      step: 1,
+      actual: { type: 'budget_reserved' },
+      expected: { type: 'wait_requested', data: { kind: 'operator' } },
+    });
+    expect(result.ok ? '' : result.reason).toMatch(pattern);
   });
 });
 
