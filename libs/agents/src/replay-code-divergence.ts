@@ -20,6 +20,11 @@ function endText(decision: Decision): string {
   return decision.kind;
 }
 
+/** A decision's calls (`pay.charge {"amount":1}, …`) or its ending (`to finish with …`). */
+function asksOf(decision: Decision): string {
+  return decision.kind === 'tool_calls' ? decision.calls.map(callText).join(', ') : endText(decision);
+}
+
 /** A journal entry as a divergence names it: `ctx.now() = 1700000000000`, `ctx.model (request 1a2b…)`. */
 export function entryText(entry: JournalEntry | undefined): string {
   if (entry === undefined) return 'nothing more';
@@ -69,12 +74,16 @@ export function describeCodeDivergence(
     event.type === 'wait_requested' &&
     event.data.waitId.startsWith('operator:code:')
   ) {
-    const now = expected.data.decision;
-    const asks = now.kind === 'tool_calls' ? now.calls.map(callText).join(', ') : endText(now);
     return at(
-      `the log stopped the code here (${event.data.reason ?? 'non-determinism'}); the code now asks ${asks}`,
+      `the log stopped the code here (${event.data.reason ?? 'non-determinism'}); the code now asks ${asksOf(expected.data.decision)}`,
     );
   }
+  // A metered step reserves before its first ctx.model call: a reservation the code no longer makes is that
+  // call. (A call the step did not record is non-determinism before any reservation: see replayCodeAgents.)
+  if (expected?.type === 'thought' && event.type === 'budget_reserved')
+    return at(
+      `the log reserved the budget for a ctx.model call here, the code now asks ${asksOf(expected.data.decision)} without one`,
+    );
   if (expected?.type !== 'thought' || event.type !== 'thought') return undefined;
   const now = expected.data;
   const call = firstCallDifference(event.data.decision, now.decision);

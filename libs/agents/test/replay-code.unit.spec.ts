@@ -339,6 +339,119 @@ describe('replay of a code agent that calls ctx.model', () => {
   });
 });
 
+describe('replay of a code agent whose ctx.model calls are budgeted', () => {
+  const answer = (): ModelAnswer => ({
+    content: 'fine',
+    usage: { inputTokens: 10, outputTokens: 3 },
+    model: { id: 'fake-1', promptVersion: 'p1' },
+    finishReason: 'stop',
+  });
+  /** Two steps of one call each; `ask` false: the same calls without asking the model. */
+  const budgeted = (maxTokens: number, ask = true) =>
+    defineAgent({
+      name: 'budgeted',
+      version: '1',
+      model: { provider: 'openai', model: 'fake-1', maxTokens: 50 },
+      tools: ['pay.charge'],
+      budget: { maxTokens },
+      onBudgetExceeded: 'wait',
+      async run(ctx) {
+        for (const n of [1, 2]) {
+          const { content } = ask ? await ctx.model({ prompt: `step ${n}` }) : { content: 'fine' };
+          await ctx.tool('pay.charge', { amount: n, content });
+        }
+        return 'done';
+      },
+    });
+  const raise = (state: RunState): EventDraft[] =>
+    state.waiting?.kind === 'budget'
+      ? [
+          {
+            type: 'signal_received',
+            data: { signalId: 'raise-1', name: 'raise_budget', payload: { maxTokens: 1000 } },
+          },
+        ]
+      : [];
+
+  it('re-derives the budget_exceeded and the wait of a call over budget, and the reservation after the raise', async () => {
+    // Each call's worst case is 60 tokens (50 + its prompt); step 1 spends 13, so step 2's call passes 70.
+    const run = await simulateRun(request('code-over-budget', 'budgeted'), served([budgeted(70)], answer), {
+      before: raise,
+    });
+    expect(run.state.status).toBe('completed');
+    const types = run.events.map((e) => e.type);
+    expect(types.filter((t) => t === 'budget_exceeded')).toHaveLength(1);
+    expect(types.filter((t) => t === 'budget_reserved')).toHaveLength(2);
+    expect(types.indexOf('budget_exceeded')).toBeLessThan(types.lastIndexOf('budget_reserved'));
+    const model = replayModelFor(run.events, { codeAgents: [budgeted(70)] });
+    expect(await replayRun({ events: run.events, model })).toMatchObject({
+      ok: true,
+      checked: run.events.length,
+    });
+    // Another limit in the code's budget shows where the gate now decides otherwise.
+    const looser = await replayRun({
+      events: run.events,
+      model: replayModelFor(run.events, { codeAgents: [budgeted(500)] }),
+    });
+    expect(looser).toMatchObject({ ok: false, seq: run.events.find((e) => e.type === 'run_started')!.seq });
+  });
+
+  it('prices the reservation with the agents file: another price shows at budget_reserved', async () => {
+    const prices = { 'fake-1': { inputPerMTokUsd: 1_000, outputPerMTokUsd: 1_000 } };
+    const agents = [budgeted(1000)];
+    const planner = withCodeAgents({
+      agents,
+      base: createScriptedModel(),
+      prices,
+      answer: () => Promise.resolve(answer()),
+    });
+    const run = await simulateRun(request('code-priced', 'budgeted'), planner);
+    expect(run.state.status).toBe('completed');
+    const reservation = run.events.find((e) => e.type === 'budget_reserved')!;
+    expect(reservation.type === 'budget_reserved' && reservation.data.costUsd).toBeGreaterThan(0);
+    const registry = (p: typeof prices) => new AgentRegistry({ agents: [], prices: p });
+    const same = await replayRun({
+      events: run.events,
+      model: replayModelFor(run.events, { agents: registry(prices), codeAgents: agents }),
+    });
+    expect(same).toMatchObject({ ok: true, checked: run.events.length });
+    const dearer = { 'fake-1': { inputPerMTokUsd: 2_000, outputPerMTokUsd: 2_000 } };
+    const repriced = await replayRun({
+      events: run.events,
+      model: replayModelFor(run.events, { agents: registry(dearer), codeAgents: agents }),
+    });
+    expect(repriced).toMatchObject({ ok: false, seq: reservation.seq });
+    expect(repriced.ok ? '' : repriced.reason).toBe(
+      'the recorded budget_reserved differs from what the planner decides now at data.costUsd',
+    );
+  });
+
+  it('names a step that no longer asks the model where the log reserved for its call, and the reverse', async () => {
+    const run = await simulateRun(request('code-no-call', 'budgeted'), served([budgeted(1000)], answer));
+    const reservation = run.events.find((e) => e.type === 'budget_reserved')!;
+    const without = await replayRun({
+      events: run.events,
+      model: replayModelFor(run.events, { codeAgents: [budgeted(1000, false)] }),
+    });
+    expect(without).toMatchObject({ ok: false, seq: reservation.seq, step: 1 });
+    expect(without.ok ? '' : without.reason).toBe(
+      'step 1: the log reserved the budget for a ctx.model call here, the code now asks pay.charge {"amount":1,"content":"fine"} without one',
+    );
+
+    const plain = await simulateRun(request('code-no-call-2', 'budgeted'), served([budgeted(1000, false)]));
+    const thought = plain.events.find((e) => e.type === 'thought')!;
+    const withCall = await replayRun({
+      events: plain.events,
+      model: replayModelFor(plain.events, { codeAgents: [budgeted(1000)] }),
+    });
+    expect(withCall).toMatchObject({ ok: false, seq: thought.seq, step: 1 });
+    // The step recorded no call: named before the gate, so nothing is reserved for it.
+    expect(withCall.ok ? '' : withCall.reason).toMatch(
+      /^step 1: non-determinism at step 1 of budgeted@1 \(run code-no-call-2\): the log recorded nothing more \(value 1 of the step\), the code now asks for ctx\.model \(request [0-9a-f]{12}\)\. /,
+    );
+  });
+});
+
 describe('replay with a module of code agents and JSON agents', () => {
   it('replays scripted plans and JSON agents as without code agents, and code runs with their code', async () => {
     const registry = new AgentRegistry({
