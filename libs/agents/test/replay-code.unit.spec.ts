@@ -5,7 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { defineAgent, type AnyCodeAgent, type Ctx, type ModelAnswer } from '@dura/code-agents';
 import type { JsonObject, RunEvent, RunRequest } from '@dura/contracts';
 import type { EventDraft, RunState } from '@dura/core';
-import { ToolRegistry } from '@dura/tools';
+import { defineTool, ToolRegistry } from '@dura/tools';
+import { z } from 'zod';
 import {
   AgentRegistry,
   createAgentModel,
@@ -424,6 +425,52 @@ describe('replay of a code agent whose ctx.model calls are budgeted', () => {
     expect(repriced.ok ? '' : repriced.reason).toBe(
       'the recorded budget_reserved differs from what the planner decides now at data.costUsd',
     );
+  });
+
+  it('replays a call that offers tools to the model with the tools given, whose schemas its worst case counts', async () => {
+    const charge = defineTool({
+      name: 'pay.charge',
+      description: 'charges a card',
+      input: z.object({ amount: z.number() }),
+      safety: 'idempotent',
+      execute: () => Promise.resolve(null),
+    });
+    const tools = new ToolRegistry([charge]);
+    const offering = defineAgent({
+      name: 'offering',
+      version: '1',
+      model: { provider: 'openai', model: 'fake-1', maxTokens: 50 },
+      tools: ['pay.charge'],
+      budget: { maxTokens: 10_000 },
+      async run(ctx) {
+        const { content } = await ctx.model({ prompt: 'charge?', tools: ['pay.charge'] });
+        return content;
+      },
+    });
+    const planner = withCodeAgents({
+      agents: [offering],
+      base: createScriptedModel(),
+      tools,
+      answer: () => Promise.resolve(answer()),
+    });
+    const run = await simulateRun(request('code-offering', 'offering'), planner);
+    expect(run.state.status).toBe('completed');
+    const reservation = run.events.find((e) => e.type === 'budget_reserved')!;
+    const withTools = replayModelFor(run.events, { codeAgents: [offering], tools });
+    expect(await replayRun({ events: run.events, model: withTools })).toMatchObject({
+      ok: true,
+      checked: run.events.length,
+    });
+    // Without the tools the worst case cannot be computed: the planner would fail the run there.
+    const without = await replayRun({
+      events: run.events,
+      model: replayModelFor(run.events, { codeAgents: [offering] }),
+    });
+    expect(without).toMatchObject({
+      ok: false,
+      seq: reservation.seq,
+      expected: { type: 'run_failed', data: { error: { code: 'model_request_rejected' } } },
+    });
   });
 
   it('names a step that no longer asks the model where the log reserved for its call, and the reverse', async () => {
