@@ -66,7 +66,7 @@ function recordedSteps(events: readonly RunEvent[]): {
   steps: CodeContinuations;
   answer: () => Promise<ModelAnswer>;
 } {
-  let held: ModelAnswer | undefined;
+  let held: Promise<ModelAnswer> | undefined;
   const stats = { warm: 0, cold: 0 };
 
   async function advance(
@@ -75,7 +75,7 @@ function recordedSteps(events: readonly RunEvent[]): {
     frontier: Frontier | undefined,
   ): Promise<CodeStep> {
     held = undefined;
-    const recorded = recordedJournal(events, state);
+    const { entries: recorded, refused } = recordedStep(events, state);
     const step = state.turns.length;
     // The values the step computed so far (recorded ones and the answers given); then the recorded values
     // up to the next recorded model call, which must be asked through the gate like the driver's.
@@ -88,7 +88,13 @@ function recordedSteps(events: readonly RunEvent[]): {
     const slot = found.frontier.entries.length;
     const entry = recorded[slot];
     if (slot === end && entry?.k === 'model' && entry.h === found.requestHash) {
-      held = entry.a;
+      held = Promise.resolve(entry.a);
+      return found;
+    }
+    // The provider refused the step's call and the run failed with its reason: asked again, it refuses again.
+    if (refused && entry === undefined) {
+      held = Promise.reject(refused);
+      held.catch(() => undefined);
       return found;
     }
     // The code asks the model where the step recorded something else: the engine names it against the record.
@@ -111,7 +117,7 @@ function recordedSteps(events: readonly RunEvent[]): {
     answer: () => {
       const answer = held;
       held = undefined;
-      if (answer) return Promise.resolve(answer);
+      if (answer) return answer;
       return Promise.reject(
         new DuraError('no_recorded_answer', 'replay was asked for a model answer its log did not record'),
       );
@@ -126,12 +132,22 @@ function nextModelAt(entries: readonly JournalEntry[], from: number): number {
 }
 
 /**
- * The values the step after `state` recorded: the journal of the next thought in the log (reservations,
- * summaries, budget waits and signals may come before it; a step that was never recorded has none).
+ * What the step after `state` recorded: the journal of the next thought in the log (reservations, summaries,
+ * budget waits and signals may come before it), or the provider's refusal the run failed with instead (the
+ * answers the step had by then were never recorded).
  */
-function recordedJournal(events: readonly RunEvent[], state: RunState): JournalEntry[] {
-  const next = events.find((event) => event.seq > state.lastSeq && event.type === 'thought');
-  return next?.type === 'thought' ? decodeJournal(next.data.content) : [];
+function recordedStep(
+  events: readonly RunEvent[],
+  state: RunState,
+): { entries: JournalEntry[]; refused?: DuraError } {
+  const next = events.find(
+    (event) => event.seq > state.lastSeq && (event.type === 'thought' || event.type === 'run_failed'),
+  );
+  if (next?.type === 'thought') return { entries: decodeJournal(next.data.content) };
+  const error = next?.type === 'run_failed' ? next.data.error : undefined;
+  if (error && (error.code === 'model_request_rejected' || error.code === 'model_bad_response'))
+    return { entries: [], refused: new DuraError(error.code, error.message) };
+  return { entries: [] };
 }
 
 /** What `run_started` pinned a run of a code agent to; undefined for any other run. */

@@ -3,7 +3,7 @@
 // (no divergence) and with changed code (the first divergent call, named).
 import { describe, expect, it } from 'vitest';
 import { defineAgent, type AnyCodeAgent, type Ctx, type ModelAnswer } from '@dura/code-agents';
-import type { JsonObject, RunEvent, RunRequest } from '@dura/contracts';
+import { DuraError, type JsonObject, type RunEvent, type RunRequest } from '@dura/contracts';
 import type { EventDraft, RunState } from '@dura/core';
 import { defineTool, ToolRegistry } from '@dura/tools';
 import { z } from 'zod';
@@ -425,6 +425,25 @@ describe('replay of a code agent whose ctx.model calls are budgeted', () => {
     expect(repriced.ok ? '' : repriced.reason).toBe(
       'the recorded budget_reserved differs from what the planner decides now at data.costUsd',
     );
+  });
+
+  it('replays a run the provider refused: the step fails with the recorded reason, as on the run', async () => {
+    const refusing = withCodeAgents({
+      agents: [budgeted(1000)],
+      base: createScriptedModel(),
+      answer: (request) =>
+        request.messages.at(-1)?.content === 'step 2'
+          ? Promise.reject(new DuraError('model_request_rejected', 'the provider answered 400: too long'))
+          : Promise.resolve(answer()),
+    });
+    const run = await simulateRun(request('code-refused', 'budgeted'), refusing);
+    expect(run.state.status).toBe('failed');
+    expect(run.events.map((e) => e.type).slice(-2)).toEqual(['budget_reserved', 'run_failed']);
+    const model = replayModelFor(run.events, { codeAgents: [budgeted(1000)] });
+    expect(await replayRun({ events: run.events, model })).toMatchObject({
+      ok: true,
+      checked: run.events.length,
+    });
   });
 
   it('replays a call that offers tools to the model with the tools given, whose schemas its worst case counts', async () => {
