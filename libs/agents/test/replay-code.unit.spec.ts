@@ -397,6 +397,48 @@ describe('replay of a code agent whose ctx.model calls are budgeted', () => {
     expect(looser).toMatchObject({ ok: false, seq: run.events.find((e) => e.type === 'run_started')!.seq });
   });
 
+  it('re-derives a step stopped by its budget between two model calls, decided again from its first call', async () => {
+    // One step, two calls (worst case 60 tokens each, 13 spent each): the second passes 70; raised to 71,
+    // the step's first call fits again but both do not; raised to 1000, the step is decided.
+    const twice = defineAgent({
+      ...budgeted(70),
+      async run(ctx) {
+        const first = await ctx.model({ prompt: 'first' });
+        const second = await ctx.model({ prompt: 'second' });
+        await ctx.tool('pay.charge', { amount: 1, content: first.content + second.content });
+        return 'done';
+      },
+    });
+    const asked: string[] = [];
+    let raises = 0;
+    const run = await simulateRun(
+      request('code-between-calls', 'budgeted'),
+      served(
+        [twice],
+        (q) => (asked.push(String((q['messages'] as { content: string }[])[0]?.content)), answer()),
+      ),
+      {
+        before: (state) => {
+          if (state.waiting?.kind !== 'budget') return [];
+          raises += 1;
+          const payload = { maxTokens: raises === 1 ? 71 : 1000 };
+          return [
+            { type: 'signal_received', data: { signalId: `raise-${raises}`, name: 'raise_budget', payload } },
+          ];
+        },
+      },
+    );
+    expect(run.state.status).toBe('completed');
+    expect(run.events.filter((e) => e.type === 'budget_exceeded')).toHaveLength(2);
+    // The first call's answer was never recorded: each decision of the step asked it again.
+    expect(asked).toEqual(['first', 'first', 'first', 'second']);
+    const model = replayModelFor(run.events, { codeAgents: [twice] });
+    expect(await replayRun({ events: run.events, model })).toMatchObject({
+      ok: true,
+      checked: run.events.length,
+    });
+  });
+
   it('prices the reservation with the agents file: another price shows at budget_reserved', async () => {
     const prices = { 'fake-1': { inputPerMTokUsd: 1_000, outputPerMTokUsd: 1_000 } };
     const agents = [budgeted(1000)];
