@@ -1,18 +1,22 @@
-import { DuraError, type Decision, type JsonValue, type PinnedVersion, type RunEvent } from '@dura/contracts';
-import { canonicalJson, type EventDraft, type RunState } from '@dura/core';
+import { DuraError, type PinnedVersion, type RunEvent } from '@dura/contracts';
+import type { RunState } from '@dura/core';
 import {
   decideNext,
   decodeJournal,
+  NonDeterminism,
   type AnyCodeAgent,
   type CodeStep,
   type Fresh,
+  type Frontier,
   type JournalEntry,
+  type ModelAnswer,
 } from '@dura/code-agents';
 import type { ToolRegistry } from '@dura/tools';
 import { withCodeAgents } from './agents/code-agent-model';
-import { codeTurnOf } from './agents/code-turn';
-import type { CodeTurn, DecideInput, Model } from './model';
-import { isPlannerEvent } from './replay-compare';
+import type { CodeContinuations } from './agents/code-continuations';
+import type { ModelPrice } from './agents/definition';
+import type { Model } from './model';
+import { entryText } from './replay-code-divergence';
 
 export interface ReplayCodeDeps {
   /** The code agents to re-run (the module given to `dura replay --agents`). */
@@ -22,58 +26,128 @@ export interface ReplayCodeDeps {
   /** The run's log: each step's recorded values (`ctx.now()`, `ctx.random()`, `ctx.uuid()`, `ctx.model`). */
   events: readonly RunEvent[];
   tools?: ToolRegistry;
+  /** Prices by model id (the agents file's `prices`): what a `ctx.model` call's reservation is priced at. */
+  prices?: Record<string, ModelPrice>;
 }
 
 /**
- * The planner's model for replaying a code agent's run: pinned and budgeted by `withCodeAgents` (as the
- * planner serving the same module), and each step decided by re-running the agent's code against the log
- * prefix, with the values the step recorded in its thought standing in for fresh ones. `ctx.model` is
- * answered from that journal (no model is asked); a request whose hash differs from the recorded one is
- * non-determinism, which `plannerStep` turns into the operator wait the driver would append. A step maps to
- * its turn by `codeTurnOf` (the mapping `withCodeAgents` makes of the steps it decides).
+ * The planner's model for replaying a code agent's run: the planner's own `withCodeAgents`, so pinning,
+ * budgets, the gate before each `ctx.model` call (the `budget_reserved` the planner appends before a
+ * step's first call on a metered run, or `budget_exceeded`) and the mapping of a step to its turn are the
+ * driver's, not a copy. Only where values come from differs: each step is re-run from the start against the
+ * log prefix (no continuation is kept), with the values its thought recorded standing in for fresh ones,
+ * and each `ctx.model` call let through the gate is answered with the answer the step recorded at that
+ * position (no model is asked). A call the step did not record, or whose request hash differs from the
+ * recorded one, is non-determinism, which `plannerStep` turns into the operator wait the driver would append.
  */
 export function replayCodeAgents(deps: ReplayCodeDeps): Model {
-  const served = withCodeAgents({
+  const recorded = recordedSteps(deps.events);
+  return withCodeAgents({
     agents: deps.agents,
     base: deps.base,
     ...(deps.tools ? { tools: deps.tools } : {}),
+    ...(deps.prices ? { prices: deps.prices } : {}),
+    env: {},
+    continuations: recorded.steps,
+    answer: () => recorded.answer(),
   });
-  return { ...served, code: (input) => replayCode(deps, input) };
 }
 
 /** Stand-ins for values past what the step recorded: the thought then differs from the log's. */
 const UNRECORDED: Fresh = { now: () => 0, random: () => 0, uuid: () => 'unrecorded' };
 
-async function replayCode(deps: ReplayCodeDeps, input: DecideInput): Promise<CodeTurn | undefined> {
-  const pinned = input.state.pinned;
-  if (pinned?.provider !== 'code') return undefined;
-  const agent = deps.agents.find((a) => a.name === pinned.agent && a.version === pinned.version);
-  if (!agent) throw codeAgentMissing(input.state.runId ?? input.request.runId, pinned, deps.agents);
-  const recorded = recordedJournal(deps.events, input.state);
-  const step: CodeStep = await decideNext(agent, input.state, {
-    fresh: UNRECORDED,
-    frontier: { step: input.state.turns.length, entries: recorded },
-  });
-  if (step.kind !== 'model') return codeTurnOf(step, deps.tools);
-  // Every recorded answer was given: this is a model call the step did not make when it ran.
+/**
+ * Steps of a code agent's run as the log recorded them, in the place of the planner's continuation cache:
+ * `steps.advance` re-runs the code with the step's recorded values up to its next recorded model call, and
+ * returns that call (its recorded answer held for `answer`) only when the code asks it at the same position
+ * with the same request hash; otherwise the step blocks, naming the call.
+ */
+function recordedSteps(events: readonly RunEvent[]): {
+  steps: CodeContinuations;
+  answer: () => Promise<ModelAnswer>;
+} {
+  let held: Promise<ModelAnswer> | undefined;
+  const stats = { warm: 0, cold: 0 };
+
+  async function advance(
+    agent: AnyCodeAgent,
+    state: RunState,
+    frontier: Frontier | undefined,
+  ): Promise<CodeStep> {
+    held = undefined;
+    const { entries: recorded, refused } = recordedStep(events, state);
+    const step = state.turns.length;
+    // The values the step computed so far (recorded ones and the answers given); then the recorded values
+    // up to the next recorded model call, which must be asked through the gate like the driver's.
+    const end = nextModelAt(recorded, frontier?.step === step ? frontier.entries.length : 0);
+    const replayed = (upTo: number) =>
+      decideNext(agent, state, { fresh: UNRECORDED, frontier: { step, entries: recorded.slice(0, upTo) } });
+    stats.cold += 1;
+    const found = await replayed(end);
+    if (found.kind !== 'model') return found;
+    const slot = found.frontier.entries.length;
+    const entry = recorded[slot];
+    if (slot === end && entry?.k === 'model' && entry.h === found.requestHash) {
+      held = Promise.resolve(entry.a);
+      return found;
+    }
+    // The provider refused the step's call and the run failed with its reason: asked again, it refuses again.
+    if (refused && entry === undefined) {
+      held = Promise.reject(refused);
+      held.catch(() => undefined);
+      return found;
+    }
+    // The code asks the model where the step recorded something else: the engine names it against the record.
+    const checked = await replayed(slot + 1);
+    if (checked.kind !== 'model') return checked;
+    const at = checked.frontier.entries.length;
+    const position = `step ${step + 1} of ${agent.name}@${agent.version} (run ${state.runId ?? ''})`;
+    const was = `${entryText(recorded[at])} (value ${at + 1} of the step)`;
+    const now = `ctx.model (request ${checked.requestHash.slice(0, 12)})`;
+    return { kind: 'blocked', error: new NonDeterminism(position, was, now) };
+  }
+
   return {
-    kind: 'blocked',
-    reason:
-      `step ${input.state.turns.length + 1} of ${agent.name}@${agent.version} recorded no answer for ` +
-      `ctx.model (request ${step.requestHash.slice(0, 12)}), which the code now asks for`,
+    steps: {
+      advance: (agent, state, options) => advance(agent, state, options.frontier),
+      drop: () => undefined,
+      size: 0,
+      stats,
+    },
+    answer: () => {
+      const answer = held;
+      held = undefined;
+      if (answer) return answer;
+      return Promise.reject(
+        new DuraError('no_recorded_answer', 'replay was asked for a model answer its log did not record'),
+      );
+    },
   };
 }
 
-/** The values the step after `state` recorded: the journal of the thought the log holds next. */
-function recordedJournal(events: readonly RunEvent[], state: RunState): JournalEntry[] {
+/** The index of the first model answer at or after `from` in a step's journal, or its length. */
+function nextModelAt(entries: readonly JournalEntry[], from: number): number {
+  const at = entries.findIndex((entry, i) => i >= from && entry.k === 'model');
+  return at === -1 ? entries.length : at;
+}
+
+/**
+ * What the step after `state` recorded: the journal of the next thought in the log (reservations, summaries,
+ * budget waits and signals may come before it), or the provider's refusal the run failed with instead (the
+ * answers the step had by then were never recorded).
+ */
+function recordedStep(
+  events: readonly RunEvent[],
+  state: RunState,
+): { entries: JournalEntry[]; refused?: DuraError } {
   const next = events.find(
-    (event) =>
-      event.seq > state.lastSeq &&
-      isPlannerEvent(event) &&
-      event.type !== 'budget_reserved' &&
-      event.type !== 'context_summarized',
+    (event) => event.seq > state.lastSeq && (event.type === 'thought' || event.type === 'run_failed'),
   );
-  return next?.type === 'thought' ? decodeJournal(next.data.content) : [];
+  if (next?.type === 'thought') return { entries: decodeJournal(next.data.content) };
+  const error = next?.type === 'run_failed' ? next.data.error : undefined;
+  if (error && (error.code === 'model_request_rejected' || error.code === 'model_bad_response'))
+    return { entries: [], refused: new DuraError(error.code, error.message) };
+  return { entries: [] };
 }
 
 /** What `run_started` pinned a run of a code agent to; undefined for any other run. */
@@ -102,91 +176,4 @@ export function codeAgentMissing(
     `${ran}, which the given agents do not define (they define ${defined}); ` +
       'pass the module that defines that version',
   );
-}
-
-const SHOWN = 200;
-
-function shown(value: JsonValue | undefined): string {
-  const text = value === undefined ? 'nothing' : canonicalJson(value);
-  return text.length > SHOWN ? `${text.slice(0, SHOWN)}…` : text;
-}
-
-function callText(call: { tool: string; args: JsonValue }): string {
-  return `${call.tool} ${shown(call.args)}`;
-}
-
-function endText(decision: Decision): string {
-  if (decision.kind === 'complete')
-    return decision.output === undefined ? 'to finish' : `to finish with ${shown(decision.output)}`;
-  if (decision.kind === 'fail') return `to fail (${decision.error.code}: ${decision.error.message})`;
-  return decision.kind;
-}
-
-function entryText(entry: JournalEntry | undefined): string {
-  if (entry === undefined) return 'nothing more';
-  if (entry.k === 'model') return `ctx.model (request ${entry.h.slice(0, 12)})`;
-  return `ctx.${entry.k}() = ${shown(entry.v)}`;
-}
-
-/** The first call (or end) where two decisions differ: [recorded, now], or undefined when they agree. */
-function firstCallDifference(recorded: Decision, now: Decision): [string, string] | undefined {
-  const callsOf = (d: Decision) => (d.kind === 'tool_calls' ? d.calls : []);
-  const was = callsOf(recorded);
-  const is = callsOf(now);
-  for (let i = 0; i < Math.max(was.length, is.length); i += 1) {
-    const a = was[i];
-    const b = is[i];
-    if (a && b && a.tool === b.tool && canonicalJson(a.args) === canonicalJson(b.args)) continue;
-    const inStep = recorded.kind === 'tool_calls' && now.kind === 'tool_calls';
-    const none = inStep ? 'no further call in this step' : undefined;
-    return [
-      a ? callText(a) : (none ?? endText(recorded)),
-      b ? `asks ${callText(b)}` : none ? `asks ${none}` : `asks ${endText(now)}`,
-    ];
-  }
-  if (recorded.kind !== 'tool_calls' && canonicalJson(recorded) !== canonicalJson(now))
-    return [endText(recorded), `asks ${endText(now)}`];
-  return undefined;
-}
-
-/**
- * A code agent's divergence in its own terms: the step (1-based, as the engine counts them), what the log
- * recorded there and what the code asks for now, e.g. `step 2: recorded pay.charge {"amount":2}, the code
- * now asks pay.checked {"amount":2}`. Undefined when the difference is not one of the code's calls or values
- * (the generic reason, naming the path that differs, stands then).
- */
-export function describeCodeDivergence(
-  state: RunState,
-  expected: EventDraft | undefined,
-  event: RunEvent,
-): { step: number; reason: string } | undefined {
-  if (state.pinned?.provider !== 'code') return undefined;
-  const number = state.turns.length + 1;
-  const at = (reason: string) => ({ step: number, reason: `step ${number}: ${reason}` });
-  if (expected?.type === 'wait_requested' && expected.data.waitId.startsWith('operator:code:'))
-    return at(expected.data.reason ?? 'the code cannot be driven by the log');
-  if (
-    expected?.type === 'thought' &&
-    event.type === 'wait_requested' &&
-    event.data.waitId.startsWith('operator:code:')
-  ) {
-    const now = expected.data.decision;
-    const asks = now.kind === 'tool_calls' ? now.calls.map(callText).join(', ') : endText(now);
-    return at(
-      `the log stopped the code here (${event.data.reason ?? 'non-determinism'}); the code now asks ${asks}`,
-    );
-  }
-  if (expected?.type !== 'thought' || event.type !== 'thought') return undefined;
-  const now = expected.data;
-  const call = firstCallDifference(event.data.decision, now.decision);
-  if (call) return at(`recorded ${call[0]}, the code now ${call[1]}`);
-  const was = decodeJournal(event.data.content);
-  const is = decodeJournal(now.content);
-  for (let i = 0; i < Math.max(was.length, is.length); i += 1) {
-    if (JSON.stringify(was[i] ?? null) === JSON.stringify(is[i] ?? null)) continue;
-    const asked =
-      is[i] === undefined ? 'asks nothing more' : `asks ${entryText(is[i]).replace(/ = .*$/, '')}`;
-    return at(`recorded ${entryText(was[i])} (value ${i + 1} of the step), the code now ${asked}`);
-  }
-  return undefined;
 }

@@ -35,7 +35,15 @@ export function replayModelFor(events: readonly RunEvent[], options: ReplayModel
   const base = baseReplayModel(events, options);
   const { codeAgents, tools } = options;
   if (!codeAgents || codeAgents.length === 0) return base;
-  return replayCodeAgents({ agents: codeAgents, base, events, ...(tools ? { tools } : {}) });
+  // A ctx.model call's reservation is priced as the planner prices it: with the agents file's prices.
+  const prices = options.agents?.prices;
+  return replayCodeAgents({
+    agents: codeAgents,
+    base,
+    events,
+    ...(tools ? { tools } : {}),
+    ...(prices ? { prices } : {}),
+  });
 }
 
 function baseReplayModel(events: readonly RunEvent[], options: ReplayModelOptions): Model {

@@ -19,7 +19,8 @@ import {
   sameCall,
   type ReplayDivergence,
 } from './replay-compare';
-import { codeAgentMissing, codeAgentRunOf, describeCodeDivergence } from './replay-code';
+import { codeAgentMissing, codeAgentRunOf } from './replay-code';
+import { describeCodeDivergence } from './replay-code-divergence';
 import { replayModelFor } from './replay-model';
 
 export interface ReplayInput {

@@ -1,11 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import {
+  decodeJournal,
   defineAgent,
   startExecution,
   withModelAnswer,
+  type AgentDefinition,
   type AnyCodeAgent,
   type CodeStep,
-  type ModelRequest,
+  type ResolvedModelRequest,
 } from '@dura/code-agents';
 import { CANCEL_SIGNAL, type RunState } from '@dura/core';
 import {
@@ -43,11 +45,17 @@ function countedAgent(steps: number, name = 'counted'): AnyCodeAgent {
   return agent;
 }
 
+const MODEL = { provider: 'openai', model: 'fake-1' } as const;
+
 /** Three steps, each asking the model (after reading the clock) and echoing the answer. */
-function countedAsker(): AnyCodeAgent {
+function countedAsker(
+  budget: Pick<AgentDefinition<unknown, unknown>, 'budget' | 'onBudgetExceeded'> = {},
+): AnyCodeAgent {
   const agent: AnyCodeAgent = defineAgent({
     name: 'asker',
     version: '1',
+    ...budget,
+    model: MODEL,
     tools: ['echo'],
     async run(ctx) {
       starts.set(agent, startsOf(agent) + 1);
@@ -182,6 +190,7 @@ describe('suspended continuations of code-agent runs', () => {
     const asker = defineAgent({
       name: 'asker',
       version: '1',
+      model: MODEL,
       tools: ['echo'],
       async run(ctx) {
         await ctx.tool('echo', { n: 1 });
@@ -260,7 +269,7 @@ describe('suspended continuations of code-agent runs', () => {
 
   it('resumes a step that asked the model, and replays cold once another decision was recorded meanwhile', async () => {
     const asker = countedAsker();
-    const answer = (request: ModelRequest) =>
+    const answer = (request: ResolvedModelRequest) =>
       Promise.resolve({
         content: `answer to ${JSON.stringify(request)}`,
         usage: { inputTokens: 1, outputTokens: 1 },
@@ -289,7 +298,53 @@ describe('suspended continuations of code-agent runs', () => {
     const next = await kept.advance(asker, log.state, { fresh: FRESH, frontier });
     expect(kept.stats).toEqual({ warm: 0, cold: 2 });
     // The cold replay answered step 1 from B's record and stops at step 2's model call.
-    expect(next).toMatchObject({ kind: 'model', request: { prompt: 'question 2' } });
+    expect(next).toMatchObject({
+      kind: 'model',
+      request: { messages: [{ role: 'user', content: 'question 2' }] },
+    });
+  });
+});
+
+describe('suspended continuations on the budget path', () => {
+  it('resumes the step that stopped for its reservation or a budget wait, and asks each call once', async () => {
+    // Each call's worst case is 1024 tokens (the default maxTokens) plus its prompt: step 3's call passes 3000.
+    const agent = countedAsker({ budget: { maxTokens: 3000 }, onBudgetExceeded: 'wait' });
+    const calls: string[] = [];
+    const answer = (request: ResolvedModelRequest) => {
+      calls.push(request.messages.at(-1)?.content ?? '');
+      return Promise.resolve({
+        content: 'ok',
+        usage: { inputTokens: 500, outputTokens: 500 },
+        model: { id: 'fake-1', promptVersion: 'p1' },
+        finishReason: 'stop',
+      });
+    };
+    const continuations = createCodeContinuations();
+    const model = withCodeAgents({ agents: [agent], base: createScriptedModel(), continuations, answer });
+    const log = new CodeRunLog(agentRequest('budgeted', 'asker'));
+    let state = await log.drive(model);
+    expect(state.waiting?.kind).toBe('budget');
+    log.add({
+      type: 'signal_received',
+      data: { signalId: 'raise-1', name: 'raise_budget', payload: { maxTokens: 10_000 } },
+    });
+    state = await log.drive(model);
+    expect(state.status).toBe('completed');
+    const types = log.events.map((e) => e.type);
+    expect(types.filter((t) => t === 'budget_reserved')).toHaveLength(3);
+    expect(types.filter((t) => t === 'budget_exceeded')).toHaveLength(1);
+    // Each step returned its model call, stopped for the reservation (or the wait), and went on warm from
+    // the same parked call: one execution for the whole run, and each call asked once.
+    expect(calls).toEqual(['question 1', 'question 2', 'question 3']);
+    expect(continuations.stats.cold).toBe(1);
+    expect(startsOf(agent)).toBe(1);
+    // The values a step drew before its reservation are the ones its thought records.
+    const thoughts = log.events.flatMap((e) => (e.type === 'thought' ? [e.data] : []));
+    expect(thoughts.slice(0, 3).map((t) => decodeJournal(t.content).map((entry) => entry.k))).toEqual([
+      ['now', 'model'],
+      ['now', 'model'],
+      ['now', 'model'],
+    ]);
   });
 });
 

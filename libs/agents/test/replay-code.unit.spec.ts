@@ -2,8 +2,8 @@
 // with the code agent served by `withCodeAgents`, as the planner serves it, then replayed with the same code
 // (no divergence) and with changed code (the first divergent call, named).
 import { describe, expect, it } from 'vitest';
-import { defineAgent, type AnyCodeAgent, type Ctx, type ModelAnswer } from '@dura/code-agents';
-import type { JsonObject, RunEvent, RunRequest } from '@dura/contracts';
+import { defineAgent, type AnyCodeAgent, type Ctx } from '@dura/code-agents';
+import type { RunEvent } from '@dura/contracts';
 import type { EventDraft, RunState } from '@dura/core';
 import { ToolRegistry } from '@dura/tools';
 import {
@@ -14,22 +14,9 @@ import {
   replayModelFor,
   replayRun,
   withCodeAgents,
-  type Model,
 } from '../src/index';
 import { chargeSteps, scriptedRequest, simulateRun } from '../src/testing';
-
-function request(runId: string, name: string, input?: JsonObject): RunRequest & { runId: string } {
-  return { v: 1, runId, agent: { kind: 'agent', name }, ...(input ? { input } : {}) };
-}
-
-/** The planner's model for these agents; `answer` serves `ctx.model` in process. */
-function served(agents: AnyCodeAgent[], answer?: (q: JsonObject) => ModelAnswer): Model {
-  return withCodeAgents({
-    agents,
-    base: createScriptedModel(),
-    ...(answer ? { answer: (q: JsonObject) => Promise.resolve(answer(q)) } : {}),
-  });
-}
+import { request, served } from './replay-code-support';
 
 /** The world of these runs: each open wait is answered (a signal, a timer, a child's result) once. */
 function world(state: RunState): EventDraft[] {
@@ -224,87 +211,6 @@ describe('replay of a run whose code changed while it ran', () => {
     expect(original).toMatchObject({ ok: false, seq: stop.seq, step: 3 });
     expect(original.ok ? '' : original.reason).toMatch(
       /^step 3: the log stopped the code here \(non-determinism at step 1 .*pay\.charge.*pay\.checked.*\); the code now asks to finish with "done"$/,
-    );
-  });
-});
-
-describe('replay of a code agent that calls ctx.model', () => {
-  const answer = (q: JsonObject): ModelAnswer => ({
-    content: `answer to ${JSON.stringify(q)}`,
-    usage: { inputTokens: 10, outputTokens: 3 },
-    model: { id: 'fake-1', promptVersion: 'p1' },
-    finishReason: 'stop',
-    costUsd: 0.001,
-  });
-  const asker = (topic: string) =>
-    defineAgent({
-      name: 'asker',
-      version: '1',
-      tools: ['pay.charge'],
-      budget: { maxCostUsd: 1 },
-      async run(ctx) {
-        const plan = await ctx.model({ prompt: `plan ${topic}` });
-        await ctx.tool('pay.charge', { amount: plan.content.length });
-        const [x, y] = await Promise.all([ctx.model({ prompt: 'x' }), ctx.model({ prompt: 'y' })]);
-        return { plan: plan.content, x: x.content, y: y.content };
-      },
-    });
-
-  it('answers every ctx.model from the journal the thought recorded: no model is asked, no divergence', async () => {
-    const asked: JsonObject[] = [];
-    const run = await simulateRun(
-      request('code-model', 'asker'),
-      served([asker('trip')], (q) => (asked.push(q), answer(q))),
-    );
-    expect(run.state.status).toBe('completed');
-    expect(asked).toHaveLength(3);
-    const thoughts = run.events.flatMap((e) => (e.type === 'thought' ? [e.data] : []));
-    expect(thoughts[0]?.content).toContain('"k":"model"');
-    expect(thoughts.at(-1)).toMatchObject({ usage: { inputTokens: 20, outputTokens: 6 }, costUsd: 0.002 });
-    // A metered budget: the planner reserved before each step, and replay re-derives those reservations.
-    expect(run.events.filter((e) => e.type === 'budget_reserved').length).toBeGreaterThan(0);
-
-    // The replay model has no `answer`: a question the journal does not hold could not be answered.
-    const result = await replayRun({
-      events: run.events,
-      model: replayModelFor(run.events, { codeAgents: [asker('trip')] }),
-    });
-    expect(result).toMatchObject({ ok: true, checked: run.events.length });
-    expect(asked).toHaveLength(3);
-  });
-
-  it('names a model call the step did not record (no model is asked for it)', async () => {
-    const run = await simulateRun(request('code-model-more', 'asker'), served([asker('trip')], answer));
-    const extra = defineAgent({
-      ...asker('trip'),
-      async run(ctx) {
-        const plan = await ctx.model({ prompt: 'plan trip' });
-        const again = await ctx.model({ prompt: 'plan again' });
-        await ctx.tool('pay.charge', { amount: plan.content.length + again.content.length });
-        return null;
-      },
-    });
-    const first = run.events.find((e) => e.type === 'thought')!;
-    const result = await replayRun({
-      events: run.events,
-      model: replayModelFor(run.events, { codeAgents: [extra] }),
-    });
-    expect(result).toMatchObject({ ok: false, seq: first.seq, step: 1 });
-    expect(result.ok ? '' : result.reason).toMatch(
-      /^step 1: step 1 of asker@1 recorded no answer for ctx\.model \(request [0-9a-f]{12}\), which the code now asks for$/,
-    );
-  });
-
-  it('names the model request that changed at a recorded position', async () => {
-    const run = await simulateRun(request('code-model-changed', 'asker'), served([asker('trip')], answer));
-    const first = run.events.find((e) => e.type === 'thought')!;
-    const result = await replayRun({
-      events: run.events,
-      model: replayModelFor(run.events, { codeAgents: [asker('holiday')] }),
-    });
-    expect(result).toMatchObject({ ok: false, seq: first.seq, step: 1 });
-    expect(result.ok ? '' : result.reason).toMatch(
-      /^step 1: non-determinism at step 1 of asker@1 .*the log recorded ctx\.model \(request [0-9a-f]{12}\), the code now asks for ctx\.model \(request [0-9a-f]{12}\)/,
     );
   });
 });

@@ -2,16 +2,19 @@
 // processes on real NATS and Postgres. The planner serves fixtures/replay-code-agents.ts (DURA_AGENTS); a
 // run uses every primitive with a record (ctx.now/random/uuid, tools, a fan-out, a signal, a sleep, a child
 // run). Replayed with the same module: no divergence. With a changed module: the first divergent call,
-// named. Without the module: refused, since nothing of the code could be checked.
+// named. Without the module: refused, since nothing of the code could be checked. A run of replay-quoter asks
+// a fake OpenAI-compatible server through ctx.model under a metered budget: replay re-derives its
+// reservations and answers its calls from the log, asking no model.
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDuraClient } from '@dura/client';
+import { decodeJournal } from '@dura/code-agents';
 import type { RunEvent } from '@dura/contracts';
 import { fold } from '@dura/core';
-import { spawnTsEntry } from '@dura/testing';
+import { spawnTsEntry, startFakeLlmServer, type FakeLlmServer } from '@dura/testing';
 import { useCrashSystem, watchToEnd, type CrashSystem } from './crash-harness';
-import { untilLogged, witnessedKeys } from './agent-support';
+import { count, untilLogged, witnessedKeys, type WireBody } from './agent-support';
 import { eventually, getJson } from './system';
 
 const AGENTS = fileURLToPath(new URL('./fixtures/replay-code-agents.ts', import.meta.url));
@@ -19,8 +22,28 @@ const CHANGED = fileURLToPath(new URL('./fixtures/replay-code-agents-changed.ts'
 /** Code agents, but not replay-checkout: a module that cannot replay its runs. */
 const OTHER = fileURLToPath(new URL('./fixtures/code-agents.ts', import.meta.url));
 
+let llm: FakeLlmServer | undefined;
+const lastUser = (body: WireBody) => body.messages.filter((m) => m.role === 'user').at(-1)?.content ?? '';
+
+// Started before the system, so the planner is given its URL.
+beforeAll(async () => {
+  llm = await startFakeLlmServer({
+    provider: 'openai',
+    respond: ({ body }) => {
+      const prompt = lastUser(body as WireBody);
+      const usage = { inputTokens: 30, outputTokens: 10 };
+      if (prompt.startsWith('plan ')) return { kind: 'message', content: '7,8', usage };
+      return { kind: 'message', content: `${prompt.split(' ')[0] ?? ''}: fine`, usage };
+    },
+  });
+});
+afterAll(async () => {
+  await llm?.close();
+});
+
 const crash = useCrashSystem(['tool-gateway', 'projector', 'planner'], {
-  env: (name): Record<string, string> => (name === 'planner' ? { DURA_AGENTS: AGENTS } : {}),
+  env: (name): Record<string, string> =>
+    name === 'planner' ? { DURA_AGENTS: AGENTS, REPLAY_MODEL_URL: llm?.url ?? '' } : {},
 });
 
 interface CliResult {
@@ -146,5 +169,55 @@ describe('dura replay of a code agent run', () => {
       checked: log.indexOf(second),
     });
     expect(json.code).toBe(1);
+  });
+
+  it('replays a run that asked the model under a metered budget: no divergence, no model asked', async () => {
+    const sys = crash();
+    const runId = 'replay-code-model';
+    await sys.submit({ runId, agent: { kind: 'agent', name: 'replay-quoter' }, input: 'echo' });
+    const log = await watchToEnd(sys, runId, 120_000);
+    expect(log.at(-1)?.type).toBe('run_completed');
+    expect(fold(log).output).toMatchObject({
+      amounts: [7, 8],
+      summary: 'summarize: fine',
+      rating: 'rate: fine',
+    });
+    // Two steps asked the model (the plan; the summary and the rating at once), each after its reservation.
+    const types = log.map((e) => e.type);
+    expect(count(log, 'budget_reserved')).toBe(2);
+    const thoughts = log.flatMap((e) => (e.type === 'thought' ? [e] : []));
+    const answers = thoughts.map((t) => decodeJournal(t.data.content).filter((e) => e.k === 'model').length);
+    expect(answers).toEqual([1, 2]);
+    for (const thought of thoughts) {
+      const before = types.lastIndexOf('budget_reserved', log.indexOf(thought));
+      expect(before, `a reservation before the thought at seq ${thought.seq}`).toBeGreaterThan(-1);
+      const reserved = log[before]!;
+      expect(reserved.type === 'budget_reserved' && reserved.data.costUsd).toBeGreaterThan(0);
+    }
+    const asked = () => (llm?.requests ?? []).filter((r) => lastUser(r.body as WireBody).endsWith(' echo'));
+    expect(asked()).toHaveLength(3);
+    await eventually(
+      async () => {
+        const { status, body } = await getJson(`${sys.system.apiUrl}/runs/${runId}`);
+        return status === 200 && (body as { lastSeq: number }).lastSeq === log.at(-1)!.seq ? true : undefined;
+      },
+      `the projection of ${runId}`,
+      30_000,
+    );
+
+    const same = await dura(sys, ['replay', runId, '--agents', AGENTS, '--projection']);
+    expect(same.output).toContain(`no divergence (${log.length} events checked)`);
+    expect(same.code).toBe(0);
+    // The plan asked in other words: named at the reservation made for it, the first event it touches.
+    const changed = await dura(sys, ['replay', runId, '--agents', CHANGED, '--json']);
+    const first = log.find((e) => e.type === 'budget_reserved')!;
+    const divergence = jsonOf(changed.output);
+    expect(divergence).toMatchObject({ runId, ok: false, seq: first.seq, step: 1 });
+    expect(String(divergence['reason'])).toMatch(
+      /^step 1: non-determinism at step 1 of replay-quoter@1 .*the log recorded ctx\.model \(request [0-9a-f]{12}\), the code now asks for ctx\.model \(request [0-9a-f]{12}\)/,
+    );
+    expect(changed.code).toBe(1);
+    // Replay asked no model: the server saw only the run's own three calls.
+    expect(asked()).toHaveLength(3);
   });
 });

@@ -25,13 +25,18 @@ export interface CodeContinuationOptions {
 /**
  * What a kept execution expects of the log when it is next advanced:
  * - `grown`: it consumed only recorded facts (it waits on recorded calls), so any longer log is fine;
- * - `same`: it is inside an unrecorded step (a model call answered, the step not decided): no decision
- *   recorded since, by anyone;
+ * - `same`: it is inside an unrecorded step (its model call not asked yet, or answered, the step not
+ *   decided): no decision recorded since, by anyone (a `budget_reserved` for its call may be). Once it holds
+ *   answers (`seq`), the log must not have moved at all: a step stopped by a budget (`budget_exceeded`, a
+ *   wait for `raise_budget`) is decided again from the start, checking each of its calls against the
+ *   budget as any replica and replay do, instead of going on from its second call;
  * - `recorded`: it returned this step for position `turns`; that exact step must be what the log holds
  *   there, else another decision won the append and the values this execution consumed are not the log's.
  */
 type Expectation =
-  { kind: 'grown' } | { kind: 'same' } | { kind: 'recorded'; content?: string; callIds: string[] };
+  | { kind: 'grown' }
+  | { kind: 'same'; seq?: number }
+  | { kind: 'recorded'; content?: string; callIds: string[] };
 
 interface Kept {
   agent: AnyCodeAgent;
@@ -89,7 +94,7 @@ export function createCodeContinuations(options: CodeContinuationOptions = {}): 
   }
 
   function keep(runId: string, agent: AnyCodeAgent, execution: Execution, state: RunState, step: CodeStep) {
-    const expects = expectationAfter(step);
+    const expects = expectationAfter(step, state);
     if (!expects || max === 0) return;
     const at = { turns: state.turns.length, decisions: state.decisions };
     kept.set(runId, { agent, execution, ...at, expects, usedAt: now() });
@@ -135,6 +140,7 @@ function follows(entry: Kept, state: RunState): boolean {
     case 'grown':
       return turns >= entry.turns;
     case 'same':
+      if (entry.expects.seq !== undefined) return state.lastSeq === entry.expects.seq;
       return turns === entry.turns && state.decisions === entry.decisions;
     case 'recorded': {
       const recorded = state.turns[entry.turns];
@@ -150,12 +156,14 @@ function follows(entry: Kept, state: RunState): boolean {
 }
 
 /** What a kept execution expects next after returning `step`; undefined: it must not be kept. */
-function expectationAfter(step: CodeStep): Expectation | undefined {
+function expectationAfter(step: CodeStep, state: RunState): Expectation | undefined {
   switch (step.kind) {
     case 'suspended':
       return { kind: 'grown' };
     case 'model':
-      return { kind: 'same' };
+      return step.frontier.entries.some((entry) => entry.k === 'model')
+        ? { kind: 'same', seq: state.lastSeq }
+        : { kind: 'same' };
     case 'blocked':
       return undefined;
     case 'decide': {
