@@ -1,6 +1,7 @@
 // A user's project installs its own copies of Dura's packages, while the planner throws and catches with its
 // copies: the engine's errors are recognised by shape, never by class identity.
 import { describe, expect, it, vi } from 'vitest';
+import type { DuraError } from '@dura/contracts';
 import { defineAgent, ToolFailure } from '../src/index';
 import { SimRun } from './sim-planner';
 
@@ -22,7 +23,11 @@ describe('errors across copies of the packages', () => {
   });
 
   it('given a DuraError of another copy thrown by the code, when driven, then the run fails with its code', async () => {
-    const contracts = await freshCopy(() => import('@dura/contracts'));
+    // Named at run time: a second instance of the package, as a user's project has its own install of it.
+    const contractsPackage = '@dura/contracts';
+    const contracts = await freshCopy(
+      () => import(contractsPackage) as Promise<{ DuraError: typeof DuraError }>,
+    );
     const strict = defineAgent({
       name: 'strict',
       version: '1',
