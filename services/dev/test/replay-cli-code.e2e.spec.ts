@@ -13,7 +13,7 @@ import { decodeJournal } from '@dura/code-agents';
 import type { RunEvent } from '@dura/contracts';
 import { fold } from '@dura/core';
 import { spawnTsEntry, startFakeLlmServer, type FakeLlmServer } from '@dura/testing';
-import { useCrashSystem, watchToEnd, type CrashSystem } from './crash-harness';
+import { useCrashSystem, watchToEnd, WITNESS_TOOLS, type CrashSystem } from './crash-harness';
 import { count, untilLogged, witnessedKeys, type WireBody } from './agent-support';
 import { eventually, getJson } from './system';
 
@@ -33,6 +33,12 @@ beforeAll(async () => {
       const prompt = lastUser(body as WireBody);
       const usage = { inputTokens: 30, outputTokens: 10 };
       if (prompt.startsWith('plan ')) return { kind: 'message', content: '7,8', usage };
+      if (prompt.startsWith('loop ')) {
+        const answered = (body as WireBody).messages.some((m) => m.role === 'tool');
+        if (!answered)
+          return { kind: 'message', toolCalls: [{ name: 'pay__checked', arguments: { amount: 3 } }], usage };
+        return { kind: 'message', content: 'checked 3', usage };
+      }
       return { kind: 'message', content: `${prompt.split(' ')[0] ?? ''}: fine`, usage };
     },
   });
@@ -219,5 +225,30 @@ describe('dura replay of a code agent run', () => {
     expect(changed.code).toBe(1);
     // Replay asked no model: the server saw only the run's own three calls.
     expect(asked()).toHaveLength(3);
+  });
+
+  it('replays a ctx.loop run with the tools the planner serves (--tools): no divergence, no model asked', async () => {
+    const sys = crash();
+    const runId = 'replay-code-loop';
+    await sys.submit({ runId, agent: { kind: 'agent', name: 'replay-looper' }, input: 'fox' });
+    const log = await watchToEnd(sys, runId, 120_000);
+    expect(log.at(-1)?.type).toBe('run_completed');
+    expect(fold(log).output).toEqual({ text: 'checked 3', turns: 2 });
+    expect(witnessedKeys(sys, runId)).toHaveLength(1);
+    const asked = () => (llm?.requests ?? []).filter((r) => lastUser(r.body as WireBody) === 'loop fox');
+    expect(asked()).toHaveLength(2);
+
+    const same = await dura(sys, ['replay', runId, '--agents', AGENTS, '--tools', WITNESS_TOOLS]);
+    expect(same.output).toContain(`no divergence (${log.length} events checked)`);
+    expect(same.code).toBe(0);
+    // Without the tools, the loop's requests cannot offer pay.checked: replay says where, never "no divergence".
+    const bare = await dura(sys, ['replay', runId, '--agents', AGENTS]);
+    expect(bare.output).not.toContain('no divergence');
+    expect(bare.code).toBe(1);
+    // --tools without --agents is refused: a run keeps what its log recorded then, and nothing reads the tools.
+    const alone = await dura(sys, ['replay', runId, '--tools', WITNESS_TOOLS]);
+    expect(alone.output).toContain('--tools is read with --agents');
+    expect(alone.code).toBe(2);
+    expect(asked()).toHaveLength(2);
   });
 });

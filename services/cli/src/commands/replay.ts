@@ -3,6 +3,7 @@ import { pathToFileURL } from 'node:url';
 import { ApiUnreachable, RunNotFound } from '@dura/client';
 import type { PinnedVersion, RunEvent } from '@dura/contracts';
 import { loadAgents, replayModelFor, replayRun, type Model, type ReplayResult } from '@dura/agents';
+import { loadToolRegistry, toolModulesFrom, type ToolRegistry } from '@dura/tools';
 import { booleanFlag, positional, stringFlag } from '../args';
 import { EXIT, UsageError, type CommandContext, type CommandModule } from '../command';
 
@@ -33,6 +34,15 @@ async function agentsAt(path: string): Promise<Agents> {
     return await loadAgents(path);
   } catch (err) {
     throw new UsageError(`--agents ${path}: ${(err as Error).message}`);
+  }
+}
+
+/** The tools the planner serves: the built-ins and the modules `list` names (as `DURA_TOOLS_MODULES`). */
+async function toolsAt(list: string): Promise<ToolRegistry> {
+  try {
+    return await loadToolRegistry(toolModulesFrom(list));
+  } catch (err) {
+    throw new UsageError(`--tools ${list}: ${(err as Error).message}`);
   }
 }
 
@@ -108,7 +118,7 @@ function report(ctx: CommandContext, runId: string, result: ReplayResult): void 
 export const replay: CommandModule = {
   name: 'replay',
   summary: 'Re-drive a run from its log, running nothing, and report the first divergence',
-  usage: 'dura replay <run-id> [--agents FILE|MODULE] [--model MODULE] [--projection]',
+  usage: 'dura replay <run-id> [--agents FILE|MODULE [--tools MODULES]] [--model MODULE] [--projection]',
   flags: {
     agents: {
       type: 'string',
@@ -116,6 +126,13 @@ export const replay: CommandModule = {
       description:
         'agent definitions (as DURA_AGENTS: a JSON file, or a module of JSON and code agents) to check ' +
         'agent runs against: pins, budgets, scripted steps, and the code of code agents (required for them)',
+    },
+    tools: {
+      type: 'string',
+      value: 'MODULES',
+      description:
+        'with --agents: the tool modules the planner serves (its DURA_TOOLS_MODULES, comma-separated), for the ' +
+        'approvals their definitions require and the tool schemas ctx.model and ctx.loop offer the model',
     },
     model: {
       type: 'string',
@@ -150,6 +167,7 @@ Examples:
   dura replay run_42
   dura replay run_42 --agents ./agents.next.json
   dura replay run_42 --agents ./agents.ts        # code agents: the module DURA_AGENTS names
+  dura replay run_42 --agents ./agents.ts --tools ./tools.ts   # and the tools DURA_TOOLS_MODULES names
   dura replay run_42 --model ./planner-next/model.ts
 
 Exit code: 0 no divergence; 1 the first divergence is printed; 3 when the run has no events.`,
@@ -158,12 +176,23 @@ Exit code: 0 no divergence; 1 the first divergence is printed; 3 when the run ha
     const modulePath = stringFlag(args, 'model');
     const agentsPath = stringFlag(args, 'agents');
     const agents = agentsPath === undefined ? undefined : await agentsAt(agentsPath);
+    const toolsList = stringFlag(args, 'tools');
+    if (toolsList !== undefined && agents === undefined)
+      throw new UsageError(
+        '--tools is read with --agents: without definitions a run keeps what its log recorded; ' +
+          'add --agents <the planner DURA_AGENTS>',
+      );
+    const tools = toolsList === undefined ? undefined : await toolsAt(toolsList);
     let model = modulePath === undefined ? undefined : await loadModel(modulePath);
     const events = await ctx.client.readEvents(runId);
     if (events.length === 0) throw new RunNotFound(runId);
     if (model === undefined) requireCode(runId, events, agents, agentsPath);
     if (model === undefined && agents !== undefined)
-      model = replayModelFor(events, { agents: agents.registry, codeAgents: agents.codeAgents });
+      model = replayModelFor(events, {
+        agents: agents.registry,
+        codeAgents: agents.codeAgents,
+        ...(tools ? { tools } : {}),
+      });
     const projected = booleanFlag(args, 'projection') ? await projection(ctx, runId) : undefined;
     const result = await replayRun({
       events,
