@@ -38,25 +38,34 @@ export const FAST_PATH_LEASE_MS = 5_000;
  */
 export function createEffectLedger(db: Db, clock: () => Date, options: { fastPathLeaseMs?: number } = {}) {
   const fastPathLeaseMs = options.fastPathLeaseMs ?? FAST_PATH_LEASE_MS;
-  async function claim(task: ToolTask, leaseMs: number): Promise<Claim> {
+  /**
+   * With `durable: false` (idempotent tools) a new key's claim is committed without waiting for the WAL
+   * flush: other replicas see it at once, so two never run the key side by side, but only the result's
+   * commit is waited for. Losing the claim in a database crash costs at most a second run of a tool whose
+   * repeat is harmless, and once the result's commit is flushed the claim before it is flushed too.
+   */
+  async function claim(task: ToolTask, leaseMs: number, options: { durable?: boolean } = {}): Promise<Claim> {
     const now = clock();
     const leaseUntil = new Date(now.getTime() + leaseMs);
-    const inserted = await db
-      .insert(effects)
-      .values({
-        idempotencyKey: task.idempotencyKey,
-        runId: task.runId,
-        callId: task.callId,
-        step: task.step,
-        tool: task.tool,
-        args: task.args,
-        status: 'started',
-        attempts: 1,
-        leaseUntil,
-        startedAt: now,
-      })
-      .onConflictDoNothing()
-      .returning({ attempts: effects.attempts });
+    const inserted =
+      options.durable === false
+        ? await claimUnflushed(task, now, leaseUntil)
+        : await db
+            .insert(effects)
+            .values({
+              idempotencyKey: task.idempotencyKey,
+              runId: task.runId,
+              callId: task.callId,
+              step: task.step,
+              tool: task.tool,
+              args: task.args,
+              status: 'started',
+              attempts: 1,
+              leaseUntil,
+              startedAt: now,
+            })
+            .onConflictDoNothing()
+            .returning({ attempts: effects.attempts });
     if (inserted[0]) return { kind: 'claimed', attempt: inserted[0].attempts };
 
     const retried = await db
@@ -67,11 +76,31 @@ export function createEffectLedger(db: Db, clock: () => Date, options: { fastPat
     if (retried[0]) return { kind: 'claimed', attempt: retried[0].attempts };
 
     const [row] = await db.select().from(effects).where(eq(effects.idempotencyKey, task.idempotencyKey));
-    if (!row) return claim(task, leaseMs);
+    if (!row) return claim(task, leaseMs, options);
     if (row.status === 'succeeded' || row.status === 'failed') return { kind: 'finished', row };
     if (row.status === 'started' && row.leaseUntil.getTime() <= now.getTime())
       return { kind: 'orphaned', row };
     return { kind: 'busy', row };
+  }
+
+  /** The insert of a new `started` row as one statement whose implicit transaction commits asynchronously. */
+  async function claimUnflushed(
+    task: ToolTask,
+    now: Date,
+    leaseUntil: Date,
+  ): Promise<{ attempts: number }[]> {
+    // `set_config(..., true)` lasts until the statement's own transaction ends, so its commit does not wait.
+    return rowsOf<{ attempts: number }>(
+      await db.execute(sql`
+        insert into ${effects} (idempotency_key, run_id, call_id, step, tool, args, status, attempts,
+                                lease_until, started_at)
+        select ${task.idempotencyKey}, ${task.runId}, ${task.callId}, ${task.step}, ${task.tool},
+               ${JSON.stringify(task.args)}::jsonb, 'started', 1, ${leaseUntil.toISOString()}::timestamptz,
+               ${now.toISOString()}::timestamptz
+        where set_config('synchronous_commit', 'off', true) is not null
+        on conflict do nothing
+        returning attempts`),
+    );
   }
 
   /** Takes over an orphaned attempt for a re-run; false when another replica took it first. */

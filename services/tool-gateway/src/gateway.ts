@@ -354,7 +354,7 @@ export function createToolGateway(deps: GatewayDeps) {
   }
 
   async function claimAndRun(task: ToolTask, tool: ToolDefinition): Promise<void> {
-    const claim = await ledger.claim(task, leaseFor(tool));
+    const claim = await ledger.claim(task, leaseFor(tool), { durable: tool.safety !== 'idempotent' });
     trace.getActiveSpan()?.setAttribute(DURA_ATTRS.deduped, claim.kind === 'finished');
     switch (claim.kind) {
       case 'claimed':
