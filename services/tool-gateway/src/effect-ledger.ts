@@ -54,7 +54,7 @@ export const FAST_PATH_LEASE_MS = 5_000;
 export function createEffectLedger(db: Db, clock: () => Date, options: { fastPathLeaseMs?: number } = {}) {
   const fastPathLeaseMs = options.fastPathLeaseMs ?? FAST_PATH_LEASE_MS;
   /**
-   * With `durable: false` (idempotent tools) a new key's claim is committed without waiting for the WAL
+   * With `durable: false` (idempotent tools without a status check) a new key's claim is committed without waiting for the WAL
    * flush: other replicas see it at once, so two never run the key side by side, but only the result's
    * commit is waited for. Losing the claim in a database crash costs at most a second run of a tool whose
    * repeat is harmless, and once the result's commit is flushed the claim before it is flushed too.
