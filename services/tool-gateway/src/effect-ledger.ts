@@ -4,6 +4,7 @@ import { runSubject } from '@dura/contracts';
 import { rowsOf, type Db } from '@dura/db';
 import { effects, outbox, type EffectRow } from './db/schema';
 import { createGroupCommit } from './group-commit';
+import { insertClaims, type ClaimInsert } from './claim-inserts';
 
 /** An outbox row as the relay publishes it. */
 export interface QueuedObservation {
@@ -62,26 +63,12 @@ export function createEffectLedger(db: Db, clock: () => Date, options: { fastPat
   async function claim(task: ToolTask, leaseMs: number, options: { durable?: boolean } = {}): Promise<Claim> {
     const now = clock();
     const leaseUntil = new Date(now.getTime() + leaseMs);
-    const inserted =
-      options.durable === false
-        ? await claimUnflushed(task, now, leaseUntil)
-        : await db
-            .insert(effects)
-            .values({
-              idempotencyKey: task.idempotencyKey,
-              runId: task.runId,
-              callId: task.callId,
-              step: task.step,
-              tool: task.tool,
-              args: task.args,
-              status: 'started',
-              attempts: 1,
-              leaseUntil,
-              startedAt: now,
-            })
-            .onConflictDoNothing()
-            .returning({ attempts: effects.attempts });
-    if (inserted[0]) return { kind: 'claimed', attempt: inserted[0].attempts };
+    const inserted = await (options.durable === false ? claimUnflushed : claimDurable)({
+      task,
+      startedAt: now,
+      leaseUntil,
+    });
+    if (inserted !== undefined) return { kind: 'claimed', attempt: inserted };
 
     const retried = await db
       .update(effects)
@@ -98,25 +85,15 @@ export function createEffectLedger(db: Db, clock: () => Date, options: { fastPat
     return { kind: 'busy', row };
   }
 
-  /** The insert of a new `started` row as one statement whose implicit transaction commits asynchronously. */
-  async function claimUnflushed(
-    task: ToolTask,
-    now: Date,
-    leaseUntil: Date,
-  ): Promise<{ attempts: number }[]> {
-    // `set_config(..., true)` lasts until the statement's own transaction ends, so its commit does not wait.
-    return rowsOf<{ attempts: number }>(
-      await db.execute(sql`
-        insert into ${effects} (idempotency_key, run_id, call_id, step, tool, args, status, attempts,
-                                lease_until, started_at)
-        select ${task.idempotencyKey}, ${task.runId}, ${task.callId}, ${task.step}, ${task.tool},
-               ${JSON.stringify(task.args)}::jsonb, 'started', 1, ${leaseUntil.toISOString()}::timestamptz,
-               ${now.toISOString()}::timestamptz
-        where set_config('synchronous_commit', 'off', true) is not null
-        on conflict do nothing
-        returning attempts`),
-    );
-  }
+  // New keys' claims that arrive while one is written go out together (see `createGroupCommit`).
+  const claimDurable = createGroupCommit(
+    (items: readonly ClaimInsert[]) => insertClaims(db, items, true),
+    64,
+  );
+  const claimUnflushed = createGroupCommit(
+    (items: readonly ClaimInsert[]) => insertClaims(db, items, false),
+    64,
+  );
 
   /** Takes over an orphaned attempt for a re-run; false when another replica took it first. */
   async function reclaim(key: string, leaseMs: number): Promise<number | undefined> {

@@ -132,6 +132,27 @@ describe('finish and the fast path', () => {
     );
   });
 
+  it('claims keys that arrive together in one batch; of one key claimed twice at once, one claim wins', async () => {
+    const ledger = createEffectLedger(conn.db, clock);
+    const [first, second] = [toolTask('claims-1', 'echo', { n: 1 }), toolTask('claims-2', 'echo', { n: 2 })];
+    for (const durable of [true, false]) {
+      const keyed = (task: typeof first) => ({
+        ...task,
+        idempotencyKey: `${task.idempotencyKey}:${durable}`,
+      });
+      const claims = await Promise.all(
+        [first, second, second, first].map((task) => ledger.claim(keyed(task), 60_000, { durable })),
+      );
+      expect(claims.map((claim) => claim.kind)).toEqual(['claimed', 'claimed', 'busy', 'busy']);
+      for (const task of [first, second])
+        expect(await effectRow(conn.db, keyed(task).idempotencyKey)).toMatchObject({
+          status: 'started',
+          attempts: 1,
+          args: task.args,
+        });
+    }
+  });
+
   it('sendNow publishes the observation and its decide task and marks the row sent, without a relay pass', async () => {
     const ledger = createEffectLedger(conn.db, clock);
     const relay = createRelay({ db: conn.db, js: conn.js, log: testLogger('fast-relay') });
