@@ -3,6 +3,8 @@ import type { JsonValue, NewEvent, ToolTask } from '@dura/contracts';
 import { runSubject } from '@dura/contracts';
 import { rowsOf, type Db } from '@dura/db';
 import { effects, outbox, type EffectRow } from './db/schema';
+import { createGroupCommit } from './group-commit';
+import { insertClaims, type ClaimInsert } from './claim-inserts';
 
 /** An outbox row as the relay publishes it. */
 export interface QueuedObservation {
@@ -18,6 +20,20 @@ export interface Finished {
   queued: QueuedObservation | undefined;
   ahead: boolean;
 }
+
+type Outcome =
+  | { status: 'succeeded'; result: JsonValue }
+  | { status: 'failed' | 'retry'; error: { code: string; message: string } };
+
+interface FinishItem {
+  key: string;
+  outcome: Outcome;
+  observation: NewEvent;
+  durationMs: number;
+}
+
+/** The most finishes one statement records. */
+const FINISH_BATCH = 64;
 
 export type Claim =
   | { kind: 'claimed'; attempt: number }
@@ -38,26 +54,21 @@ export const FAST_PATH_LEASE_MS = 5_000;
  */
 export function createEffectLedger(db: Db, clock: () => Date, options: { fastPathLeaseMs?: number } = {}) {
   const fastPathLeaseMs = options.fastPathLeaseMs ?? FAST_PATH_LEASE_MS;
-  async function claim(task: ToolTask, leaseMs: number): Promise<Claim> {
+  /**
+   * With `durable: false` (idempotent tools without a status check) a new key's claim is committed without waiting for the WAL
+   * flush: other replicas see it at once, so two never run the key side by side, but only the result's
+   * commit is waited for. Losing the claim in a database crash costs at most a second run of a tool whose
+   * repeat is harmless, and once the result's commit is flushed the claim before it is flushed too.
+   */
+  async function claim(task: ToolTask, leaseMs: number, options: { durable?: boolean } = {}): Promise<Claim> {
     const now = clock();
     const leaseUntil = new Date(now.getTime() + leaseMs);
-    const inserted = await db
-      .insert(effects)
-      .values({
-        idempotencyKey: task.idempotencyKey,
-        runId: task.runId,
-        callId: task.callId,
-        step: task.step,
-        tool: task.tool,
-        args: task.args,
-        status: 'started',
-        attempts: 1,
-        leaseUntil,
-        startedAt: now,
-      })
-      .onConflictDoNothing()
-      .returning({ attempts: effects.attempts });
-    if (inserted[0]) return { kind: 'claimed', attempt: inserted[0].attempts };
+    const inserted = await (options.durable === false ? claimUnflushed : claimDurable)({
+      task,
+      startedAt: now,
+      leaseUntil,
+    });
+    if (inserted !== undefined) return { kind: 'claimed', attempt: inserted };
 
     const retried = await db
       .update(effects)
@@ -67,12 +78,22 @@ export function createEffectLedger(db: Db, clock: () => Date, options: { fastPat
     if (retried[0]) return { kind: 'claimed', attempt: retried[0].attempts };
 
     const [row] = await db.select().from(effects).where(eq(effects.idempotencyKey, task.idempotencyKey));
-    if (!row) return claim(task, leaseMs);
+    if (!row) return claim(task, leaseMs, options);
     if (row.status === 'succeeded' || row.status === 'failed') return { kind: 'finished', row };
     if (row.status === 'started' && row.leaseUntil.getTime() <= now.getTime())
       return { kind: 'orphaned', row };
     return { kind: 'busy', row };
   }
+
+  // New keys' claims that arrive while one is written go out together (see `createGroupCommit`).
+  const claimDurable = createGroupCommit(
+    (items: readonly ClaimInsert[]) => insertClaims(db, items, true),
+    64,
+  );
+  const claimUnflushed = createGroupCommit(
+    (items: readonly ClaimInsert[]) => insertClaims(db, items, false),
+    64,
+  );
 
   /** Takes over an orphaned attempt for a re-run; false when another replica took it first. */
   async function reclaim(key: string, leaseMs: number): Promise<number | undefined> {
@@ -91,47 +112,86 @@ export function createEffectLedger(db: Db, clock: () => Date, options: { fastPat
    * had unsent rows: only a row with none ahead of it may be published at once without the relay, since
    * the relay keeps each run's rows in order. Such a row is queued claimed for `fastPathLeaseMs`: the caller
    * must publish it with `Relay.sendNow`, and relays leave it to the caller until the claim runs out.
+   * Finishes that arrive while one is being written go out together (see `createGroupCommit`).
    */
-  async function finish(
+  const finish = (
     key: string,
-    outcome:
-      | { status: 'succeeded'; result: JsonValue }
-      | { status: 'failed' | 'retry'; error: { code: string; message: string } },
+    outcome: Outcome,
     observation: NewEvent,
     durationMs: number,
-  ): Promise<Finished> {
-    const runId = observation.meta.runId;
-    const subject = runSubject(runId);
-    const result = outcome.status === 'succeeded' ? JSON.stringify(outcome.result) : null;
-    const error = outcome.status === 'succeeded' ? null : JSON.stringify(outcome.error);
+  ): Promise<Finished> => groupFinish({ key, outcome, observation, durationMs });
+
+  const groupFinish = createGroupCommit(finishMany, FINISH_BATCH);
+
+  async function finishMany(items: readonly FinishItem[]): Promise<Finished[]> {
+    // Rows are inserted in run order so that statements locking several runs' insert locks (the outbox
+    // order trigger) take them in one order and never deadlock; within a run, in the order they came.
+    const rows = items
+      .map((item, ord) => {
+        const runId = item.observation.meta.runId;
+        const succeeded = item.outcome.status === 'succeeded';
+        return {
+          ord,
+          key: item.key,
+          status: item.outcome.status,
+          result: succeeded ? JSON.stringify((item.outcome as { result: JsonValue }).result) : null,
+          error: succeeded ? null : JSON.stringify((item.outcome as { error: unknown }).error),
+          duration_ms: Math.round(item.durationMs),
+          run_id: runId,
+          msg_id: item.observation.meta.id,
+          subject: runSubject(runId),
+          payload: JSON.stringify(item.observation),
+        };
+      })
+      .sort((a, b) => (a.run_id < b.run_id ? -1 : a.run_id > b.run_id ? 1 : a.ord - b.ord));
     // A data-modifying CTE runs whether or not it is referenced. Every part of one statement sees the same
-    // snapshot, so `ahead` sees only rows committed before this one, never the row it inserts.
-    const rows = rowsOf<{ id: string | number | null; ahead: boolean }>(
+    // snapshot, so `ahead` sees only rows committed before this one, never the rows it inserts; a row
+    // behind another of its run in the same batch counts as having one ahead.
+    const result = rowsOf<{ ord: number; id: string | number | null; ahead: boolean }>(
       await db.execute(sql`
-        with recorded as (
+        with input as materialized (
+          select * from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as x(
+            ord int, key text, status text, result text, error text, duration_ms int, run_id text,
+            msg_id text, subject text, payload text)
+        ), recorded as (
           update ${effects}
-          set status = ${outcome.status}, result = ${result}::jsonb, error = ${error}::jsonb,
-              finished_at = ${clock().toISOString()}::timestamptz, duration_ms = ${Math.round(durationMs)}
-          where idempotency_key = ${key}
-        ), ahead as (
-          select exists (select 1 from ${outbox} where run_id = ${runId} and sent_at is null) as ahead
+          set status = input.status, result = input.result::jsonb, error = input.error::jsonb,
+              finished_at = ${clock().toISOString()}::timestamptz, duration_ms = input.duration_ms
+          from input where ${effects.idempotencyKey} = input.key
+        ), ahead as materialized (
+          select input.ord,
+                 exists (select 1 from ${outbox} where run_id = input.run_id and sent_at is null)
+                 or row_number() over (partition by input.run_id order by input.ord) > 1 as ahead
+          from input
         ), queued as (
           insert into ${outbox} (run_id, msg_id, subject, payload, claimed_until)
-          select ${runId}, ${observation.meta.id}, ${subject}, ${JSON.stringify(observation)}::jsonb,
+          select input.run_id, input.msg_id, input.subject, input.payload::jsonb,
                  case when ahead.ahead then null
                       else now() + make_interval(secs => ${fastPathLeaseMs / 1000}::float8) end
-          from ahead
+          from input join ahead on ahead.ord = input.ord
+          order by input.run_id, input.ord
           on conflict (msg_id) do nothing
-          returning id
+          returning id, msg_id
         )
-        select (select id from queued) as id, (select ahead from ahead) as ahead`),
+        select ahead.ord, queued.id, ahead.ahead
+        from ahead join input on input.ord = ahead.ord left join queued on queued.msg_id = input.msg_id`),
     );
-    const row = rows[0];
-    if (row?.id === null || row?.id === undefined) return { queued: undefined, ahead: true };
-    return {
-      queued: { id: Number(row.id), runId, msgId: observation.meta.id, subject, payload: observation },
-      ahead: row.ahead,
-    };
+    const byOrd = new Map(result.map((row) => [Number(row.ord), row]));
+    return items.map((item, ord) => {
+      const row = byOrd.get(ord);
+      if (row?.id === null || row?.id === undefined) return { queued: undefined, ahead: true };
+      const runId = item.observation.meta.runId;
+      return {
+        queued: {
+          id: Number(row.id),
+          runId,
+          msgId: item.observation.meta.id,
+          subject: runSubject(runId),
+          payload: item.observation,
+        },
+        ahead: row.ahead,
+      };
+    });
   }
 
   /**

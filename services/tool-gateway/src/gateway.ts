@@ -354,7 +354,10 @@ export function createToolGateway(deps: GatewayDeps) {
   }
 
   async function claimAndRun(task: ToolTask, tool: ToolDefinition): Promise<void> {
-    const claim = await ledger.claim(task, leaseFor(tool));
+    // A tool with a status check is settled by asking it after a crash, never by running it again: its claim
+    // must survive a database crash too. Only an idempotent tool without one may lose its claim.
+    const durable = tool.safety !== 'idempotent' || tool.status !== undefined;
+    const claim = await ledger.claim(task, leaseFor(tool), { durable });
     trace.getActiveSpan()?.setAttribute(DURA_ATTRS.deduped, claim.kind === 'finished');
     switch (claim.kind) {
       case 'claimed':

@@ -284,13 +284,16 @@ export function createRelay(options: RelayOptions) {
           ids.map((markedId) => sql`${markedId}`),
           sql`, `,
         );
-        // The outer select sees the snapshot before the update, so it leaves the marked ids out itself.
+        // The outer select sees the snapshot before the update, so it leaves the marked ids out itself. The
+        // mark commits without waiting for the WAL flush: a mark lost in a database crash only means the row
+        // is published again, and the log drops the duplicate by its msg-id.
         const [result] = rowsOf<{ behind: boolean }>(
           await db.execute(sql`
             with marked as (
               update ${outbox} set sent_at = ${new Date().toISOString()}::timestamptz
               where id in (select id from ${outbox} where id in (${list}) and sent_at is null
                            for update skip locked)
+                and set_config('synchronous_commit', 'off', true) is not null
               returning run_id
             )
             select exists (

@@ -94,6 +94,65 @@ describe('finish and the fast path', () => {
     });
   });
 
+  it('records finishes that arrive together in one batch; a row behind another of its run has one ahead', async () => {
+    const ledger = createEffectLedger(conn.db, clock);
+    const tasks = [
+      toolTask('fast-4b', 'echo', { n: 1 }, 1),
+      toolTask('fast-4a', 'echo', { n: 1 }, 1),
+      toolTask('fast-4a', 'echo', { n: 2 }, 2),
+      toolTask('fast-4c', 'echo', { n: 1 }, 1),
+    ];
+    for (const task of tasks) await ledger.claim(task, 60_000);
+    const finished = await Promise.all(
+      tasks.map((task, i) =>
+        ledger.finish(
+          task.idempotencyKey,
+          { status: 'succeeded', result: i },
+          completedEvent(task, i, 1, 0, clock()),
+          i,
+        ),
+      ),
+    );
+    expect(finished.map((f) => [f.queued?.runId, f.ahead])).toEqual([
+      ['fast-4b', false],
+      ['fast-4a', false],
+      ['fast-4a', true],
+      ['fast-4c', false],
+    ]);
+    for (const [i, task] of tasks.entries())
+      expect(await effectRow(conn.db, task.idempotencyKey)).toMatchObject({
+        status: 'succeeded',
+        result: i,
+        durationMs: i,
+      });
+    // Within a run, outbox ids keep the order the finishes came in.
+    const queued = await outboxRows(conn.db, 'fast-4a');
+    expect(queued.map((row) => row.msgId)).toEqual(
+      tasks.slice(1, 3).map((task) => `${task.idempotencyKey}:result`),
+    );
+  });
+
+  it('claims keys that arrive together in one batch; of one key claimed twice at once, one claim wins', async () => {
+    const ledger = createEffectLedger(conn.db, clock);
+    const [first, second] = [toolTask('claims-1', 'echo', { n: 1 }), toolTask('claims-2', 'echo', { n: 2 })];
+    for (const durable of [true, false]) {
+      const keyed = (task: typeof first) => ({
+        ...task,
+        idempotencyKey: `${task.idempotencyKey}:${durable}`,
+      });
+      const claims = await Promise.all(
+        [first, second, second, first].map((task) => ledger.claim(keyed(task), 60_000, { durable })),
+      );
+      expect(claims.map((claim) => claim.kind)).toEqual(['claimed', 'claimed', 'busy', 'busy']);
+      for (const task of [first, second])
+        expect(await effectRow(conn.db, keyed(task).idempotencyKey)).toMatchObject({
+          status: 'started',
+          attempts: 1,
+          args: task.args,
+        });
+    }
+  });
+
   it('sendNow publishes the observation and its decide task and marks the row sent, without a relay pass', async () => {
     const ledger = createEffectLedger(conn.db, clock);
     const relay = createRelay({ db: conn.db, js: conn.js, log: testLogger('fast-relay') });
