@@ -82,11 +82,8 @@ async function decideStep(state: RunState, ports: PlannerStepPorts): Promise<Pla
   const reservation = (await model.reservation?.(input)) ?? { tokens: 0, costUsd: 0 };
   const excess = budgetExcess(state, reservation, ports.now);
   if (excess) return { kind: 'over_budget', drafts: budgetExceededEvents(state, excess) };
-  const { limits, reserved } = state.budget;
-  const metered = limits.maxTokens !== undefined || limits.maxCostUsd !== undefined;
   // Journal the worst case before spending: a replica deciding the same run after a crash sees it.
-  if (metered && reserved === null)
-    return { kind: 'reserve', drafts: [{ type: 'budget_reserved', data: reservation }] };
+  if (unreserved(state)) return { kind: 'reserve', drafts: [{ type: 'budget_reserved', data: reservation }] };
   const around = ports.around ?? (<T>(fn: () => Promise<T>) => fn());
   const summary = await around(() => model.summarize?.(input) ?? Promise.resolve(undefined));
   if (summary) return { kind: 'summary', drafts: [summaryDraft(summary)] };
@@ -100,6 +97,12 @@ async function decideStep(state: RunState, ports: PlannerStepPorts): Promise<Pla
   // the run fails with the provider's reason instead of retrying forever.
   if (turn instanceof DuraError) return { kind: 'model_refused', drafts: [failedDraft(turn)] };
   return { kind: 'thought', drafts: [thoughtDraft(state, turn, ports.seal, scope)], turn };
+}
+
+/** A metered run (tokens or cost) whose next model call has no reservation in the log yet. */
+function unreserved(state: RunState): boolean {
+  const { limits, reserved } = state.budget;
+  return (limits.maxTokens !== undefined || limits.maxCostUsd !== undefined) && reserved === null;
 }
 
 /**
@@ -120,10 +123,8 @@ async function codeStep(
     const worst = { tokens: call.tokens + answered.tokens, costUsd: call.costUsd + answered.costUsd };
     const over = budgetExcess(state, worst, ports.now);
     if (over) return { kind: 'over_budget', excess: over };
-    const { limits, reserved } = state.budget;
-    const metered = limits.maxTokens !== undefined || limits.maxCostUsd !== undefined;
     // Reserved once per decision: a replica resuming after a crash finds the reservation and asks.
-    if (metered && reserved === null) return { kind: 'reserve', reservation: call };
+    if (unreserved(state)) return { kind: 'reserve', reservation: call };
     return { kind: 'ask' };
   };
   const code: CodeTurn | DuraError | undefined = await around(() => decideCode({ ...input, budget })).catch(

@@ -17,6 +17,8 @@ export interface ManagedProcess {
   /** Resolves with the first match of `pattern`; rejects with the output tail on timeout or early exit. */
   waitForOutput(pattern: RegExp, timeoutMs?: number): Promise<string>;
   readonly exited: Promise<ProcessExit>;
+  /** Resolves once the process exited and its stdout and stderr closed: `output()` then holds everything. */
+  readonly closed: Promise<ProcessExit>;
   /** Sends `signal` (default SIGTERM) and waits for exit, escalating to SIGKILL after 5 s. */
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
@@ -70,6 +72,12 @@ export function spawnManaged(opts: SpawnManagedOptions): ManagedProcess {
     // A spawn failure (e.g. ENOENT) emits 'error' and never 'exit'.
     child.once('error', (error) => {
       log.append(`[${name}] failed to start: ${error.message}\n`);
+      if (child.pid === undefined) resolve({ code: null, signal: null });
+    });
+  });
+  const closed = new Promise<ProcessExit>((resolve) => {
+    child.once('close', (code, signal) => resolve({ code, signal }));
+    child.once('error', () => {
       if (child.pid === undefined) resolve({ code: null, signal: null });
     });
   });
@@ -127,6 +135,7 @@ export function spawnManaged(opts: SpawnManagedOptions): ManagedProcess {
     output: () => log.text(),
     waitForOutput,
     exited,
+    closed,
     kill,
   };
 }

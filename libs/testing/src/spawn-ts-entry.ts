@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { isAbsolute, join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 import { spawnManaged, type ManagedProcess } from './managed-process';
 import { repoRoot } from './repo-root';
@@ -31,4 +32,26 @@ export function spawnTsEntry(opts: SpawnTsEntryOptions): ManagedProcess {
     cwd: root,
     ...(opts.env ? { env: opts.env } : {}),
   });
+}
+
+export interface TsEntryResult {
+  code: number | null;
+  /** stdout and stderr together, all of it. */
+  output: string;
+}
+
+/**
+ * Runs a TypeScript entry point to its end (a CLI command, say) and returns its exit code and whole output;
+ * a process still running after `timeoutMs` is killed and the call fails with its output.
+ */
+export async function runTsEntry(opts: SpawnTsEntryOptions & { timeoutMs?: number }): Promise<TsEntryResult> {
+  const proc = spawnTsEntry(opts);
+  const timeoutMs = opts.timeoutMs ?? 60_000;
+  const end = await Promise.race([proc.closed, sleep(timeoutMs, 'timeout' as const, { ref: false })]);
+  if (end === 'timeout') {
+    await proc.kill('SIGKILL');
+    const command = [opts.entry, ...(opts.args ?? [])].join(' ');
+    throw new Error(`${command} did not exit within ${timeoutMs} ms. Output:\n${proc.output()}`);
+  }
+  return { code: end.code, output: proc.output() };
 }

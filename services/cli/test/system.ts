@@ -1,6 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { freePort, spawnTsEntry, type ManagedProcess } from '@dura/testing';
+import { freePort, runTsEntry, spawnTsEntry, type ManagedProcess, type TsEntryResult } from '@dura/testing';
 
 export const SLOW_TOOLS = fileURLToPath(new URL('./fixtures/slow-tools.ts', import.meta.url));
 
@@ -53,27 +52,21 @@ export async function startSystem(natsUrl: string, databaseUrl: string): Promise
   return { natsUrl, apiUrl: `http://127.0.0.1:${port}`, stop };
 }
 
-export interface CliResult {
-  code: number | null;
-  /** stdout and stderr together (under --json only errors reach stderr). */
-  output: string;
-}
+export type CliResult = TsEntryResult;
 
 /** Runs `dura <args>` as a real child process and waits for it to exit. */
 export async function dura(
   args: string[],
   options: { env?: Record<string, string | undefined>; timeoutMs?: number } = {},
 ): Promise<CliResult> {
-  const proc = dura.spawn(args, options.env);
-  const timeout = sleep(options.timeoutMs ?? 60_000, 'timeout' as const, { ref: false });
-  const exit = await Promise.race([proc.exited, timeout]);
-  if (exit === 'timeout') {
-    await proc.kill('SIGKILL');
-    throw new Error(`dura ${args.join(' ')} did not exit in time. Output:\n${proc.output()}`);
-  }
-  // 'exit' can come before the last of the pipes is read.
-  await sleep(250);
-  return { code: exit.code, output: proc.output() };
+  return runTsEntry({
+    name: `dura ${args[0] ?? ''}`,
+    entry: 'services/cli/src/main.ts',
+    args,
+    // The user's environment must not leak in: each test says where NATS and the API are.
+    env: { NATS_URL: undefined, DURA_API_URL: undefined, ...options.env },
+    ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+  });
 }
 
 /** Starts `dura <args>` and returns the process (for commands that follow a run). */

@@ -6,16 +6,15 @@
 // a fake OpenAI-compatible server through ctx.model under a metered budget: replay re-derives its
 // reservations and answers its calls from the log, asking no model.
 import { fileURLToPath } from 'node:url';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDuraClient } from '@dura/client';
 import { decodeJournal } from '@dura/code-agents';
 import type { RunEvent } from '@dura/contracts';
 import { fold } from '@dura/core';
-import { spawnTsEntry, startFakeLlmServer, type FakeLlmServer } from '@dura/testing';
+import { startFakeLlmServer, type FakeLlmServer } from '@dura/testing';
 import { useCrashSystem, watchToEnd, WITNESS_TOOLS, type CrashSystem } from './crash-harness';
 import { count, untilLogged, witnessedKeys, type WireBody } from './agent-support';
-import { eventually, getJson } from './system';
+import { dura, eventually, getJson } from './system';
 
 const AGENTS = fileURLToPath(new URL('./fixtures/replay-code-agents.ts', import.meta.url));
 const CHANGED = fileURLToPath(new URL('./fixtures/replay-code-agents-changed.ts', import.meta.url));
@@ -51,28 +50,6 @@ const crash = useCrashSystem(['tool-gateway', 'projector', 'planner'], {
   env: (name): Record<string, string> =>
     name === 'planner' ? { DURA_AGENTS: AGENTS, REPLAY_MODEL_URL: llm?.url ?? '' } : {},
 });
-
-interface CliResult {
-  code: number | null;
-  output: string;
-}
-
-/** Runs `dura <args>` (services/cli) as a child process against the spec's system. */
-async function dura(sys: CrashSystem, args: string[]): Promise<CliResult> {
-  const proc = spawnTsEntry({
-    name: `dura ${args[0] ?? ''}`,
-    entry: 'services/cli/src/main.ts',
-    args,
-    env: { NATS_URL: sys.system.env['NATS_URL'], DURA_API_URL: sys.system.apiUrl },
-  });
-  const exit = await Promise.race([proc.exited, sleep(90_000, 'timeout' as const, { ref: false })]);
-  if (exit === 'timeout') {
-    await proc.kill('SIGKILL');
-    throw new Error(`dura ${args.join(' ')} did not exit within 90 s. Output:\n${proc.output()}`);
-  }
-  await sleep(200); // the last of the pipes may be read after 'exit'
-  return { code: exit.code, output: proc.output() };
-}
 
 /** The JSON document a --json command printed (its last `{` … `}` block). */
 function jsonOf(output: string): Record<string, unknown> {

@@ -1,14 +1,12 @@
 // `dura replay`, `dura fork` and `dura diff` as real child processes, against planner, tool-gateway and
 // projector running as separate processes.
 import { fileURLToPath } from 'node:url';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import type { RunEvent } from '@dura/contracts';
-import { spawnTsEntry } from '@dura/testing';
 import { logOf, useCrashSystem, watchToEnd, type CrashSystem, type PlanRequest } from './crash-harness';
 import { DIVERGES_AT_STEP } from './fixtures/diverging-model';
 import { createDuraClient } from '@dura/client';
-import { eventually, getJson } from './system';
+import { dura, eventually, getJson } from './system';
 import { untilLogged } from './agent-support';
 import { fakeModel, toolResults, useScriptedLlm, writeAgentsFile, type WireBody } from './agent2-support';
 
@@ -17,30 +15,6 @@ const DIVERGING_MODEL = fileURLToPath(new URL('./fixtures/diverging-model.ts', i
 // Registered before the system, so the fake model is up when the planner is started with agents.
 const fake = useScriptedLlm();
 const crash = useCrashSystem(['tool-gateway', 'projector', 'planner']);
-
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  output: string;
-}
-
-/** Runs `dura <args>` (services/cli) as a child process against the spec's system. */
-async function dura(sys: CrashSystem, args: string[]): Promise<CliResult> {
-  const proc = spawnTsEntry({
-    name: `dura ${args[0] ?? ''}`,
-    entry: 'services/cli/src/main.ts',
-    args,
-    env: { NATS_URL: sys.system.env['NATS_URL'], DURA_API_URL: sys.system.apiUrl },
-  });
-  const exit = await Promise.race([proc.exited, sleep(60_000, 'timeout' as const, { ref: false })]);
-  if (exit === 'timeout') {
-    await proc.kill('SIGKILL');
-    throw new Error(`dura ${args.join(' ')} did not exit within 60 s. Output:\n${proc.output()}`);
-  }
-  await sleep(200); // the last of the pipes may be read after 'exit'
-  const output = proc.output();
-  return { code: exit.code, stdout: output, output };
-}
 
 /** Echo steps: their results are their arguments, so a run and its fork end with the same output. */
 function echoes(runId: string, amounts: number[]): PlanRequest {
@@ -79,7 +53,7 @@ describe('dura replay', () => {
     expect(plain.output).toContain(`no divergence (${log.length} events checked)`);
     expect(plain.code).toBe(0);
     const checked = await dura(sys, ['replay', 'cli-replay-1', '--projection', '--json']);
-    expect(jsonOf(checked.stdout)).toEqual({
+    expect(jsonOf(checked.output)).toEqual({
       runId: 'cli-replay-1',
       ok: true,
       checked: log.length,
@@ -100,7 +74,7 @@ describe('dura replay', () => {
     expect(result.output).toMatch(/actual: +\{"type":"thought".*"amount":300/);
     expect(result.code).toBe(1);
     const json = await dura(sys, ['replay', 'cli-replay-2', '--model', DIVERGING_MODEL, '--json']);
-    expect(jsonOf(json.stdout)).toMatchObject({ ok: false, seq: thought.seq, checked: log.indexOf(thought) });
+    expect(jsonOf(json.output)).toMatchObject({ ok: false, seq: thought.seq, checked: log.indexOf(thought) });
     expect(json.code).toBe(1);
   });
 
@@ -161,7 +135,7 @@ describe('dura fork and dura diff', () => {
     );
     expect(result.code).toBe(1);
     const json = await dura(sys, ['diff', 'cli-diff-a', 'cli-diff-b', '--json']);
-    expect(jsonOf(json.stdout)).toEqual({
+    expect(jsonOf(json.output)).toEqual({
       a: 'cli-diff-a',
       b: 'cli-diff-b',
       divergence: {

@@ -4,7 +4,7 @@ import { connect } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import postgres from 'postgres';
-import { freePort, spawnTsEntry, type ManagedProcess } from '@dura/testing';
+import { freePort, runTsEntry, spawnTsEntry, type ManagedProcess, type TsEntryResult } from '@dura/testing';
 
 /** Spawns one Dura service as its own OS process and waits until it says it is ready. */
 export async function startService(
@@ -73,4 +73,21 @@ export function echoPlan(runId: string, steps: number) {
       })),
     },
   };
+}
+
+/**
+ * Runs `dura <args>` (services/cli) as a child process against a spec's system, to its end: its exit code
+ * and its whole output (stdout and stderr).
+ */
+export function dura(
+  sys: { system: { env: Record<string, string | undefined>; apiUrl: string } },
+  args: string[],
+): Promise<TsEntryResult> {
+  return runTsEntry({
+    name: `dura ${args[0] ?? ''}`,
+    entry: 'services/cli/src/main.ts',
+    args,
+    env: { NATS_URL: sys.system.env['NATS_URL'], DURA_API_URL: sys.system.apiUrl },
+    timeoutMs: 90_000,
+  });
 }
