@@ -31,7 +31,7 @@ export function RunPage({ runId, session }: { runId: string; session: ConsoleSes
   // The streamed answer is shown until its thought is in the log.
   const answering =
     tokens !== undefined && run !== undefined && run.decisions <= tokens.decision ? tokens : undefined;
-  const traceId = traceIdOf(events.data?.[0]);
+  const traceId = useMemo(() => traceIdOf(events.data ?? []), [events.data]);
   const selectedEvent = events.data?.find((e) => e.seq === selected);
   if (state.error) return <p className="error">{state.error.message}</p>;
   return (
