@@ -113,7 +113,11 @@ function apiRoutes(deps: ReadApiDeps): ApiRoute[] {
       scope: 'read',
       handle: async ({ query, caller }) => {
         const tenant = tenantFilter(caller);
-        const q = { ...parseListQuery(query), ...(tenant === undefined ? {} : { tenant }) };
+        const asked = parseListQuery(query);
+        // A tenant's caller sees only its own runs: asking for another tenant's finds none.
+        if (tenant !== undefined && asked.tenant !== undefined && asked.tenant !== tenant)
+          return { status: 200, body: { runs: [] } };
+        const q = { ...asked, ...(tenant === undefined ? {} : { tenant }) };
         return { status: 200, body: await listRuns(db, q) };
       },
     },

@@ -42,7 +42,7 @@ export function consoleStaticRoutes(dir: string): ApiRoute[] {
           'content-type': type,
           'cache-control': cache,
           'x-content-type-options': 'nosniff',
-          ...(isAsset ? {} : { 'content-security-policy': CSP }),
+          ...(type.startsWith('text/html') ? { 'content-security-policy': CSP } : {}),
         },
       };
     } catch {
