@@ -1,4 +1,4 @@
-import { useEffect, useMemo, useRef, useState } from 'react';
+import { memo, useEffect, useMemo, useRef, useState } from 'react';
 import { useVirtualizer } from '@tanstack/react-virtual';
 import type { ConsoleSession, RunSummary } from '@dura/contracts';
 import { useRuns } from '../api/queries';
@@ -104,7 +104,7 @@ export function RunList({ search, session }: { search: string; session: ConsoleS
   );
 }
 
-function RunCells({ run, operator }: { run: RunSummary; operator: boolean }) {
+const RunCells = memo(function RunCells({ run, operator }: { run: RunSummary; operator: boolean }) {
   return (
     <>
       <span className="mono">
@@ -129,4 +129,4 @@ function RunCells({ run, operator }: { run: RunSummary; operator: boolean }) {
       <span className="tags">{run.tags.join(', ')}</span>
     </>
   );
-}
+});

@@ -32,7 +32,7 @@ export function RunPage({ runId, session }: { runId: string; session: ConsoleSes
   const answering =
     tokens !== undefined && run !== undefined && run.decisions <= tokens.decision ? tokens : undefined;
   const traceId = useMemo(() => traceIdOf(events.data ?? []), [events.data]);
-  const selectedEvent = events.data?.find((e) => e.seq === selected);
+  const selectedEvent = useMemo(() => events.data?.find((e) => e.seq === selected), [events.data, selected]);
   if (state.error) return <p className="error">{state.error.message}</p>;
   return (
     <section className="run" aria-label={`Run ${runId}`}>

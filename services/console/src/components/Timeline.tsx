@@ -1,4 +1,4 @@
-import { useEffect, useRef, type KeyboardEvent } from 'react';
+import { memo, useEffect, useMemo, useRef, type KeyboardEvent } from 'react';
 import { useVirtualizer } from '@tanstack/react-virtual';
 import type { WaterfallRow } from '../model/waterfall';
 
@@ -26,8 +26,9 @@ export function Timeline({
     estimateSize: () => ROW_HEIGHT,
     overscan: 30,
   });
-  const total = Math.max(1, ...rows.map((r) => r.endMs ?? r.startMs));
-  const index = rows.findIndex((r) => r.seq === selected);
+  // Both are O(events): once per change of the rows or the selection, not once per scrolled frame.
+  const total = useMemo(() => rows.reduce((max, r) => Math.max(max, r.endMs ?? r.startMs), 1), [rows]);
+  const index = useMemo(() => rows.findIndex((r) => r.seq === selected), [rows, selected]);
   useEffect(() => {
     if (index >= 0) virtual.scrollToIndex(index, { align: 'auto' });
   }, [index, virtual]);
@@ -54,38 +55,15 @@ export function Timeline({
           {virtual.getVirtualItems().map((item) => {
             const row = rows[item.index];
             if (!row) return null;
-            const end = row.endMs ?? total;
-            const left = (row.startMs / total) * 100;
-            const width = Math.max(0.4, ((end - row.startMs) / total) * 100);
             return (
-              <div
+              <EventRow
                 key={row.seq}
-                id={`event-${row.seq}`}
-                role="option"
-                aria-selected={row.seq === selected}
-                className={`event-row kind-${row.kind}${row.seq === selected ? ' selected' : ''}`}
-                data-seq={row.seq}
-                data-type={row.type}
-                onClick={() => onSelect(row.seq)}
-                style={{
-                  position: 'absolute',
-                  top: 0,
-                  transform: `translateY(${item.start}px)`,
-                  height: ROW_HEIGHT,
-                }}
-              >
-                <span className="seq">{row.seq}</span>
-                <span className="label" title={row.label}>
-                  {row.label}
-                </span>
-                <span className="bar-track">
-                  <span
-                    className={`bar${row.endMs === undefined ? ' open' : ''}`}
-                    style={{ left: `${left}%`, width: `${Math.min(width, 100 - left)}%` }}
-                  />
-                </span>
-                <span className="facts">{row.facts.filter(Boolean).join(' · ')}</span>
-              </div>
+                row={row}
+                top={item.start}
+                total={total}
+                selected={row.seq === selected}
+                onSelect={onSelect}
+              />
             );
           })}
         </div>
@@ -99,3 +77,46 @@ export function Timeline({
     </div>
   );
 }
+
+/** One row; memoized, so scrolling renders only the rows that come into view. */
+const EventRow = memo(function EventRow({
+  row,
+  top,
+  total,
+  selected,
+  onSelect,
+}: {
+  row: WaterfallRow;
+  top: number;
+  total: number;
+  selected: boolean;
+  onSelect: (seq: number) => void;
+}) {
+  const end = row.endMs ?? total;
+  const left = (row.startMs / total) * 100;
+  const width = Math.max(0.4, ((end - row.startMs) / total) * 100);
+  return (
+    <div
+      id={`event-${row.seq}`}
+      role="option"
+      aria-selected={selected}
+      className={`event-row kind-${row.kind}${selected ? ' selected' : ''}`}
+      data-seq={row.seq}
+      data-type={row.type}
+      onClick={() => onSelect(row.seq)}
+      style={{ position: 'absolute', top: 0, transform: `translateY(${top}px)`, height: ROW_HEIGHT }}
+    >
+      <span className="seq">{row.seq}</span>
+      <span className="label" title={row.label}>
+        {row.label}
+      </span>
+      <span className="bar-track">
+        <span
+          className={`bar${row.endMs === undefined ? ' open' : ''}`}
+          style={{ left: `${left}%`, width: `${Math.min(width, 100 - left)}%` }}
+        />
+      </span>
+      <span className="facts">{row.facts.filter(Boolean).join(' · ')}</span>
+    </div>
+  );
+});
