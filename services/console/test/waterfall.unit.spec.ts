@@ -1,0 +1,114 @@
+import { describe, expect, it } from 'vitest';
+import { newEvent, type EventData, type EventType, type RunEvent } from '@dura/contracts';
+import { buildWaterfall } from '../src/model/waterfall';
+import { traceIdOf, traceLink } from '../src/model/trace';
+
+/** A run's events, `gapMs` apart, with their seqs stamped as a reader sees them. */
+function log(...drafts: [EventType, unknown, number?][]): RunEvent[] {
+  let ms = Date.UTC(2026, 0, 1);
+  return drafts.map(([type, data, gapMs = 100], i) => {
+    ms += gapMs;
+    const event = newEvent(type, data as EventData<typeof type>, {
+      id: `e${i}`,
+      runId: 'r1',
+      ts: new Date(ms).toISOString(),
+      correlationId: 'r1',
+    });
+    return { ...event, seq: i + 1 };
+  });
+}
+
+const usage = { inputTokens: 120, outputTokens: 30 };
+const thought = {
+  step: 0,
+  model: { id: 'gpt-x', promptVersion: '1' },
+  decision: { kind: 'tool_calls', calls: [{ callId: 'c1', tool: 'pay.charge', args: {} }] },
+  usage,
+  finishReason: 'tool_calls',
+  costUsd: 0.0123,
+};
+
+describe('buildWaterfall', () => {
+  it('given a model call, a tool call and its result: bars span from ask to answer, with tokens, cost, duration, attempts', () => {
+    const rows = buildWaterfall(
+      log(
+        ['run_started', {}, 0],
+        ['budget_reserved', { tokens: 500, costUsd: 0.05 }],
+        ['thought', thought, 900],
+        ['tool_call_requested', { callId: 'c1', step: 1, tool: 'pay.charge', args: {}, idempotencyKey: 'k' }],
+        [
+          'tool_call_failed',
+          {
+            callId: 'c1',
+            idempotencyKey: 'k',
+            error: { code: 'timeout', message: 'slow' },
+            attempt: 1,
+            retryable: true,
+          },
+          50,
+        ],
+        [
+          'tool_call_completed',
+          { callId: 'c1', idempotencyKey: 'k', result: 1, attempt: 2, deduped: false, durationMs: 40 },
+          250,
+        ],
+      ),
+    );
+    expect(rows.map((r) => [r.seq, r.kind, r.startMs, r.endMs])).toEqual([
+      [1, 'run', 0, 0],
+      [2, 'budget', 100, 100],
+      [3, 'model', 100, 1000],
+      [4, 'tool', 1100, 1400],
+      [5, 'error', 1150, 1150],
+      [6, 'tool', 1400, 1400],
+    ]);
+    expect(rows[2]!.facts).toEqual(['120 in / 30 out tokens', '$0.0123', 'decided tool_calls']);
+    expect(rows[3]!.facts).toEqual(['completed after 300 ms', 'attempt 2']);
+    expect(rows[4]!.facts).toEqual(['timeout', 'attempt 1', 'retryable']);
+  });
+
+  it('given a wait: the bar stays open until the signal, timer or end that wakes it', () => {
+    const rows = buildWaterfall(
+      log(
+        ['run_started', {}, 0],
+        ['wait_requested', { waitId: 'w1', kind: 'signal', signal: 'go' }],
+        ['wait_requested', { waitId: 'w2', kind: 'timer', until: '2026-01-02T00:00:00Z' }],
+      ),
+    );
+    expect(rows[1]!.endMs).toBeUndefined();
+    expect(rows[1]!.label).toBe('wait: signal go');
+    const woken = buildWaterfall(
+      log(
+        ['run_started', {}, 0],
+        ['wait_requested', { waitId: 'w1', kind: 'signal', signal: 'go' }],
+        ['signal_received', { signalId: 's', name: 'go' }, 5000],
+      ),
+    );
+    expect([woken[1]!.startMs, woken[1]!.endMs, woken[2]!.kind]).toEqual([100, 5100, 'signal']);
+  });
+
+  it('given a failed run: the row is an error with the reason', () => {
+    const rows = buildWaterfall(log(['run_failed', { error: { code: 'budget', message: 'out of tokens' } }]));
+    expect(rows[0]).toMatchObject({ kind: 'error', facts: ['budget: out of tokens'] });
+  });
+
+  it('given no events: no rows', () => {
+    expect(buildWaterfall([])).toEqual([]);
+  });
+});
+
+describe('trace links', () => {
+  it('takes the trace id of the first event with a W3C traceparent and fills the template', () => {
+    const [first, second] = log(['run_started', {}], ['run_started', {}]);
+    const traced = {
+      ...second!,
+      meta: { ...second!.meta, trace: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' },
+    };
+    const id = traceIdOf([first!, { ...first!, meta: { ...first!.meta, trace: 'garbage' } }, traced]);
+    expect(id).toBe('0af7651916cd43dd8448eb211c80319c');
+    expect(traceLink('http://jaeger/trace/{traceId}?x={traceId}', id!)).toBe(
+      `http://jaeger/trace/${id}?x=${id}`,
+    );
+    expect(traceIdOf([first!])).toBeUndefined();
+  });
+});
