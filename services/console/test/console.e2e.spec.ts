@@ -132,6 +132,15 @@ describe('the Dura Console', () => {
       await expect
         .poll(() => page.getByTestId('tt-status').textContent(), { timeout: WAIT_MS })
         .toContain(`at #${Number(lastSeq) - 1}`);
+
+      // Fork after the run started (before the wait's call): the new run plans again and waits for "go".
+      const startedSeq = await page.locator('[data-type="run_started"]').getAttribute('data-seq');
+      await page.getByTestId('step-picker').selectOption(startedSeq ?? '');
+      await page.getByRole('button', { name: `Fork at #${startedSeq}` }).click();
+      await page.waitForURL(/\/ui\/runs\/fork_/, { timeout: WAIT_MS });
+      await statusOf(page, 'waiting').waitFor({ timeout: WAIT_MS });
+      const forkId = decodeURIComponent(new URL(page.url()).pathname.split('/').at(-1) ?? '');
+      expect((await client.getRun(forkId)).waiting).toMatchObject({ kind: 'signal', signal: 'go' });
     } finally {
       await context.close();
     }
@@ -203,6 +212,7 @@ describe('the Dura Console', () => {
       await client.submitRun(waitForSignal('live-1', 'go'));
       await page.locator('[data-run-id="live-1"]').waitFor({ timeout: WAIT_MS });
       expect(await page.evaluate(() => (window as unknown as { stillHere?: boolean }).stillHere)).toBe(true);
+      await screenshot(page, 'list');
     } finally {
       await context.close();
     }

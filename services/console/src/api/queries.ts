@@ -11,7 +11,7 @@ import {
   type EventPageResponse,
   type RunEvent,
 } from '@dura/contracts';
-import { api } from './http';
+import { api, ApiError } from './http';
 import { followSse } from './sse';
 import { listQueryString, type RunFilters } from '../model/filters';
 
@@ -35,10 +35,15 @@ export function useRuns(filters: RunFilters) {
   });
 }
 
+const notFound = (error: unknown) => error instanceof ApiError && error.status === 404;
+
+/** The run's folded state; a run not projected yet (just submitted or forked) is asked for again each second. */
 export const useRunState = (runId: string) =>
   useQuery({
     queryKey: ['run', runId],
     queryFn: ({ signal }) => api(RunStateSchema, `/runs/${encodeURIComponent(runId)}`, { signal }),
+    retry: (count, error) => !notFound(error) && count < 1,
+    refetchInterval: (query) => (notFound(query.state.error) ? 1000 : false),
   });
 
 export const useStateAt = (runId: string, at: number | undefined) =>

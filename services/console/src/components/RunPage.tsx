@@ -1,5 +1,6 @@
 import { useCallback, useMemo, useState } from 'react';
 import type { ConsoleSession } from '@dura/contracts';
+import { ApiError } from '../api/http';
 import { useLiveTokens, useRunEvents, useRunState } from '../api/queries';
 import { buildWaterfall } from '../model/waterfall';
 import { traceIdOf, traceLink } from '../model/trace';
@@ -33,7 +34,17 @@ export function RunPage({ runId, session }: { runId: string; session: ConsoleSes
     tokens !== undefined && run !== undefined && run.decisions <= tokens.decision ? tokens : undefined;
   const traceId = useMemo(() => traceIdOf(events.data ?? []), [events.data]);
   const selectedEvent = useMemo(() => events.data?.find((e) => e.seq === selected), [events.data, selected]);
-  if (state.error) return <p className="error">{state.error.message}</p>;
+  if (state.error && !run)
+    return (
+      <p
+        className={state.error instanceof ApiError && state.error.status === 404 ? 'muted' : 'error'}
+        role="status"
+      >
+        {state.error instanceof ApiError && state.error.status === 404
+          ? `Run ${runId} is not in the projection yet; this page shows it as soon as it is.`
+          : state.error.message}
+      </p>
+    );
   return (
     <section className="run" aria-label={`Run ${runId}`}>
       <nav className="crumbs">
