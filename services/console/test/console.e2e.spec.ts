@@ -69,6 +69,12 @@ describe('the Dura Console', () => {
       await page.locator('[data-type="tool_call_requested"]').first().click();
       await page.locator('[data-testid="causes"] li').first().waitFor({ timeout: WAIT_MS });
       await screenshot(page, 'run');
+      // Light and dark: the toggle switches the whole page, and the choice is kept.
+      const theme = () => page.evaluate(() => document.documentElement.dataset['theme']);
+      const before = await theme();
+      await page.getByRole('button', { name: /Switch to (dark|light) theme/ }).click();
+      await expect.poll(theme).not.toBe(before);
+      if ((await theme()) === 'dark') await screenshot(page, 'run-dark');
     } finally {
       await context.close();
     }
