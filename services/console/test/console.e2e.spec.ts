@@ -23,6 +23,24 @@ async function screenshot(page: Page, name: string): Promise<void> {
 /** The run page's status badge (in the page header, not the time-travel view). */
 const statusOf = (page: Page, status: string) => page.locator(`.run-head [data-status="${status}"]`);
 
+/** Waits until the run page shows `status`; on timeout the error quotes what the page shows instead. */
+async function untilStatus(page: Page, status: string): Promise<void> {
+  try {
+    await statusOf(page, status).waitFor({ timeout: WAIT_MS });
+  } catch (err) {
+    const shown = await page
+      .locator('main')
+      .innerText()
+      .catch(() => '(page closed)');
+    throw new Error(
+      `the run page did not show status "${status}" within ${WAIT_MS} ms; it shows:\n${shown}`,
+      {
+        cause: err,
+      },
+    );
+  }
+}
+
 function waitForSignal(runId: string, name: string): Omit<RunRequest, 'v'> & { runId: string } {
   return {
     runId,
@@ -99,7 +117,7 @@ describe('the Dura Console', () => {
       await approval.waitFor({ timeout: WAIT_MS });
       await screenshot(page, 'approval');
       await approval.getByRole('button', { name: 'Approve' }).click();
-      await statusOf(page, 'completed').waitFor({ timeout: WAIT_MS });
+      await untilStatus(page, 'completed');
       const state = await client.getRun('approval-1');
       expect(state.calls.map((c) => [c.tool, c.status, c.approval?.decision])).toEqual([
         ['echo', 'completed', 'approved'],
@@ -114,11 +132,11 @@ describe('the Dura Console', () => {
     await client.submitRun(waitForSignal('signal-1', 'go'));
     const { page, context } = await open(TOKENS.operator, '/ui/runs/signal-1');
     try {
-      await statusOf(page, 'waiting').waitFor({ timeout: WAIT_MS });
+      await untilStatus(page, 'waiting');
       await page.getByLabel('Signal name').fill('go');
       await page.getByLabel('Signal payload (JSON)').fill('{"approvedBy": "console"}');
       await page.getByRole('button', { name: 'Send signal' }).click();
-      await statusOf(page, 'completed').waitFor({ timeout: WAIT_MS });
+      await untilStatus(page, 'completed');
       expect((await client.getRun('signal-1')).output).toEqual({ approvedBy: 'console' });
 
       const waitSeq = await page.locator('[data-type="wait_requested"]').getAttribute('data-seq');
@@ -144,7 +162,7 @@ describe('the Dura Console', () => {
       await page.getByTestId('step-picker').selectOption(startedSeq ?? '');
       await page.getByRole('button', { name: `Fork at #${startedSeq}` }).click();
       await page.waitForURL(/\/ui\/runs\/fork_/, { timeout: WAIT_MS });
-      await statusOf(page, 'waiting').waitFor({ timeout: WAIT_MS });
+      await untilStatus(page, 'waiting');
       const forkId = decodeURIComponent(new URL(page.url()).pathname.split('/').at(-1) ?? '');
       expect((await client.getRun(forkId)).waiting).toMatchObject({ kind: 'signal', signal: 'go' });
     } finally {
@@ -157,9 +175,9 @@ describe('the Dura Console', () => {
     await client.submitRun(waitForSignal('cancel-1', 'never'));
     const { page, context } = await open(TOKENS.operator, '/ui/runs/cancel-1');
     try {
-      await statusOf(page, 'waiting').waitFor({ timeout: WAIT_MS });
+      await untilStatus(page, 'waiting');
       await page.getByRole('button', { name: 'Cancel run' }).click();
-      await statusOf(page, 'cancelled').waitFor({ timeout: WAIT_MS });
+      await untilStatus(page, 'cancelled');
       expect(await page.getByRole('button', { name: 'Cancel run' }).count()).toBe(0);
     } finally {
       await context.close();
@@ -171,7 +189,7 @@ describe('the Dura Console', () => {
     await client.submitRun(waitForSignal('readonly-1', 'go'));
     const { page, context } = await open(TOKENS.reader, '/ui/runs/readonly-1');
     try {
-      await statusOf(page, 'waiting').waitFor({ timeout: WAIT_MS });
+      await untilStatus(page, 'waiting');
       await page.getByTestId('time-travel').waitFor({ timeout: WAIT_MS });
       expect(await page.getByTestId('session').textContent()).toContain('reader');
       expect(await page.getByTestId('actions').count()).toBe(0);
@@ -237,7 +255,7 @@ describe('the Dura Console', () => {
       await expect.poll(() => live.textContent(), { timeout: WAIT_MS }).toContain('Once upon');
       // Seen before the thought is recorded: the run had not completed yet.
       expect(await statusOf(page, 'completed').count()).toBe(0);
-      await statusOf(page, 'completed').waitFor({ timeout: WAIT_MS });
+      await untilStatus(page, 'completed');
       await page.locator('[data-type="thought"]').waitFor({ timeout: WAIT_MS });
       await expect.poll(() => live.count(), { timeout: WAIT_MS }).toBe(0);
     } finally {

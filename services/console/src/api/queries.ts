@@ -37,14 +37,24 @@ export function useRuns(filters: RunFilters) {
 
 const notFound = (error: unknown) => error instanceof ApiError && error.status === 404;
 
-/** The run's folded state; a run not projected yet (just submitted or forked) is asked for again each second. */
-export const useRunState = (runId: string) =>
-  useQuery({
+/**
+ * The run's folded state from the projection. The live stream reads the log itself, so it can show an event
+ * before the projection has applied it: while the state is behind the newest event seen (or the run is not
+ * projected yet, just submitted or forked), it is asked for again.
+ */
+export function useRunState(runId: string) {
+  const client = useQueryClient();
+  return useQuery({
     queryKey: ['run', runId],
     queryFn: ({ signal }) => api(RunStateSchema, `/runs/${encodeURIComponent(runId)}`, { signal }),
     retry: (count, error) => !notFound(error) && count < 1,
-    refetchInterval: (query) => (notFound(query.state.error) ? 1000 : false),
+    refetchInterval: (query) => {
+      if (notFound(query.state.error)) return 1000;
+      const newest = client.getQueryData<RunEvent[]>(['events', runId])?.at(-1)?.seq ?? 0;
+      return (query.state.data?.lastSeq ?? 0) < newest ? 300 : false;
+    },
   });
+}
 
 export const useStateAt = (runId: string, at: number | undefined) =>
   useQuery({
