@@ -1,5 +1,5 @@
 import type { JetStreamClient } from '@nats-io/jetstream';
-import type { NatsConnection } from '@nats-io/nats-core';
+import { TimeoutError, type NatsConnection } from '@nats-io/nats-core';
 import {
   ForkBodySchema,
   FORK_VERSION,
@@ -87,6 +87,14 @@ export function consoleRoutes(deps: ConsoleRouteDeps, unknownRun: (id: string) =
           });
           return { status: 202, body: { runId, duplicate: ack.duplicate } };
         } catch (err) {
+          // As for signals: under the shipped least-privilege NATS user the projector may not publish.
+          if (err instanceof TimeoutError)
+            throw new StreamUnavailable(
+              `the fork of ${sourceRunId} was not acknowledged on ${SUBJECTS.fork}; if the projector runs as the ` +
+                `least-privilege NATS user DURA_PROJECTOR, add "${SUBJECTS.fork}" to its publish allow list ` +
+                '(deploy/nats/permissions.conf) or fork with the CLI as the client user; otherwise retry',
+              err,
+            );
           throw mapAppendError(err, runId, undefined);
         }
       },
