@@ -170,6 +170,39 @@ describe('the Dura Console', () => {
     }
   });
 
+  it('shows a parent and its child run, linked both ways, in the list and on their pages', async () => {
+    const { client, open } = stack();
+    const child = {
+      kind: 'scripted',
+      steps: [{ tool: 'echo', args: { hello: 'parent' } }],
+      output: '$steps.1',
+    };
+    await client.submitRun({
+      runId: 'family-1',
+      agent: {
+        kind: 'scripted',
+        steps: [{ tool: 'dura.run_agent', args: { agent: child } }],
+        output: '$steps.1',
+      },
+    });
+    const { page, context } = await open(TOKENS.operator, '/ui/?idPrefix=family-1');
+    try {
+      const parentRow = page.locator('[data-run-id="family-1"]');
+      const childRow = page.locator('[data-run-id="family-1-c1"]');
+      await parentRow.getByText('1 children').waitFor({ timeout: WAIT_MS });
+      await childRow.locator('[title="child of family-1"]').waitFor({ timeout: WAIT_MS });
+      await parentRow.locator('a').click();
+      await untilStatus(page, 'completed');
+      await page.locator('.run a', { hasText: 'family-1-c1' }).click();
+      await page.getByText('child of').waitFor({ timeout: WAIT_MS });
+      expect(await page.locator('.run-head a', { hasText: 'family-1' }).getAttribute('href')).toBe(
+        '/ui/runs/family-1',
+      );
+    } finally {
+      await context.close();
+    }
+  });
+
   it('cancels a run from the page', async () => {
     const { client, open } = stack();
     await client.submitRun(waitForSignal('cancel-1', 'never'));
