@@ -33,6 +33,13 @@ export function RunPage({ runId, session }: { runId: string; session: ConsoleSes
   const answering =
     tokens !== undefined && run !== undefined && run.decisions <= tokens.decision ? tokens : undefined;
   const traceId = useMemo(() => traceIdOf(events.data ?? []), [events.data]);
+  // While the run is live, open spans reach "now" (read when the state or events change, not every frame).
+  const first = events.data?.[0];
+  const live = run !== undefined && ['pending', 'running', 'waiting'].includes(run.status);
+  const nowMs = useMemo(
+    () => (live && first ? Date.now() - Date.parse(first.meta.ts) : undefined),
+    [live, first, run?.lastSeq],
+  );
   const selectedEvent = useMemo(() => events.data?.find((e) => e.seq === selected), [events.data, selected]);
   if (state.error && !run)
     return (
@@ -98,7 +105,13 @@ export function RunPage({ runId, session }: { runId: string; session: ConsoleSes
       {run && <Actions runId={runId} run={run} session={session} selectedSeq={selected} />}
       <TimeTravel runId={runId} events={events.data ?? []} selected={selected} onSelect={setSelected} />
       <div className="run-body">
-        <Timeline rows={rows} selected={selected} onSelect={setSelected} answering={answering?.text} />
+        <Timeline
+          rows={rows}
+          selected={selected}
+          onSelect={setSelected}
+          answering={answering?.text}
+          {...(nowMs === undefined ? {} : { nowMs })}
+        />
         {selectedEvent && <EventDetail runId={runId} event={selectedEvent} onSelect={setSelected} />}
       </div>
       {events.error && <p className="error">{events.error.message}</p>}

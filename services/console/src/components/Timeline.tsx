@@ -13,11 +13,14 @@ export function Timeline({
   selected,
   onSelect,
   answering,
+  nowMs,
 }: {
   rows: WaterfallRow[];
   selected: number | undefined;
   onSelect: (seq: number) => void;
   answering: string | undefined;
+  /** Now, on the run's clock, while the run is live: open spans (waits, pending calls) reach it. */
+  nowMs?: number;
 }) {
   const scroller = useRef<HTMLDivElement>(null);
   const virtual = useVirtualizer({
@@ -27,7 +30,10 @@ export function Timeline({
     overscan: 30,
   });
   // Both are O(events): once per change of the rows or the selection, not once per scrolled frame.
-  const total = useMemo(() => rows.reduce((max, r) => Math.max(max, r.endMs ?? r.startMs), 1), [rows]);
+  const total = useMemo(
+    () => rows.reduce((max, r) => Math.max(max, r.endMs ?? r.startMs), Math.max(1, nowMs ?? 0)),
+    [rows, nowMs],
+  );
   const index = useMemo(() => rows.findIndex((r) => r.seq === selected), [rows, selected]);
   useEffect(() => {
     if (index >= 0) virtual.scrollToIndex(index, { align: 'auto' });
