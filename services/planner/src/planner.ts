@@ -30,7 +30,7 @@ import { redactRequestBytes } from './redact-request';
 import { createSignalIntake } from './signal-intake';
 import { createForkIntake, FORKS_DLQ_SOURCE } from './fork-intake';
 import type { Model } from '@dura/agents';
-import { createRunDriver, DEFAULT_SNAPSHOT_EVERY } from './run-driver';
+import { createRunDriver, DEFAULT_SNAPSHOT_EVERY, type LocalTools } from './run-driver';
 import { openSnapshotBucket } from './snapshot-store';
 import { sealDecision } from './seal-request';
 import { createTenantAdmission } from './tenant-admission';
@@ -59,6 +59,8 @@ export interface PlannerDeps {
    * (embedding, tests); the planner service always passes its configuration's, which defaults to closed.
    */
   authorization?: ToolAuthorization;
+  /** A gateway in this process: calls of its tools run in place during a drive (see `RunDriverDeps`). */
+  localTools?: LocalTools;
 }
 
 export const PLANNER_CONSUMERS = {
@@ -113,6 +115,7 @@ export function createPlanner(deps: PlannerDeps) {
     cancellations: createCancellations({ js: deps.js, replicas: deps.streams?.replicas ?? 1 }),
     ...(parking ? { parking } : {}),
     sealDecision: (decision, scope) => sealDecision(decision, deps.tools, deps.secrets, scope),
+    ...(deps.localTools ? { localTools: deps.localTools } : {}),
   });
   const eraseRequest = createRequestEraser({ jsm: deps.jsm, log: deps.log });
   const handleSubmit = createIntake({

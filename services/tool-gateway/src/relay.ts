@@ -132,9 +132,12 @@ export function createRelay(options: RelayOptions) {
    * Appends the observation and nudges the planner, in the trace of the tool call that recorded it (its
    * `meta.trace`), so the run's trace goes on through the relay whichever process relays it, and when.
    */
-  async function publish(row: Pick<OutboxRow, 'runId' | 'msgId' | 'subject' | 'payload'>): Promise<void> {
+  async function publish(
+    row: Pick<OutboxRow, 'runId' | 'msgId' | 'subject' | 'payload'>,
+    nudge = true,
+  ): Promise<number> {
     const event = row.payload as NewEvent;
-    await withSpan(
+    return withSpan(
       tracer,
       'dura.outbox.relay',
       {
@@ -154,6 +157,8 @@ export function createRelay(options: RelayOptions) {
             });
           },
         );
+        // A call run inside the planner's drive (`sendNow` without a nudge) is followed up by that drive.
+        if (!nudge) return ack.seq;
         const msgID = `${row.runId}@${ack.seq}`;
         await withProducerSpan(
           tracer,
@@ -174,6 +179,7 @@ export function createRelay(options: RelayOptions) {
             });
           },
         );
+        return ack.seq;
       },
     );
   }
@@ -222,18 +228,22 @@ export function createRelay(options: RelayOptions) {
    * run ahead of it), without waiting for a relay pass: the fast path of every tool call. Relay passes leave
    * the claimed row and the rest of its run alone, so the row goes out once and the run's order holds. On
    * failure the claim is given back and the relay takes over; if this process dies first, the relay takes
-   * over when the claim runs out.
+   * over when the claim runs out. Resolves with the observation's sequence in its run's log, or undefined
+   * when the relay took over. `nudge: false` publishes no decide task: the caller drives the run itself
+   * (a call run inside the planner's drive); a row the relay takes over is nudged as always.
    */
   async function sendNow(
     row: Pick<OutboxRow, 'id' | 'runId' | 'msgId' | 'subject' | 'payload'>,
-  ): Promise<void> {
+    options: { nudge?: boolean } = {},
+  ): Promise<number | undefined> {
+    let seq: number;
     try {
-      await publish(row);
+      seq = await publish(row, options.nudge ?? true);
     } catch (err) {
       log.warn('publishing an observation failed; the relay will retry', { runId: row.runId, err });
       await release(row.id);
       wake();
-      return;
+      return undefined;
     }
     counts.fastPath += 1;
     published.add(1, { path: 'fast_path' });
@@ -244,6 +254,7 @@ export function createRelay(options: RelayOptions) {
     markSent(row.id).catch((err: unknown) => {
       log.warn('marking published observations sent failed; a later pass re-sends them', { err });
     });
+    return seq;
   }
 
   /** Gives a claimed row back to the relay at once; if that fails too, its claim runs out on its own. */
