@@ -90,9 +90,14 @@ export interface LocalTools {
   /**
    * Runs one call: claimed, run, recorded and published like a tool task's. `seq` is its observation's place
    * in the log when this process published it (unset: the relay publishes it and sends a decide task);
-   * `retryAfterMs` says the attempt failed and the call is to be run again after that long.
+   * `retryAfterMs` says the attempt failed and the call is to be run again after that long. Given `after`
+   * (the run's last sequence), the observation is appended only right behind it if it can be, and `event`
+   * is the observation as stored when it was.
    */
-  run(task: ToolTask): Promise<{ seq?: number; retryAfterMs?: number }>;
+  run(
+    task: ToolTask,
+    options?: { after?: number },
+  ): Promise<{ seq?: number; retryAfterMs?: number; event?: RunEvent }>;
 }
 
 type LocalRunOutcome = Awaited<ReturnType<LocalTools['run']>>;
@@ -310,16 +315,19 @@ export function createRunDriver(deps: RunDriverDeps) {
   }
 
   /**
-   * Runs calls in place (see `localTools`), all at once. Resolves with the sequence the drive's next read
-   * must reach, or undefined when the relay publishes an observation (its decide task drives the run on).
-   * A failed attempt to be retried soon is waited for here; a later one sends the driving message back.
+   * Runs calls in place (see `localTools`), all at once. Resolves with the run as the drive goes on from:
+   * folded (`known`) when the one call's observation landed right behind the run's last event, else the
+   * sequence the next read must reach (`through`); undefined when the relay publishes an observation (its
+   * decide task drives the run on). A failed attempt to be retried soon is waited for here; a later one
+   * sends the driving message back.
    */
   async function runInPlace(
     local: LocalTools,
     run: CachedRun,
     calls: readonly CallState[],
-  ): Promise<number | undefined> {
-    const settled = await Promise.allSettled(calls.map((call) => local.run(toolTask(run, call))));
+  ): Promise<{ known: CachedRun } | { through: number } | undefined> {
+    const after = calls.length === 1 ? { after: run.state.lastSeq } : {};
+    const settled = await Promise.allSettled(calls.map((call) => local.run(toolTask(run, call), after)));
     const failed = settled.find((result) => result.status === 'rejected');
     if (failed) throw failed.reason;
     const outcomes = settled.map((result) => (result as PromiseFulfilledResult<LocalRunOutcome>).value);
@@ -334,7 +342,12 @@ export function createRunDriver(deps: RunDriverDeps) {
         throw new RetryLater(`a call of run ${run.state.runId ?? ''} is retried in ${delay} ms`, delay);
       await new Promise((resolve) => setTimeout(resolve, delay));
     }
-    return Math.max(...(seqs as number[]));
+    const followed = outcomes.length === 1 ? outcomes[0]?.event : undefined;
+    if (!followed) return { through: Math.max(...(seqs as number[])) };
+    // The log took the observation right behind the run's last event: folding it is what a read would give.
+    const known = { ...run, state: fold([followed], run.state), lastEventId: followed.meta.id };
+    cache.set(run.state.runId as string, known);
+    return { known };
   }
 
   /** Hands out the timers of open waits and the requests of running children (both dedupe on their ids). */
@@ -612,10 +625,11 @@ export function createRunDriver(deps: RunDriverDeps) {
             );
             dispatched += action.calls.length;
             if (!local || inPlace.length === 0) return { state: run.state, modelCalls, dispatched };
-            const observedThrough = await inDecision(() => runInPlace(local, run, inPlace));
-            if (observedThrough === undefined) return { state: run.state, modelCalls, dispatched };
-            // The observations are in the log: the next read reaches them, and the drive goes on.
-            through = observedThrough;
+            const observed = await inDecision(() => runInPlace(local, run, inPlace));
+            if (observed === undefined) return { state: run.state, modelCalls, dispatched };
+            // The observations are in the log: folded already, or the next read reaches them.
+            if ('known' in observed) known = observed.known;
+            else through = observed.through;
             break;
           }
           case 'start':

@@ -7,6 +7,7 @@ import {
   toolTaskSubject,
   ToolTaskSchema,
   type JsonValue,
+  type RunEvent,
   type ToolTask,
   decodeOrThrow,
   TASK_DECODE,
@@ -14,7 +15,7 @@ import {
 } from '@dura/contracts';
 import type { Db } from '@dura/db';
 import { createPayloadStore, DEFAULT_PAYLOAD_THRESHOLD_BYTES, offloadIfLarge } from '@dura/payloads';
-import { ensureStreams, DEFAULT_STREAM_OPTIONS, type StreamOptions } from '@dura/event-store';
+import { decodeStored, ensureStreams, DEFAULT_STREAM_OPTIONS, type StreamOptions } from '@dura/event-store';
 import {
   duraMeter,
   duraTracer,
@@ -95,8 +96,16 @@ const DEFAULT_LEASE_MARGIN_MS = 30_000;
 export interface LocalCallOutcome {
   /** The observation's sequence in its run's log, when this process published it; unset: the relay does. */
   seq?: number;
+  /** The observation as stored, when it landed right behind the sequence the caller gave (`after`). */
+  event?: RunEvent;
   /** The attempt failed and the call is to be retried after this many ms (its observation says so). */
   retryAfterMs?: number;
+}
+
+/** A call run in place, on its way down: the run's last sequence as the drive knows it, and what it left. */
+interface LocalCall {
+  after?: number;
+  outcome: LocalCallOutcome;
 }
 
 /**
@@ -107,7 +116,10 @@ export interface LocalCallOutcome {
 export function createToolGateway(deps: GatewayDeps) {
   const clock = deps.clock ?? (() => new Date());
   const maxAttempts = deps.maxAttempts ?? 3;
-  const ledger: EffectLedger = createEffectLedger(deps.db, clock);
+  // Rows the relay published at once are in the log, not ahead of a new row (see `inLog`).
+  const ledger: EffectLedger = createEffectLedger(deps.db, clock, {
+    inLog: () => relay.publishedUnmarked(),
+  });
   const tracer = duraTracer();
   const toolDuration = declareHistogram(duraMeter(), DURA_METRICS.toolCallDuration);
   const deduplicated = declareCounter(duraMeter(), DURA_METRICS.effectsDeduplicated);
@@ -186,7 +198,7 @@ export function createToolGateway(deps: GatewayDeps) {
     task: ToolTask,
     tool: ToolDefinition,
     attempt: number,
-    local?: LocalCallOutcome,
+    local?: LocalCall,
   ): Promise<void> {
     trace.getActiveSpan()?.setAttribute(DURA_ATTRS.attempt, attempt);
     const outcome = await runOpened(task, tool, attempt);
@@ -259,13 +271,18 @@ export function createToolGateway(deps: GatewayDeps) {
    * Publishes a just-recorded observation at once when nothing of its run is ahead of it; else the relay
    * does. A call run in place gets the observation's sequence instead of a decide task.
    */
-  async function deliver(finished: Finished, local?: LocalCallOutcome): Promise<void> {
+  async function deliver(finished: Finished, local?: LocalCall): Promise<void> {
     if (!finished.queued || finished.ahead) {
       relay.wake();
       return;
     }
-    const seq = await relay.sendNow(finished.queued, { nudge: local === undefined });
-    if (local && seq !== undefined) local.seq = seq;
+    const sent = await relay.sendNow(finished.queued, {
+      nudge: local === undefined,
+      ...(local?.after === undefined ? {} : { after: local.after }),
+    });
+    if (!local || !sent) return;
+    local.outcome.seq = sent.seq;
+    if (sent.followed) local.outcome.event = decodeStored({ seq: sent.seq, data: sent.followed });
   }
 
   /** A `started` row whose lease ran out: a replica died mid-call. Ask the tool, re-run only when that is safe. */
@@ -273,7 +290,7 @@ export function createToolGateway(deps: GatewayDeps) {
     task: ToolTask,
     tool: ToolDefinition,
     row: EffectRow,
-    local?: LocalCallOutcome,
+    local?: LocalCall,
   ): Promise<void> {
     const status = tool.status
       ? await tool.status(task.idempotencyKey, { signal: AbortSignal.timeout(30_000) })
@@ -326,7 +343,7 @@ export function createToolGateway(deps: GatewayDeps) {
   }
 
   /** One call, in its `dura.tool.call` span: from a tool task, or in place (`local`) from a drive. */
-  async function callInSpan(received: ToolTask, local?: LocalCallOutcome): Promise<void> {
+  async function callInSpan(received: ToolTask, local?: LocalCall): Promise<void> {
     await withLogFields({ runId: received.runId }, () =>
       withSpan(
         tracer,
@@ -349,7 +366,7 @@ export function createToolGateway(deps: GatewayDeps) {
     );
   }
 
-  async function handleCall(task: ToolTask, local?: LocalCallOutcome): Promise<void> {
+  async function handleCall(task: ToolTask, local?: LocalCall): Promise<void> {
     const tool = deps.tools.get(task.tool);
     if (!tool) {
       const error = {
@@ -387,7 +404,7 @@ export function createToolGateway(deps: GatewayDeps) {
     );
   }
 
-  async function claimAndRun(task: ToolTask, tool: ToolDefinition, local?: LocalCallOutcome): Promise<void> {
+  async function claimAndRun(task: ToolTask, tool: ToolDefinition, local?: LocalCall): Promise<void> {
     // A tool with a status check is settled by asking it after a crash, never by running it again: its claim
     // must survive a database crash too. Only an idempotent tool without one may lose its claim.
     const durable = tool.safety !== 'idempotent' || tool.status !== undefined;
@@ -426,15 +443,18 @@ export function createToolGateway(deps: GatewayDeps) {
    * decide task. The log holds the call's intent, so a crash here leaves what a crashed gateway leaves: the
    * driving message comes again and the ledger settles the call. A retryable failure is reported, not thrown.
    */
-  async function runLocal(task: ToolTask): Promise<LocalCallOutcome> {
-    const local: LocalCallOutcome = {};
+  async function runLocal(task: ToolTask, options: { after?: number } = {}): Promise<LocalCallOutcome> {
+    const local: LocalCall = {
+      outcome: {},
+      ...(options.after === undefined ? {} : { after: options.after }),
+    };
     try {
       await callInSpan(task, local);
     } catch (err) {
       if (!(err instanceof RetryLater) || err.requeue) throw err;
-      local.retryAfterMs = err.delayMs;
+      local.outcome.retryAfterMs = err.delayMs;
     }
-    return local;
+    return local.outcome;
   }
 
   return {
