@@ -50,6 +50,14 @@ export type { SignalRequest } from './signal';
 export { FORK_VERSION, ForkRequestSchema, ForkOfSchema } from './fork';
 export type { ForkRequest, ForkOf } from './fork';
 export {
+  API_SCOPES,
+  ConsoleSessionSchema,
+  ForkBodySchema,
+  ForkAcceptedSchema,
+  TokenDeltaSchema,
+} from './console';
+export type { ApiScope, ConsoleSession, ForkBody, TokenDelta } from './console';
+export {
   EventDataSchemas,
   EVENT_TYPES,
   CURRENT_EVENT_VERSIONS,

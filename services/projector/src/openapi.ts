@@ -16,7 +16,11 @@ import {
   RunSummarySchema,
   StateAtResponseSchema,
   StreamEndSchema,
+  ConsoleSessionSchema,
+  ForkAcceptedSchema,
+  ForkBodySchema,
 } from '@dura/contracts';
+import { CONSOLE_LIST_PARAMETERS, META_PARAMETER, consolePaths } from './openapi-console';
 import { EVENTS_MAX_LIMIT } from './query-params';
 import { CancelBodySchema, SignalAcceptedSchema, SignalBodySchema } from './signal-routes';
 
@@ -54,6 +58,9 @@ const COMPONENTS = {
   SignalBody: SignalBodySchema,
   CancelBody: CancelBodySchema,
   SignalAccepted: SignalAcceptedSchema,
+  ConsoleSession: ConsoleSessionSchema,
+  ForkBody: ForkBodySchema,
+  ForkAccepted: ForkAcceptedSchema,
 } satisfies Record<string, z.ZodType>;
 type ComponentName = keyof typeof COMPONENTS;
 
@@ -183,6 +190,8 @@ export function openApiDocument(): Record<string, unknown> {
             description: '`nextCursor` of the previous page, unchanged, with the same sort.',
             schema: { type: 'string' },
           },
+          ...CONSOLE_LIST_PARAMETERS,
+          META_PARAMETER,
         ],
         { '200': json('RunList', 'A page of runs.'), '400': error('A query parameter is invalid.') },
       ),
@@ -278,6 +287,7 @@ export function openApiDocument(): Record<string, unknown> {
         [{ name: 'beforeSeq', in: 'query', description: 'Only messages below this seq.', schema: seqSchema }],
         { '200': json('ProjectionErrors', 'A page of errors.') },
       ),
+      ...consolePaths(),
     },
     components: {
       schemas: componentSchemas(),

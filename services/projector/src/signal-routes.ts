@@ -1,9 +1,7 @@
-import type { IncomingMessage } from 'node:http';
 import type { JetStreamClient } from '@nats-io/jetstream';
 import { TimeoutError } from '@nats-io/nats-core';
 import { z } from 'zod';
 import {
-  decodeMessage,
   formatIssues,
   JsonValueSchema,
   RunIdSchema,
@@ -12,7 +10,7 @@ import {
   type SignalRequest,
 } from '@dura/contracts';
 import { CANCEL_SIGNAL } from '@dura/core';
-import { BODY_TOO_LARGE, type HttpResponse } from '@dura/service-kit';
+import type { HttpResponse } from '@dura/service-kit';
 import type { Db } from '@dura/db';
 import { mapAppendError, StreamUnavailable } from '@dura/event-store';
 import { DURA_ATTRS, withProducerSpan } from '@dura/telemetry';
@@ -21,9 +19,7 @@ import { requireScope, type Caller } from './auth/caller';
 import type { ApiRoute } from './auth/guard';
 import { BadQuery, runIdParam } from './query-params';
 import { assertVisible } from './run-access';
-
-/** A signal or cancel body is a few fields; anything larger is a mistake or an attack. */
-const MAX_BODY_BYTES = 64 * 1024;
+import { readJson } from './request-body';
 
 /** Body of `POST /runs/:id/signals`. */
 export const SignalBodySchema = z
@@ -127,34 +123,4 @@ function parseBody<S extends z.ZodType>(schema: S, body: unknown, what: string):
       'bad_body',
     );
   return parsed.data;
-}
-
-/** The request body as JSON (`{}` when empty and `emptyIsObject`), at most `MAX_BODY_BYTES`. */
-async function readJson(req: IncomingMessage, emptyIsObject: boolean): Promise<unknown> {
-  const tooLarge = () =>
-    new BadQuery(
-      `the request body exceeds ${MAX_BODY_BYTES} bytes; send only the signal's fields`,
-      BODY_TOO_LARGE,
-    );
-  // A declared length over the limit is refused before a byte is read.
-  if (Number(req.headers['content-length'] ?? 0) > MAX_BODY_BYTES) throw tooLarge();
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_BODY_BYTES) throw tooLarge();
-    chunks.push(chunk);
-  }
-  const bytes = Buffer.concat(chunks);
-  if (bytes.toString('utf8').trim() === '') {
-    if (emptyIsObject) return {};
-    throw new BadQuery('the request has no body: send JSON such as {"name": "approve"}', 'bad_body');
-  }
-  // The same limits as every message (depth, sizes, UTF-8, storable text), before the schema recurses.
-  const decoded = decodeMessage(bytes, z.unknown(), 'the request body');
-  if (!decoded.ok) {
-    const { message, issues } = decoded.failure;
-    throw new BadQuery([message, ...issues].join('; '), 'bad_body');
-  }
-  return decoded.value;
 }

@@ -42,6 +42,10 @@ describe('the OpenAPI document', () => {
         '/runs/{id}/stream',
         '/runs/{id}/signals',
         '/runs/{id}/cancel',
+        '/runs/{id}/fork',
+        '/runs/{id}/tokens',
+        '/console/session',
+        '/ui/',
       ].sort(),
     );
   });
