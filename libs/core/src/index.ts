@@ -35,3 +35,8 @@ export { diffRuns } from './diff-runs';
 export type { RunDivergence, DiffSide } from './diff-runs';
 export { planFork, forkEventId } from './fork-log';
 export type { ForkInput, ForkPlan, ForkProblem } from './fork-log';
+export { parseCron, nextLocalMatch, InvalidCron } from './cron';
+export type { CronExpression } from './cron';
+export { assertTimeZone, zoneOffset, toLocal, instantsOf, UnknownTimeZone } from './time-zone';
+export { timingOf, checkSchedule, nextTicks, planTicks } from './schedule-plan';
+export type { Timing, TickPlan } from './schedule-plan';
