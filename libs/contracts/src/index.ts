@@ -144,6 +144,7 @@ export {
   ScheduleRecordSchema,
   scheduleRunId,
   EventTriggerSpecSchema,
+  EventTriggerRecordSchema,
   triggerRunId,
 } from './schedule';
 export type {
@@ -156,4 +157,5 @@ export type {
   ScheduleTick,
   ScheduleRecord,
   EventTriggerSpec,
+  EventTriggerRecord,
 } from './schedule';

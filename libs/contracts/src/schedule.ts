@@ -73,12 +73,17 @@ export const ScheduleSpecSchema = z
 export type ScheduleSpec = z.infer<typeof ScheduleSpecSchema>;
 export type ScheduleSpecInput = z.input<typeof ScheduleSpecSchema>;
 
+/**
+ * `started`, `triggered` (by hand), `cancelled_previous` (started after cancelling the last run): a run;
+ * `skipped` (overlap), `buffered` (waits for the last run), `missed` (`count` ticks passed while no replica ran).
+ */
 export const SCHEDULE_ACTIONS = [
   'started',
+  'triggered',
+  'cancelled_previous',
   'skipped',
   'buffered',
-  'cancelled_previous',
-  'triggered',
+  'missed',
 ] as const;
 
 /** One handled tick, newest last in `ScheduleRecord.history` (at most `MAX_SCHEDULE_HISTORY`). */
@@ -86,6 +91,7 @@ export const ScheduleTickSchema = z.object({
   tick: z.number().int(),
   runId: z.string(),
   action: z.enum(SCHEDULE_ACTIONS),
+  count: z.number().int().positive().optional(),
 });
 export type ScheduleTick = z.infer<typeof ScheduleTickSchema>;
 export const MAX_SCHEDULE_HISTORY = 100;
@@ -102,6 +108,16 @@ export const ScheduleRecordSchema = z.object({
   /** `buffer_one`: the tick waiting for the previous run to end. */
   buffered: z.number().int().optional(),
   history: z.array(ScheduleTickSchema),
+  /**
+   * Decided but perhaps not yet published: runs to submit and runs to cancel. Written before anything is
+   * published, so a replica killed in between leaves them for the next one (publishing again is a no-op).
+   */
+  pending: z
+    .object({
+      start: z.array(z.object({ tick: z.number().int(), runId: z.string() })),
+      cancel: z.array(z.string()),
+    })
+    .default({ start: [], cancel: [] }),
 });
 export type ScheduleRecord = z.infer<typeof ScheduleRecordSchema>;
 
@@ -127,6 +143,13 @@ export const EventTriggerSpecSchema = z
   })
   .strict();
 export type EventTriggerSpec = z.infer<typeof EventTriggerSpecSchema>;
+
+/** The stored trigger: messages published from `createdAt` on start runs (earlier ones are history). */
+export const EventTriggerRecordSchema = z.object({
+  spec: EventTriggerSpecSchema,
+  createdAt: z.number().int(),
+});
+export type EventTriggerRecord = z.infer<typeof EventTriggerRecordSchema>;
 
 /** The run id of a trigger's message: from its `Nats-Msg-Id` (else its stream sequence), so redelivery is one run. */
 export function triggerRunId(triggerId: string, messageKey: string): string {
