@@ -23,6 +23,7 @@ import { assertVisible } from './run-access';
 import { openRunStream } from './run-stream';
 import { createStreamSlots, DEFAULT_STREAM_LIMITS, holdingSlot, type StreamLimits } from './stream-slots';
 import { signalRoutes } from './signal-routes';
+import { submitRoute } from './submit-route';
 import { causesOf, stateAt } from './time-travel';
 import { projectionErrors, runEvents, runs } from './db/schema';
 
@@ -48,7 +49,7 @@ export interface ReadApiDeps {
 
 /**
  * The projector's API (paths and shapes: README, and `GET /openapi.json`): reads need scope `read`, signals
- * `signal`, cancelling `cancel`; a caller of one tenant sees and touches only that tenant's runs.
+ * `signal`, cancelling `cancel`, submitting `submit`; a caller of one tenant sees and touches only that tenant's runs.
  */
 export function projectorRoutes(deps: ReadApiDeps): Route[] {
   return guardRoutes(apiRoutes(deps), {
@@ -207,6 +208,7 @@ function apiRoutes(deps: ReadApiDeps): ApiRoute[] {
         return { status: 200, body: { errors: rows } };
       },
     },
+    submitRoute(deps),
     ...signalRoutes(deps, unknownRun),
   ];
 }
