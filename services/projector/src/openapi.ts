@@ -19,6 +19,7 @@ import {
 } from '@dura/contracts';
 import { EVENTS_MAX_LIMIT } from './query-params';
 import { CancelBodySchema, SignalAcceptedSchema, SignalBodySchema } from './signal-routes';
+import { SubmitAcceptedSchema, SubmitBodySchema } from './submit-route';
 
 /** Where `npm run openapi` writes the document; a test checks the committed file equals `openApiDocument()`. */
 export const OPENAPI_FILE = fileURLToPath(new URL('../openapi.json', import.meta.url));
@@ -54,6 +55,8 @@ const COMPONENTS = {
   SignalBody: SignalBodySchema,
   CancelBody: CancelBodySchema,
   SignalAccepted: SignalAcceptedSchema,
+  SubmitBody: SubmitBodySchema,
+  SubmitAccepted: SubmitAcceptedSchema,
 } satisfies Record<string, z.ZodType>;
 type ComponentName = keyof typeof COMPONENTS;
 
@@ -123,6 +126,33 @@ const post = (summary: string, body: ComponentName, responses: Record<string, ob
   },
 });
 
+const submitRuns = {
+  post: {
+    summary:
+      'Submits a run (the request of `dura.submit`) for the caller’s tenant. Scope `submit`. Idempotent on the run id: the `Idempotency-Key` header or `runId`.',
+    parameters: [
+      {
+        name: 'Idempotency-Key',
+        in: 'header',
+        description:
+          'The run id (letters, digits, `_`, `-`); the same key with the same body answers the same run.',
+        schema: { type: 'string', maxLength: 128 },
+      },
+    ],
+    requestBody: { required: true, content: { 'application/json': { schema: ref('SubmitBody') } } },
+    responses: {
+      '202': json(
+        'SubmitAccepted',
+        'Published to the run intake (`duplicate`: this run id was submitted before with this body).',
+      ),
+      '400': error('The body is not a valid run request, or the key is not a valid run id.'),
+      '403': error('The credential lacks scope `submit`, or names a tenant other than its own.'),
+      '409': error('The run id was submitted before with a different body (`run_id_conflict`).'),
+      '413': error('The body is larger than a message may be (1 MiB).'),
+    },
+  },
+};
+
 /** The OpenAPI 3.1 document of the read API, generated from the zod schemas in @dura/contracts. */
 export function openApiDocument(): Record<string, unknown> {
   return {
@@ -138,54 +168,60 @@ export function openApiDocument(): Record<string, unknown> {
     },
     security: [{ bearer: [] }],
     paths: {
-      '/runs': get(
-        'One page of runs, filtered and sorted, with keyset pagination.',
-        [
-          repeated('status', 'Run statuses, repeated or comma-separated: any may match.', {
-            enum: [...RUN_STATUSES],
-          }),
-          repeated('tag', 'Tags, repeated: the run must carry every one.', { type: 'string', maxLength: 64 }),
-          repeated('tool', 'Tools, repeated: the run must have requested a call of every one.', {
-            type: 'string',
-          }),
-          {
-            name: 'createdAfter',
-            in: 'query',
-            description: 'Runs created at or after this time (ISO 8601 date, or date-time with a zone).',
-            schema: { type: 'string' },
-          },
-          {
-            name: 'createdBefore',
-            in: 'query',
-            description: 'Runs created before this time (ISO 8601 date, or date-time with a zone).',
-            schema: { type: 'string' },
-          },
-          {
-            name: 'sort',
-            in: 'query',
-            description: 'Order of the list; runs tie-break on their id.',
-            schema: { enum: [...RUN_LIST_SORTS], default: 'updated_desc' },
-          },
-          {
-            name: 'limit',
-            in: 'query',
-            description: 'Runs per page.',
-            schema: {
-              type: 'integer',
-              minimum: 1,
-              maximum: RUN_LIST_MAX_LIMIT,
-              default: RUN_LIST_DEFAULT_LIMIT,
+      '/runs': {
+        ...submitRuns,
+        ...get(
+          'One page of runs, filtered and sorted, with keyset pagination.',
+          [
+            repeated('status', 'Run statuses, repeated or comma-separated: any may match.', {
+              enum: [...RUN_STATUSES],
+            }),
+            repeated('tag', 'Tags, repeated: the run must carry every one.', {
+              type: 'string',
+              maxLength: 64,
+            }),
+            repeated('tool', 'Tools, repeated: the run must have requested a call of every one.', {
+              type: 'string',
+            }),
+            {
+              name: 'createdAfter',
+              in: 'query',
+              description: 'Runs created at or after this time (ISO 8601 date, or date-time with a zone).',
+              schema: { type: 'string' },
             },
-          },
-          {
-            name: 'cursor',
-            in: 'query',
-            description: '`nextCursor` of the previous page, unchanged, with the same sort.',
-            schema: { type: 'string' },
-          },
-        ],
-        { '200': json('RunList', 'A page of runs.'), '400': error('A query parameter is invalid.') },
-      ),
+            {
+              name: 'createdBefore',
+              in: 'query',
+              description: 'Runs created before this time (ISO 8601 date, or date-time with a zone).',
+              schema: { type: 'string' },
+            },
+            {
+              name: 'sort',
+              in: 'query',
+              description: 'Order of the list; runs tie-break on their id.',
+              schema: { enum: [...RUN_LIST_SORTS], default: 'updated_desc' },
+            },
+            {
+              name: 'limit',
+              in: 'query',
+              description: 'Runs per page.',
+              schema: {
+                type: 'integer',
+                minimum: 1,
+                maximum: RUN_LIST_MAX_LIMIT,
+                default: RUN_LIST_DEFAULT_LIMIT,
+              },
+            },
+            {
+              name: 'cursor',
+              in: 'query',
+              description: '`nextCursor` of the previous page, unchanged, with the same sort.',
+              schema: { type: 'string' },
+            },
+          ],
+          { '200': json('RunList', 'A page of runs.'), '400': error('A query parameter is invalid.') },
+        ),
+      },
       '/runs/{id}': get('The run’s state: the fold of its log.', [runId], {
         '200': json('RunState', 'The folded state.'),
         '404': error('No such run in the projection.'),
