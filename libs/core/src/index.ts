@@ -40,3 +40,4 @@ export type { CronExpression } from './cron';
 export { assertTimeZone, zoneOffset, toLocal, instantsOf, UnknownTimeZone } from './time-zone';
 export { timingOf, checkSchedule, nextTicks, planTicks } from './schedule-plan';
 export type { Timing, TickPlan } from './schedule-plan';
+export { decideTicks, needsLastRunStatus, withHistory } from './schedule-decide';

@@ -33,8 +33,16 @@ export function checkSchedule(spec: Pick<ScheduleSpec, 'cron' | 'timeZone' | 'ev
  * and the repeated hour runs twice.
  */
 function nextCronTick(cron: CronExpression, zone: string, after: number): number | undefined {
-  // A fall-back within the next 3 hours makes earlier local times come again: start the search that far back.
+  // Without a clock change before it, the first match forward is the answer.
+  const ahead = scanCron(cron, zone, after, 0);
+  if (ahead !== undefined && zoneOffset(zone, ahead) === zoneOffset(zone, after)) return ahead;
+  // A fall-back within the next 3 hours makes earlier local times come again: search from that far back.
   const back = Math.max(0, zoneOffset(zone, after) - zoneOffset(zone, after + 3 * HOUR));
+  return back === 0 ? ahead : scanCron(cron, zone, after, back);
+}
+
+/** The earliest tick after `after`, scanning local times from `back` ms before its own. */
+function scanCron(cron: CronExpression, zone: string, after: number, back: number): number | undefined {
   let local = toLocal(zone, after) - back;
   let best: number | undefined;
   for (let i = 0; i < 100_000; i += 1) {

@@ -4,15 +4,13 @@ import {
   BUCKETS,
   DuraError,
   formatIssues,
-  MAX_SCHEDULE_HISTORY,
   ScheduleRecordSchema,
   ScheduleSpecSchema,
   type ScheduleRecord,
   type ScheduleSpec,
   type ScheduleSpecInput,
-  type ScheduleTick,
 } from '@dura/contracts';
-import { canonicalJson, checkSchedule } from '@dura/core';
+import { canonicalJson, checkSchedule, withHistory } from '@dura/core';
 
 /** A stored schedule and the KV revision it was read at (the compare-and-set guard of its next write). */
 export interface StoredSchedule {
@@ -55,11 +53,6 @@ export function parseScheduleSpec(input: unknown): ScheduleSpec {
     throw new ScheduleError('invalid_schedule', (err as Error).message);
   }
   return parsed.data;
-}
-
-/** Keeps the newest `MAX_SCHEDULE_HISTORY` ticks. */
-export function withHistory(record: ScheduleRecord, ticks: ScheduleTick[]): ScheduleRecord {
-  return { ...record, history: [...record.history, ...ticks].slice(-MAX_SCHEDULE_HISTORY) };
 }
 
 /**

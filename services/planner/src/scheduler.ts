@@ -3,14 +3,20 @@ import {
   RUN_REQUEST_VERSION,
   SIGNAL_VERSION,
   SUBJECTS,
-  scheduleRunId,
   type RunRequest,
   type ScheduleRecord,
-  type ScheduleTick,
   type SignalRequest,
 } from '@dura/contracts';
-import { CANCEL_SIGNAL, isTerminal, planTicks, timingOf, type RunStatus } from '@dura/core';
-import { createScheduleStore, withHistory, type StoredSchedule } from '@dura/event-store';
+import {
+  CANCEL_SIGNAL,
+  decideTicks,
+  isTerminal,
+  needsLastRunStatus,
+  planTicks,
+  timingOf,
+  type RunStatus,
+} from '@dura/core';
+import { createScheduleStore, type StoredSchedule } from '@dura/event-store';
 import type { Logger } from '@dura/service-kit';
 
 export interface SchedulerDeps {
@@ -51,42 +57,9 @@ export function createScheduler(deps: SchedulerDeps) {
 
   /** The decision for the ticks due now: the next record (pending runs included), or undefined if none. */
   async function decide(record: ScheduleRecord, now: number): Promise<ScheduleRecord | undefined> {
-    const { spec } = record;
-    const plan = planTicks(timingOf(spec), record.cursor, now, spec.catchUp);
-    const ticks: ScheduleTick[] = [];
-    let next: ScheduleRecord = { ...record, cursor: Math.max(record.cursor, plan.cursor) };
-    const start = (tick: number, action: ScheduleTick['action']) => {
-      const runId = scheduleRunId(spec.id, tick);
-      next = {
-        ...next,
-        lastRunId: runId,
-        pending: { ...next.pending, start: [...next.pending.start, { tick, runId }] },
-      };
-      ticks.push({ tick, runId, action });
-    };
-    if (plan.skipped > 0) ticks.push({ tick: plan.cursor, runId: '', action: 'missed', count: plan.skipped });
-    let busy = plan.fire.length > 0 || next.buffered !== undefined ? await active(record, now) : false;
-    if (next.buffered !== undefined && !busy) {
-      const tick = next.buffered;
-      next = { ...next, buffered: undefined };
-      start(tick, 'started');
-      busy = true;
-    }
-    for (const tick of plan.fire) {
-      if (!busy || spec.overlap === 'allow_all') start(tick, 'started');
-      else if (spec.overlap === 'cancel_previous') {
-        if (next.lastRunId)
-          next = { ...next, pending: { ...next.pending, cancel: [...next.pending.cancel, next.lastRunId] } };
-        start(tick, 'cancelled_previous');
-      } else if (spec.overlap === 'buffer_one' && next.buffered === undefined) {
-        next = { ...next, buffered: tick };
-        ticks.push({ tick, runId: scheduleRunId(spec.id, tick), action: 'buffered' });
-      } else ticks.push({ tick, runId: scheduleRunId(spec.id, tick), action: 'skipped' });
-      busy = true;
-    }
-    if (ticks.length === 0 && next.buffered === record.buffered) return undefined;
-    if (next.buffered === undefined) delete next.buffered;
-    return withHistory(next, ticks);
+    const plan = planTicks(timingOf(record.spec), record.cursor, now, record.spec.catchUp);
+    const busy = needsLastRunStatus(record, plan) ? await active(record, now) : false;
+    return decideTicks(record, plan, busy);
   }
 
   function requestOf(record: ScheduleRecord, tick: number, runId: string): RunRequest {
