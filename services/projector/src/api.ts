@@ -24,6 +24,7 @@ import { openRunStream } from './run-stream';
 import { createStreamSlots, DEFAULT_STREAM_LIMITS, holdingSlot, type StreamLimits } from './stream-slots';
 import { signalRoutes } from './signal-routes';
 import { submitRoute } from './submit-route';
+import { scheduleRoutes } from './schedule-routes';
 import { causesOf, stateAt } from './time-travel';
 import { projectionErrors, runEvents, runs } from './db/schema';
 
@@ -209,6 +210,7 @@ function apiRoutes(deps: ReadApiDeps): ApiRoute[] {
       },
     },
     submitRoute(deps),
+    ...scheduleRoutes(deps),
     ...signalRoutes(deps, unknownRun),
   ];
 }

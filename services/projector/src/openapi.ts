@@ -20,6 +20,12 @@ import {
 import { EVENTS_MAX_LIMIT } from './query-params';
 import { CancelBodySchema, SignalAcceptedSchema, SignalBodySchema } from './signal-routes';
 import { SubmitAcceptedSchema, SubmitBodySchema } from './submit-route';
+import {
+  ScheduleBodySchema,
+  ScheduleListSchema,
+  ScheduleViewSchema,
+  TriggerBodySchema,
+} from './schedule-routes';
 
 /** Where `npm run openapi` writes the document; a test checks the committed file equals `openApiDocument()`. */
 export const OPENAPI_FILE = fileURLToPath(new URL('../openapi.json', import.meta.url));
@@ -57,6 +63,10 @@ const COMPONENTS = {
   SignalAccepted: SignalAcceptedSchema,
   SubmitBody: SubmitBodySchema,
   SubmitAccepted: SubmitAcceptedSchema,
+  ScheduleBody: ScheduleBodySchema,
+  Schedule: ScheduleViewSchema,
+  ScheduleList: ScheduleListSchema,
+  TriggerBody: TriggerBodySchema,
 } satisfies Record<string, z.ZodType>;
 type ComponentName = keyof typeof COMPONENTS;
 
@@ -152,6 +162,15 @@ const submitRuns = {
     },
   },
 };
+
+const scheduleId = path('id', 'The schedule id.');
+const scheduleAction = (summary: string) => ({
+  post: {
+    summary: `${summary} Scope \`schedule\`.`,
+    parameters: [scheduleId],
+    responses: { '200': json('Schedule', 'The schedule.'), '404': error('No such schedule.') },
+  },
+});
 
 /** The OpenAPI 3.1 document of the read API, generated from the zod schemas in @dura/contracts. */
 export function openApiDocument(): Record<string, unknown> {
@@ -309,6 +328,55 @@ export function openApiDocument(): Record<string, unknown> {
         {},
       ),
       '/runs/{id}/cancel': post('Asks the planner to cancel the run. Scope `cancel`.', 'CancelBody', {}),
+      '/schedules': {
+        ...get('The schedules of the caller’s tenant (every tenant’s for an operator). Scope `read`.', [], {
+          '200': json('ScheduleList', 'The schedules, each with its recent ticks and next ticks.'),
+        }),
+        post: {
+          summary:
+            'Creates a schedule for the caller’s tenant (an operator names one). Scope `schedule`. The same definition again is a no-op.',
+          parameters: [],
+          requestBody: { required: true, content: { 'application/json': { schema: ref('ScheduleBody') } } },
+          responses: {
+            '201': json('Schedule', 'Created.'),
+            '200': json('Schedule', 'It existed with this definition.'),
+            '400': error('Not a valid schedule (`invalid_schedule`: cron, time zone, request, policies).'),
+            '403': error('The credential lacks scope `schedule`, or names another tenant.'),
+            '409': error('A schedule with this id exists with another definition.'),
+          },
+        },
+      },
+      '/schedules/{id}': {
+        ...get(
+          'The schedule, its past ticks (`history`) and its next ticks (`next`). Scope `read`.',
+          [scheduleId],
+          {
+            '200': json('Schedule', 'The schedule.'),
+            '404': error('No such schedule (for a tenant-scoped caller: none of its tenant).'),
+          },
+        ),
+        delete: {
+          summary: 'Deletes the schedule; runs it started are not touched. Scope `schedule`.',
+          parameters: [scheduleId],
+          responses: { '200': { description: 'Deleted.' }, '404': error('No such schedule.') },
+        },
+      },
+      '/schedules/{id}/pause': scheduleAction('Pauses the schedule: no tick starts a run until resumed.'),
+      '/schedules/{id}/resume': scheduleAction(
+        'Resumes the schedule from its next tick; ticks while paused never run.',
+      ),
+      '/schedules/{id}/trigger': {
+        post: {
+          summary:
+            'Starts one run of the schedule now (a planner publishes it). Scope `schedule`. Idempotent on `key`.',
+          parameters: [scheduleId],
+          requestBody: { required: false, content: { 'application/json': { schema: ref('TriggerBody') } } },
+          responses: {
+            '202': { description: 'Decided: `{ runId, links }`; a planner starts it.' },
+            '404': error('No such schedule.'),
+          },
+        },
+      },
       '/projection-errors': get(
         'Stream messages the projection could not apply, newest first (100 per page).',
         [{ name: 'beforeSeq', in: 'query', description: 'Only messages below this seq.', schema: seqSchema }],

@@ -1,13 +1,7 @@
 import type { JetStreamClient } from '@nats-io/jetstream';
 import { TimeoutError } from '@nats-io/nats-core';
 import { z } from 'zod';
-import {
-  JsonValueSchema,
-  RunIdSchema,
-  SIGNAL_VERSION,
-  SUBJECTS,
-  type SignalRequest,
-} from '@dura/contracts';
+import { JsonValueSchema, RunIdSchema, SIGNAL_VERSION, SUBJECTS, type SignalRequest } from '@dura/contracts';
 import { CANCEL_SIGNAL } from '@dura/core';
 import type { HttpResponse } from '@dura/service-kit';
 import type { Db } from '@dura/db';

@@ -42,6 +42,11 @@ describe('the OpenAPI document', () => {
         '/runs/{id}/stream',
         '/runs/{id}/signals',
         '/runs/{id}/cancel',
+        '/schedules',
+        '/schedules/{id}',
+        '/schedules/{id}/pause',
+        '/schedules/{id}/resume',
+        '/schedules/{id}/trigger',
       ].sort(),
     );
   });

@@ -1,7 +1,10 @@
 import { DuraError } from '@dura/contracts';
 
-/** What a credential may do: read runs, send signals (approve, reject, named events), cancel runs, submit runs. */
-export const SCOPES = ['read', 'signal', 'cancel', 'submit'] as const;
+/**
+ * What a credential may do: read runs (and schedules), send signals (approve, reject, named events), cancel
+ * runs, submit runs, manage schedules.
+ */
+export const SCOPES = ['read', 'signal', 'cancel', 'submit', 'schedule'] as const;
 export type Scope = (typeof SCOPES)[number];
 
 /** The tenant of a caller that may see every tenant's runs (an operator). */
