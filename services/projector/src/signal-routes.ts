@@ -1,14 +1,7 @@
 import type { JetStreamClient } from '@nats-io/jetstream';
 import { TimeoutError } from '@nats-io/nats-core';
 import { z } from 'zod';
-import {
-  formatIssues,
-  JsonValueSchema,
-  RunIdSchema,
-  SIGNAL_VERSION,
-  SUBJECTS,
-  type SignalRequest,
-} from '@dura/contracts';
+import { JsonValueSchema, RunIdSchema, SIGNAL_VERSION, SUBJECTS, type SignalRequest } from '@dura/contracts';
 import { CANCEL_SIGNAL } from '@dura/core';
 import type { HttpResponse } from '@dura/service-kit';
 import type { Db } from '@dura/db';
@@ -17,9 +10,12 @@ import { DURA_ATTRS, withProducerSpan } from '@dura/telemetry';
 import { trace } from '@opentelemetry/api';
 import { requireScope, type Caller } from './auth/caller';
 import type { ApiRoute } from './auth/guard';
-import { BadQuery, runIdParam } from './query-params';
+import { runIdParam } from './query-params';
+import { parseBody, readJsonBody } from './request-body';
 import { assertVisible } from './run-access';
-import { readJson } from './request-body';
+
+/** A signal or cancel body is a few fields; anything larger is a mistake or an attack. */
+const MAX_BODY_BYTES = 64 * 1024;
 
 /** Body of `POST /runs/:id/signals`. */
 export const SignalBodySchema = z
@@ -83,7 +79,15 @@ export function signalRoutes(
       scope: 'signal',
       async handle({ params, req, caller }) {
         const runId = runIdParam(params);
-        const body = parseBody(SignalBodySchema, await readJson(req, false), 'a signal');
+        const body = parseBody(
+          SignalBodySchema,
+          await readJsonBody(req, {
+            maxBytes: MAX_BODY_BYTES,
+            emptyIsObject: false,
+            what: "the signal's fields",
+          }),
+          'a signal',
+        );
         if (body.name === CANCEL_SIGNAL) requireScope(caller, 'cancel', 'a signal named "cancel"');
         return send(caller, {
           v: SIGNAL_VERSION,
@@ -100,7 +104,15 @@ export function signalRoutes(
       scope: 'cancel',
       async handle({ params, req, caller }) {
         const runId = runIdParam(params);
-        const body = parseBody(CancelBodySchema, await readJson(req, true), 'a cancel request');
+        const body = parseBody(
+          CancelBodySchema,
+          await readJsonBody(req, {
+            maxBytes: MAX_BODY_BYTES,
+            emptyIsObject: true,
+            what: "the signal's fields",
+          }),
+          'a cancel request',
+        );
         return send(caller, {
           v: SIGNAL_VERSION,
           runId,
@@ -114,13 +126,3 @@ export function signalRoutes(
 }
 
 const freshId = (): string => `sig_${crypto.randomUUID().replaceAll('-', '')}`;
-
-function parseBody<S extends z.ZodType>(schema: S, body: unknown, what: string): z.infer<S> {
-  const parsed = schema.safeParse(body);
-  if (!parsed.success)
-    throw new BadQuery(
-      `the body of ${what} is invalid: ${formatIssues(parsed.error).join('; ')}`,
-      'bad_body',
-    );
-  return parsed.data;
-}
