@@ -12,6 +12,8 @@ export interface WitnessHttpServer {
   state: WitnessState;
   /** Adds tool `extra_<name>` on every open session; each announces `tools/list_changed`. */
   addTool(name: string): void;
+  /** `tools/list` requests received so far (each client lists again after `tools/list_changed`). */
+  lists(): number;
   /** Requests that came without the expected `authorization` header (answered 401). */
   unauthorized(): number;
   close(): Promise<void>;
@@ -26,6 +28,7 @@ export async function startWitnessHttpServer(options: { token?: string } = {}): 
   const state = new WitnessState();
   const sessions = new Map<string, { transport: StreamableHTTPServerTransport; server: McpServer }>();
   let unauthorized = 0;
+  let lists = 0;
   const http = createServer((req, res) => {
     handle(req, res).catch((err: unknown) => {
       if (!res.headersSent) res.writeHead(500).end(String(err));
@@ -39,6 +42,7 @@ export async function startWitnessHttpServer(options: { token?: string } = {}): 
       return;
     }
     const body = req.method === 'POST' ? await readJson(req) : undefined;
+    if ((body as { method?: unknown } | undefined)?.method === 'tools/list') lists += 1;
     const id = req.headers['mcp-session-id'];
     const existing = typeof id === 'string' ? sessions.get(id) : undefined;
     if (existing) return existing.transport.handleRequest(req, res, body);
@@ -70,6 +74,7 @@ export async function startWitnessHttpServer(options: { token?: string } = {}): 
       for (const { server } of sessions.values()) registerExtra(server, state, name);
     },
     unauthorized: () => unauthorized,
+    lists: () => lists,
     async close() {
       await Promise.allSettled([...sessions.values()].map(({ server }) => server.close()));
       http.closeAllConnections();
