@@ -16,6 +16,10 @@ export const mcp: CommandModule = {
     http: { type: 'boolean', description: 'serve Streamable HTTP at /mcp instead of stdio' },
     port: { type: 'string', value: 'PORT', description: 'HTTP port (default 8765; 0: a free port)' },
     host: { type: 'string', value: 'HOST', description: 'HTTP address to bind (default 127.0.0.1)' },
+    anonymous: {
+      type: 'boolean',
+      description: 'with --http on a loopback address: a request without a token uses DURA_API_TOKEN',
+    },
   },
   positionals: { min: 0, max: 0 },
   help: `Tools: start_run, get_run, list_runs, wait_run (with progress notifications), approve, reject,
@@ -26,8 +30,8 @@ HTTP with the bearer token each client sends, so the token's scopes and tenant d
   dura mcp --http --port 8765           # clients send Authorization: Bearer <token>`,
   async run(args, ctx) {
     const http = args.flags.http === true;
-    if (!http && (args.flags.port !== undefined || args.flags.host !== undefined))
-      throw new UsageError('--port and --host only apply with --http');
+    if (!http && (args.flags.port !== undefined || args.flags.host !== undefined || args.flags.anonymous))
+      throw new UsageError('--port, --host and --anonymous only apply with --http');
     if (!http) {
       const token = await resolveApiToken({}, process.env, (text) => ctx.out.error(text));
       const server = createDuraMcpServer(createDuraApi({ apiUrl: ctx.apiUrl, token }), VERSION);
@@ -42,9 +46,19 @@ HTTP with the bearer token each client sends, so the token's scopes and tenant d
       return EXIT.ok;
     }
     const port = portOf(stringFlag(args, 'port'));
+    const host = stringFlag(args, 'host') ?? '127.0.0.1';
+    let anonymous: { token: string | undefined } | undefined;
+    if (args.flags.anonymous === true) {
+      if (!['127.0.0.1', 'localhost', '::1'].includes(host))
+        throw new UsageError(
+          `--anonymous serves requests without a token: only on a loopback --host, not ${host}`,
+        );
+      anonymous = { token: await resolveApiToken({}, process.env, (text) => ctx.out.error(text)) };
+    }
     const served = await startDuraMcpHttpServer({
-      host: stringFlag(args, 'host') ?? '127.0.0.1',
+      host,
       port,
+      ...(anonymous ? { anonymous } : {}),
       serverFor: (token) => createDuraMcpServer(createDuraApi({ apiUrl: ctx.apiUrl, token }), VERSION),
     });
     ctx.out.note(`dura mcp: serving ${served.url} for the API at ${ctx.apiUrl}`);

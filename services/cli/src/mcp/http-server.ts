@@ -27,9 +27,18 @@ export interface DuraMcpHttpServer {
 export async function startDuraMcpHttpServer(options: {
   host: string;
   port: number;
-  serverFor: (token: string) => McpServer;
+  /** The server for a session: `token` is the caller's, or the anonymous one (undefined: none at all). */
+  serverFor: (token: string | undefined) => McpServer;
+  /** Serve requests without a token, with this token (a local client that cannot send headers); loopback only. */
+  anonymous?: { token: string | undefined };
 }): Promise<DuraMcpHttpServer> {
   const sessions = new Map<string, Session>();
+  const loopback = LOOPBACK.has(options.host);
+  if (options.anonymous && !loopback)
+    throw new Error(
+      `a token for requests without one is only allowed on a loopback address, not ${options.host}`,
+    );
+  let allowedHosts = new Set<string>();
   const http: Server = createServer((req, res) => {
     handle(req, res).catch((err: unknown) => {
       if (!res.headersSent) jsonError(res, 500, -32603, `internal error: ${(err as Error).message}`);
@@ -39,12 +48,21 @@ export async function startDuraMcpHttpServer(options: {
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (new URL(req.url ?? '/', 'http://x').pathname !== '/mcp')
       return jsonError(res, 404, -32601, 'the MCP endpoint is /mcp');
-    const token = /^Bearer (\S+)$/i.exec(req.headers.authorization ?? '')?.[1];
-    if (!token) {
+    // DNS rebinding: a page in a browser must not reach a loopback server through a name it controls.
+    if (loopback && !allowedHosts.has(req.headers.host ?? ''))
+      return jsonError(res, 403, -32000, `Host "${req.headers.host ?? ''}" is not this server's address`);
+    const origin = req.headers.origin;
+    if (loopback && origin !== undefined && !allowedHosts.has(hostOf(origin)))
+      return jsonError(res, 403, -32000, `Origin "${origin}" may not call this server`);
+    const presented = /^Bearer (\S+)$/i.exec(req.headers.authorization ?? '')?.[1];
+    const token = presented ?? options.anonymous?.token;
+    if (presented === undefined && !options.anonymous) {
       res.setHeader('www-authenticate', 'Bearer realm="dura"');
       return jsonError(res, 401, -32001, 'send "Authorization: Bearer <token>" with a Dura API token');
     }
-    const tokenHash = createHash('sha256').update(token).digest('hex');
+    const tokenHash = createHash('sha256')
+      .update(token ?? '')
+      .digest('hex');
     const body = req.method === 'POST' ? await readJson(req) : undefined;
     const id = req.headers['mcp-session-id'];
     if (typeof id === 'string') {
@@ -75,6 +93,7 @@ export async function startDuraMcpHttpServer(options: {
     http.listen(options.port, options.host, () => resolve());
   });
   const { port } = http.address() as AddressInfo;
+  allowedHosts = new Set([`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`]);
   return {
     url: `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}/mcp`,
     async close() {
@@ -83,6 +102,16 @@ export async function startDuraMcpHttpServer(options: {
       await new Promise<void>((resolve) => http.close(() => resolve()));
     },
   };
+}
+
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
+
+function hostOf(origin: string): string {
+  try {
+    return new URL(origin).host;
+  } catch {
+    return '';
+  }
 }
 
 function jsonError(res: ServerResponse, status: number, code: number, message: string): void {

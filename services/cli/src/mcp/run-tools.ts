@@ -52,7 +52,7 @@ export async function allEvents(api: DuraApi, runId: string): Promise<RunEvent[]
   let fromSeq = 0;
   while (events.length < MAX_EVENTS) {
     const page = await api.events(runId, fromSeq, 500);
-    events.push(...(page.events));
+    events.push(...page.events);
     if (page.nextFromSeq === undefined || page.events.length === 0) break;
     fromSeq = page.nextFromSeq;
   }
