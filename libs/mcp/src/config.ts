@@ -80,6 +80,13 @@ export function parseMcpServers(value: string | undefined): McpServers {
   } catch (err) {
     throw configError(`is not valid JSON (${(err as Error).message}); give an object {"<server>": {...}}`);
   }
+  if (raw !== null && typeof raw === 'object' && !Array.isArray(raw)) {
+    const badName = Object.keys(raw).find((name) => !McpServerNameSchema.safeParse(name).success);
+    if (badName !== undefined)
+      throw configError(
+        `names a server "${badName}": a server name is a lower-case word (letters, digits, "_", "-"), e.g. "github"`,
+      );
+  }
   const parsed = McpServersSchema.safeParse(raw);
   if (!parsed.success) throw configError(`is invalid: ${formatIssues(parsed.error).join('; ')}`);
   return parsed.data;
