@@ -28,6 +28,8 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   description: string;
   input: S;
   safety: ToolSafety;
+  /** The input as JSON Schema, when the tool brought its own (an MCP server's): models are shown it as is. */
+  inputJsonSchema?: Record<string, unknown>;
   /** Upper bound for one attempt; the signal aborts when it passes. */
   timeoutMs?: number;
   retry?: RetryPolicy;

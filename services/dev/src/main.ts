@@ -12,6 +12,7 @@ import {
   loadNatsSecurity,
 } from '@dura/service-kit';
 import { toolModulesFrom } from '@dura/tools';
+import { mcpConfigShape, parseMcpServers } from '@dura/mcp';
 import { formatEvent } from './format-event';
 import { startStack } from './stack';
 
@@ -27,6 +28,8 @@ const DevConfigSchema = z.object({
   DURA_AGENTS: z.string().optional(),
   /** Comma-separated modules exporting tools, added to the built-ins. */
   DURA_TOOLS_MODULES: z.string().optional(),
+  /** MCP servers whose tools join the built-ins as `mcp.<server>.<tool>` (docs/mcp.md). */
+  ...mcpConfigShape,
   /** Tool arguments and results larger than this go to the object store; the event keeps a reference. */
   DURA_PAYLOAD_THRESHOLD_BYTES: configFields.positiveInt.optional(),
 });
@@ -45,6 +48,7 @@ Environment: NATS_URL, DATABASE_URL (use external servers; NATS_USER/NATS_PASSWO
 NATS_NKEY_SEED_FILE, NATS_CREDS_FILE, NATS_TLS_*, NATS_INBOX_PREFIX for a secured NATS), DURA_DEV_DATA_DIR (keep data between starts),
 PROJECTOR_HTTP_PORT (default 8080), DURA_BIND_HOST (where the API listens; default 127.0.0.1), LOG_LEVEL (default warn), DURA_AGENTS (agent definitions; default examples/agents/agents.json),
 DURA_TOOLS_MODULES (comma-separated modules exporting tools, added to the built-ins),
+DURA_MCP_SERVERS (MCP servers whose tools join as mcp.<server>.<tool>; JSON or a file, see docs/mcp.md),
 DURA_PAYLOAD_THRESHOLD_BYTES (larger tool arguments and results go to the object store; default 65536).`;
 
 async function main(): Promise<number> {
@@ -79,6 +83,7 @@ async function main(): Promise<number> {
     log,
     agentsFile: config.DURA_AGENTS ?? (existsSync(DEFAULT_AGENTS) ? DEFAULT_AGENTS : undefined),
     toolModules: toolModulesFrom(config.DURA_TOOLS_MODULES),
+    mcpServers: parseMcpServers(config.DURA_MCP_SERVERS),
     ...(config.DURA_PAYLOAD_THRESHOLD_BYTES
       ? { payloadThresholdBytes: config.DURA_PAYLOAD_THRESHOLD_BYTES }
       : {}),

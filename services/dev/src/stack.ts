@@ -21,6 +21,7 @@ import {
 } from '@dura/service-kit';
 import { createToolGateway, migrateGateway } from '@dura/tool-gateway';
 import { loadToolRegistry } from '@dura/tools';
+import { attachMcpServers, type McpServers } from '@dura/mcp';
 import { startEmbeddedNats, type EmbeddedNats } from './embedded-nats';
 
 export interface StackOptions {
@@ -39,6 +40,8 @@ export interface StackOptions {
   toolModules?: readonly string[];
   /** Tool arguments and results larger than this go to the object store (default 64 KiB). */
   payloadThresholdBytes?: number;
+  /** MCP servers whose tools join the registry as `mcp.<server>.<tool>` (DURA_MCP_SERVERS). */
+  mcpServers?: McpServers;
 }
 
 export interface Stack {
@@ -81,6 +84,12 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       return handles;
     };
     const tools = await loadToolRegistry(options.toolModules ?? []);
+    const mcp = await attachMcpServers(
+      options.mcpServers ?? {},
+      tools,
+      options.log.child({ service: 'mcp' }),
+    );
+    stops.push(() => mcp.close());
     const { registry: agents, codeAgents } = await loadAgents(options.agentsFile);
     const plannerNats = await connect('dura-dev-planner');
     const threshold = options.payloadThresholdBytes;

@@ -15,6 +15,7 @@ import {
 } from '@dura/service-kit';
 import { buildGateway, loadGatewayConfig, migrateGateway } from '@dura/tool-gateway';
 import { loadServiceTools } from '@dura/tools';
+import { attachMcpServers, parseMcpServers } from '@dura/mcp';
 
 runMain('worker', async () => {
   const plannerConfig = loadPlannerConfig();
@@ -27,6 +28,8 @@ runMain('worker', async () => {
     level: plannerConfig.LOG_LEVEL,
     format: plannerConfig.LOG_FORMAT,
   });
+  // The MCP servers' tools join the registry (and follow their servers' tools/list_changed).
+  const mcp = await attachMcpServers(parseMcpServers(gatewayConfig.DURA_MCP_SERVERS), tools, log);
   const telemetry = await startServiceTelemetry({
     service: 'worker',
     log,
@@ -73,6 +76,7 @@ runMain('worker', async () => {
       await gateway.stop(drain);
       await nats.nc.drain();
       await database.close();
+      await mcp.close();
       await telemetry.stop();
     },
   };

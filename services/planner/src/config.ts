@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { NATS_SECURITY_FIELDS } from '@dura/contracts';
 import { configFields, secretsConfigShape, loadConfig } from '@dura/service-kit';
+import { mcpConfigShape } from '@dura/mcp';
 import { httpRequestConfigShape } from '@dura/tools';
 import { TENANT_MAX_RUNS_PATTERN } from './tenant-limits';
 import { INLINE_TOOLS_PATTERN, tenantAgentsProblem } from './tool-authorization';
@@ -86,6 +87,7 @@ export const PlannerConfigSchema = z.object({
   DURA_TOOLS_MODULES: z.string().optional().describe('Comma-separated modules exporting tools.'),
   ...secretsConfigShape,
   ...httpRequestConfigShape,
+  ...mcpConfigShape,
   /** The agent definitions this planner serves: a JSON file or a module (see README, "Agents"). */
   DURA_AGENTS: z
     .string()

@@ -5,6 +5,7 @@ import {
   runMain,
   startServiceTelemetry,
 } from '@dura/service-kit';
+import { attachMcpServers, parseMcpServers } from '@dura/mcp';
 import { loadServiceTools } from '@dura/tools';
 import { loadPlannerConfig } from './config';
 import { buildPlanner } from './service';
@@ -15,6 +16,8 @@ runMain('planner', async () => {
   // Tools and the secrets key before any connection: a bad key stops the process at once, with exit code 2.
   const { tools, secrets } = await loadServiceTools('planner', config);
   const log = createLogger({ service: 'planner', level: config.LOG_LEVEL, format: config.LOG_FORMAT });
+  // The MCP servers' tools join the registry: plans are checked against them and models are shown them.
+  const mcp = await attachMcpServers(parseMcpServers(config.DURA_MCP_SERVERS), tools, log);
   // First, so every instrument the planner declares is registered with it.
   const telemetry = await startServiceTelemetry({
     service: 'planner',
@@ -35,6 +38,7 @@ runMain('planner', async () => {
     async stop(drain) {
       await planner.stop(drain);
       await nats.nc.drain();
+      await mcp.close();
       await telemetry.stop();
     },
   };

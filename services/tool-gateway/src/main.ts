@@ -8,6 +8,7 @@ import {
   startServiceTelemetry,
   waitUntilReachable,
 } from '@dura/service-kit';
+import { attachMcpServers, parseMcpServers } from '@dura/mcp';
 import { loadServiceTools } from '@dura/tools';
 import { loadGatewayConfig } from './config';
 import { buildGateway } from './service';
@@ -19,6 +20,8 @@ runMain('tool-gateway', async () => {
   // Tools and the secrets key before any connection: a bad key stops the process at once, with exit code 2.
   const { tools, secrets } = await loadServiceTools('tool-gateway', config);
   const log = createLogger({ service: 'tool-gateway', level: config.LOG_LEVEL, format: config.LOG_FORMAT });
+  // The MCP servers' tools join the registry (and follow their servers' tools/list_changed).
+  const mcp = await attachMcpServers(parseMcpServers(config.DURA_MCP_SERVERS), tools, log);
   // First, so every instrument the gateway declares is registered with it.
   const telemetry = await startServiceTelemetry({
     service: 'tool-gateway',
@@ -50,6 +53,7 @@ runMain('tool-gateway', async () => {
       await gateway.stop(drain);
       await nats.nc.drain();
       await database.close();
+      await mcp.close();
       await telemetry.stop();
     },
   };

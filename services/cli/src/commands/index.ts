@@ -51,3 +51,4 @@ export { fork } from './fork';
 export { diff } from './diff';
 export { approve, reject } from './approve';
 export { schedule } from './schedule';
+export { mcp } from './mcp';
