@@ -62,6 +62,12 @@ export const RunSummarySchema = z.object({
   metadata: RunMetadataSchema,
   /** Stream sequence of the run's latest event. */
   lastSeq: seq,
+  /** `scripted`, or the agent's name with the version the run is pinned to (`triage@3`). */
+  agent: z.string().optional(),
+  /** The run that started this one as a child, or null. */
+  parentRunId: z.string().nullable().optional(),
+  /** Model spend so far, in US dollars (0 when the agents file gives no prices). */
+  costUsd: z.number().nonnegative().optional(),
 });
 export type RunSummary = z.infer<typeof RunSummarySchema>;
 

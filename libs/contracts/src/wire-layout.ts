@@ -25,6 +25,8 @@ export const BUCKETS = {
   payloads: 'dura_payloads',
   /** runId → reason, written when a run is cancelled: gateways watch it to abort in-flight calls. */
   cancellations: 'dura_cancellations',
+  /** runId → `{ pinned, afterSeq }`: runs no running planner serves, parked until one that does comes up. */
+  parked: 'dura_parked_runs',
 } as const;
 
 /** Core NATS, not stored: token deltas and progress of a run while a model answers. */

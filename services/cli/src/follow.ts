@@ -1,4 +1,4 @@
-import { RunNotFound, TERMINAL_EVENTS } from '@dura/client';
+import { nextStep, RunNotFound, TERMINAL_EVENTS } from '@dura/client';
 import type { RunEvent } from '@dura/contracts';
 import { isTerminal } from '@dura/core';
 import { EXIT, type CommandContext } from './command';
@@ -14,6 +14,11 @@ const STATUS_OF_EVENT: Record<string, string> = {
   run_cancelled: 'cancelled',
   run_rejected: 'rejected',
 };
+
+/** The issues a rejection lists (unknown tools, invalid arguments), one per line. */
+export function rejectionIssues(event: RunEvent): string[] {
+  return event.type === 'run_rejected' ? (event.data.issues ?? []).map((issue) => `  ${issue}`) : [];
+}
 
 /** One line saying how a run ended, from its terminal event. */
 export function outcomeLine(event: RunEvent): string {
@@ -34,13 +39,25 @@ export function outcomeLine(event: RunEvent): string {
  * Prints the run's events from `fromSeq` as they arrive and resolves with the exit code of its outcome;
  * Ctrl-C (ctx.signal) stops following and resolves with 130.
  */
-export async function followRun(ctx: CommandContext, runId: string, fromSeq: number): Promise<number> {
+export async function followRun(
+  ctx: CommandContext,
+  runId: string,
+  fromSeq: number,
+  beforeEvent: () => void = () => undefined,
+): Promise<number> {
   for await (const event of ctx.client.watchRun(runId, { fromSeq, signal: ctx.signal })) {
+    beforeEvent();
     ctx.out.event(event);
     if (TERMINAL_EVENTS.has(event.type)) {
-      if (!ctx.json) ctx.out.line(outcomeLine(event));
+      if (!ctx.json) {
+        ctx.out.line(outcomeLine(event));
+        for (const issue of rejectionIssues(event)) ctx.out.line(issue);
+      }
       return exitForStatus(STATUS_OF_EVENT[event.type] ?? 'failed');
     }
+    // A wait says what resolves it, as a command to copy (on stderr: stdout stays the event stream).
+    const next = nextStep(event);
+    if (next !== undefined) ctx.out.note(`  next: ${next}`);
   }
   return 130;
 }

@@ -238,6 +238,7 @@ describe('dura get', () => {
 
     expect(human.output).toMatch(/^status +completed$/m);
     expect(human.output).toMatch(/^steps +2$/m);
+    expect(human.output).toMatch(/^cost +\$0\.0000$/m);
     expect(human.output).toMatch(/^call +step +tool +status +attempts +result$/m);
     expect(human.output).toMatch(/^call-1 +1 +echo +completed +1 +\{"step":1\}$/m);
     expect(human.code).toBe(0);
@@ -308,11 +309,15 @@ describe('dura ls', () => {
     ]);
 
     const lines = all.output.trim().split('\n');
-    expect(lines[0]).toMatch(/^RUN +STATUS +STEPS +PENDING +CREATED +UPDATED +TAGS +LAST ERROR$/);
+    expect(lines[0]).toMatch(
+      /^RUN +STATUS +AGENT +PARENT +COST +STEPS +PENDING +CREATED +UPDATED +TAGS +LAST ERROR$/,
+    );
     const statusColumn = lines[0]!.indexOf('STATUS');
     for (const line of lines.slice(1))
       expect(line.slice(statusColumn - 2, statusColumn + 1)).toMatch(/^ {2}\S$/);
-    expect(lines.find((l) => l.startsWith('cli-ok '))?.slice(statusColumn)).toMatch(/^completed +2 +0 /);
+    expect(lines.find((l) => l.startsWith('cli-ok '))?.slice(statusColumn)).toMatch(
+      /^completed +scripted +- +\$0\.0000 +2 +0 /,
+    );
     expect(lines.find((l) => l.startsWith('cli-bad '))?.slice(statusColumn)).toMatch(/^failed /);
     expect(all.code).toBe(0);
     expect(failed.output).toMatch(/^cli-bad /m);

@@ -133,6 +133,12 @@ export function listRunsSql(q: ListRunsQuery): SQL {
       select run_id, status, steps, pending_calls, last_error, tags, metadata,
              input_tokens::float8 as input_tokens, output_tokens::float8 as output_tokens,
              last_seq::float8 as last_seq,
+             case when state #>> '{request,agent,kind}' = 'scripted' then 'scripted'
+                  else coalesce(state #>> '{pinned,agent}', state #>> '{request,agent,name}', '?')
+                       || coalesce('@' || coalesce(state #>> '{pinned,version}', state #>> '{request,agent,version}'), '')
+             end as agent,
+             state #>> '{request,parent,runId}' as parent_run_id,
+             coalesce((state #>> '{budget,costUsd}')::float8, 0) as cost_usd,
              to_json(created_at) #>> '{}' as created_iso, to_json(updated_at) #>> '{}' as updated_iso
       from ${runs}
       ${where.length > 0 ? sql`where ${sql.join(where, sql` and `)}` : sql``}
@@ -151,6 +157,9 @@ interface SummaryRow {
   input_tokens: number;
   output_tokens: number;
   last_seq: number;
+  agent: string;
+  parent_run_id: string | null;
+  cost_usd: number;
   /** The exact timestamps as ISO text (the cursor needs them to the microsecond). */
   created_iso: string;
   updated_iso: string;
@@ -169,5 +178,8 @@ function toSummary(row: SummaryRow): RunSummary {
     tags: row.tags,
     metadata: row.metadata,
     lastSeq: row.last_seq,
+    agent: row.agent,
+    parentRunId: row.parent_run_id,
+    costUsd: row.cost_usd,
   };
 }

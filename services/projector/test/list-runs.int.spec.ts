@@ -5,7 +5,7 @@ import { startHttpServer, type HttpServerHandle } from '@dura/service-kit';
 import { rowsOf } from '@dura/db';
 import { useTestInfra } from '@dura/testing';
 import { listRunsSql, parseListQuery } from '../src/list-runs';
-import { createProjector, projectorRoutes, summarize, type Projector } from '../src/index';
+import { agentLabel, createProjector, projectorRoutes, summarize, type Projector } from '../src/index';
 import {
   RunScript,
   STREAM_OPTIONS,
@@ -91,6 +91,9 @@ beforeAll(async () => {
       tags: c.tags,
       metadata: c.metadata,
       lastSeq: c.lastSeq,
+      agent: agentLabel(state),
+      parentRunId: state.request?.parent?.runId ?? null,
+      costUsd: state.budget.costUsd,
     };
   });
 });

@@ -50,3 +50,4 @@ export { replay } from './replay';
 export { fork } from './fork';
 export { diff } from './diff';
 export { approve, reject } from './approve';
+export { why } from './why';
