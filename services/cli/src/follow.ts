@@ -39,14 +39,23 @@ export function outcomeLine(event: RunEvent): string {
  * Prints the run's events from `fromSeq` as they arrive and resolves with the exit code of its outcome;
  * Ctrl-C (ctx.signal) stops following and resolves with 130.
  */
+export interface FollowOptions {
+  /** Events up to this seq are history: a wait among them was resolved unless it is the last (default 0). */
+  historyUntil?: number;
+  /** Called before each event is printed (ends a line of streamed tokens). */
+  beforeEvent?: () => void;
+}
+
 export async function followRun(
   ctx: CommandContext,
   runId: string,
   fromSeq: number,
-  beforeEvent: () => void = () => undefined,
+  options: FollowOptions = {},
 ): Promise<number> {
+  const historyUntil = options.historyUntil ?? 0;
+  let hint: string | undefined;
   for await (const event of ctx.client.watchRun(runId, { fromSeq, signal: ctx.signal })) {
-    beforeEvent();
+    options.beforeEvent?.();
     ctx.out.event(event);
     if (TERMINAL_EVENTS.has(event.type)) {
       if (!ctx.json) {
@@ -55,9 +64,15 @@ export async function followRun(
       }
       return exitForStatus(STATUS_OF_EVENT[event.type] ?? 'failed');
     }
-    // A wait says what resolves it, as a command to copy (on stderr: stdout stays the event stream).
+    // A wait still open says what resolves it, as a command to copy (stderr: stdout stays the event stream).
+    // A budget wait keeps the hint of the budget_exceeded just before it, which names the limit.
     const next = nextStep(event);
-    if (next !== undefined) ctx.out.note(`  next: ${next}`);
+    const keeps = event.type === 'wait_requested' && event.data.kind === 'budget';
+    hint = next ?? (keeps ? hint : undefined);
+    if (hint !== undefined && event.seq >= historyUntil) {
+      ctx.out.note(`  next: ${hint}`);
+      hint = undefined;
+    }
   }
   return 130;
 }

@@ -134,7 +134,7 @@ export function listRunsSql(q: ListRunsQuery): SQL {
              input_tokens::float8 as input_tokens, output_tokens::float8 as output_tokens,
              last_seq::float8 as last_seq,
              case when state #>> '{request,agent,kind}' = 'scripted' then 'scripted'
-                  else coalesce(state #>> '{pinned,agent}', state #>> '{request,agent,name}', '?')
+                  else coalesce(state #>> '{pinned,agent}', state #>> '{request,agent,name}', '-')
                        || coalesce('@' || coalesce(state #>> '{pinned,version}', state #>> '{request,agent,version}'), '')
              end as agent,
              state #>> '{request,parent,runId}' as parent_run_id,

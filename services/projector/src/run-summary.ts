@@ -59,13 +59,13 @@ export function summarize(runId: string, state: RunState): RunColumns {
 }
 
 /**
- * `scripted`, or `name@version` (the pinned version, else the requested one). The run list computes the same
+ * `scripted`, or `name@version` (the pinned version, else the requested one); `-` for a refused request. The run list computes the same
  * from the stored state in SQL (list-runs.ts), which needs no column of its own.
  */
 export function agentLabel(state: RunState): string {
   const agent = state.request?.agent;
   if (agent?.kind === 'scripted') return 'scripted';
-  const name = state.pinned?.agent ?? agent?.name ?? '?';
+  const name = state.pinned?.agent ?? agent?.name ?? '-';
   const version = state.pinned?.version ?? agent?.version;
   return version === undefined ? name : `${name}@${version}`;
 }

@@ -123,6 +123,8 @@ Examples:
         ? `run ${submitted.runId} was already submitted; following it`
         : `submitted ${submitted.runId}; its events, live:`,
     );
-    return followRun(ctx, submitted.runId, 1);
+    // A run already submitted has history; a wait in it that was resolved needs no next step.
+    const historyUntil = submitted.duplicate ? await ctx.client.lastSeq(submitted.runId) : 0;
+    return followRun(ctx, submitted.runId, 1, { historyUntil });
   },
 };

@@ -32,7 +32,9 @@ Exit code: the run's outcome (0 completed, 1 failed, cancelled or rejected); 3 w
       ctx.out.note(`run ${runId} ended (${ended.status}) at seq ${ended.seq}, before seq ${from}`);
       return exitForStatus(ended.status);
     }
-    if (!booleanFlag(args, 'live')) return followRun(ctx, runId, from);
+    // What is in the log now is history: only a wait that is still open gets its next step printed.
+    const historyUntil = await ctx.client.lastSeq(runId);
+    if (!booleanFlag(args, 'live')) return followRun(ctx, runId, from, { historyUntil });
     let streaming = false;
     await ctx.client.onLiveTokens(
       runId,
@@ -45,9 +47,12 @@ Exit code: the run's outcome (0 completed, 1 failed, cancelled or rejected); 3 w
       ctx.signal,
     );
     // An event ends the streamed answer's line.
-    return followRun(ctx, runId, from, () => {
-      if (streaming) ctx.out.write('\n');
-      streaming = false;
+    return followRun(ctx, runId, from, {
+      historyUntil,
+      beforeEvent: () => {
+        if (streaming) ctx.out.write('\n');
+        streaming = false;
+      },
     });
   },
 };

@@ -1,29 +1,38 @@
-import { formatEvent } from '@dura/client';
+import { formatEvent, RunNotFound } from '@dura/client';
 import { positional } from '../args';
-import { EXIT, UsageError, type CommandModule } from '../command';
+import { EXIT, UsageError, type CommandContext, type CommandModule } from '../command';
+
+/** The seq of the run's latest event, from its log. */
+async function lastSeqOf(ctx: CommandContext, runId: string): Promise<number> {
+  const last = await ctx.client.lastSeq(runId);
+  if (last === 0) throw new RunNotFound(runId);
+  return last;
+}
 
 export const why: CommandModule = {
   name: 'why',
   summary: "Show why an event happened: it, its cause, its cause's cause, back to the request",
-  usage: 'dura why <run-id> <seq>',
+  usage: 'dura why <run-id> <seq|last>',
   flags: {},
   positionals: { min: 2, max: 2 },
   help: `Follows meta.causationId from the event at SEQ back to the run's root (GET /runs/:id/events/:seq/causes
 on --api), printing the chain from the root down: which decision led to a call, which call to a result.
+\`last\` stands for the run's latest event: why the run is where it is.
 --json prints { chain } with the event at SEQ first, as the API answers.
 
 Exit code: 0; 3 when the run or the seq does not exist.
 
-Example:
-  dura why run_1 7`,
+Examples:
+  dura why run_1 7
+  dura why run_1 last`,
   async run(args, ctx) {
     const runId = positional(args, 0, 'run id');
     const raw = positional(args, 1, 'seq');
-    if (!/^[1-9]\d{0,15}$/.test(raw))
+    if (raw !== 'last' && !/^[1-9]\d{0,15}$/.test(raw))
       throw new UsageError(
-        `seq must be a positive integer, got "${raw}" (dura events ${runId} lists the seqs)`,
+        `seq must be a positive integer or "last", got "${raw}" (dura events ${runId} lists the seqs)`,
       );
-    const seq = Number(raw);
+    const seq = raw === 'last' ? await lastSeqOf(ctx, runId) : Number(raw);
     const chain = await ctx.client.causes(runId, seq);
     if (ctx.json) {
       ctx.out.json({ chain });
