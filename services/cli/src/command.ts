@@ -1,7 +1,7 @@
 import type { DuraClient } from '@dura/client';
 import type { RunEvent } from '@dura/contracts';
 
-/** Exit codes scripts can rely on; `dura --help` and the README list them. */
+/** Exit codes scripts can rely on; `dura --help` and docs/reference.md list them. */
 export const EXIT = {
   /** Success; for `run`/`watch`: the run completed. */
   ok: 0,

@@ -10,7 +10,9 @@ describe.concurrent('dura --help', () => {
 
     expect(code).toBe(0);
     for (const command of COMMANDS) expect(output).toMatch(new RegExp(`^  ${command.name} +\\S`, 'm'));
-    expect(output).toMatch(/--nats URL +NATS server \(default \$NATS_URL or nats:\/\/127\.0\.0\.1:4222\)/);
+    expect(output).toMatch(
+      /--nats URL +NATS server \(default \$NATS_URL, else the running dev stack's, else nats:\/\/127\.0\.0\.1:4222\)/,
+    );
     expect(output).toMatch(/--api URL +the projector's read API \(default \$DURA_API_URL/);
     expect(output).toMatch(/--json +machine output/);
     for (const exit of [
@@ -107,6 +109,7 @@ describe('unreachable servers exit 4 and say what to do', () => {
       expect(output).toMatch(
         /start nats-server with JetStream \(-js\) or set NATS_URL \/ --nats \[nats_unreachable\]/,
       );
+      expect(output).toMatch(/NATS \S+ came from (--nats|\$NATS_URL)/);
       expect(code).toBe(4);
     }
   });

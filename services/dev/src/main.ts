@@ -26,7 +26,7 @@ const DevConfigSchema = z.object({
   PROJECTOR_HTTP_PORT: configFields.port.default(8080),
   DURA_BIND_HOST: configFields.bindHost,
   LOG_LEVEL: configFields.logLevel.default('warn'),
-  /** Agent definitions for runs that name an agent (see README, "Agents"). */
+  /** Agent definitions for runs that name an agent (see docs/agents.md). */
   DURA_AGENTS: z.string().optional(),
   /** Comma-separated modules exporting tools, added to the built-ins. */
   DURA_TOOLS_MODULES: z.string().optional(),

@@ -71,7 +71,7 @@ export const PlannerConfigSchema = z.object({
   DURA_TOOLS_MODULES: z.string().optional().describe('Comma-separated modules exporting tools.'),
   ...secretsConfigShape,
   ...httpRequestConfigShape,
-  /** The agent definitions this planner serves: a JSON file or a module (see README, "Agents"). */
+  /** The agent definitions this planner serves: a JSON file or a module (see docs/agents.md). */
   DURA_AGENTS: z
     .string()
     .optional()

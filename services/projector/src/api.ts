@@ -47,7 +47,7 @@ export interface ReadApiDeps {
 }
 
 /**
- * The projector's API (paths and shapes: README, and `GET /openapi.json`): reads need scope `read`, signals
+ * The projector's API (paths and shapes: docs/reference.md, and `GET /openapi.json`): reads need scope `read`, signals
  * `signal`, cancelling `cancel`; a caller of one tenant sees and touches only that tenant's runs.
  */
 export function projectorRoutes(deps: ReadApiDeps): Route[] {

@@ -8,7 +8,7 @@ import { rejectionIssues } from '../follow';
 export function printState(out: Output, state: RunState): void {
   const fields: [string, string][] = [
     ['run', state.runId ?? '-'],
-    ['status', state.status + (state.waiting ? ` (waiting for ${describeWait(state.waiting)})` : '')],
+    ['status', state.status + (state.waiting ? `, for ${describeWait(state.waiting)}` : '')],
     ['steps', String(state.steps)],
     ['last seq', String(state.lastSeq)],
     ['events', String(state.eventCount)],
@@ -67,7 +67,20 @@ async function explain(ctx: CommandContext, state: RunState): Promise<string[]> 
 }
 
 function describeWait(wait: NonNullable<RunState['waiting']>): string {
-  return [wait.kind, wait.signal, wait.until, wait.childRunId, wait.callId].filter(Boolean).join(' ');
+  switch (wait.kind) {
+    case 'approval':
+      return `approval of ${wait.callId ?? 'a call'}`;
+    case 'signal':
+      return `the signal ${wait.signal ?? '?'}`;
+    case 'timer':
+      return `a timer, until ${wait.until ?? '?'}`;
+    case 'child':
+      return `the child run ${wait.childRunId ?? '?'}`;
+    case 'operator':
+      return `an operator, on ${wait.callId ?? 'the run'}`;
+    case 'budget':
+      return 'more budget';
+  }
 }
 
 function clip(text: string, max = 80): string {
