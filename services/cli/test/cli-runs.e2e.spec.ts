@@ -125,12 +125,32 @@ describe('dura run', () => {
     expect(code).toBe(1);
   });
 
-  it('resubmitting a run id starts nothing new: it follows the existing run to the same outcome', async () => {
-    const { code, output } = await dura(['run', '--id', 'cli-ok', '--tool', 'echo'], { env });
+  it('resubmitting a run id with the same request starts nothing new: it follows the existing run to the same outcome', async () => {
+    const file = join(dir, 'cli-ok-again.json');
+    await writeFile(
+      file,
+      JSON.stringify({
+        runId: 'cli-ok',
+        agent: { kind: 'scripted', steps: echoSteps(2) },
+        tags: ['cli', 'good'],
+      }),
+    );
+    const { code, output } = await dura(['run', file], { env });
 
     expect(output).toContain('run cli-ok was already submitted; following it');
     expect([...output.matchAll(/^# +\d+ {2}(\w+)/gm)].map((m) => m[1])).toEqual(ok.map((e) => e.type));
     expect(code).toBe(0);
+  });
+
+  it('resubmitting a run id with a different request is a conflict (exit 2) and records nothing', async () => {
+    const { code, output } = await dura(['run', '--id', 'cli-ok', '--tool', 'echo'], { env });
+
+    expect(output).toMatch(
+      /dura: run id cli-ok is already used by a different request \(dura get cli-ok shows it\); submit with a new --id.* \[run_id_conflict\]/,
+    );
+    expect(output).not.toContain('following it');
+    expect(code).toBe(2);
+    expect((await client.readEvents('cli-ok')).map((e) => e.seq)).toEqual(ok.map((e) => e.seq));
   });
 
   it('--detach --json prints { runId, duplicate } and exits 0 at once', async () => {

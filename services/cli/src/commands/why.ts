@@ -39,11 +39,9 @@ Examples:
       return EXIT.ok;
     }
     // The root first: read top-down as "this, so this, so this".
-    const ordered = [...chain].reverse();
-    ordered.forEach((event, depth) => {
-      const arrow = depth === 0 ? '' : `${'  '.repeat(depth - 1)}└ `;
-      ctx.out.line(`${arrow}${formatEvent(event)}`);
-    });
+    [...chain]
+      .reverse()
+      .forEach((event, depth) => ctx.out.line(`${depth === 0 ? '' : '  ↳ '}${formatEvent(event)}`));
     return EXIT.ok;
   },
 };
