@@ -135,11 +135,12 @@ async function main(): Promise<number> {
     consoleUrl,
     startedAt: new Date(started).toISOString(),
   });
+  // The console first: it is where a new user looks at runs.
+  console.log(`  console   ${consoleUrl}`);
   console.log(`  nats      ${stack.natsUrl}${config.NATS_URL ? '' : ' (embedded nats-server)'}`);
   console.log(`  postgres  ${stack.database === 'pglite' ? 'embedded PGlite' : 'DATABASE_URL'}`);
   console.log(`  api       ${stack.apiUrl}/runs (listening on ${stack.apiAddress})`);
   console.log(`  metrics   ${stack.apiUrl}/metrics`);
-  console.log(`  console   ${consoleUrl}`);
   console.log(`  cli       npm run dura -- ls   (finds this stack through ${stateFile})`);
 
   let exitCode = 0;
