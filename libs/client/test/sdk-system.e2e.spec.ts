@@ -112,6 +112,9 @@ describe('listRuns', () => {
       tags: ['sdk', 'first'],
       metadata: { owner: 'sdk-alpha' },
       lastSeq: alpha.at(-1)!.seq,
+      agent: 'scripted',
+      parentRunId: null,
+      costUsd: 0,
     });
     expect(failed.runs.map((r) => r.runId)).toEqual(['sdk-beta']);
     expect(failed.runs[0]?.lastError).toMatchObject({

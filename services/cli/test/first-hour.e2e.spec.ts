@@ -157,7 +157,10 @@ describe('the dev stack beyond the page', () => {
     const watch = dura.spawn(['watch', 'live-1', '--live'], env);
     await watch.waitForOutput(/wait_requested/, 60_000);
     // The wait is still open when the watch reaches it: it says what resolves it.
-    await watch.waitForOutput(/next: run live-1 waits for the signal reply .*: dura signal live-1 reply --payload/, 30_000);
+    await watch.waitForOutput(
+      /next: run live-1 waits for the signal reply .*: dura signal live-1 reply --payload/,
+      30_000,
+    );
     const nc = await openNatsConnection({ url: state.natsUrl, name: 'first-hour-live' });
     try {
       for (const delta of ['Ship', ' it', ' now.'])

@@ -154,6 +154,8 @@ async function main(): Promise<number> {
       console.log(formatEvent(event));
       const next = nextStep(event, 'npm run dura --');
       if (next) console.log(`        next: ${next}`);
+      if (event.type === 'run_rejected')
+        for (const issue of event.data.issues ?? []) console.log(`        ${issue}`);
       if (event.type.startsWith('run_') && event.type !== 'run_requested' && event.type !== 'run_started')
         status = event.type;
     }

@@ -79,6 +79,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       progress(`nats-server ready at ${embedded.url} (store ${embedded.storeDir})`);
     }
     const natsUrl = options.natsUrl ?? (embedded as EmbeddedNats).url;
+    if (!options.databaseUrl)
+      progress('opening the embedded PGlite database (the slow part of a cold start)…');
     const database: DbHandle = await openDatabase({
       ...(options.databaseUrl ? { url: options.databaseUrl } : {}),
       ...(options.dataDir ? { pgliteDir: join(options.dataDir, 'pglite') } : {}),

@@ -62,7 +62,11 @@ export function checkPlan(request: RunRequest, tools: ToolRegistry): PlanProblem
       code: 'unknown_tool',
       message:
         `the plan uses ${names.length === 1 ? 'an unknown tool' : 'unknown tools'}: ` +
-        `${names.map((n) => `"${n}"`).join(', ')}; the issues list the tools this deployment has`,
+        `${summarize(
+          names.map((n) => `"${n}"`),
+          5,
+          ', ',
+        )}; the issues list the tools this deployment has`,
       issues: [...unknown, ...invalid],
       unknownTools: names,
     };
@@ -77,7 +81,7 @@ export function checkPlan(request: RunRequest, tools: ToolRegistry): PlanProblem
 }
 
 /** The first issues in one line; the event's `issues` keep them all. */
-function summarize(issues: readonly string[], shown = 3): string {
+function summarize(issues: readonly string[], shown = 3, separator = '; '): string {
   const more = issues.length - shown;
-  return issues.slice(0, shown).join('; ') + (more > 0 ? ` (and ${more} more)` : '');
+  return issues.slice(0, shown).join(separator) + (more > 0 ? ` (and ${more} more)` : '');
 }

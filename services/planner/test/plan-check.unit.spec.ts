@@ -34,6 +34,14 @@ describe('checkPlan', () => {
     );
   });
 
+  it('names at most five unknown tools in the message; the issues keep every one', () => {
+    const problem = check(Array.from({ length: 8 }, (_, i) => ({ tool: `nope.t${i}`, args: {} })));
+    expect(problem?.message).toBe(
+      'the plan uses unknown tools: "nope.t0", "nope.t1", "nope.t2", "nope.t3", "nope.t4" (and 3 more); the issues list the tools this deployment has',
+    );
+    expect(problem?.issues).toHaveLength(8);
+  });
+
   it('reports invalid arguments of known tools as invalid_plan, path by path', () => {
     const problem = check([
       { tool: 'demo.build', args: { service: '', commit: 'abc' } },

@@ -101,7 +101,9 @@ export const get: CommandModule = {
   positionals: { min: 1, max: 1 },
   help: `Without --at, the state is the fold of the run's log read from NATS (always current). With --at, it
 comes from the read API (--api): the same fold over the events with seq <= SEQ.
---json prints the state (with --at: { runId, at, state }).
+After the state, what explains it: for a waiting run the command that resolves the wait, for a rejected
+run every issue (unknown tools, invalid arguments), for a running run that is parked the agent version no
+running planner serves. --json prints the state (with --at: { runId, at, state }).
 
 Exit code: 0 when the run exists, whatever its status; 3 when it does not (or has no event at or before SEQ).`,
   async run(args, ctx) {
