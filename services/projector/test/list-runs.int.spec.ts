@@ -5,7 +5,7 @@ import { startHttpServer, type HttpServerHandle } from '@dura/service-kit';
 import { rowsOf } from '@dura/db';
 import { useTestInfra } from '@dura/testing';
 import { listRunsSql, parseListQuery } from '../src/list-runs';
-import { createProjector, projectorRoutes, summarize, type Projector } from '../src/index';
+import { agentLabel, createProjector, projectorRoutes, summarize, type Projector } from '../src/index';
 import {
   RunScript,
   STREAM_OPTIONS,
@@ -113,15 +113,8 @@ beforeAll(async () => {
       metadata: c.metadata,
       lastSeq: c.lastSeq,
       tenant: state.tenant,
-      ...(state.request?.agent.kind === 'agent'
-        ? {
-            agent: {
-              name: state.request.agent.name,
-              ...(state.pinned ? { version: state.pinned.version } : {}),
-            },
-          }
-        : {}),
-      ...(state.request?.parent ? { parentRunId: state.request.parent.runId } : {}),
+      agent: agentLabel(state),
+      parentRunId: state.request?.parent?.runId ?? null,
       children: state.children.length,
       costUsd: state.budget.costUsd,
     };

@@ -11,7 +11,7 @@ function row(run: RunSummary): string[] {
   return [
     run.runId,
     run.status,
-    run.agent ? `${run.agent.name}${run.agent.version ? `@${run.agent.version}` : ''}` : '-',
+    run.agent ?? '-',
     run.parentRunId ?? '-',
     run.costUsd === undefined ? '-' : formatUsd(run.costUsd),
     String(run.steps),
