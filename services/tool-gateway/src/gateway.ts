@@ -228,7 +228,9 @@ export function createToolGateway(deps: GatewayDeps) {
     } catch (err) {
       return { ok: false, error: secretFailure(err), durationMs: 0 };
     }
-    const outcome = await runUnlessCancelled(cancellations, tool, plain, attempt);
+    const outcome = await runUnlessCancelled(cancellations, tool, plain, attempt, (bytes) =>
+      payloads.put(bytes),
+    );
     if (!outcome.ok) return outcome;
     try {
       return { ...outcome, result: secretCalls.sealedResult(task, outcome.result) };
