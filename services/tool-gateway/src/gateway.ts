@@ -75,6 +75,11 @@ export interface GatewayDeps {
   slotLeaseMs?: number;
   /** How long a call over its tool's limit waits for a slot before its task is redelivered later (default 20 s). */
   throttleWaitMs?: number;
+  /**
+   * Asked once before a task's tool is declared unknown: a tool source whose list changes at run time (an MCP
+   * server) lists its tools again, in case the planner saw the new tool first.
+   */
+  refreshTools?: (tool: string) => Promise<void>;
 }
 
 export const GATEWAY_CONSUMER = {
@@ -318,6 +323,7 @@ export function createToolGateway(deps: GatewayDeps) {
   }
 
   async function handleCall(task: ToolTask): Promise<void> {
+    if (!deps.tools.get(task.tool)) await deps.refreshTools?.(task.tool);
     const tool = deps.tools.get(task.tool);
     if (!tool) {
       const error = {

@@ -44,6 +44,7 @@ runMain('tool-gateway', async () => {
     ...nats,
     db: database.db,
     tools,
+    refreshTools: (tool) => mcp.refreshFor(tool),
     log,
     ...(secrets ? { secrets } : {}),
     toolConcurrency: toolConcurrencyConfig(config.GATEWAY_TOOL_CONCURRENCY),
