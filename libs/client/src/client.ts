@@ -25,6 +25,7 @@ import { DURA_ATTRS, withProducerSpan } from '@dura/telemetry';
 import { trace } from '@opentelemetry/api';
 import { ClientNotConfigured, RunNotFound } from './errors';
 import { forkRun, type ForkRunInput } from './fork';
+import { createTriggerApi } from './schedules';
 import { createReadApi } from './read-api';
 import { watchRunEvents, type WatchOptions } from './watch-run';
 
@@ -193,8 +194,14 @@ export function createDuraClient(options: DuraClientOptions) {
     return (await reader.readAll(runId, readOptions?.fromSeq ?? 1)).map(decodeStored);
   }
 
+  const triggers = createTriggerApi(nats);
+
   return {
     submitRun,
+    /** Recurring runs: create, list, get (past and next ticks), pause, resume, trigger, delete. */
+    schedules: triggers.schedules,
+    /** Runs started by messages on `dura.event.>` subjects. */
+    eventTriggers: triggers.eventTriggers,
     watchRun,
     getRun,
     signal,

@@ -23,3 +23,4 @@ export {
 } from './errors';
 export { formatEvent } from './format-event';
 export type { ForkRunInput, ForkRunResult } from './fork';
+export type { ScheduleView } from './schedules';

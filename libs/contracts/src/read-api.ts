@@ -62,6 +62,14 @@ export const RunSummarySchema = z.object({
   metadata: RunMetadataSchema,
   /** Stream sequence of the run's latest event. */
   lastSeq: seq,
+  /** The run's tenant. */
+  tenant: z.string().optional(),
+  /** The registered agent and the version pinned for the run; absent for a scripted plan. */
+  agent: z.object({ name: z.string(), version: z.string().optional() }).optional(),
+  /** The run that started this one as a child. */
+  parentRunId: RunIdSchema.optional(),
+  /** How many child runs this run started. */
+  children: z.number().int().nonnegative().optional(),
 });
 export type RunSummary = z.infer<typeof RunSummarySchema>;
 

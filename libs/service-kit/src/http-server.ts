@@ -20,7 +20,7 @@ export type HttpResponse =
     };
 
 export interface Route {
-  method: 'GET' | 'POST' | 'OPTIONS';
+  method: 'GET' | 'POST' | 'DELETE' | 'OPTIONS';
   /** Path with `:name` parameters, e.g. `/runs/:id/events`. */
   path: string;
   handle(request: {

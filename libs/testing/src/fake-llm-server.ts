@@ -17,7 +17,8 @@ export interface FakeToolCall {
  *   `stop` is the provider's own finish value (`tool_calls` / `tool_use`, ...), derived when left out;
  * - `status`: an HTTP error, with a provider-shaped error body unless `body` is given;
  * - `raw`: these exact bytes, for malformed answers.
- * `delayMs` holds the answer back, e.g. to kill a caller mid-call.
+ * `delayMs` holds the answer back, e.g. to kill a caller mid-call; `pieceDelayMs` paces a streamed answer's
+ * pieces, so a watcher sees tokens arrive while the model answers.
  */
 export type FakeLlmReply = (
   | {
@@ -31,7 +32,7 @@ export type FakeLlmReply = (
     }
   | { kind: 'status'; status: number; body?: unknown; headers?: Record<string, string> }
   | { kind: 'raw'; status?: number; body: string; contentType?: string }
-) & { delayMs?: number };
+) & { delayMs?: number; pieceDelayMs?: number };
 
 export interface FakeLlmRequest {
   // Request bodies are whatever the adapter under test sent; tests assert on them field by field.
@@ -86,7 +87,7 @@ export async function startFakeLlmServer(options: StartFakeLlmServerOptions): Pr
     const index = requests.push(request) - 1;
     const reply = await options.respond({ ...request, index });
     if (reply.delayMs) await sleep(reply.delayMs, timers);
-    await send(res, provider, reply, request.body as RequestBody, index);
+    await send(res, provider, reply, request.body as RequestBody, index, timers);
   }
 
   const server = createServer((req, res) => {
@@ -126,6 +127,7 @@ async function send(
   reply: FakeLlmReply,
   body: RequestBody,
   index: number,
+  timers: Set<NodeJS.Timeout>,
 ): Promise<void> {
   if (res.destroyed) return;
   switch (reply.kind) {
@@ -148,7 +150,8 @@ async function send(
       for (const event of streamEvents(provider, message, index, body)) {
         if (res.destroyed) return;
         res.write(event);
-        await new Promise((resolve) => setImmediate(resolve));
+        if (reply.pieceDelayMs) await sleep(reply.pieceDelayMs, timers);
+        else await new Promise((resolve) => setImmediate(resolve));
       }
       res.end();
     }

@@ -97,6 +97,14 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       js: plannerNats.js,
       ...(threshold ? { thresholdBytes: threshold } : {}),
     });
+    const gateway = createToolGateway({
+      ...(await connect('dura-dev-gateway')),
+      db: database.db,
+      tools,
+      refreshTools: (tool) => mcp.refreshFor(tool),
+      ...(threshold ? { payloadThresholdBytes: threshold } : {}),
+      log: options.log.child({ service: 'tool-gateway' }),
+    });
     const planner = createPlanner({
       ...plannerNats,
       model: withCodeAgents({
@@ -114,14 +122,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       log: options.log.child({ service: 'planner' }),
       // Local development runs the demo's inline plans; the planner service defaults to off (DURA_INLINE_PLANS).
       authorization: { inlinePlans: true },
-    });
-    const gateway = createToolGateway({
-      ...(await connect('dura-dev-gateway')),
-      db: database.db,
-      tools,
-      refreshTools: (tool) => mcp.refreshFor(tool),
-      ...(threshold ? { payloadThresholdBytes: threshold } : {}),
-      log: options.log.child({ service: 'tool-gateway' }),
+      // One process: calls run in place inside the planner's drive, as in a worker (npm run worker).
+      localTools: gateway.local,
     });
     const projectorNats = await connect('dura-dev-projector');
     const projector = createProjector({
@@ -129,10 +131,11 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       db: database.db,
       log: options.log.child({ service: 'projector' }),
     });
-    await planner.start();
-    stops.push(() => planner.stop());
+    // The gateway first: the planner runs its calls in place from its first drive on.
     await gateway.start();
     stops.push(() => gateway.stop());
+    await planner.start();
+    stops.push(() => planner.stop());
     await projector.start();
     stops.push(() => projector.stop());
     const host = options.httpHost ?? DEFAULT_BIND_HOST;

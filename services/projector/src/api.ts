@@ -23,6 +23,10 @@ import { assertVisible } from './run-access';
 import { openRunStream } from './run-stream';
 import { createStreamSlots, DEFAULT_STREAM_LIMITS, holdingSlot, type StreamLimits } from './stream-slots';
 import { signalRoutes } from './signal-routes';
+import { consoleRoutes } from './console-routes';
+import { consoleStaticRoutes, DEFAULT_CONSOLE_DIR } from './console-static';
+import { submitRoute } from './submit-route';
+import { scheduleRoutes } from './schedule-routes';
 import { causesOf, stateAt } from './time-travel';
 import { projectionErrors, runEvents, runs } from './db/schema';
 
@@ -44,11 +48,13 @@ export interface ReadApiDeps {
   auth?: Authenticator;
   /** Browser origins allowed to call (default: none, CORS off). */
   cors?: CorsPolicy;
+  /** The web console: where its built files are (default `services/console/dist`), the tracing UI's link. */
+  console?: { dir?: string; tracesUrl?: string };
 }
 
 /**
  * The projector's API (paths and shapes: README, and `GET /openapi.json`): reads need scope `read`, signals
- * `signal`, cancelling `cancel`; a caller of one tenant sees and touches only that tenant's runs.
+ * `signal`, cancelling `cancel`, submitting `submit`; a caller of one tenant sees and touches only that tenant's runs.
  */
 export function projectorRoutes(deps: ReadApiDeps): Route[] {
   return guardRoutes(apiRoutes(deps), {
@@ -75,6 +81,14 @@ function apiRoutes(deps: ReadApiDeps): ApiRoute[] {
     ...(deps.log ? { log: deps.log } : {}),
   };
   const slots = createStreamSlots(deps.streamLimits ?? DEFAULT_STREAM_LIMITS);
+  const consoleDeps = {
+    db,
+    js: deps.js,
+    nc: deps.nc ?? connectionOf(deps.js),
+    slots,
+    ...(deps.console?.tracesUrl === undefined ? {} : { tracesUrl: deps.console.tracesUrl }),
+    ...(deps.keepaliveMs === undefined ? {} : { keepaliveMs: deps.keepaliveMs }),
+  };
   return [
     {
       method: 'GET',
@@ -101,7 +115,11 @@ function apiRoutes(deps: ReadApiDeps): ApiRoute[] {
       scope: 'read',
       handle: async ({ query, caller }) => {
         const tenant = tenantFilter(caller);
-        const q = { ...parseListQuery(query), ...(tenant === undefined ? {} : { tenant }) };
+        const asked = parseListQuery(query);
+        // A tenant's caller sees only its own runs: asking for another tenant's finds none.
+        if (tenant !== undefined && asked.tenant !== undefined && asked.tenant !== tenant)
+          return { status: 200, body: { runs: [] } };
+        const q = { ...asked, ...(tenant === undefined ? {} : { tenant }) };
         return { status: 200, body: await listRuns(db, q) };
       },
     },
@@ -207,6 +225,10 @@ function apiRoutes(deps: ReadApiDeps): ApiRoute[] {
         return { status: 200, body: { errors: rows } };
       },
     },
+    submitRoute(deps),
+    ...scheduleRoutes(deps),
     ...signalRoutes(deps, unknownRun),
+    ...consoleRoutes(consoleDeps, unknownRun),
+    ...consoleStaticRoutes(deps.console?.dir ?? DEFAULT_CONSOLE_DIR),
   ];
 }

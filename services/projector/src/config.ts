@@ -67,6 +67,23 @@ export const ProjectorConfigSchema = z.object({
   PROJECTOR_SSE_MAX_TOTAL: configFields.positiveInt
     .default(1000)
     .describe('Live run streams the projector holds open at once, all callers together; more answer 429.'),
+  PROJECTOR_CONSOLE_DIR: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'Directory of the built web console served at `/ui/` (default: `services/console/dist` of the installation).',
+    ),
+  PROJECTOR_CONSOLE_TRACES_URL: z
+    .string()
+    .min(1)
+    .refine((value) => /^https?:\/\/[^\s]+$/.test(value) && value.includes('{traceId}'), {
+      message: 'must be an http(s) URL with {traceId} in it, e.g. http://localhost:16686/trace/{traceId}',
+    })
+    .optional()
+    .describe(
+      "Link to a run's trace in the tracing UI, with `{traceId}` where the trace id goes (e.g. `http://localhost:16686/trace/{traceId}`); unset: no link.",
+    ),
   LOG_LEVEL: configFields.logLevel.describe('`debug`, `info`, `warn` or `error`.'),
   LOG_FORMAT: configFields.logFormat.describe('`json` (one object per line) or `pretty`.'),
 });

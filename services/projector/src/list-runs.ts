@@ -25,8 +25,15 @@ export interface ListRunsQuery {
   sort: ListSort;
   limit: number;
   after?: { key: string; runId: string };
-  /** Only this tenant's runs (a tenant-scoped caller); absent: every tenant's. */
+  /** Only this tenant's runs (a tenant-scoped caller, or an operator's `tenant=`); absent: every tenant's. */
   tenant?: string;
+  /** Runs of this registered agent, and of this pinned version of it. */
+  agent?: string;
+  agentVersion?: string;
+  /** Runs whose metadata holds every one of these pairs. */
+  metadata: Record<string, string>;
+  /** Runs whose id starts with this text. */
+  idPrefix?: string;
 }
 
 function timeParam(query: URLSearchParams, name: string): string | undefined {
@@ -69,7 +76,23 @@ export function parseListQuery(query: URLSearchParams): ListRunsQuery {
   const cursor = query.get('cursor');
   const createdAfter = timeParam(query, 'createdAfter');
   const createdBefore = timeParam(query, 'createdBefore');
+  const text = (name: string): string | undefined => {
+    const raw = query.get(name)?.trim();
+    if (raw === undefined || raw === '') return undefined;
+    const problem = label(raw) ?? (raw.includes('\u0000') ? 'must not contain NUL' : undefined);
+    if (problem) throw new BadQuery(`query parameter ${name}: ${problem}`);
+    return raw;
+  };
+  const tenant = text('tenant');
+  const agent = text('agent');
+  const agentVersion = text('agentVersion');
+  const idPrefix = text('idPrefix');
   return {
+    ...(tenant === undefined ? {} : { tenant }),
+    ...(agent === undefined ? {} : { agent }),
+    ...(agentVersion === undefined ? {} : { agentVersion }),
+    ...(idPrefix === undefined ? {} : { idPrefix }),
+    metadata: metadataParam(query),
     statuses,
     tags: listParam(query, 'tag', label),
     tools: listParam(query, 'tool', (value) =>
@@ -83,6 +106,20 @@ export function parseListQuery(query: URLSearchParams): ListRunsQuery {
     limit: intParam(query, 'limit', RUN_LIST_DEFAULT_LIMIT, { min: 1, max: RUN_LIST_MAX_LIMIT }),
     ...(cursor === null ? {} : { after: decodeCursor(cursor, sort) }),
   };
+}
+
+/** `meta=key:value` (repeatable): the run's metadata must hold every pair. */
+function metadataParam(query: URLSearchParams): Record<string, string> {
+  const pairs: Record<string, string> = {};
+  for (const raw of query.getAll('meta')) {
+    const at = raw.indexOf(':');
+    if (at < 1 || raw.length > 1000 || raw.includes('\u0000'))
+      throw new BadQuery(
+        `query parameter meta must be key:value (e.g. meta=customer:acme), got "${raw.slice(0, 100)}"`,
+      );
+    pairs[raw.slice(0, at)] = raw.slice(at + 1);
+  }
+  return pairs;
 }
 
 const textArray = (values: string[]): SQL =>
@@ -122,6 +159,10 @@ export function listRunsSql(q: ListRunsQuery): SQL {
     );
   if (q.tags.length > 0) where.push(sql`tags @> ${textArray(q.tags)}`);
   if (q.tools.length > 0) where.push(sql`tools @> ${textArray(q.tools)}`);
+  if (q.agent !== undefined) where.push(sql`state->'request'->'agent'->>'name' = ${q.agent}`);
+  if (q.agentVersion !== undefined) where.push(sql`state->'pinned'->>'version' = ${q.agentVersion}`);
+  if (Object.keys(q.metadata).length > 0) where.push(sql`metadata @> ${JSON.stringify(q.metadata)}::jsonb`);
+  if (q.idPrefix !== undefined) where.push(sql`starts_with(run_id, ${q.idPrefix})`);
   if (q.createdAfter) where.push(sql`created_at >= ${q.createdAfter}::timestamptz`);
   if (q.createdBefore) where.push(sql`created_at < ${q.createdBefore}::timestamptz`);
   if (q.after) {
@@ -132,7 +173,10 @@ export function listRunsSql(q: ListRunsQuery): SQL {
   return sql`
       select run_id, status, steps, pending_calls, last_error, tags, metadata,
              input_tokens::float8 as input_tokens, output_tokens::float8 as output_tokens,
-             last_seq::float8 as last_seq,
+             last_seq::float8 as last_seq, tenant,
+             state->'request'->'agent'->>'name' as agent_name, state->'pinned'->>'version' as agent_version,
+             state->'request'->'parent'->>'runId' as parent_run_id,
+             jsonb_array_length(coalesce(state->'children', '[]'::jsonb)) as children,
              to_json(created_at) #>> '{}' as created_iso, to_json(updated_at) #>> '{}' as updated_iso
       from ${runs}
       ${where.length > 0 ? sql`where ${sql.join(where, sql` and `)}` : sql``}
@@ -151,6 +195,11 @@ interface SummaryRow {
   input_tokens: number;
   output_tokens: number;
   last_seq: number;
+  tenant: string;
+  agent_name: string | null;
+  agent_version: string | null;
+  parent_run_id: string | null;
+  children: number;
   /** The exact timestamps as ISO text (the cursor needs them to the microsecond). */
   created_iso: string;
   updated_iso: string;
@@ -169,5 +218,16 @@ function toSummary(row: SummaryRow): RunSummary {
     tags: row.tags,
     metadata: row.metadata,
     lastSeq: row.last_seq,
+    tenant: row.tenant,
+    ...(row.agent_name === null
+      ? {}
+      : {
+          agent: {
+            name: row.agent_name,
+            ...(row.agent_version === null ? {} : { version: row.agent_version }),
+          },
+        }),
+    ...(row.parent_run_id === null ? {} : { parentRunId: row.parent_run_id }),
+    children: Number(row.children),
   };
 }

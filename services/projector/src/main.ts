@@ -65,13 +65,19 @@ runMain('projector', async () => {
       position: projector.position,
       log,
       ...security,
+      console: {
+        ...(config.PROJECTOR_CONSOLE_DIR === undefined ? {} : { dir: config.PROJECTOR_CONSOLE_DIR }),
+        ...(config.PROJECTOR_CONSOLE_TRACES_URL === undefined
+          ? {}
+          : { tracesUrl: config.PROJECTOR_CONSOLE_TRACES_URL }),
+      },
       streamLimits: { perToken: config.PROJECTOR_SSE_MAX_PER_TOKEN, total: config.PROJECTOR_SSE_MAX_TOTAL },
     }),
     metricsRoute(telemetry.telemetry),
     // Ready: started and still connected to NATS.
     readinessRoute(() => Promise.resolve(nats.nc.isClosed() ? 'the NATS connection is closed' : undefined)),
   ]);
-  log.info('projector api listening', { url: http.url, address: http.address });
+  log.info('projector api listening', { url: http.url, address: http.address, console: `${http.url}/ui/` });
   return {
     graceMs: config.SHUTDOWN_GRACE_MS,
     async stop() {

@@ -1,25 +1,17 @@
-import type { IncomingMessage } from 'node:http';
 import type { JetStreamClient } from '@nats-io/jetstream';
 import { TimeoutError } from '@nats-io/nats-core';
 import { z } from 'zod';
-import {
-  decodeMessage,
-  formatIssues,
-  JsonValueSchema,
-  RunIdSchema,
-  SIGNAL_VERSION,
-  SUBJECTS,
-  type SignalRequest,
-} from '@dura/contracts';
+import { JsonValueSchema, RunIdSchema, SIGNAL_VERSION, SUBJECTS, type SignalRequest } from '@dura/contracts';
 import { CANCEL_SIGNAL } from '@dura/core';
-import { BODY_TOO_LARGE, type HttpResponse } from '@dura/service-kit';
+import type { HttpResponse } from '@dura/service-kit';
 import type { Db } from '@dura/db';
 import { mapAppendError, StreamUnavailable } from '@dura/event-store';
 import { DURA_ATTRS, withProducerSpan } from '@dura/telemetry';
 import { trace } from '@opentelemetry/api';
 import { requireScope, type Caller } from './auth/caller';
 import type { ApiRoute } from './auth/guard';
-import { BadQuery, runIdParam } from './query-params';
+import { runIdParam } from './query-params';
+import { parseBody, readJsonBody } from './request-body';
 import { assertVisible } from './run-access';
 
 /** A signal or cancel body is a few fields; anything larger is a mistake or an attack. */
@@ -87,7 +79,15 @@ export function signalRoutes(
       scope: 'signal',
       async handle({ params, req, caller }) {
         const runId = runIdParam(params);
-        const body = parseBody(SignalBodySchema, await readJson(req, false), 'a signal');
+        const body = parseBody(
+          SignalBodySchema,
+          await readJsonBody(req, {
+            maxBytes: MAX_BODY_BYTES,
+            emptyIsObject: false,
+            what: "the signal's fields",
+          }),
+          'a signal',
+        );
         if (body.name === CANCEL_SIGNAL) requireScope(caller, 'cancel', 'a signal named "cancel"');
         return send(caller, {
           v: SIGNAL_VERSION,
@@ -104,7 +104,15 @@ export function signalRoutes(
       scope: 'cancel',
       async handle({ params, req, caller }) {
         const runId = runIdParam(params);
-        const body = parseBody(CancelBodySchema, await readJson(req, true), 'a cancel request');
+        const body = parseBody(
+          CancelBodySchema,
+          await readJsonBody(req, {
+            maxBytes: MAX_BODY_BYTES,
+            emptyIsObject: true,
+            what: "the signal's fields",
+          }),
+          'a cancel request',
+        );
         return send(caller, {
           v: SIGNAL_VERSION,
           runId,
@@ -118,43 +126,3 @@ export function signalRoutes(
 }
 
 const freshId = (): string => `sig_${crypto.randomUUID().replaceAll('-', '')}`;
-
-function parseBody<S extends z.ZodType>(schema: S, body: unknown, what: string): z.infer<S> {
-  const parsed = schema.safeParse(body);
-  if (!parsed.success)
-    throw new BadQuery(
-      `the body of ${what} is invalid: ${formatIssues(parsed.error).join('; ')}`,
-      'bad_body',
-    );
-  return parsed.data;
-}
-
-/** The request body as JSON (`{}` when empty and `emptyIsObject`), at most `MAX_BODY_BYTES`. */
-async function readJson(req: IncomingMessage, emptyIsObject: boolean): Promise<unknown> {
-  const tooLarge = () =>
-    new BadQuery(
-      `the request body exceeds ${MAX_BODY_BYTES} bytes; send only the signal's fields`,
-      BODY_TOO_LARGE,
-    );
-  // A declared length over the limit is refused before a byte is read.
-  if (Number(req.headers['content-length'] ?? 0) > MAX_BODY_BYTES) throw tooLarge();
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_BODY_BYTES) throw tooLarge();
-    chunks.push(chunk);
-  }
-  const bytes = Buffer.concat(chunks);
-  if (bytes.toString('utf8').trim() === '') {
-    if (emptyIsObject) return {};
-    throw new BadQuery('the request has no body: send JSON such as {"name": "approve"}', 'bad_body');
-  }
-  // The same limits as every message (depth, sizes, UTF-8, storable text), before the schema recurses.
-  const decoded = decodeMessage(bytes, z.unknown(), 'the request body');
-  if (!decoded.ok) {
-    const { message, issues } = decoded.failure;
-    throw new BadQuery([message, ...issues].join('; '), 'bad_body');
-  }
-  return decoded.value;
-}

@@ -91,6 +91,17 @@ beforeAll(async () => {
       tags: c.tags,
       metadata: c.metadata,
       lastSeq: c.lastSeq,
+      tenant: state.tenant,
+      ...(state.request?.agent.kind === 'agent'
+        ? {
+            agent: {
+              name: state.request.agent.name,
+              ...(state.pinned ? { version: state.pinned.version } : {}),
+            },
+          }
+        : {}),
+      ...(state.request?.parent ? { parentRunId: state.request.parent.runId } : {}),
+      children: state.children.length,
     };
   });
 });

@@ -42,6 +42,15 @@ describe('the OpenAPI document', () => {
         '/runs/{id}/stream',
         '/runs/{id}/signals',
         '/runs/{id}/cancel',
+        '/runs/{id}/fork',
+        '/runs/{id}/tokens',
+        '/console/session',
+        '/ui/',
+        '/schedules',
+        '/schedules/{id}',
+        '/schedules/{id}/pause',
+        '/schedules/{id}/resume',
+        '/schedules/{id}/trigger',
       ].sort(),
     );
   });

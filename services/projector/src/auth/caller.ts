@@ -1,8 +1,8 @@
-import { DuraError } from '@dura/contracts';
+import { API_SCOPES, DuraError, type ApiScope } from '@dura/contracts';
 
-/** What a credential may do: read runs, send signals (approve, reject, named events), cancel runs. */
-export const SCOPES = ['read', 'signal', 'cancel'] as const;
-export type Scope = (typeof SCOPES)[number];
+/** What a credential may do: read runs (and schedules), send signals (approve, reject, named events), cancel runs, submit runs, manage schedules. */
+export const SCOPES = API_SCOPES;
+export type Scope = ApiScope;
 
 /** The tenant of a caller that may see every tenant's runs (an operator). */
 export const ALL_TENANTS = '*';

@@ -1,0 +1,39 @@
+import { z } from 'zod';
+import { RunIdSchema } from './ids';
+
+/** What a credential of the projector's API may do: read runs, send signals (approve, reject, named events, forks), cancel runs. */
+export const API_SCOPES = ['read', 'signal', 'cancel', 'submit', 'schedule'] as const;
+export type ApiScope = (typeof API_SCOPES)[number];
+
+/** `GET /console/session`: who the presented credential is and what it may do, so the console hides the rest. */
+export const ConsoleSessionSchema = z.object({
+  name: z.string(),
+  /** The caller's tenant, or `*` for an operator who sees every tenant. */
+  tenant: z.string(),
+  scopes: z.array(z.enum(API_SCOPES)),
+  /** Link template of the tracing UI with `{traceId}` in it, when one is configured. */
+  tracesUrl: z.string().optional(),
+});
+export type ConsoleSession = z.infer<typeof ConsoleSessionSchema>;
+
+/** Body of `POST /runs/:id/fork`. */
+export const ForkBodySchema = z
+  .object({
+    /** The source's last event to keep. */
+    atSeq: z.number().int().positive(),
+    /** The new run's id; doubles as the fork's idempotency key (default: a fresh id). */
+    runId: RunIdSchema.optional(),
+  })
+  .strict();
+export type ForkBody = z.infer<typeof ForkBodySchema>;
+
+/** Answer of `POST /runs/:id/fork`. */
+export const ForkAcceptedSchema = z.object({ runId: RunIdSchema, duplicate: z.boolean() });
+
+/** One `token` event of `GET /runs/:id/tokens`: a piece of the model's answer for the run's decision. */
+export const TokenDeltaSchema = z.object({
+  runId: z.string(),
+  decision: z.number().int().nonnegative(),
+  delta: z.string().max(64 * 1024),
+});
+export type TokenDelta = z.infer<typeof TokenDeltaSchema>;

@@ -1,0 +1,57 @@
+import { ApiErrorSchema } from '@dura/contracts';
+import type { z } from 'zod';
+
+const TOKEN_KEY = 'dura.console.token';
+
+/** The bearer token the console presents, kept for this browser tab only. */
+export const tokenStore = {
+  get: (): string | null => sessionStorage.getItem(TOKEN_KEY),
+  set: (token: string): void => sessionStorage.setItem(TOKEN_KEY, token),
+  clear: (): void => sessionStorage.removeItem(TOKEN_KEY),
+};
+
+/** An API answer other than 2xx, with the API's own code and message. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+/** Headers of every call: the token, when there is one. */
+export function authHeaders(): Record<string, string> {
+  const token = tokenStore.get();
+  return token ? { authorization: `Bearer ${token}` } : {};
+}
+
+/** Calls the API on this origin and validates the answer with `schema` (zod from @dura/contracts). */
+export async function api<S extends z.ZodType>(
+  schema: S,
+  path: string,
+  init: { method?: 'GET' | 'POST'; body?: unknown; signal?: AbortSignal } = {},
+): Promise<z.infer<S>> {
+  const response = await fetch(path, {
+    method: init.method ?? 'GET',
+    headers: {
+      ...authHeaders(),
+      ...(init.body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
+    ...(init.signal ? { signal: init.signal } : {}),
+  });
+  const body: unknown = await response.json().catch(() => undefined);
+  if (!response.ok) {
+    const parsed = ApiErrorSchema.safeParse(body);
+    throw parsed.success
+      ? new ApiError(response.status, parsed.data.error.code, parsed.data.error.message)
+      : new ApiError(response.status, 'http_error', `${path} answered ${response.status}`);
+  }
+  const parsed = schema.safeParse(body);
+  if (!parsed.success)
+    throw new ApiError(response.status, 'bad_answer', `${path} answered a shape the console does not know`);
+  return parsed.data;
+}

@@ -1,0 +1,158 @@
+import { useState, type FormEvent } from 'react';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { z } from 'zod';
+import { ForkAcceptedSchema, type ConsoleSession, type RunStateSchema } from '@dura/contracts';
+import { api } from '../api/http';
+import { navigate, runPath } from '../model/router';
+
+type RunState = z.infer<typeof RunStateSchema>;
+const Accepted = z.object({ runId: z.string(), signalId: z.string(), duplicate: z.boolean() });
+const TERMINAL = new Set(['completed', 'failed', 'cancelled', 'rejected']);
+
+/**
+ * What may be done to the run, each shown only when the token's scopes allow it (the API checks again):
+ * approve or reject a waiting call, confirm or skip an in-doubt unsafe call, send a signal, cancel, fork.
+ */
+export function Actions({
+  runId,
+  run,
+  session,
+  selectedSeq,
+}: {
+  runId: string;
+  run: RunState;
+  session: ConsoleSession;
+  selectedSeq: number | undefined;
+}) {
+  const client = useQueryClient();
+  const [message, setMessage] = useState<string>();
+  const path = `/runs/${encodeURIComponent(runId)}`;
+  const send = useMutation({
+    mutationFn: (body: { name: string; payload?: unknown }) =>
+      api(Accepted, `${path}/signals`, { method: 'POST', body }),
+    onSuccess: (answer, body) => {
+      setMessage(`Sent "${body.name}" (${answer.signalId}${answer.duplicate ? ', already sent' : ''}).`);
+      void client.invalidateQueries({ queryKey: ['run', runId] });
+    },
+    onError: (err) => setMessage(err.message),
+  });
+  const cancel = useMutation({
+    mutationFn: () => api(Accepted, `${path}/cancel`, { method: 'POST', body: {} }),
+    onSuccess: () => setMessage('Cancel sent.'),
+    onError: (err) => setMessage(err.message),
+  });
+  const fork = useMutation({
+    mutationFn: (atSeq: number) =>
+      api(ForkAcceptedSchema, `${path}/fork`, { method: 'POST', body: { atSeq } }),
+    onSuccess: (answer) => navigate(runPath(answer.runId)),
+    onError: (err) => setMessage(err.message),
+  });
+  const may = (scope: ConsoleSession['scopes'][number]) => session.scopes.includes(scope);
+  const live = !TERMINAL.has(run.status);
+  const approvals = run.waits.filter((w) => w.kind === 'approval');
+  const operator = run.waits.find((w) => w.kind === 'operator' && w.callId !== undefined);
+  const forkAt = selectedSeq ?? run.lastSeq;
+  if (!may('signal') && !may('cancel')) return null;
+  return (
+    <section className="actions" aria-label="Actions" data-testid="actions">
+      {may('signal') &&
+        approvals.map((wait) => (
+          <div key={wait.waitId} className="action-group" data-testid="approval">
+            <span>
+              Call <code>{wait.callId}</code> waits for approval
+            </span>
+            <button
+              type="button"
+              onClick={() => send.mutate({ name: 'approve', payload: { callId: wait.callId ?? '' } })}
+            >
+              Approve
+            </button>
+            <button
+              type="button"
+              className="danger"
+              onClick={() =>
+                send.mutate({
+                  name: 'reject',
+                  payload: { callId: wait.callId ?? '', reason: 'rejected in the console' },
+                })
+              }
+            >
+              Reject
+            </button>
+          </div>
+        ))}
+      {may('signal') && operator && (
+        <div className="action-group" data-testid="in-doubt">
+          <span>
+            Call <code>{operator.callId}</code> may or may not have taken effect
+          </span>
+          <button
+            type="button"
+            onClick={() => send.mutate({ name: 'confirm', payload: { callId: operator.callId ?? '' } })}
+          >
+            Confirm it happened
+          </button>
+          <button
+            type="button"
+            onClick={() => send.mutate({ name: 'skip', payload: { callId: operator.callId ?? '' } })}
+          >
+            Skip it
+          </button>
+        </div>
+      )}
+      {may('signal') && live && <SignalForm onSend={(name, payload) => send.mutate({ name, payload })} />}
+      <div className="action-group">
+        {may('cancel') && live && (
+          <button type="button" className="danger" onClick={() => cancel.mutate()}>
+            Cancel run
+          </button>
+        )}
+        {may('signal') && (
+          <button type="button" onClick={() => fork.mutate(forkAt)}>
+            Fork at #{forkAt}
+          </button>
+        )}
+      </div>
+      {message && (
+        <p className="muted" role="status" data-testid="action-message">
+          {message}
+        </p>
+      )}
+    </section>
+  );
+}
+
+function SignalForm({ onSend }: { onSend: (name: string, payload: unknown) => void }) {
+  const [name, setName] = useState('');
+  const [payload, setPayload] = useState('');
+  const [problem, setProblem] = useState<string>();
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    try {
+      onSend(name.trim(), payload.trim() === '' ? undefined : (JSON.parse(payload) as unknown));
+      setProblem(undefined);
+    } catch {
+      setProblem('The payload must be JSON, e.g. {"ok": true}');
+    }
+  };
+  return (
+    <form className="action-group" onSubmit={submit} aria-label="Send a signal">
+      <input
+        aria-label="Signal name"
+        placeholder="signal name"
+        value={name}
+        onChange={(e) => setName(e.target.value)}
+      />
+      <input
+        aria-label="Signal payload (JSON)"
+        placeholder='payload, e.g. {"ok": true}'
+        value={payload}
+        onChange={(e) => setPayload(e.target.value)}
+      />
+      <button type="submit" disabled={name.trim() === ''}>
+        Send signal
+      </button>
+      {problem && <span className="error">{problem}</span>}
+    </form>
+  );
+}

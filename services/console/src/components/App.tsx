@@ -1,0 +1,84 @@
+import { useState, type FormEvent } from 'react';
+import { useQueryClient } from '@tanstack/react-query';
+import { ApiError, tokenStore } from '../api/http';
+import { useSession } from '../api/queries';
+import { useRoute } from '../model/router';
+import { Link } from './Link';
+import { RunList } from './RunList';
+import { RunPage } from './RunPage';
+import { ThemeToggle } from './ThemeToggle';
+
+export function App() {
+  const session = useSession();
+  const route = useRoute();
+  const client = useQueryClient();
+  const signOut = () => {
+    tokenStore.clear();
+    client.clear();
+    void session.refetch();
+  };
+  const needsToken = session.error instanceof ApiError && session.error.status === 401;
+  return (
+    <div className="app">
+      <header className="topbar">
+        <Link to="/ui/" className="brand">
+          Dura Console
+        </Link>
+        <span className="spacer" />
+        {session.data && (
+          <span className="who" data-testid="session">
+            {session.data.name} · tenant {session.data.tenant} ·{' '}
+            {session.data.scopes.join(', ') || 'no scopes'}
+          </span>
+        )}
+        {tokenStore.get() && (
+          <button type="button" onClick={signOut}>
+            Sign out
+          </button>
+        )}
+        <ThemeToggle />
+      </header>
+      <main>
+        {needsToken && <SignIn onDone={() => void session.refetch()} />}
+        {session.error && !needsToken && <p className="error">{session.error.message}</p>}
+        {session.data &&
+          (route.page === 'run' ? (
+            <RunPage key={route.runId} runId={route.runId} session={session.data} />
+          ) : (
+            <RunList search={route.search} session={session.data} />
+          ))}
+      </main>
+    </div>
+  );
+}
+
+function SignIn({ onDone }: { onDone: () => void }) {
+  const [token, setToken] = useState('');
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    tokenStore.set(token.trim());
+    onDone();
+  };
+  return (
+    <form className="signin" onSubmit={submit}>
+      <h1>Sign in</h1>
+      <p>
+        This API needs a bearer token (the same tokens as the CLI&apos;s DURA_API_TOKEN). It is kept for this
+        tab only.
+      </p>
+      <label>
+        API token
+        <input
+          type="password"
+          autoFocus
+          value={token}
+          onChange={(e) => setToken(e.target.value)}
+          aria-label="API token"
+        />
+      </label>
+      <button type="submit" disabled={token.trim() === ''}>
+        Sign in
+      </button>
+    </form>
+  );
+}

@@ -1,0 +1,39 @@
+import type { RunEvent } from '@dura/contracts';
+import { useCauses } from '../api/queries';
+
+/** One event's data and meta, and the chain of events that caused it back to the run's request. */
+export function EventDetail({
+  runId,
+  event,
+  onSelect,
+}: {
+  runId: string;
+  event: RunEvent;
+  onSelect: (seq: number) => void;
+}) {
+  const causes = useCauses(runId, event.seq);
+  return (
+    <aside className="detail" aria-label={`Event ${event.seq}`} data-testid="event-detail">
+      <h2>
+        #{event.seq} {event.type}
+      </h2>
+      <p className="muted">{event.meta.ts}</p>
+      <pre className="json">{JSON.stringify(event.data, null, 2)}</pre>
+      <h3>Caused by</h3>
+      {causes.error && <p className="error">{causes.error.message}</p>}
+      <ol className="causes" data-testid="causes">
+        {causes.data?.chain.map((cause) => (
+          <li key={cause.seq}>
+            <button type="button" className="linkish" onClick={() => onSelect(cause.seq)}>
+              #{cause.seq} {cause.type}
+            </button>
+          </li>
+        ))}
+      </ol>
+      <details>
+        <summary>meta</summary>
+        <pre className="json">{JSON.stringify(event.meta, null, 2)}</pre>
+      </details>
+    </aside>
+  );
+}

@@ -1,0 +1,96 @@
+import { useCallback, useMemo, useState } from 'react';
+import type { ConsoleSession } from '@dura/contracts';
+import { useLiveTokens, useRunEvents, useRunState } from '../api/queries';
+import { buildWaterfall } from '../model/waterfall';
+import { traceIdOf, traceLink } from '../model/trace';
+import { listPath, runPath } from '../model/router';
+import { Actions } from './Actions';
+import { EventDetail } from './EventDetail';
+import { Gauges } from './Gauges';
+import { Link } from './Link';
+import { StatusBadge } from './StatusBadge';
+import { TimeTravel } from './TimeTravel';
+import { Timeline } from './Timeline';
+
+/** One run: its status, budgets and error, what may be done to it, its waterfall, time travel and live tokens. */
+export function RunPage({ runId, session }: { runId: string; session: ConsoleSession }) {
+  const state = useRunState(runId);
+  const events = useRunEvents(runId);
+  const rows = useMemo(() => buildWaterfall(events.data ?? []), [events.data]);
+  const [selected, setSelected] = useState<number | undefined>();
+  const [tokens, setTokens] = useState<{ decision: number; text: string } | undefined>();
+  const onDelta = useCallback(
+    (decision: number, delta: string) =>
+      setTokens((t) =>
+        t?.decision === decision ? { decision, text: t.text + delta } : { decision, text: delta },
+      ),
+    [],
+  );
+  useLiveTokens(runId, onDelta);
+  const run = state.data;
+  // The streamed answer is shown until its thought is in the log.
+  const answering =
+    tokens !== undefined && run !== undefined && run.decisions <= tokens.decision ? tokens : undefined;
+  const traceId = useMemo(() => traceIdOf(events.data ?? []), [events.data]);
+  const selectedEvent = useMemo(() => events.data?.find((e) => e.seq === selected), [events.data, selected]);
+  if (state.error) return <p className="error">{state.error.message}</p>;
+  return (
+    <section className="run" aria-label={`Run ${runId}`}>
+      <nav className="crumbs">
+        <Link to={listPath()}>Runs</Link> / <span className="mono">{runId}</span>
+      </nav>
+      <div className="run-head">
+        <h1 className="mono" data-testid="run-id">
+          {runId}
+        </h1>
+        {run && <StatusBadge status={run.status} />}
+        {run?.request?.agent.kind === 'agent' && (
+          <span>
+            {run.request.agent.name}@{run.pinned?.version ?? run.request.agent.version ?? 'latest'}
+          </span>
+        )}
+        {run?.request?.parent && (
+          <span>
+            child of <Link to={runPath(run.request.parent.runId)}>{run.request.parent.runId}</Link>
+          </span>
+        )}
+        {traceId && (
+          <span className="trace" data-testid="trace">
+            trace{' '}
+            {session.tracesUrl ? (
+              <a href={traceLink(session.tracesUrl, traceId)} target="_blank" rel="noreferrer">
+                {traceId}
+              </a>
+            ) : (
+              <code>{traceId}</code>
+            )}
+          </span>
+        )}
+      </div>
+      {run?.error && (
+        <div className="error-box" role="alert" data-testid="run-error">
+          <strong>{run.status === 'rejected' ? 'Rejected' : 'Failed'}:</strong> {run.error.code}:{' '}
+          {run.error.message}
+        </div>
+      )}
+      {run && <Gauges run={run} />}
+      {run && run.children.length > 0 && (
+        <p>
+          Children:{' '}
+          {run.children.map((child) => (
+            <span key={child.childRunId}>
+              <Link to={runPath(child.childRunId)}>{child.childRunId}</Link> ({child.status}){' '}
+            </span>
+          ))}
+        </p>
+      )}
+      {run && <Actions runId={runId} run={run} session={session} selectedSeq={selected} />}
+      <TimeTravel runId={runId} events={events.data ?? []} selected={selected} onSelect={setSelected} />
+      <div className="run-body">
+        <Timeline rows={rows} selected={selected} onSelect={setSelected} answering={answering?.text} />
+        {selectedEvent && <EventDetail runId={runId} event={selectedEvent} onSelect={setSelected} />}
+      </div>
+      {events.error && <p className="error">{events.error.message}</p>}
+    </section>
+  );
+}

@@ -1,0 +1,122 @@
+import { memo, useEffect, useMemo, useRef, type KeyboardEvent } from 'react';
+import { useVirtualizer } from '@tanstack/react-virtual';
+import type { WaterfallRow } from '../model/waterfall';
+
+const ROW_HEIGHT = 30;
+
+/**
+ * The run's events as a waterfall, virtualized (only the rows in view are in the page, so 10,000 events
+ * scroll like 10). Up/Down move the selection; the selected event's data shows beside it.
+ */
+export function Timeline({
+  rows,
+  selected,
+  onSelect,
+  answering,
+}: {
+  rows: WaterfallRow[];
+  selected: number | undefined;
+  onSelect: (seq: number) => void;
+  answering: string | undefined;
+}) {
+  const scroller = useRef<HTMLDivElement>(null);
+  const virtual = useVirtualizer({
+    count: rows.length,
+    getScrollElement: () => scroller.current,
+    estimateSize: () => ROW_HEIGHT,
+    overscan: 30,
+  });
+  // Both are O(events): once per change of the rows or the selection, not once per scrolled frame.
+  const total = useMemo(() => rows.reduce((max, r) => Math.max(max, r.endMs ?? r.startMs), 1), [rows]);
+  const index = useMemo(() => rows.findIndex((r) => r.seq === selected), [rows, selected]);
+  useEffect(() => {
+    if (index >= 0) virtual.scrollToIndex(index, { align: 'auto' });
+  }, [index, virtual]);
+  const key = (event: KeyboardEvent) => {
+    const step = event.key === 'ArrowDown' ? 1 : event.key === 'ArrowUp' ? -1 : 0;
+    if (step === 0) return;
+    event.preventDefault();
+    const next = rows[Math.min(rows.length - 1, Math.max(0, (index < 0 ? -1 : index) + step))];
+    if (next) onSelect(next.seq);
+  };
+  return (
+    <div className="timeline">
+      <div
+        ref={scroller}
+        className="timeline-body"
+        tabIndex={0}
+        role="listbox"
+        aria-label="Events"
+        aria-activedescendant={selected === undefined ? undefined : `event-${selected}`}
+        onKeyDown={key}
+        data-testid="timeline"
+      >
+        <div style={{ height: virtual.getTotalSize(), position: 'relative' }}>
+          {virtual.getVirtualItems().map((item) => {
+            const row = rows[item.index];
+            if (!row) return null;
+            return (
+              <EventRow
+                key={row.seq}
+                row={row}
+                top={item.start}
+                total={total}
+                selected={row.seq === selected}
+                onSelect={onSelect}
+              />
+            );
+          })}
+        </div>
+      </div>
+      {answering !== undefined && (
+        <div className="answering" aria-live="polite" data-testid="live-tokens">
+          <strong>Model answering:</strong> {answering}
+        </div>
+      )}
+      <p className="muted">{rows.length} events</p>
+    </div>
+  );
+}
+
+/** One row; memoized, so scrolling renders only the rows that come into view. */
+const EventRow = memo(function EventRow({
+  row,
+  top,
+  total,
+  selected,
+  onSelect,
+}: {
+  row: WaterfallRow;
+  top: number;
+  total: number;
+  selected: boolean;
+  onSelect: (seq: number) => void;
+}) {
+  const end = row.endMs ?? total;
+  const left = (row.startMs / total) * 100;
+  const width = Math.max(0.4, ((end - row.startMs) / total) * 100);
+  return (
+    <div
+      id={`event-${row.seq}`}
+      role="option"
+      aria-selected={selected}
+      className={`event-row kind-${row.kind}${selected ? ' selected' : ''}`}
+      data-seq={row.seq}
+      data-type={row.type}
+      onClick={() => onSelect(row.seq)}
+      style={{ position: 'absolute', top: 0, transform: `translateY(${top}px)`, height: ROW_HEIGHT }}
+    >
+      <span className="seq">{row.seq}</span>
+      <span className="label" title={row.label}>
+        {row.label}
+      </span>
+      <span className="bar-track">
+        <span
+          className={`bar${row.endMs === undefined ? ' open' : ''}`}
+          style={{ left: `${left}%`, width: `${Math.min(width, 100 - left)}%` }}
+        />
+      </span>
+      <span className="facts">{row.facts.filter(Boolean).join(' · ')}</span>
+    </div>
+  );
+});

@@ -1,0 +1,33 @@
+import { useEffect, useState } from 'react';
+
+/** Where the console is: the run list (with its filters in the query) or one run. */
+export type Route = { page: 'runs'; search: string } | { page: 'run'; runId: string };
+
+const BASE = '/ui/';
+
+export function routeOf(pathname: string, search: string): Route {
+  const rest = pathname.startsWith(BASE) ? pathname.slice(BASE.length) : '';
+  const match = /^runs\/([^/]+)\/?$/.exec(rest);
+  if (match?.[1]) return { page: 'run', runId: decodeURIComponent(match[1]) };
+  return { page: 'runs', search };
+}
+
+export const runPath = (runId: string) => `${BASE}runs/${encodeURIComponent(runId)}`;
+export const listPath = (search = '') => `${BASE}${search}`;
+
+/** Moves to `path` without a reload. */
+export function navigate(path: string, replace = false): void {
+  if (replace) history.replaceState(null, '', path);
+  else history.pushState(null, '', path);
+  window.dispatchEvent(new PopStateEvent('popstate'));
+}
+
+export function useRoute(): Route {
+  const [route, setRoute] = useState(() => routeOf(location.pathname, location.search));
+  useEffect(() => {
+    const update = () => setRoute(routeOf(location.pathname, location.search));
+    window.addEventListener('popstate', update);
+    return () => window.removeEventListener('popstate', update);
+  }, []);
+  return route;
+}

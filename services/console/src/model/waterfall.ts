@@ -1,0 +1,168 @@
+import type { RunEvent, RunEventOf } from '@dura/contracts';
+
+export type RowKind = 'model' | 'tool' | 'wait' | 'timer' | 'child' | 'budget' | 'signal' | 'run' | 'error';
+
+/** One event of the run as a waterfall row: where its bar starts and ends, in ms from the run's first event. */
+export interface WaterfallRow {
+  seq: number;
+  type: RunEvent['type'];
+  kind: RowKind;
+  label: string;
+  startMs: number;
+  /** Equal to `startMs` for an instant; absent while the span is still open (the bar runs to now). */
+  endMs?: number;
+  /** Short facts shown on the row: tokens and cost, duration and attempts, what a wait waits for. */
+  facts: string[];
+}
+
+const KIND: Partial<Record<RunEvent['type'], RowKind>> = {
+  thought: 'model',
+  context_summarized: 'model',
+  tool_call_requested: 'tool',
+  tool_call_completed: 'tool',
+  tool_call_failed: 'error',
+  wait_requested: 'wait',
+  signal_received: 'signal',
+  timer_fired: 'timer',
+  child_run_requested: 'child',
+  child_run_completed: 'child',
+  budget_reserved: 'budget',
+  budget_exceeded: 'error',
+  run_failed: 'error',
+  run_rejected: 'error',
+};
+
+/** Events that end an open wait. */
+const WAKES = new Set<RunEvent['type']>([
+  'signal_received',
+  'timer_fired',
+  'child_run_completed',
+  'run_cancelled',
+  'run_failed',
+  'run_completed',
+]);
+
+type Resolution = RunEventOf<'tool_call_completed'> | RunEventOf<'tool_call_failed'>;
+
+const usd = (value: number | undefined) => (value === undefined ? undefined : `$${value.toFixed(4)}`);
+
+/** The rows of a run's waterfall, one per event, in log order (pure: the same events give the same rows). */
+export function buildWaterfall(events: readonly RunEvent[]): WaterfallRow[] {
+  const first = events[0];
+  if (!first) return [];
+  const t0 = Date.parse(first.meta.ts);
+  const at = (event: RunEvent) => Date.parse(event.meta.ts) - t0;
+  const resolution = new Map<string, Resolution>();
+  for (const event of events)
+    if (event.type === 'tool_call_completed' || event.type === 'tool_call_failed')
+      resolution.set(event.data.callId, event);
+  const rows: WaterfallRow[] = [];
+  let previous = 0;
+  let openWaits: WaterfallRow[] = [];
+  for (const event of events) {
+    const start = at(event);
+    const row: WaterfallRow = {
+      seq: event.seq,
+      type: event.type,
+      kind: KIND[event.type] ?? 'run',
+      label: event.type,
+      startMs: start,
+      endMs: start,
+      facts: [],
+    };
+    if (WAKES.has(event.type)) {
+      for (const wait of openWaits) wait.endMs = start;
+      openWaits = [];
+    }
+    describe(event, row, previous, resolution, at);
+    if (row.endMs === undefined && event.type === 'wait_requested') openWaits.push(row);
+    rows.push(row);
+    previous = start;
+  }
+  return rows;
+}
+
+function describe(
+  event: RunEvent,
+  row: WaterfallRow,
+  previous: number,
+  resolution: Map<string, Resolution>,
+  at: (event: RunEvent) => number,
+): void {
+  switch (event.type) {
+    case 'thought': {
+      // The model was asked after the previous event; its answer is this event.
+      row.startMs = Math.min(previous, row.startMs);
+      row.label = `model ${event.data.model.id}`;
+      const { inputTokens, outputTokens } = event.data.usage;
+      row.facts.push(`${inputTokens} in / ${outputTokens} out tokens`);
+      const cost = usd(event.data.costUsd);
+      if (cost) row.facts.push(cost);
+      row.facts.push(`decided ${event.data.decision.kind}`);
+      return;
+    }
+    case 'tool_call_requested': {
+      row.label = `${event.data.tool} (step ${event.data.step})`;
+      const end = resolution.get(event.data.callId);
+      if (end) {
+        row.endMs = at(end);
+        row.facts.push(
+          `${end.type === 'tool_call_completed' ? 'completed' : 'failed'} after ${row.endMs - row.startMs} ms`,
+        );
+        row.facts.push(`attempt ${end.data.attempt}`);
+      } else {
+        delete row.endMs;
+        row.facts.push('pending');
+      }
+      if (event.data.approval) row.facts.push('needs approval');
+      return;
+    }
+    case 'tool_call_completed':
+      row.label = `result of ${event.data.callId}`;
+      row.facts.push(`${event.data.durationMs} ms`, `attempt ${event.data.attempt}`);
+      if (event.data.deduped) row.facts.push('deduped');
+      return;
+    case 'tool_call_failed':
+      row.label = `${event.data.callId} failed`;
+      row.facts.push(
+        event.data.error.code,
+        `attempt ${event.data.attempt}`,
+        event.data.retryable ? 'retryable' : 'final',
+      );
+      return;
+    case 'wait_requested':
+      row.label = `wait: ${event.data.kind}${event.data.signal ? ` ${event.data.signal}` : ''}`;
+      delete row.endMs;
+      if (event.data.until) row.facts.push(`until ${event.data.until}`);
+      if (event.data.childRunId) row.facts.push(`child ${event.data.childRunId}`);
+      if (event.data.reason) row.facts.push(event.data.reason);
+      return;
+    case 'signal_received':
+      row.label = `signal ${event.data.name}`;
+      return;
+    case 'child_run_requested':
+      row.label = `child run ${event.data.childRunId}`;
+      return;
+    case 'child_run_completed':
+      row.label = `child ${event.data.childRunId} ${event.data.status}`;
+      return;
+    case 'budget_reserved':
+      row.label = 'budget reserved';
+      row.facts.push(`${event.data.tokens} tokens`, usd(event.data.costUsd) ?? '');
+      return;
+    case 'budget_exceeded':
+      row.label = `budget exceeded: ${event.data.budget}`;
+      row.facts.push(`${event.data.used} of ${event.data.limit}`);
+      return;
+    case 'run_failed':
+    case 'run_rejected':
+      row.label = event.type;
+      row.facts.push(`${event.data.error.code}: ${event.data.error.message}`);
+      return;
+    case 'run_cancelled':
+      row.facts.push(event.data.reason);
+      return;
+    default:
+      return;
+  }
+}

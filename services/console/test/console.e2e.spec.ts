@@ -1,0 +1,231 @@
+// The console in Debian's Chromium against a real stack (planner, gateway and projector processes, NATS,
+// Postgres, a fake model): the list and a run page, approving, signalling and cancelling from the page, time
+// travel, a read-only token, and live updates (new runs, streamed model tokens). Screenshots for the docs
+// are taken along the way (docs/images/console-*.png).
+import { readFileSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import type { RunRequest } from '@dura/contracts';
+import { repoRoot } from '@dura/testing';
+import { TOKENS, TRACES_URL, useConsoleStack } from './console-stack';
+
+const stack = useConsoleStack();
+const WAIT_MS = 60_000;
+const images = join(repoRoot(), 'docs', 'images');
+
+async function screenshot(page: Page, name: string): Promise<void> {
+  await mkdir(images, { recursive: true });
+  await page.screenshot({ path: join(images, `console-${name}.png`) });
+}
+
+/** The run page's status badge (in the page header, not the time-travel view). */
+const statusOf = (page: Page, status: string) => page.locator(`.run-head [data-status="${status}"]`);
+
+function waitForSignal(runId: string, name: string): Omit<RunRequest, 'v'> & { runId: string } {
+  return {
+    runId,
+    agent: {
+      kind: 'scripted',
+      steps: [{ tool: 'dura.wait_for_signal', args: { name } }],
+      output: '$steps.1',
+    },
+    tags: ['console-test'],
+  };
+}
+
+describe('the Dura Console', () => {
+  it('lists the demo run and shows its events on its page, with the trace link', async () => {
+    const { client, open } = stack();
+    const demo = JSON.parse(
+      readFileSync(join(repoRoot(), 'examples', 'deploy-pipeline.json'), 'utf8'),
+    ) as Omit<RunRequest, 'v'>;
+    await client.submitRun({ ...demo, runId: 'demo-deploy' });
+    const { page, context } = await open(TOKENS.operator);
+    try {
+      await page.locator('[data-run-id="demo-deploy"]').waitFor({ timeout: WAIT_MS });
+      await page
+        .locator('[data-run-id="demo-deploy"] [data-status="completed"]')
+        .waitFor({ timeout: WAIT_MS });
+      await screenshot(page, 'list');
+      await page.locator('[data-run-id="demo-deploy"] a').click();
+      await page.locator('[data-type="run_completed"]').waitFor({ timeout: WAIT_MS });
+      const types = await page
+        .locator('[data-type]')
+        .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-type')));
+      expect(types).toEqual(
+        expect.arrayContaining([
+          'run_requested',
+          'run_started',
+          'tool_call_requested',
+          'tool_call_completed',
+        ]),
+      );
+      expect(await page.locator('.event-row.kind-tool').count()).toBeGreaterThanOrEqual(5);
+      await expect
+        .poll(() => page.locator('[data-testid="trace"] a').getAttribute('href'), { timeout: WAIT_MS })
+        .toMatch(new RegExp(`^${TRACES_URL.replace('{traceId}', '')}[0-9a-f]{32}$`));
+      await page.locator('[data-type="tool_call_requested"]').first().click();
+      await page.locator('[data-testid="causes"] li').first().waitFor({ timeout: WAIT_MS });
+      await screenshot(page, 'run');
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('approves a waiting call from the page, and the run completes', async () => {
+    const { client, open, script } = stack();
+    const input = 'Echo 42, once a human approves.';
+    script(input, (n) =>
+      n === 0
+        ? {
+            kind: 'message',
+            content: 'Echoing 42.',
+            toolCalls: [{ name: 'echo', arguments: { amount: 42 } }],
+          }
+        : { kind: 'message', content: 'Echoed 42.' },
+    );
+    await client.submitRun({ runId: 'approval-1', agent: { kind: 'agent', name: 'cashier' }, input });
+    const { page, context } = await open(TOKENS.operator, '/ui/runs/approval-1');
+    try {
+      const approval = page.locator('[data-testid="approval"]');
+      await approval.waitFor({ timeout: WAIT_MS });
+      await screenshot(page, 'approval');
+      await approval.getByRole('button', { name: 'Approve' }).click();
+      await statusOf(page, 'completed').waitFor({ timeout: WAIT_MS });
+      const state = await client.getRun('approval-1');
+      expect(state.calls.map((c) => [c.tool, c.status, c.approval?.decision])).toEqual([
+        ['echo', 'completed', 'approved'],
+      ]);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('sends a signal with a payload from the page; time travel shows waiting at the wait and completed at the end', async () => {
+    const { client, open } = stack();
+    await client.submitRun(waitForSignal('signal-1', 'go'));
+    const { page, context } = await open(TOKENS.operator, '/ui/runs/signal-1');
+    try {
+      await statusOf(page, 'waiting').waitFor({ timeout: WAIT_MS });
+      await page.getByLabel('Signal name').fill('go');
+      await page.getByLabel('Signal payload (JSON)').fill('{"approvedBy": "console"}');
+      await page.getByRole('button', { name: 'Send signal' }).click();
+      await statusOf(page, 'completed').waitFor({ timeout: WAIT_MS });
+      expect((await client.getRun('signal-1')).output).toEqual({ approvedBy: 'console' });
+
+      const waitSeq = await page.locator('[data-type="wait_requested"]').getAttribute('data-seq');
+      const lastSeq = await page.locator('[data-type="run_completed"]').getAttribute('data-seq');
+      await page.getByTestId('step-picker').selectOption(waitSeq ?? '');
+      await expect
+        .poll(() => page.getByTestId('tt-status').textContent(), { timeout: WAIT_MS })
+        .toContain('status: waiting');
+      await screenshot(page, 'time-travel');
+      await page.getByTestId('step-picker').selectOption(lastSeq ?? '');
+      await expect
+        .poll(() => page.getByTestId('tt-status').textContent(), { timeout: WAIT_MS })
+        .toContain('status: completed');
+      // The keyboard moves through the events too.
+      await page.getByTestId('timeline').focus();
+      await page.keyboard.press('ArrowUp');
+      await expect
+        .poll(() => page.getByTestId('tt-status').textContent(), { timeout: WAIT_MS })
+        .toContain(`at #${Number(lastSeq) - 1}`);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('cancels a run from the page', async () => {
+    const { client, open } = stack();
+    await client.submitRun(waitForSignal('cancel-1', 'never'));
+    const { page, context } = await open(TOKENS.operator, '/ui/runs/cancel-1');
+    try {
+      await statusOf(page, 'waiting').waitFor({ timeout: WAIT_MS });
+      await page.getByRole('button', { name: 'Cancel run' }).click();
+      await statusOf(page, 'cancelled').waitFor({ timeout: WAIT_MS });
+      expect(await page.getByRole('button', { name: 'Cancel run' }).count()).toBe(0);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('shows a read-only token no action, and the API refuses the action when forced', async () => {
+    const { client, open, apiUrl } = stack();
+    await client.submitRun(waitForSignal('readonly-1', 'go'));
+    const { page, context } = await open(TOKENS.reader, '/ui/runs/readonly-1');
+    try {
+      await statusOf(page, 'waiting').waitFor({ timeout: WAIT_MS });
+      await page.getByTestId('time-travel').waitFor({ timeout: WAIT_MS });
+      expect(await page.getByTestId('session').textContent()).toContain('reader');
+      expect(await page.getByTestId('actions').count()).toBe(0);
+      for (const name of ['Approve', 'Send signal', 'Cancel run'])
+        expect(await page.getByRole('button', { name }).count()).toBe(0);
+      const forced = await page.evaluate(
+        async ({ url, token }) => {
+          const post = (path: string, body: unknown) =>
+            fetch(url + path, {
+              method: 'POST',
+              headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+              body: JSON.stringify(body),
+            }).then((r) => r.status);
+          return [
+            await post('/runs/readonly-1/cancel', {}),
+            await post('/runs/readonly-1/signals', { name: 'go' }),
+            await post('/runs/readonly-1/fork', { atSeq: 1 }),
+          ];
+        },
+        { url: apiUrl, token: TOKENS.reader },
+      );
+      expect(forced).toEqual([403, 403, 403]);
+      // Without a token the API answers 401 and the console asks for one.
+      const anonymous = await stack().browser.newContext();
+      const bare = await anonymous.newPage();
+      await bare.goto(`${apiUrl}/ui/`);
+      await bare.getByLabel('API token').waitFor({ timeout: WAIT_MS });
+      expect(await bare.evaluate((url) => fetch(`${url}/runs`).then((r) => r.status), apiUrl)).toBe(401);
+      await anonymous.close();
+      expect((await client.getRun('readonly-1')).status).toBe('waiting');
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('shows a run started after the page opened without a reload', async () => {
+    const { client, open } = stack();
+    const { page, context } = await open(TOKENS.operator);
+    try {
+      await page.getByTestId('run-list').waitFor({ timeout: WAIT_MS });
+      await page.evaluate(() => {
+        (window as unknown as { stillHere: boolean }).stillHere = true;
+      });
+      await client.submitRun(waitForSignal('live-1', 'go'));
+      await page.locator('[data-run-id="live-1"]').waitFor({ timeout: WAIT_MS });
+      expect(await page.evaluate(() => (window as unknown as { stillHere?: boolean }).stillHere)).toBe(true);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it("streams the model's tokens into the timeline while it answers", async () => {
+    const { client, open, script } = stack();
+    const input = 'Tell me a very short story.';
+    const story = 'Once upon a time, a durable run resumed at step forty and lived happily ever after.';
+    script(input, () => ({ kind: 'message', content: story, delayMs: 4_000, pieceDelayMs: 1_500 }));
+    await client.submitRun({ runId: 'tokens-1', agent: { kind: 'agent', name: 'talker' }, input });
+    const { page, context } = await open(TOKENS.operator, '/ui/runs/tokens-1');
+    try {
+      const live = page.getByTestId('live-tokens');
+      await live.waitFor({ timeout: WAIT_MS });
+      await expect.poll(() => live.textContent(), { timeout: WAIT_MS }).toContain('Once upon');
+      // Seen before the thought is recorded: the run had not completed yet.
+      expect(await statusOf(page, 'completed').count()).toBe(0);
+      await statusOf(page, 'completed').waitFor({ timeout: WAIT_MS });
+      await page.locator('[data-type="thought"]').waitFor({ timeout: WAIT_MS });
+      await expect.poll(() => live.count(), { timeout: WAIT_MS }).toBe(0);
+    } finally {
+      await context.close();
+    }
+  });
+});
