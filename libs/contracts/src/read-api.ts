@@ -70,6 +70,8 @@ export const RunSummarySchema = z.object({
   parentRunId: RunIdSchema.optional(),
   /** How many child runs this run started. */
   children: z.number().int().nonnegative().optional(),
+  /** Model spend so far, in US dollars (0 when the agents file gives no prices). */
+  costUsd: z.number().nonnegative().optional(),
 });
 export type RunSummary = z.infer<typeof RunSummarySchema>;
 

@@ -32,6 +32,8 @@ export const BUCKETS = {
   schedules: 'dura_schedules',
   /** triggerId → event trigger spec. */
   triggers: 'dura_triggers',
+  /** runId → `{ pinned, afterSeq }`: runs no running planner serves, parked until one that does comes up. */
+  parked: 'dura_parked_runs',
 } as const;
 
 /** Core NATS, not stored: token deltas and progress of a run while a model answers. */

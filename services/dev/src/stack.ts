@@ -18,6 +18,7 @@ import {
   type HttpServerHandle,
   type Logger,
   type NatsHandles,
+  type Route,
 } from '@dura/service-kit';
 import { createToolGateway, migrateGateway } from '@dura/tool-gateway';
 import { loadToolRegistry } from '@dura/tools';
@@ -42,6 +43,12 @@ export interface StackOptions {
   payloadThresholdBytes?: number;
   /** MCP servers whose tools join the registry as `mcp.<server>.<tool>` (DURA_MCP_SERVERS). */
   mcpServers?: McpServers;
+  /** The embedded nats-server's port when it is free (else any free port); 0 or unset: any free port. */
+  natsPort?: number;
+  /** More routes on the API port (the dev command adds /metrics). */
+  extraRoutes?: Route[];
+  /** Told of each start-up step as it is done (a cold start takes seconds: say what is happening). */
+  onProgress?: (step: string) => void;
 }
 
 export interface Stack {
@@ -63,11 +70,13 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   const stopAll = async (): Promise<void> => {
     for (const stop of stops.reverse()) await stop().catch(() => undefined);
   };
+  const progress = options.onProgress ?? (() => undefined);
   try {
     let embedded: EmbeddedNats | undefined;
     if (!options.natsUrl) {
-      embedded = await startEmbeddedNats(options.dataDir);
+      embedded = await startEmbeddedNats({ dataDir: options.dataDir, preferredPort: options.natsPort });
       stops.push(() => (embedded as EmbeddedNats).stop());
+      progress(`nats-server ready at ${embedded.url} (store ${embedded.storeDir})`);
     }
     const natsUrl = options.natsUrl ?? (embedded as EmbeddedNats).url;
     const database: DbHandle = await openDatabase({
@@ -75,8 +84,10 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       ...(options.dataDir ? { pgliteDir: join(options.dataDir, 'pglite') } : {}),
     });
     stops.push(() => database.close());
+    progress(`database open (${database.kind === 'pglite' ? 'embedded PGlite' : 'DATABASE_URL'})`);
     await migrateGateway(database);
     await migrateProjector(database);
+    progress('database migrated');
 
     const connect = async (name: string): Promise<NatsHandles> => {
       const handles = await connectNats(natsUrl, name, options.log, options.natsSecurity);
@@ -138,20 +149,18 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     stops.push(() => planner.stop());
     await projector.start();
     stops.push(() => projector.stop());
+    progress('planner, tool-gateway and projector started');
     const host = options.httpHost ?? DEFAULT_BIND_HOST;
+    const routes = [
+      ...projectorRoutes({ ...projectorNats, db: database.db, position: projector.position }),
+      ...(options.extraRoutes ?? []),
+    ];
     const http: HttpServerHandle = await startHttpServer({
       port: options.httpPort,
       host,
-      routes: projectorRoutes({ ...projectorNats, db: database.db, position: projector.position }),
+      routes,
       log: options.log,
-    }).catch(() =>
-      startHttpServer({
-        port: 0,
-        host,
-        routes: projectorRoutes({ ...projectorNats, db: database.db, position: projector.position }),
-        log: options.log,
-      }),
-    );
+    }).catch(() => startHttpServer({ port: 0, host, routes, log: options.log }));
     stops.push(() => http.close());
 
     const client = createDuraClient(await connect('dura-dev-client'));

@@ -88,7 +88,7 @@ export const PlannerConfigSchema = z.object({
   ...secretsConfigShape,
   ...httpRequestConfigShape,
   ...mcpConfigShape,
-  /** The agent definitions this planner serves: a JSON file or a module (see README, "Agents"). */
+  /** The agent definitions this planner serves: a JSON file or a module (see docs/agents.md). */
   DURA_AGENTS: z
     .string()
     .optional()

@@ -24,7 +24,10 @@ describe('checkPlan', () => {
       { tool: 'echo', args: {} },
       { tool: 'demo.bild', args: { service: 'web' } },
     ]);
-    expect(problem).toMatchObject({ code: 'unknown_tool', message: 'the plan uses 1 unknown tool(s)' });
+    expect(problem).toMatchObject({
+      code: 'unknown_tool',
+      message: 'the plan uses an unknown tool: "demo.bild"; the issues list the tools this deployment has',
+    });
     expect(problem?.issues).toHaveLength(1);
     expect(problem?.issues[0]).toMatch(
       /^agent\.steps\.1\.tool: unknown tool "demo\.bild"; known tools: .*demo\.build/,
@@ -37,6 +40,9 @@ describe('checkPlan', () => {
       { tool: 'demo.deploy', args: { imageTag: 'web:1', environment: 'moon' } },
     ]);
     expect(problem?.code).toBe('invalid_plan');
+    expect(problem?.message).toMatch(
+      /^the plan has invalid steps: agent\.steps\.0: demo\.build args service: .*; agent\.steps\.0: demo\.build args commit: .*; agent\.steps\.1: demo\.deploy args environment: /,
+    );
     expect(problem?.issues).toEqual([
       expect.stringMatching(/^agent\.steps\.0: demo\.build args service: /),
       expect.stringMatching(/^agent\.steps\.0: demo\.build args commit: /),

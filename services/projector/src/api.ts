@@ -53,8 +53,8 @@ export interface ReadApiDeps {
 }
 
 /**
- * The projector's API (paths and shapes: README, and `GET /openapi.json`): reads need scope `read`, signals
- * `signal`, cancelling `cancel`, submitting `submit`; a caller of one tenant sees and touches only that tenant's runs.
+ * The projector's API (paths and shapes: docs/reference.md, and `GET /openapi.json`): reads need scope `read`, signals
+ * `signal`, cancelling `cancel`, submitting `submit`, schedules `schedule`; a caller of one tenant sees and touches only that tenant's runs.
  */
 export function projectorRoutes(deps: ReadApiDeps): Route[] {
   return guardRoutes(apiRoutes(deps), {

@@ -177,6 +177,7 @@ export function listRunsSql(q: ListRunsQuery): SQL {
              state->'request'->'agent'->>'name' as agent_name, state->'pinned'->>'version' as agent_version,
              state->'request'->'parent'->>'runId' as parent_run_id,
              jsonb_array_length(coalesce(state->'children', '[]'::jsonb)) as children,
+             coalesce((state #>> '{budget,costUsd}')::float8, 0) as cost_usd,
              to_json(created_at) #>> '{}' as created_iso, to_json(updated_at) #>> '{}' as updated_iso
       from ${runs}
       ${where.length > 0 ? sql`where ${sql.join(where, sql` and `)}` : sql``}
@@ -200,6 +201,7 @@ interface SummaryRow {
   agent_version: string | null;
   parent_run_id: string | null;
   children: number;
+  cost_usd: number;
   /** The exact timestamps as ISO text (the cursor needs them to the microsecond). */
   created_iso: string;
   updated_iso: string;
@@ -229,5 +231,6 @@ function toSummary(row: SummaryRow): RunSummary {
         }),
     ...(row.parent_run_id === null ? {} : { parentRunId: row.parent_run_id }),
     children: Number(row.children),
+    costUsd: row.cost_usd,
   };
 }

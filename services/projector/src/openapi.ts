@@ -138,7 +138,8 @@ const post = (summary: string, body: ComponentName, responses: Record<string, ob
         'Published to the signal intake (`duplicate`: this signalId was sent before).',
       ),
       '400': error('The body or the run id is invalid.'),
-      '404': error('No such run (for a tenant-scoped caller: none of its tenant).'),
+      '404': error('No such run: its log holds no event (for a tenant-scoped caller: none of its tenant).'),
+      '409': error('The run ended (completed, failed, cancelled or rejected): `run_ended`, nothing is sent.'),
     },
   },
 });
@@ -187,7 +188,7 @@ export function openApiDocument(): Record<string, unknown> {
       title: 'Dura projector read API',
       version: '1.0.0',
       description:
-        'Runs as the projector folds them from the log. Errors are `{ "error": { "code", "message" } }` with 400, 404 or 500. ' +
+        'Runs as the projector folds them from the log. Errors are `{ "error": { "code", "message" } }` with 400, 404, 409 or 500. ' +
         'With credentials configured, every path but /healthz and /openapi.json needs `Authorization: Bearer <token>` ' +
         '(401 without a valid one, 403 without the scope: `read` for GET, `signal` or `cancel` for POST), and a ' +
         'tenant-scoped caller sees only its tenant’s runs (another tenant’s run is 404).',

@@ -1,11 +1,19 @@
-import type { JetStreamClient } from '@nats-io/jetstream';
+import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
+import { eq } from 'drizzle-orm';
 import { TimeoutError } from '@nats-io/nats-core';
 import { z } from 'zod';
-import { JsonValueSchema, RunIdSchema, SIGNAL_VERSION, SUBJECTS, type SignalRequest } from '@dura/contracts';
-import { CANCEL_SIGNAL } from '@dura/core';
+import {
+  DuraError,
+  JsonValueSchema,
+  RunIdSchema,
+  SIGNAL_VERSION,
+  SUBJECTS,
+  type SignalRequest,
+} from '@dura/contracts';
+import { CANCEL_SIGNAL, isTerminal, type RunStatus } from '@dura/core';
 import type { HttpResponse } from '@dura/service-kit';
 import type { Db } from '@dura/db';
-import { mapAppendError, StreamUnavailable } from '@dura/event-store';
+import { createRunReader, mapAppendError, StreamUnavailable } from '@dura/event-store';
 import { DURA_ATTRS, withProducerSpan } from '@dura/telemetry';
 import { trace } from '@opentelemetry/api';
 import { requireScope, type Caller } from './auth/caller';
@@ -13,6 +21,7 @@ import type { ApiRoute } from './auth/guard';
 import { runIdParam } from './query-params';
 import { parseBody, readJsonBody } from './request-body';
 import { assertVisible } from './run-access';
+import { runs } from './db/schema';
 
 /** A signal or cancel body is a few fields; anything larger is a mistake or an attack. */
 const MAX_BODY_BYTES = 64 * 1024;
@@ -45,11 +54,31 @@ export const SignalAcceptedSchema = z.object({
  * needs scope `cancel`, like the cancel route.
  */
 export function signalRoutes(
-  deps: { db: Db; js: JetStreamClient },
+  deps: { db: Db; js: JetStreamClient; jsm: JetStreamManager },
   unknownRun: (id: string) => Error,
 ): ApiRoute[] {
+  const reader = createRunReader(deps.jsm);
+
+  /** 404 for a run with no events in the log, 409 for one that ended: a signal would change nothing. */
+  const assertOpen = async (runId: string): Promise<void> => {
+    const [row] = await deps.db.select({ status: runs.status }).from(runs).where(eq(runs.runId, runId));
+    if (row) {
+      if (isTerminal(row.status as RunStatus))
+        throw new DuraError(
+          'run_ended',
+          `run ${runId} is ${row.status}: it takes no more signals (GET /runs/${runId} shows how it ended)`,
+        );
+      return;
+    }
+    // Not projected yet: the log itself says whether the run exists.
+    const last = await reader.lastSeq(runId).catch((err: unknown) => {
+      throw mapAppendError(err, runId, undefined);
+    });
+    if (last === 0) throw unknownRun(runId);
+  };
   const send = async (caller: Caller, signal: SignalRequest): Promise<HttpResponse> => {
     await assertVisible(deps.db, caller, signal.runId, () => unknownRun(signal.runId));
+    await assertOpen(signal.runId);
     const msgID = `signal:${signal.runId}:${signal.signalId}`;
     try {
       const ack = await withProducerSpan(

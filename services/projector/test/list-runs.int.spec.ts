@@ -102,6 +102,7 @@ beforeAll(async () => {
         : {}),
       ...(state.request?.parent ? { parentRunId: state.request.parent.runId } : {}),
       children: state.children.length,
+      costUsd: state.budget.costUsd,
     };
   });
 });

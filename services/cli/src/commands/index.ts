@@ -52,3 +52,4 @@ export { diff } from './diff';
 export { approve, reject } from './approve';
 export { schedule } from './schedule';
 export { mcp } from './mcp';
+export { why } from './why';
