@@ -10,6 +10,7 @@ export {
 } from './config';
 export type { McpServers, McpServerConfig, McpToolOverride, SecretValue } from './config';
 export { attachMcpServers } from './mcp-tool-source';
+export { storeBinaryBlocks } from './binary-blocks';
 export type { McpToolSource } from './mcp-tool-source';
 export { MCP_TOOL_ERROR, observationOf } from './results';
 export type { McpCallResult, McpContent } from './results';

@@ -9,6 +9,8 @@ import { mcpToolGroup } from './tool-names';
 export interface McpToolSource {
   /** Lists every server's tools again and updates the registry (a server that fails keeps its old tools). */
   refresh(): Promise<void>;
+  /** Lists again the tools of the server `tool` (`mcp.<server>.<name>`) belongs to; other names: nothing. */
+  refreshFor(tool: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -86,6 +88,10 @@ export async function attachMcpServers(
   return {
     async refresh() {
       await Promise.all(connections.map((connection) => load(connection, true)));
+    },
+    async refreshFor(tool) {
+      const connection = connections.find((c) => tool.startsWith(mcpToolGroup(c.name)));
+      if (connection) await load(connection, true);
     },
     async close() {
       for (const timer of timers) clearTimeout(timer);

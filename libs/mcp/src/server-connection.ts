@@ -1,6 +1,9 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import {
+  StreamableHTTPClientTransport,
+  StreamableHTTPError,
+} from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   CallToolResultSchema,
@@ -40,6 +43,7 @@ export class McpConnectionLost extends Error {
 export class McpServerConnection {
   #client: Promise<Client> | undefined;
   #tools: Tool[] | undefined;
+  #live: Client | undefined;
   #closed = false;
 
   constructor(
@@ -89,6 +93,8 @@ export class McpServerConnection {
         throw new McpConnectionLost(`the connection to MCP server ${this.name} closed during the call`, {
           cause: err,
         });
+      // The server forgot the session (it restarted): connect again on the next call.
+      if (err instanceof StreamableHTTPError && err.code === 404) this.drop(client);
       throw err;
     }
   }
@@ -98,6 +104,14 @@ export class McpServerConnection {
     const client = this.#client;
     this.#client = undefined;
     await (await client?.catch(() => undefined))?.close();
+  }
+
+  /** Forgets `client` if it is still the current one; the next call connects again. */
+  private drop(client: Client): void {
+    if (this.#live !== client) return;
+    this.#live = undefined;
+    this.#client = undefined;
+    void client.close().catch(() => undefined);
   }
 
   private client(): Promise<Client> {
@@ -121,10 +135,14 @@ export class McpServerConnection {
     });
     client.onclose = () => {
       // The next call connects again (and starts a stdio server again).
-      this.#client = undefined;
+      if (this.#live === client) {
+        this.#live = undefined;
+        this.#client = undefined;
+      }
       if (!this.#closed) this.log.warn('the connection to an MCP server closed', { server: this.name });
     };
     await client.connect(this.transport());
+    this.#live = client;
     this.log.info('connected to MCP server', { server: this.name, transport: this.config.transport });
     return client;
   }

@@ -1,6 +1,11 @@
 import { fileURLToPath } from 'node:url';
 
-export { WitnessState, createWitnessMcpServer, registerExtra } from './testing/witness-mcp-server';
+export {
+  SCREENSHOT_PNG,
+  WitnessState,
+  createWitnessMcpServer,
+  registerExtra,
+} from './testing/witness-mcp-server';
 export type { WitnessCall, WitnessServerOptions } from './testing/witness-mcp-server';
 export { startWitnessHttpServer } from './testing/witness-http-server';
 export type { WitnessHttpServer } from './testing/witness-http-server';

@@ -3,6 +3,7 @@ import type { JsonValue } from '@dura/contracts';
 import { ToolError, type ToolDefinition } from '@dura/tools';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { McpServerConfig } from './config';
+import { storeBinaryBlocks } from './binary-blocks';
 import { observationOf } from './results';
 import { mcpToolSafety } from './safety';
 import { IDEMPOTENCY_META_KEY, McpConnectionLost, type McpServerConnection } from './server-connection';
@@ -48,7 +49,8 @@ export function mcpToolDefinition(
           timeoutMs,
           meta: { [IDEMPOTENCY_META_KEY]: ctx.idempotencyKey },
         });
-        return observationOf(name, result);
+        const observation = observationOf(name, result);
+        return ctx.storeBytes ? await storeBinaryBlocks(observation, ctx.storeBytes) : observation;
       } catch (err) {
         if (err instanceof McpConnectionLost)
           throw safety === 'idempotent'

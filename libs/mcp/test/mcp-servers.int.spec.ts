@@ -143,6 +143,27 @@ describe('MCP servers as tools', () => {
     );
   });
 
+  it('lists one server again on demand (a gateway asked for a tool it has not seen yet)', async () => {
+    registry.replaceGroup('mcp.web.', []);
+    expect(registry.get('mcp.web.charge')).toBeUndefined();
+    await source.refreshFor('mcp.local.nothing');
+    expect(registry.get('mcp.web.charge'), 'another server is not listed again').toBeUndefined();
+    await source.refreshFor('mcp.web.charge');
+    expect(registry.get('mcp.web.charge')?.safety).toBe('unsafe');
+  });
+
+  it('an HTTP server that forgot the session (restarted): the call fails retryable, the next one reconnects', async () => {
+    http.forgetSessions();
+    await expect(tool('mcp.web.upsert').execute({ id: 'r2' }, ctx('k-forgot'))).rejects.toMatchObject({
+      code: 'mcp_error',
+      retryable: true,
+    });
+    expect(await tool('mcp.web.upsert').execute({ id: 'r2' }, ctx('k-forgot'))).toEqual({
+      content: [{ type: 'text', text: 'stored r2' }],
+    });
+    expect(http.state.count('upsert', 'k-forgot')).toBe(1);
+  });
+
   it('sends notifications/cancelled when the call is aborted', async () => {
     const abort = new AbortController();
     const call = tool('mcp.web.slow').execute({}, ctx('k-slow', abort.signal));

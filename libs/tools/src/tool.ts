@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { DuraError, type JsonValue } from '@dura/contracts';
+import { DuraError, type JsonValue, type PayloadRef } from '@dura/contracts';
 import type { RetryPolicy } from './retry-policy';
 import type { SecretFields } from './secrets/secret-fields';
 
@@ -16,6 +16,11 @@ export interface ToolContext {
   callId: string;
   attempt: number;
   signal: AbortSignal;
+  /**
+   * Stores bytes in the object store (content-addressed) and returns their reference, for binary results
+   * (images, files) that should not travel in the log. Set by the gateway; absent elsewhere.
+   */
+  storeBytes?: (bytes: Uint8Array) => Promise<PayloadRef>;
 }
 
 export type ToolStatus =

@@ -114,6 +114,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       ...(await connect('dura-dev-gateway')),
       db: database.db,
       tools,
+      refreshTools: (tool) => mcp.refreshFor(tool),
       ...(threshold ? { payloadThresholdBytes: threshold } : {}),
       log: options.log.child({ service: 'tool-gateway' }),
     });

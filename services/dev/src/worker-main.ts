@@ -51,6 +51,7 @@ runMain('worker', async () => {
     tools,
     secrets,
     log: log.child({ service: 'tool-gateway' }),
+    refreshTools: (tool) => mcp.refreshFor(tool),
   });
   const planner = await buildPlanner({
     config: plannerConfig,

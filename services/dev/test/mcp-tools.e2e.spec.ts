@@ -2,7 +2,12 @@
 // a scripted plan and by an LLM agent through the fake provider, as `mcp.<server>.<tool>`: their results
 // become observations, an `isError` result a failure the model reads, and a tool the server adds later
 // (tools/list_changed) becomes callable without restarting anything.
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { createDuraClient } from '@dura/client';
+import type { PayloadRef } from '@dura/contracts';
+import { SCREENSHOT_PNG } from '@dura/mcp/testing';
+import { createPayloadStore } from '@dura/payloads';
 import type { RunEvent } from '@dura/contracts';
 import { eventually } from '@dura/testing';
 import { useCrashSystem, watchToEnd } from './crash-harness';
@@ -66,6 +71,60 @@ describe('MCP tools as Dura tools', () => {
       ['mcp.web.charge', 'succeeded'],
     ]);
     expect(mcp().http.unauthorized(), 'the bearer header reached the server').toBe(0);
+  });
+
+  it('images and binary resources go to the object store; the observation keeps their references', async () => {
+    const sys = crash();
+    const runId = 'mcp-binary';
+    await sys.submit({
+      runId,
+      agent: { kind: 'scripted', steps: [{ tool: 'mcp.web.screenshot', args: { page: 'home' } }] },
+    });
+    const log = await watchToEnd(sys, runId);
+    expect(log.at(-1)?.type).toBe('run_completed');
+    const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+    const png = Buffer.from(SCREENSHOT_PNG, 'base64');
+    const html = Buffer.from('<h1>home</h1>');
+    expect(completions(log)[0]?.result).toEqual({
+      content: [
+        {
+          type: 'image',
+          mimeType: 'image/png',
+          dataRef: { uri: expect.any(String), sha256: sha256(png), size: png.length },
+        },
+        {
+          type: 'resource',
+          resource: {
+            uri: 'file:///home.html',
+            mimeType: 'text/html',
+            blobRef: { uri: expect.any(String), sha256: sha256(html), size: html.length },
+          },
+        },
+      ],
+    });
+    const store = createPayloadStore({ js: sys.system.js });
+    const ref = (completions(log)[0]?.result as { content: { dataRef: PayloadRef }[] }).content[0]!.dataRef;
+    expect(Buffer.from(await store.get(ref))).toEqual(png);
+  });
+
+  it('cancelling the run sends the MCP server notifications/cancelled for the call in flight', async () => {
+    const sys = crash();
+    const runId = 'mcp-cancel';
+    await sys.submit({ runId, agent: { kind: 'scripted', steps: [{ tool: 'mcp.web.slow', args: {} }] } });
+    const key = await eventually(
+      () =>
+        Promise.resolve(
+          mcp().http.state.calls.find((c) => c.tool === 'slow' && c.key?.startsWith(`${runId}:`))?.key,
+        ),
+      'the slow call to reach the server',
+    );
+    await createDuraClient(sys.system).cancel(runId, { reason: 'no longer needed' });
+    await eventually(
+      () => Promise.resolve(mcp().http.state.cancelled.some((c) => c.key === key) || undefined),
+      'the server to see notifications/cancelled',
+    );
+    const log = await watchToEnd(sys, runId);
+    expect(log.at(-1)?.type).toBe('run_cancelled');
   });
 
   it('an isError result fails the call, not retried, with the server text', async () => {

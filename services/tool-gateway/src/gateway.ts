@@ -76,6 +76,11 @@ export interface GatewayDeps {
   slotLeaseMs?: number;
   /** How long a call over its tool's limit waits for a slot before its task is redelivered later (default 20 s). */
   throttleWaitMs?: number;
+  /**
+   * Asked once before a task's tool is declared unknown: a tool source whose list changes at run time (an MCP
+   * server) lists its tools again, in case the planner saw the new tool first.
+   */
+  refreshTools?: (tool: string) => Promise<void>;
 }
 
 export const GATEWAY_CONSUMER = {
@@ -258,7 +263,9 @@ export function createToolGateway(deps: GatewayDeps) {
     } catch (err) {
       return { ok: false, error: secretFailure(err), durationMs: 0 };
     }
-    const outcome = await runUnlessCancelled(cancellations, tool, plain, attempt);
+    const outcome = await runUnlessCancelled(cancellations, tool, plain, attempt, (bytes) =>
+      payloads.put(bytes),
+    );
     if (!outcome.ok) return outcome;
     try {
       return { ...outcome, result: secretCalls.sealedResult(task, outcome.result) };
@@ -367,6 +374,7 @@ export function createToolGateway(deps: GatewayDeps) {
   }
 
   async function handleCall(task: ToolTask, local?: LocalCall): Promise<void> {
+    if (!deps.tools.get(task.tool)) await deps.refreshTools?.(task.tool);
     const tool = deps.tools.get(task.tool);
     if (!tool) {
       const error = {

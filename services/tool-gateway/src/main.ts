@@ -38,7 +38,15 @@ runMain('tool-gateway', async () => {
   );
   await migrateGateway(database);
   const nats = await connectNats(config.NATS_URL, 'dura-tool-gateway', log, natsSecurity, { waitForServer });
-  const gateway = buildGateway({ config, nats, db: database.db, tools, secrets, log });
+  const gateway = buildGateway({
+    config,
+    nats,
+    db: database.db,
+    tools,
+    secrets,
+    log,
+    refreshTools: (tool) => mcp.refreshFor(tool),
+  });
   await gateway.start();
   // Ready: started (consumers bound, migrations applied), connected to NATS, and Postgres answers.
   telemetry.ready(async () => {

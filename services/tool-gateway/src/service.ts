@@ -13,6 +13,8 @@ export interface GatewayServiceParts {
   tools: ToolRegistry;
   secrets: SecretsBox | undefined;
   log: Logger;
+  /** Lists a changing tool source again before a tool is declared unknown (the MCP servers). */
+  refreshTools?: (tool: string) => Promise<void>;
 }
 
 /** The tool gateway as its configuration describes it. Not started. */
@@ -23,6 +25,7 @@ export function buildGateway(parts: GatewayServiceParts): ToolGateway {
     db,
     tools,
     log,
+    ...(parts.refreshTools ? { refreshTools: parts.refreshTools } : {}),
     ...(secrets ? { secrets } : {}),
     toolConcurrency: toolConcurrencyConfig(config.GATEWAY_TOOL_CONCURRENCY),
     slotLeaseMs: config.GATEWAY_SLOT_LEASE_MS,

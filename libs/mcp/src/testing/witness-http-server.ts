@@ -12,6 +12,8 @@ export interface WitnessHttpServer {
   state: WitnessState;
   /** Adds tool `extra_<name>` on every open session; each announces `tools/list_changed`. */
   addTool(name: string): void;
+  /** Forgets every session, as a restarted server would: their next request is answered 404. */
+  forgetSessions(): void;
   /** `tools/list` requests received so far (each client lists again after `tools/list_changed`). */
   lists(): number;
   /** Requests that came without the expected `authorization` header (answered 401). */
@@ -74,6 +76,7 @@ export async function startWitnessHttpServer(options: { token?: string } = {}): 
       for (const { server } of sessions.values()) registerExtra(server, state, name);
     },
     unauthorized: () => unauthorized,
+    forgetSessions: () => sessions.clear(),
     lists: () => lists,
     async close() {
       await Promise.allSettled([...sessions.values()].map(({ server }) => server.close()));

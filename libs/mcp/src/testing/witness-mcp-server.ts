@@ -30,6 +30,9 @@ export interface WitnessServerOptions {
   onCall?: (call: WitnessCall) => void;
 }
 
+/** The bytes the `screenshot` tool returns as its image, base64. */
+export const SCREENSHOT_PNG = Buffer.from('\x89PNG\r\n\x1a\nwitness-screenshot').toString('base64');
+
 const text = (value: string): CallToolResult => ({ content: [{ type: 'text', text: value }] });
 
 const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
@@ -93,6 +96,30 @@ export function createWitnessMcpServer(state: WitnessState, options: WitnessServ
       record('lookupOrder', args, extra._meta);
       const structuredContent = { orderId: args.orderId, status: 'shipped' };
       return { content: [{ type: 'text', text: JSON.stringify(structuredContent) }], structuredContent };
+    },
+  );
+  server.registerTool(
+    'screenshot',
+    {
+      description: 'A picture of the page, and the page as a file.',
+      inputSchema: { page: z.string() },
+      annotations: { readOnlyHint: true },
+    },
+    (args, extra) => {
+      record('screenshot', args, extra._meta);
+      return {
+        content: [
+          { type: 'image', data: SCREENSHOT_PNG, mimeType: 'image/png' },
+          {
+            type: 'resource',
+            resource: {
+              uri: `file:///${args.page}.html`,
+              mimeType: 'text/html',
+              blob: Buffer.from(`<h1>${args.page}</h1>`).toString('base64'),
+            },
+          },
+        ],
+      };
     },
   );
   server.registerTool(
