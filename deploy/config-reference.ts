@@ -1,6 +1,6 @@
-// The environment-variable reference of README "Configuration", generated from the services' zod config schemas
+// The environment-variable reference of docs/configuration.md, generated from the services' zod config schemas
 // (services/*/src/config.ts): the schemas are the one source of truth. `npm run config:docs` rewrites the table
-// between the README's config markers; without `--write` this prints the table.
+// between the page's config markers; without `--write` this prints the table.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { z } from 'zod';
@@ -21,7 +21,8 @@ export const CONFIG_END = '<!-- config:end -->';
 /** The OpenTelemetry SDK's standard variables: read by every service, not part of any schema. */
 const OTEL_ROW = {
   variable: '`OTEL_*`',
-  description: 'The OpenTelemetry SDK variables (see Observability); unset: no export.',
+  description:
+    'The OpenTelemetry SDK variables (see Observability, docs/observability.md); unset: no export.',
 };
 
 /** How one variable behaves when unset: required, optional (no value), or its default. */
@@ -103,9 +104,7 @@ export function readmeConfigBlock(readme: string): string {
   const start = readme.indexOf(CONFIG_START);
   const end = readme.indexOf(CONFIG_END);
   if (start < 0 || end < start)
-    throw new Error(
-      `README.md has no ${CONFIG_START} … ${CONFIG_END} block under "Configuration"; add the markers`,
-    );
+    throw new Error(`docs/configuration.md has no ${CONFIG_START} … ${CONFIG_END} block; add the markers`);
   return readme.slice(start + CONFIG_START.length, end).trim();
 }
 
@@ -116,15 +115,16 @@ export function replaceConfigBlock(readme: string, table: string): string {
   return `${readme.slice(0, start)}\n\n${table}\n\n${readme.slice(readme.indexOf(CONFIG_END))}`;
 }
 
-export const README_PATH = fileURLToPath(new URL('../README.md', import.meta.url));
+/** The page the reference lives on. */
+export const CONFIG_DOC_PATH = fileURLToPath(new URL('../docs/configuration.md', import.meta.url));
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const table = configReference();
   if (process.argv.includes('--write')) {
-    const readme = readFileSync(README_PATH, 'utf8');
+    const readme = readFileSync(CONFIG_DOC_PATH, 'utf8');
     const updated = replaceConfigBlock(readme, table);
-    if (updated !== readme) writeFileSync(README_PATH, updated);
-    process.stdout.write(`${updated === readme ? 'unchanged' : 'updated'}: ${README_PATH}\n`);
+    if (updated !== readme) writeFileSync(CONFIG_DOC_PATH, updated);
+    process.stdout.write(`${updated === readme ? 'unchanged' : 'updated'}: ${CONFIG_DOC_PATH}\n`);
   } else {
     process.stdout.write(`${table}\n`);
   }

@@ -1,4 +1,4 @@
-// One source of configuration truth: the services' zod schemas. The README reference is generated from them, and
+// One source of configuration truth: the services' zod schemas. The reference page is generated from them, and
 // every deployment this repository ships sets only variables they declare and every one they require.
 import type { IContainer } from 'kubernetes-models/v1/Container';
 import { parse } from 'yaml';
@@ -81,12 +81,12 @@ const DEPLOYMENTS: Record<string, () => Deployment> = {
   'docker-compose.yml': composeFile,
 };
 
-describe('the configuration reference in README.md', () => {
+describe('the configuration reference in docs/configuration.md', () => {
   it('is the table generated from the config schemas', () => {
     const expected = configReference();
     expect(
-      readmeConfigBlock(readRepoFile('README.md')),
-      'README "Configuration" is out of date with services/*/src/config.ts: run `npm run config:docs`',
+      readmeConfigBlock(readRepoFile('docs/configuration.md')),
+      'docs/configuration.md is out of date with services/*/src/config.ts: run `npm run config:docs`',
     ).toBe(expected);
   });
 

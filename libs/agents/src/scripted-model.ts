@@ -60,7 +60,7 @@ export function scriptedTurn(
     decision.kind === 'tool_calls'
       ? `${stepsText(state.steps, decision.calls.length)} of ${total}: ${decision.calls.map((c) => c.tool).join(', ')}`
       : decision.kind === 'complete'
-        ? `plan finished after ${total} steps`
+        ? `plan finished after ${total} step${total === 1 ? '' : 's'}`
         : `plan failed: ${decision.error.message}`;
   return {
     decision,

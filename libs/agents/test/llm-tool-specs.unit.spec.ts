@@ -41,6 +41,32 @@ describe('tool specs for models', () => {
     expect(spec.parameters).not.toHaveProperty('required');
   });
 
+  it('shows a tool that brought its own JSON Schema (an MCP server’s) with that schema, without $schema', () => {
+    const schema = {
+      $schema: 'http://json-schema.org/draft-07/schema#',
+      type: 'object',
+      properties: { orderId: { type: 'string', description: 'The order.' } },
+      required: ['orderId'],
+    };
+    const registry = new ToolRegistry([
+      defineTool({
+        name: 'mcp.orders.lookup_order',
+        description: 'Looks an order up.',
+        input: z.looseObject({}),
+        inputJsonSchema: schema,
+        safety: 'idempotent',
+        execute: () => Promise.resolve(null),
+      }),
+    ]);
+    const [spec] = toolSpecsFor(registry);
+    expect(spec?.parameters).toEqual({
+      type: 'object',
+      properties: { orderId: { type: 'string', description: 'The order.' } },
+      required: ['orderId'],
+    });
+    expect(schema.$schema, 'the tool keeps its own schema').toBeDefined();
+  });
+
   it('refuses a tool whose input is not an object schema', () => {
     const odd = defineTool({
       name: 'odd.tool',

@@ -25,6 +25,9 @@ import { DURA_ATTRS, withProducerSpan } from '@dura/telemetry';
 import { trace } from '@opentelemetry/api';
 import { ClientNotConfigured, RunNotFound } from './errors';
 import { forkRun, type ForkRunInput } from './fork';
+import { createTriggerApi } from './schedules';
+import { subscribeLive, type LiveDelta } from './live-tokens';
+import { readParked, type Parked } from './parked';
 import { createReadApi } from './read-api';
 import { watchRunEvents, type WatchOptions } from './watch-run';
 
@@ -190,11 +193,43 @@ export function createDuraClient(options: DuraClientOptions) {
   /** The run's events with `seq >= fromSeq`, read from JetStream (the log itself, not the projection). */
   async function readEvents(runId: string, readOptions?: { fromSeq?: number }): Promise<RunEvent[]> {
     const { reader } = await nats();
-    return (await reader.readAll(runId, readOptions?.fromSeq ?? 1)).map(decodeStored);
+    const stored = await reader.readAll(runId, readOptions?.fromSeq ?? 1).catch((err: unknown) => {
+      throw mapAppendError(err, runId, undefined);
+    });
+    return stored.map(decodeStored);
   }
 
+  /** When the run is parked for a planner that serves its pinned agent version: which one. */
+  async function parkedFor(runId: string): Promise<Parked | undefined> {
+    const { jsm } = await nats();
+    return readParked(jsm, runId);
+  }
+
+  /**
+   * Model token deltas of the run as they are published (core NATS: only those sent while subscribed);
+   * resolves once subscribed. Stops when `signal` aborts.
+   */
+  async function onLiveTokens(
+    runId: string,
+    onDelta: (delta: LiveDelta) => void,
+    signal: AbortSignal,
+  ): Promise<void> {
+    const { js } = await nats();
+    const nc = connectionOf(js);
+    if (!nc) throw new ClientNotConfigured('nats_not_configured', 'live tokens need a NATS connection');
+    await subscribeLive(nc, runId, onDelta, signal);
+  }
+
+  const triggers = createTriggerApi(nats);
+
   return {
+    onLiveTokens,
+    parkedFor,
     submitRun,
+    /** Recurring runs: create, list, get (past and next ticks), pause, resume, trigger, delete. */
+    schedules: triggers.schedules,
+    /** Runs started by messages on `dura.event.>` subjects. */
+    eventTriggers: triggers.eventTriggers,
     watchRun,
     getRun,
     signal,

@@ -23,3 +23,10 @@ export {
 } from './errors';
 export { formatEvent } from './format-event';
 export type { ForkRunInput, ForkRunResult } from './fork';
+export type { ScheduleView } from './schedules';
+export { DevStateSchema, devStateFile, readDevState, removeDevState, writeDevState } from './dev-state';
+export type { DevState } from './dev-state';
+export { nextStep, waitStep } from './next-step';
+export type { WaitDescription } from './next-step';
+export type { Parked } from './parked';
+export type { LiveDelta } from './live-tokens';

@@ -114,6 +114,9 @@ describe('listRuns', () => {
       lastSeq: alpha.at(-1)!.seq,
       tenant: 'default',
       children: 0,
+      agent: 'scripted',
+      parentRunId: null,
+      costUsd: 0,
     });
     expect(failed.runs.map((r) => r.runId)).toEqual(['sdk-beta']);
     expect(failed.runs[0]?.lastError).toMatchObject({

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { RunIdSchema } from './ids';
 
 /** What a credential of the projector's API may do: read runs, send signals (approve, reject, named events, forks), cancel runs. */
-export const API_SCOPES = ['read', 'signal', 'cancel'] as const;
+export const API_SCOPES = ['read', 'signal', 'cancel', 'submit', 'schedule'] as const;
 export type ApiScope = (typeof API_SCOPES)[number];
 
 /** `GET /console/session`: who the presented credential is and what it may do, so the console hides the rest. */

@@ -137,3 +137,33 @@ export type {
   NatsSecuritySettings,
   NatsSecurityResult,
 } from './nats-security';
+export {
+  TriggerIdSchema,
+  RunTemplateSchema,
+  OVERLAP_POLICIES,
+  CATCH_UP_POLICIES,
+  DEFAULT_GRACE_MS,
+  DEFAULT_CATCH_UP_WINDOW_MS,
+  CatchUpSchema,
+  ScheduleSpecSchema,
+  SCHEDULE_ACTIONS,
+  ScheduleTickSchema,
+  MAX_SCHEDULE_HISTORY,
+  ScheduleRecordSchema,
+  scheduleRunId,
+  EventTriggerSpecSchema,
+  EventTriggerRecordSchema,
+  triggerRunId,
+} from './schedule';
+export type {
+  RunTemplate,
+  OverlapPolicy,
+  CatchUpPolicy,
+  CatchUp,
+  ScheduleSpec,
+  ScheduleSpecInput,
+  ScheduleTick,
+  ScheduleRecord,
+  EventTriggerSpec,
+  EventTriggerRecord,
+} from './schedule';

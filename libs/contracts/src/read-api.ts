@@ -64,12 +64,14 @@ export const RunSummarySchema = z.object({
   lastSeq: seq,
   /** The run's tenant. */
   tenant: z.string().optional(),
-  /** The registered agent and the version pinned for the run; absent for a scripted plan. */
-  agent: z.object({ name: z.string(), version: z.string().optional() }).optional(),
+  /** `scripted`, or the agent's name with the version the run is pinned to (`triage@3`). */
+  agent: z.string().optional(),
   /** The run that started this one as a child. */
-  parentRunId: RunIdSchema.optional(),
+  parentRunId: RunIdSchema.nullable().optional(),
   /** How many child runs this run started. */
   children: z.number().int().nonnegative().optional(),
+  /** Model spend so far, in US dollars (0 when the agents file gives no prices). */
+  costUsd: z.number().nonnegative().optional(),
 });
 export type RunSummary = z.infer<typeof RunSummarySchema>;
 

@@ -4,6 +4,8 @@ export const STREAMS = {
   runs: 'DURA_RUNS',
   tasks: 'DURA_TASKS',
   deadLetters: 'DURA_DLQ',
+  /** Messages that event triggers turn into runs (`dura.event.>`). */
+  events: 'DURA_EVENTS',
 } as const;
 
 export const SUBJECTS = {
@@ -18,6 +20,7 @@ export const SUBJECTS = {
   timerTask: 'dura.task.timer',
   deadLetterPrefix: 'dura.dlq',
   allDeadLetters: 'dura.dlq.>',
+  allEvents: 'dura.event.>',
 } as const;
 
 export const BUCKETS = {
@@ -25,6 +28,12 @@ export const BUCKETS = {
   payloads: 'dura_payloads',
   /** runId → reason, written when a run is cancelled: gateways watch it to abort in-flight calls. */
   cancellations: 'dura_cancellations',
+  /** scheduleId → schedule record: spec, pause, cursor of handled ticks, recent runs. */
+  schedules: 'dura_schedules',
+  /** triggerId → event trigger spec. */
+  triggers: 'dura_triggers',
+  /** runId → `{ pinned, afterSeq }`: runs no running planner serves, parked until one that does comes up. */
+  parked: 'dura_parked_runs',
 } as const;
 
 /** Core NATS, not stored: token deltas and progress of a run while a model answers. */

@@ -27,6 +27,12 @@ export function mapAppendError(
     return new EventTooLarge(runId, bytes, err);
   if (isJsApiError(err, JS_CODES.wrongLastSequence))
     return new ConcurrencyConflict(runId, expectedSeq ?? -1, err);
+  if (isJsApiError(err, JS_CODES.streamNotFound))
+    return new StreamUnavailable(
+      'this NATS server has no Dura streams (JetStream answered "stream not found"): it is not the server ' +
+        "Dura's services use, or none of them has started on it yet; point NATS_URL / --nats at Dura's server",
+      err,
+    );
   // nats.js 3 reports a publish nobody answered as JetStreamNotEnabled, with the no-responders error as its cause.
   if (isNoResponders(err) || (err instanceof Error && isNoResponders(err.cause))) {
     return new StreamUnavailable(

@@ -58,6 +58,11 @@ describe('mapAppendError', () => {
       /captures/,
     ],
     [
+      'a server without the stream (a NATS that is not Dura\'s)',
+      apiError(10059, 'stream not found'),
+      /this NATS server has no Dura streams .* point NATS_URL \/ --nats at Dura's server/,
+    ],
+    [
       'any other server error',
       apiError(10077, 'maximum messages exceeded'),
       /run-1 failed: maximum messages exceeded/,

@@ -20,7 +20,7 @@ export type HttpResponse =
     };
 
 export interface Route {
-  method: 'GET' | 'POST' | 'OPTIONS';
+  method: 'GET' | 'POST' | 'DELETE' | 'OPTIONS';
   /** Path with `:name` parameters, e.g. `/runs/:id/events`. */
   path: string;
   handle(request: {
@@ -156,9 +156,13 @@ export async function startHttpServer(options: {
 /** The code of a DuraError a handler throws for a request body over its limit: answered 413, not 400. */
 export const BODY_TOO_LARGE = 'body_too_large';
 
-/** 404 for `*_not_found`, 413 for an oversized body, 400 for any other terminal error, 500 for a retryable one. */
+/** Codes of a valid request that the target's state refuses (a run that ended, a run id in use): 409. */
+export const CONFLICT_CODES: ReadonlySet<string> = new Set(['run_ended', 'run_id_conflict']);
+
+/** 404 for `*_not_found`, 409 for `CONFLICT_CODES`, 413 for an oversized body, 400 for any other terminal error, 500 for a retryable one. */
 export function httpStatusOf(err: DuraError): number {
   if (err.code.endsWith('not_found')) return 404;
+  if (CONFLICT_CODES.has(err.code)) return 409;
   if (err.code === BODY_TOO_LARGE) return 413;
   return err.retryable ? 500 : 400;
 }

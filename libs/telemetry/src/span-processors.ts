@@ -5,6 +5,7 @@
  */
 import type { SpanProcessor } from '@opentelemetry/sdk-trace';
 import type { BatchSettings, TraceExport } from './config';
+import { ConsoleLineExporter } from './console-line-exporter';
 
 /** One processor per configured export (a no-op one for none; start-up runs no tracing then anyway). */
 export async function createSpanProcessors(
@@ -16,7 +17,7 @@ export async function createSpanProcessors(
   return Promise.all(
     exports.map(async (target): Promise<SpanProcessor> => {
       if (target.kind === 'console')
-        return new sdk.SimpleSpanProcessor({ exporter: new sdk.ConsoleSpanExporter() });
+        return new sdk.SimpleSpanProcessor({ exporter: new ConsoleLineExporter() });
       return new sdk.BatchSpanProcessor({ exporter: await otlpExporter(target), ...batch });
     }),
   );

@@ -1,4 +1,6 @@
 import { spawn } from 'node:child_process';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { onProcessExit } from './exit-hooks';
 import { createOutputLog } from './output-log';
@@ -36,8 +38,18 @@ const KILL_GRACE_MS = 5_000;
 // After 'exit' the pipes may still hold the last lines; give them this long before judging the output.
 const DRAIN_MS = 200;
 
+/**
+ * A dev stack a test starts must not take over the user's `~/.dura/dev.json`, and a CLI a test starts must
+ * not find the user's dev stack: unless a test names one, each process gets a state file of its own.
+ */
+let stateFiles = 0;
+function isolatedDevState(): string {
+  stateFiles += 1;
+  return join(tmpdir(), `dura-test-dev-state-${process.pid}-${stateFiles}.json`);
+}
+
 function mergeEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env };
+  const env: NodeJS.ProcessEnv = { ...process.env, DURA_DEV_STATE_FILE: isolatedDevState() };
   for (const [key, value] of Object.entries(extra)) {
     if (value === undefined) delete env[key];
     else env[key] = value;

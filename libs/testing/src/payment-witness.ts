@@ -30,6 +30,12 @@ export interface PaymentWitness extends AsyncDisposable {
   /** Every idempotency key a POST carried, in order of first arrival. */
   keys(): string[];
   totals(): { requests: number; effects: number; lookups: number; keys: number };
+  /**
+   * Holds back every POST /charges answer (the effect itself still happens on arrival) until the returned
+   * function is called: a test that must act while calls are still queued holds them, instead of racing the
+   * clock. Answers already held are released together; `close()` releases them too.
+   */
+  holdAnswers(): () => void;
   close(): Promise<void>;
 }
 
@@ -67,6 +73,7 @@ export async function startPaymentWitness(): Promise<PaymentWitness> {
   let charges = 0;
   let inFlight = 0;
   let maxConcurrent = 0;
+  let held: { promise: Promise<void>; release: () => void } | undefined;
 
   const recordFor = (key: string): KeyRecord => {
     let record = records.get(key);
@@ -97,6 +104,7 @@ export async function startPaymentWitness(): Promise<PaymentWitness> {
     record.charge ??= { chargeId: `ch_${String((charges += 1)).padStart(6, '0')}`, amount };
     const stored = record.charge;
     if (delayMs > 0 && !repeat) await sleep(delayMs, timers);
+    if (held) await held.promise;
     return { status: repeat ? 200 : 201, body: stored };
   }
 
@@ -141,6 +149,7 @@ export async function startPaymentWitness(): Promise<PaymentWitness> {
   let closed: Promise<void> | undefined;
   const close = (): Promise<void> => {
     closed ??= new Promise<void>((resolve) => {
+      held?.release();
       for (const timer of timers) clearTimeout(timer);
       timers.clear();
       server.close(() => resolve());
@@ -167,6 +176,21 @@ export async function startPaymentWitness(): Promise<PaymentWitness> {
         lookups: sum((r) => r.lookups),
         keys: all.filter((r) => r.requests > 0).length,
       };
+    },
+    holdAnswers: () => {
+      if (!held) {
+        let release = (): void => undefined;
+        const promise = new Promise<void>((resolve) => (release = resolve));
+        const hold = {
+          promise,
+          release: () => {
+            if (held === hold) held = undefined;
+            release();
+          },
+        };
+        held = hold;
+      }
+      return held.release;
     },
     close,
     [Symbol.asyncDispose]: close,

@@ -7,18 +7,36 @@ export class ToolRegistry {
   readonly #tools = new Map<string, ToolDefinition>();
 
   constructor(tools: readonly ToolDefinition[]) {
-    for (const tool of tools) {
-      if (this.#tools.has(tool.name)) throw new Error(`tool "${tool.name}" is registered twice`);
-      const issue = [...(tool.secrets?.args ?? []), ...(tool.secrets?.result ?? [])]
-        .map(secretPathIssue)
-        .find((found) => found !== undefined);
-      if (issue) throw new Error(`tool "${tool.name}": ${issue}`);
-      if (tool.concurrency !== undefined && !(Number.isInteger(tool.concurrency) && tool.concurrency > 0))
-        throw new Error(
-          `tool "${tool.name}": concurrency must be a positive integer, got ${tool.concurrency}`,
-        );
-      this.#tools.set(tool.name, tool);
+    for (const tool of tools) this.#add(tool);
+  }
+
+  /**
+   * Replaces every tool whose name starts with `prefix` by `tools` (all of which must start with it): how a
+   * tool source whose list changes at run time (an MCP server) keeps its part of the registry current.
+   */
+  replaceGroup(prefix: string, tools: readonly ToolDefinition[]): void {
+    const outside = tools.find((tool) => !tool.name.startsWith(prefix));
+    if (outside) throw new Error(`tool "${outside.name}" is outside the group "${prefix}"`);
+    const previous = [...this.#tools.values()].filter((tool) => tool.name.startsWith(prefix));
+    for (const tool of previous) this.#tools.delete(tool.name);
+    try {
+      for (const tool of tools) this.#add(tool);
+    } catch (err) {
+      for (const tool of tools) this.#tools.delete(tool.name);
+      for (const tool of previous) this.#tools.set(tool.name, tool);
+      throw err;
     }
+  }
+
+  #add(tool: ToolDefinition): void {
+    if (this.#tools.has(tool.name)) throw new Error(`tool "${tool.name}" is registered twice`);
+    const issue = [...(tool.secrets?.args ?? []), ...(tool.secrets?.result ?? [])]
+      .map(secretPathIssue)
+      .find((found) => found !== undefined);
+    if (issue) throw new Error(`tool "${tool.name}": ${issue}`);
+    if (tool.concurrency !== undefined && !(Number.isInteger(tool.concurrency) && tool.concurrency > 0))
+      throw new Error(`tool "${tool.name}": concurrency must be a positive integer, got ${tool.concurrency}`);
+    this.#tools.set(tool.name, tool);
   }
 
   /** The secret argument and result paths of tool `name` (empty for an unknown tool or one without). */

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { DuraError, type JsonValue } from '@dura/contracts';
+import { DuraError, type JsonValue, type PayloadRef } from '@dura/contracts';
 import type { RetryPolicy } from './retry-policy';
 import type { SecretFields } from './secrets/secret-fields';
 
@@ -16,6 +16,11 @@ export interface ToolContext {
   callId: string;
   attempt: number;
   signal: AbortSignal;
+  /**
+   * Stores bytes in the object store (content-addressed) and returns their reference, for binary results
+   * (images, files) that should not travel in the log. Set by the gateway; absent elsewhere.
+   */
+  storeBytes?: (bytes: Uint8Array) => Promise<PayloadRef>;
 }
 
 export type ToolStatus =
@@ -28,6 +33,8 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   description: string;
   input: S;
   safety: ToolSafety;
+  /** The input as JSON Schema, when the tool brought its own (an MCP server's): models are shown it as is. */
+  inputJsonSchema?: Record<string, unknown>;
   /** Upper bound for one attempt; the signal aborts when it passes. */
   timeoutMs?: number;
   retry?: RetryPolicy;

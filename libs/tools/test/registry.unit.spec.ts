@@ -24,6 +24,25 @@ describe('ToolRegistry', () => {
     expect(registry.argumentIssues('demo.build', { service: 'a', commit: '1234567' })).toEqual([]);
   });
 
+  it('replaces a group of tools at run time, and keeps the old group when the new one is refused', () => {
+    const tool = (name: string) =>
+      defineTool({
+        name,
+        description: '',
+        input: z.object({}),
+        safety: 'idempotent',
+        execute: () => Promise.resolve(null),
+      });
+    const live = new ToolRegistry([tool('echo.x'), tool('mcp.a.one'), tool('mcp.a.two'), tool('mcp.b.one')]);
+    live.replaceGroup('mcp.a.', [tool('mcp.a.three')]);
+    expect(live.names()).toEqual(['echo.x', 'mcp.a.three', 'mcp.b.one']);
+    expect(() => live.replaceGroup('mcp.a.', [tool('mcp.b.two')])).toThrow(/outside the group "mcp\.a\."/);
+    expect(() => live.replaceGroup('mcp.a.', [tool('mcp.a.four'), tool('mcp.a.four')])).toThrow(
+      /registered twice/,
+    );
+    expect(live.names()).toEqual(['echo.x', 'mcp.a.three', 'mcp.b.one']);
+  });
+
   it('refuses two tools with the same name', () => {
     const tool = defineTool({
       name: 'x.y',

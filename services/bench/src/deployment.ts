@@ -15,12 +15,13 @@ import {
   type TestDatabaseHandle,
 } from '@dura/testing';
 
-export type ServiceName = 'planner' | 'tool-gateway' | 'projector';
+export type ServiceName = 'planner' | 'tool-gateway' | 'projector' | 'worker';
 
 const READY: Record<ServiceName, RegExp> = {
   planner: /planner started/,
   'tool-gateway': /tool gateway started/,
   projector: /projector api listening/,
+  worker: /worker started/,
 };
 
 export interface ServiceProcess {
@@ -87,7 +88,7 @@ export async function openDeployment(prefix: string, env: Record<string, string>
         const began = performance.now();
         const proc = spawnTsEntry({
           name: `${name}-${n}`,
-          entry: `services/${name}/src/main.ts`,
+          entry: name === 'worker' ? 'services/dev/src/worker-main.ts' : `services/${name}/src/main.ts`,
           env: { ...serviceEnv, ...port },
           nodeArgs: profileArgs(`${name}-${n}`),
         });
@@ -117,12 +118,19 @@ function profileArgs(label: string): string[] {
   return dir ? ['--cpu-prof', `--cpu-prof-dir=${resolve(dir, label)}`] : [];
 }
 
-/** Starts the projector, `gateways` gateways and `planners` planners (in that order, as the soak cluster does). */
+/**
+ * Starts the projector, then `workers` workers when there are any (planner and gateway in one process),
+ * else `gateways` gateways and `planners` planners (in that order, as the soak cluster does).
+ */
 export async function startServices(
   deployment: Deployment,
-  counts: { gateways: number; planners: number },
+  counts: { gateways: number; planners: number; workers?: number },
 ): Promise<void> {
   await deployment.start('projector');
+  if (counts.workers) {
+    for (let i = 0; i < counts.workers; i += 1) await deployment.start('worker');
+    return;
+  }
   for (let i = 0; i < counts.gateways; i += 1) await deployment.start('tool-gateway');
   for (let i = 0; i < counts.planners; i += 1) await deployment.start('planner');
 }

@@ -8,6 +8,8 @@ export interface BenchSizes {
   throughputSteps: number;
   inFlight: number;
   planners: number;
+  /** A and B on this many workers (planner and gateway in one process) instead of separate services; 0: off. */
+  workers: number;
   resumeEvents: number[];
   resumeRepeats: number;
   idleRuns: number;
@@ -57,6 +59,7 @@ export const DEFAULT_SIZES: BenchSizes = {
   throughputSteps: 10,
   inFlight: 50,
   planners: 1,
+  workers: 0,
   resumeEvents: [1_000, 10_000],
   resumeRepeats: 3,
   idleRuns: 10_000,
@@ -80,6 +83,7 @@ export const TINY_SIZES: BenchSizes = {
   throughputSteps: 2,
   inFlight: 2,
   planners: 1,
+  workers: 0,
   resumeEvents: [100],
   resumeRepeats: 1,
   idleRuns: 50,

@@ -20,7 +20,12 @@ async function latencyAndThroughput(options: BenchOptions, scenarios: BenchScena
   const wantB = options.scenarios.includes('throughput');
   if (!wantA && !wantB) return;
   await using deployment = await openDeployment('runs');
-  await startServices(deployment, { gateways: 1, planners: sizes.planners });
+  // With workers, each runs a planner and a gateway: the replica counts say so.
+  const replicas =
+    sizes.workers > 0
+      ? { gateways: sizes.workers, planners: sizes.workers, workers: sizes.workers }
+      : { gateways: 1, planners: sizes.planners };
+  await startServices(deployment, replicas);
   if (wantA) {
     progress(`A: ${sizes.latencyRuns} runs × ${sizes.latencySteps} steps, one at a time`);
     scenarios.latency = await stepLatency(deployment, {
@@ -34,7 +39,7 @@ async function latencyAndThroughput(options: BenchOptions, scenarios: BenchScena
     scenarios.throughput = await throughput(
       deployment,
       { prefix: 'thr', runs: sizes.throughputRuns, steps: sizes.throughputSteps, inFlight: sizes.inFlight },
-      { gateways: 1, planners: sizes.planners },
+      replicas,
     );
   }
 }

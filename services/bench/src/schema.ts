@@ -89,6 +89,8 @@ const ThroughputSchema = StepTimingsSchema.extend({
   inFlight: z.number().int(),
   gateways: z.number().int(),
   planners: z.number().int(),
+  /** Set when the planners and gateways ran as this many workers (one process each). */
+  workers: z.number().int().optional(),
   completedSteps: z.number().int(),
   /** First `run_requested` → last `run_completed`, stream time. */
   elapsedMs: z.number().nonnegative(),

@@ -46,7 +46,9 @@ export function formatTable(report: BenchReport): string {
     ...(throughput
       ? [
           [
-            `B throughput (${throughput.runs}×${throughput.steps}, ${throughput.inFlight} in flight)`,
+            `B throughput (${throughput.runs}×${throughput.steps}, ${throughput.inFlight} in flight${
+              throughput.workers ? `, ${throughput.workers} worker(s)` : ''
+            })`,
             throughput,
           ] as const,
         ]

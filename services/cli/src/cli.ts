@@ -4,7 +4,8 @@ import type { NatsSecurity } from '@dura/contracts';
 import { EXIT, UsageError, type CommandModule, type FlagSpec } from './command';
 import { resolveApiToken } from './api-token';
 import { describeFailure } from './exit-code';
-import { DEFAULT_API_URL, DEFAULT_NATS_URL, GLOBAL_FLAGS, NATS_SECURITY_FLAGS } from './globals';
+import { describeNatsSource, resolveEndpoints } from './endpoints';
+import { GLOBAL_FLAGS, NATS_SECURITY_FLAGS } from './globals';
 import { commandHelp, rootHelp } from './help';
 import { createOutput, type Streams } from './output';
 import { COMMANDS, findCommand } from './registry';
@@ -89,8 +90,8 @@ export async function runCli(argv: readonly string[], options: CliOptions = {}):
     );
   }
   const json = values.json === true;
-  const natsUrl = stringValue(values.nats) ?? env.NATS_URL ?? DEFAULT_NATS_URL;
-  const apiUrl = stringValue(values.api) ?? env.DURA_API_URL ?? DEFAULT_API_URL;
+  const endpoints = resolveEndpoints({ nats: stringValue(values.nats), api: stringValue(values.api) }, env);
+  const { natsUrl, apiUrl } = endpoints;
   const own = Object.fromEntries(Object.entries(values).filter(([key]) => key in command.flags)) as Record<
     string,
     string | boolean | string[] | undefined
@@ -124,6 +125,7 @@ export async function runCli(argv: readonly string[], options: CliOptions = {}):
     if (err instanceof UsageError) return usageFailure(out, command, err.message);
     const failure = describeFailure(err);
     for (const line of failure.lines) out.error(line);
+    if (failure.natsRelated) out.note(describeNatsSource(endpoints));
     if (failure.code === EXIT.error && env.DURA_DEBUG && err instanceof Error && err.stack)
       out.note(err.stack);
     return failure.code;

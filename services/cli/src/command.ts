@@ -1,13 +1,13 @@
 import type { DuraClient } from '@dura/client';
 import type { RunEvent } from '@dura/contracts';
 
-/** Exit codes scripts can rely on; `dura --help` and the README list them. */
+/** Exit codes scripts can rely on; `dura --help` and docs/reference.md list them. */
 export const EXIT = {
   /** Success; for `run`/`watch`: the run completed. */
   ok: 0,
   /** The run failed, was cancelled or was rejected. */
   runFailed: 1,
-  /** Bad flags or missing arguments. */
+  /** Bad flags or missing arguments, or a run id already used by a different request. */
   usage: 2,
   /** The run (or the thing asked for) does not exist. */
   notFound: 3,
@@ -40,6 +40,8 @@ export interface ParsedArgs {
 export interface Output {
   /** One line of human output. */
   line(text?: string): void;
+  /** Text without a newline (streamed model tokens); silent under `--json`. */
+  write(text: string): void;
   /** One JSON document (pretty when `--json`; use it once per command for non-stream output). */
   json(value: unknown): void;
   /** One compact JSON value per line: for streams under `--json`. */

@@ -9,18 +9,23 @@ const UNREACHABLE = new Set([
   'jetstream_disabled',
 ]);
 
-/** The exit code for an error a command threw, and the lines to print on stderr. */
-export function describeFailure(err: unknown): { code: number; lines: string[] } {
+/** Failures whose fix is usually pointing the CLI at the right NATS server. */
+const NATS_RELATED = new Set(['nats_unreachable', 'stream_unavailable', 'jetstream_disabled']);
+
+/** The exit code for an error a command threw, the lines to print on stderr, and whether the NATS URL is suspect. */
+export function describeFailure(err: unknown): { code: number; lines: string[]; natsRelated?: boolean } {
   if (err instanceof UsageError) return { code: EXIT.usage, lines: [err.message] };
   if (err instanceof ContractViolation)
     return { code: EXIT.usage, lines: [err.message, ...err.issues.map((issue) => `  ${issue}`)] };
   if (err instanceof DuraError) {
     const code = err.code.endsWith('not_found')
       ? EXIT.notFound
-      : UNREACHABLE.has(err.code)
-        ? EXIT.unreachable
-        : EXIT.error;
-    return { code, lines: [`${err.message} [${err.code}]`] };
+      : err.code === 'run_id_conflict'
+        ? EXIT.usage
+        : UNREACHABLE.has(err.code)
+          ? EXIT.unreachable
+          : EXIT.error;
+    return { code, lines: [`${err.message} [${err.code}]`], natsRelated: NATS_RELATED.has(err.code) };
   }
   const message = err instanceof Error ? err.message : String(err);
   return {

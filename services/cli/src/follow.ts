@@ -1,4 +1,4 @@
-import { RunNotFound, TERMINAL_EVENTS } from '@dura/client';
+import { nextStep, RunNotFound, TERMINAL_EVENTS } from '@dura/client';
 import type { RunEvent } from '@dura/contracts';
 import { isTerminal } from '@dura/core';
 import { EXIT, type CommandContext } from './command';
@@ -14,6 +14,11 @@ const STATUS_OF_EVENT: Record<string, string> = {
   run_cancelled: 'cancelled',
   run_rejected: 'rejected',
 };
+
+/** The issues a rejection lists (unknown tools, invalid arguments), one per line. */
+export function rejectionIssues(event: RunEvent): string[] {
+  return event.type === 'run_rejected' ? (event.data.issues ?? []).map((issue) => `  ${issue}`) : [];
+}
 
 /** One line saying how a run ended, from its terminal event. */
 export function outcomeLine(event: RunEvent): string {
@@ -34,12 +39,39 @@ export function outcomeLine(event: RunEvent): string {
  * Prints the run's events from `fromSeq` as they arrive and resolves with the exit code of its outcome;
  * Ctrl-C (ctx.signal) stops following and resolves with 130.
  */
-export async function followRun(ctx: CommandContext, runId: string, fromSeq: number): Promise<number> {
+export interface FollowOptions {
+  /** Events up to this seq are history: a wait among them was resolved unless it is the last (default 0). */
+  historyUntil?: number;
+  /** Called before each event is printed (ends a line of streamed tokens). */
+  beforeEvent?: () => void;
+}
+
+export async function followRun(
+  ctx: CommandContext,
+  runId: string,
+  fromSeq: number,
+  options: FollowOptions = {},
+): Promise<number> {
+  const historyUntil = options.historyUntil ?? 0;
+  let hint: string | undefined;
   for await (const event of ctx.client.watchRun(runId, { fromSeq, signal: ctx.signal })) {
+    options.beforeEvent?.();
     ctx.out.event(event);
     if (TERMINAL_EVENTS.has(event.type)) {
-      if (!ctx.json) ctx.out.line(outcomeLine(event));
+      if (!ctx.json) {
+        ctx.out.line(outcomeLine(event));
+        for (const issue of rejectionIssues(event)) ctx.out.line(issue);
+      }
       return exitForStatus(STATUS_OF_EVENT[event.type] ?? 'failed');
+    }
+    // A wait still open says what resolves it, as a command to copy (stderr: stdout stays the event stream).
+    // A budget wait keeps the hint of the budget_exceeded just before it, which names the limit.
+    const next = nextStep(event);
+    const keeps = event.type === 'wait_requested' && event.data.kind === 'budget';
+    hint = next ?? (keeps ? hint : undefined);
+    if (hint !== undefined && event.seq >= historyUntil) {
+      ctx.out.note(`  next: ${hint}`);
+      hint = undefined;
     }
   }
   return 130;

@@ -8,12 +8,12 @@ export const GLOBAL_FLAGS: Record<string, FlagSpec> = {
   nats: {
     type: 'string',
     value: 'URL',
-    description: `NATS server (default $NATS_URL or ${DEFAULT_NATS_URL})`,
+    description: `NATS server (default $NATS_URL, else the running dev stack's, else ${DEFAULT_NATS_URL})`,
   },
   api: {
     type: 'string',
     value: 'URL',
-    description: `the projector's read API (default $DURA_API_URL or ${DEFAULT_API_URL})`,
+    description: `the projector's read API (default $DURA_API_URL, else the running dev stack's, else ${DEFAULT_API_URL})`,
   },
   'api-token': {
     type: 'string',

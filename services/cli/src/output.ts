@@ -15,6 +15,7 @@ const processStreams: Streams = {
 export function createOutput(json: boolean, streams: Streams = processStreams): Output {
   const out: Output = {
     line: (text = '') => streams.stdout(`${text}\n`),
+    write: (text) => (json ? undefined : streams.stdout(text)),
     json: (value) => streams.stdout(`${JSON.stringify(value, null, 2)}\n`),
     jsonLine: (value) => streams.stdout(`${JSON.stringify(value)}\n`),
     table: (columns, rows) => {

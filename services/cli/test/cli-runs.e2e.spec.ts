@@ -125,12 +125,32 @@ describe('dura run', () => {
     expect(code).toBe(1);
   });
 
-  it('resubmitting a run id starts nothing new: it follows the existing run to the same outcome', async () => {
-    const { code, output } = await dura(['run', '--id', 'cli-ok', '--tool', 'echo'], { env });
+  it('resubmitting a run id with the same request starts nothing new: it follows the existing run to the same outcome', async () => {
+    const file = join(dir, 'cli-ok-again.json');
+    await writeFile(
+      file,
+      JSON.stringify({
+        runId: 'cli-ok',
+        agent: { kind: 'scripted', steps: echoSteps(2) },
+        tags: ['cli', 'good'],
+      }),
+    );
+    const { code, output } = await dura(['run', file], { env });
 
     expect(output).toContain('run cli-ok was already submitted; following it');
     expect([...output.matchAll(/^# +\d+ {2}(\w+)/gm)].map((m) => m[1])).toEqual(ok.map((e) => e.type));
     expect(code).toBe(0);
+  });
+
+  it('resubmitting a run id with a different request is a conflict (exit 2) and records nothing', async () => {
+    const { code, output } = await dura(['run', '--id', 'cli-ok', '--tool', 'echo'], { env });
+
+    expect(output).toMatch(
+      /dura: run id cli-ok is already used by a different request \(dura get cli-ok shows it\); submit with a new --id.* \[run_id_conflict\]/,
+    );
+    expect(output).not.toContain('following it');
+    expect(code).toBe(2);
+    expect((await client.readEvents('cli-ok')).map((e) => e.seq)).toEqual(ok.map((e) => e.seq));
   });
 
   it('--detach --json prints { runId, duplicate } and exits 0 at once', async () => {
@@ -238,6 +258,7 @@ describe('dura get', () => {
 
     expect(human.output).toMatch(/^status +completed$/m);
     expect(human.output).toMatch(/^steps +2$/m);
+    expect(human.output).toMatch(/^cost +\$0\.0000$/m);
     expect(human.output).toMatch(/^call +step +tool +status +attempts +result$/m);
     expect(human.output).toMatch(/^call-1 +1 +echo +completed +1 +\{"step":1\}$/m);
     expect(human.code).toBe(0);
@@ -308,11 +329,15 @@ describe('dura ls', () => {
     ]);
 
     const lines = all.output.trim().split('\n');
-    expect(lines[0]).toMatch(/^RUN +STATUS +STEPS +PENDING +CREATED +UPDATED +TAGS +LAST ERROR$/);
+    expect(lines[0]).toMatch(
+      /^RUN +STATUS +AGENT +PARENT +COST +STEPS +PENDING +CREATED +UPDATED +TAGS +LAST ERROR$/,
+    );
     const statusColumn = lines[0]!.indexOf('STATUS');
     for (const line of lines.slice(1))
       expect(line.slice(statusColumn - 2, statusColumn + 1)).toMatch(/^ {2}\S$/);
-    expect(lines.find((l) => l.startsWith('cli-ok '))?.slice(statusColumn)).toMatch(/^completed +2 +0 /);
+    expect(lines.find((l) => l.startsWith('cli-ok '))?.slice(statusColumn)).toMatch(
+      /^completed +scripted +- +\$0\.0000 +2 +0 /,
+    );
     expect(lines.find((l) => l.startsWith('cli-bad '))?.slice(statusColumn)).toMatch(/^failed /);
     expect(all.code).toBe(0);
     expect(failed.output).toMatch(/^cli-bad /m);

@@ -10,7 +10,9 @@ describe.concurrent('dura --help', () => {
 
     expect(code).toBe(0);
     for (const command of COMMANDS) expect(output).toMatch(new RegExp(`^  ${command.name} +\\S`, 'm'));
-    expect(output).toMatch(/--nats URL +NATS server \(default \$NATS_URL or nats:\/\/127\.0\.0\.1:4222\)/);
+    expect(output).toMatch(
+      /--nats URL +NATS server \(default \$NATS_URL, else the running dev stack's, else nats:\/\/127\.0\.0\.1:4222\)/,
+    );
     expect(output).toMatch(/--api URL +the projector's read API \(default \$DURA_API_URL/);
     expect(output).toMatch(/--json +machine output/);
     for (const exit of [
@@ -109,6 +111,10 @@ describe('unreachable servers exit 4 and say what to do', () => {
       );
       expect(code).toBe(4);
     }
+    // Where the URL came from is a hint: on stderr, and left out under --json.
+    expect(results[0]?.output).toContain(`NATS ${url} came from --nats`);
+    expect(results[1]?.output).toContain(`NATS ${url} came from $NATS_URL; unset it to use the dev stack`);
+    expect(results[2]?.output).not.toContain('came from');
   });
 
   it('the read API: commands that use it name the URL and how to start the projector', async () => {

@@ -1,3 +1,5 @@
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ApiUnreachable, NatsUnreachable, RunNotFound } from '@dura/client';
 import { ContractViolation, DuraError } from '@dura/contracts';
@@ -16,7 +18,7 @@ async function cli(argv: string[]) {
   let stdout = '';
   let stderr = '';
   const code = await runCli(argv, {
-    env: {},
+    env: { DURA_DEV_STATE_FILE: join(tmpdir(), 'dura-cli-unit-no-dev-stack.json') },
     streams: { stdout: (text) => (stdout += text), stderr: (text) => (stderr += text) },
   });
   return { code, stdout, stderr };
@@ -70,6 +72,7 @@ describe('exit codes for what a command throws', () => {
     ['unreachable NATS', new NatsUnreachable('nats://x'), EXIT.unreachable],
     ['an unreachable API', new ApiUnreachable('http://x'), EXIT.unreachable],
     ['JetStream not answering', new StreamUnavailable('no stream'), EXIT.unreachable],
+    ['a run id used by another request', new DuraError('run_id_conflict', 'run id r is used'), EXIT.usage],
     ['another Dura error', new DuraError('corrupt_event', 'bad bytes'), EXIT.error],
     ['anything else', new TypeError('oops'), EXIT.error],
   ])('%s', (_, error, code) => {

@@ -18,9 +18,11 @@ import {
   type HttpServerHandle,
   type Logger,
   type NatsHandles,
+  type Route,
 } from '@dura/service-kit';
 import { createToolGateway, migrateGateway } from '@dura/tool-gateway';
 import { loadToolRegistry } from '@dura/tools';
+import { attachMcpServers, type McpServers } from '@dura/mcp';
 import { startEmbeddedNats, type EmbeddedNats } from './embedded-nats';
 
 export interface StackOptions {
@@ -39,6 +41,14 @@ export interface StackOptions {
   toolModules?: readonly string[];
   /** Tool arguments and results larger than this go to the object store (default 64 KiB). */
   payloadThresholdBytes?: number;
+  /** MCP servers whose tools join the registry as `mcp.<server>.<tool>` (DURA_MCP_SERVERS). */
+  mcpServers?: McpServers;
+  /** The embedded nats-server's port when it is free (else any free port); 0 or unset: any free port. */
+  natsPort?: number;
+  /** More routes on the API port (the dev command adds /metrics). */
+  extraRoutes?: Route[];
+  /** Told of each start-up step as it is done (a cold start takes seconds: say what is happening). */
+  onProgress?: (step: string) => void;
 }
 
 export interface Stack {
@@ -60,20 +70,26 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   const stopAll = async (): Promise<void> => {
     for (const stop of stops.reverse()) await stop().catch(() => undefined);
   };
+  const progress = options.onProgress ?? (() => undefined);
   try {
     let embedded: EmbeddedNats | undefined;
     if (!options.natsUrl) {
-      embedded = await startEmbeddedNats(options.dataDir);
+      embedded = await startEmbeddedNats({ dataDir: options.dataDir, preferredPort: options.natsPort });
       stops.push(() => (embedded as EmbeddedNats).stop());
+      progress(`nats-server ready at ${embedded.url} (store ${embedded.storeDir})`);
     }
     const natsUrl = options.natsUrl ?? (embedded as EmbeddedNats).url;
+    if (!options.databaseUrl)
+      progress('opening the embedded PGlite database (the slow part of a cold start)…');
     const database: DbHandle = await openDatabase({
       ...(options.databaseUrl ? { url: options.databaseUrl } : {}),
       ...(options.dataDir ? { pgliteDir: join(options.dataDir, 'pglite') } : {}),
     });
     stops.push(() => database.close());
+    progress(`database open (${database.kind === 'pglite' ? 'embedded PGlite' : 'DATABASE_URL'})`);
     await migrateGateway(database);
     await migrateProjector(database);
+    progress('database migrated');
 
     const connect = async (name: string): Promise<NatsHandles> => {
       const handles = await connectNats(natsUrl, name, options.log, options.natsSecurity);
@@ -81,12 +97,26 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       return handles;
     };
     const tools = await loadToolRegistry(options.toolModules ?? []);
+    const mcp = await attachMcpServers(
+      options.mcpServers ?? {},
+      tools,
+      options.log.child({ service: 'mcp' }),
+    );
+    stops.push(() => mcp.close());
     const { registry: agents, codeAgents } = await loadAgents(options.agentsFile);
     const plannerNats = await connect('dura-dev-planner');
     const threshold = options.payloadThresholdBytes;
     const payloads = createPayloadAccess({
       js: plannerNats.js,
       ...(threshold ? { thresholdBytes: threshold } : {}),
+    });
+    const gateway = createToolGateway({
+      ...(await connect('dura-dev-gateway')),
+      db: database.db,
+      tools,
+      refreshTools: (tool) => mcp.refreshFor(tool),
+      ...(threshold ? { payloadThresholdBytes: threshold } : {}),
+      log: options.log.child({ service: 'tool-gateway' }),
     });
     const planner = createPlanner({
       ...plannerNats,
@@ -105,13 +135,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       log: options.log.child({ service: 'planner' }),
       // Local development runs the demo's inline plans; the planner service defaults to off (DURA_INLINE_PLANS).
       authorization: { inlinePlans: true },
-    });
-    const gateway = createToolGateway({
-      ...(await connect('dura-dev-gateway')),
-      db: database.db,
-      tools,
-      ...(threshold ? { payloadThresholdBytes: threshold } : {}),
-      log: options.log.child({ service: 'tool-gateway' }),
+      // One process: calls run in place inside the planner's drive, as in a worker (npm run worker).
+      localTools: gateway.local,
     });
     const projectorNats = await connect('dura-dev-projector');
     const projector = createProjector({
@@ -119,26 +144,25 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       db: database.db,
       log: options.log.child({ service: 'projector' }),
     });
-    await planner.start();
-    stops.push(() => planner.stop());
+    // The gateway first: the planner runs its calls in place from its first drive on.
     await gateway.start();
     stops.push(() => gateway.stop());
+    await planner.start();
+    stops.push(() => planner.stop());
     await projector.start();
     stops.push(() => projector.stop());
+    progress('planner, tool-gateway and projector started');
     const host = options.httpHost ?? DEFAULT_BIND_HOST;
+    const routes = [
+      ...projectorRoutes({ ...projectorNats, db: database.db, position: projector.position }),
+      ...(options.extraRoutes ?? []),
+    ];
     const http: HttpServerHandle = await startHttpServer({
       port: options.httpPort,
       host,
-      routes: projectorRoutes({ ...projectorNats, db: database.db, position: projector.position }),
+      routes,
       log: options.log,
-    }).catch(() =>
-      startHttpServer({
-        port: 0,
-        host,
-        routes: projectorRoutes({ ...projectorNats, db: database.db, position: projector.position }),
-        log: options.log,
-      }),
-    );
+    }).catch(() => startHttpServer({ port: 0, host, routes, log: options.log }));
     stops.push(() => http.close());
 
     const client = createDuraClient(await connect('dura-dev-client'));

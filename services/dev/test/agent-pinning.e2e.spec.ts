@@ -29,7 +29,7 @@ import {
   writeAgentsFile,
   type WireBody,
 } from './agent2-support';
-import { eventually } from './system';
+import { dura, eventually } from './system';
 
 const PROMPT_1 = 'You are the payments helper, version one. Charge what you are asked to.';
 const PROMPT_2 = 'You are the payments helper, version two. Charge exactly what you are asked to.';
@@ -102,6 +102,12 @@ describe('a run pinned to an agent version', () => {
     expect((await logOf(sys, old.runId)).map((e) => e.type)).toEqual(stalled.map((e) => e.type));
     expect(stalled.at(-1)?.type).toBe('tool_call_completed');
     expect(llm.requestsFor(old.input).map(systemOf)).toEqual([PROMPT_1]);
+    // `dura get` says why a run that shows `running` makes no progress, and what brings it back.
+    const parked = await dura(sys, ['get', old.runId]);
+    expect(parked.output).toMatch(/^status +running$/m);
+    expect(parked.output).toMatch(
+      /^parked: no running planner serves helper@1, the version this run is pinned to; start a planner whose agents \(DURA_AGENTS\) include it/m,
+    );
 
     // A run submitted without a version while only B runs is pinned to version 2, and B completes it.
     await sys.submit({ runId: fresh.runId, agent: { kind: 'agent', name: 'helper' }, input: fresh.input });
@@ -129,6 +135,10 @@ describe('a run pinned to an agent version', () => {
     const asked = llm.requestsFor(old.input);
     expect(asked.map(systemOf)).toEqual([PROMPT_1, PROMPT_1]);
     expect(requestsPerDecision(asked), 'each decision asked once').toEqual({ start: 1, 'call-1': 1 });
+
+    const done = await dura(sys, ['get', old.runId]);
+    expect(done.output).toMatch(/^status +completed$/m);
+    expect(done.output).not.toMatch(/parked/);
 
     // Each charge took effect exactly once.
     for (const log of [oldLog, freshLog])

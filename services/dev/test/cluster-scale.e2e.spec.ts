@@ -22,7 +22,8 @@ const system = useDuraCluster('cluster_scale', {
   planners: 2,
   gateways: 1,
   projectors: 1,
-  env: { GATEWAY_CONCURRENCY: '4' },
+  // The witness holds every answer while the new gateways start (below): calls must outlast that hold.
+  env: { GATEWAY_CONCURRENCY: '4', WITNESS_TOOL_TIMEOUT_MS: '60000' },
 });
 
 describe('gateways scaled from 1 to 3 under load on the local cluster', () => {
@@ -47,10 +48,19 @@ describe('gateways scaled from 1 to 3 under load on the local cluster', () => {
       'the first gateway to be charging',
       30_000,
     );
+    // The first gateway's calls wait at the witness while the new replicas start (a process start-up under a
+    // loaded machine can take longer than one gateway needs to drain the queue): they join a queue that is
+    // still full by construction, and the test asserts that they then take a share of it.
+    const release = witness.holdAnswers();
     const scaledFrom = performance.now();
-    await Promise.all([cluster.start('tool-gateway'), cluster.start('tool-gateway')]);
+    let effectsWhenScaled: number;
+    try {
+      await Promise.all([cluster.start('tool-gateway'), cluster.start('tool-gateway')]);
+      effectsWhenScaled = witness.totals().effects;
+    } finally {
+      release();
+    }
     const scaledInMs = Math.round(performance.now() - scaledFrom);
-    const effectsWhenScaled = witness.totals().effects;
     expect(effectsWhenScaled, 'the new gateways joined while calls were still queued').toBeLessThan(
       CALLS / 2,
     );

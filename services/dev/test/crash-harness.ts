@@ -19,7 +19,7 @@ import {
 } from '@dura/testing';
 import { eventually, getJson, openSystem, startService, type SystemHandles } from './system';
 
-export type ServiceName = 'planner' | 'tool-gateway' | 'projector';
+export type ServiceName = 'planner' | 'tool-gateway' | 'projector' | 'worker';
 /** `DURA_FAILPOINT`: a point's name, or `name:N` to fire at its N-th hit. */
 export type FailpointSpec = FailpointName | `${FailpointName}:${number}`;
 
@@ -75,7 +75,11 @@ export interface CrashSystem {
    * Starts `name` (stopping a running instance first), with `DURA_FAILPOINT=failpoint` when given and `env`
    * on top of the system's environment.
    */
-  restart(name: ServiceName, failpoint?: FailpointSpec, env?: Record<string, string>): Promise<ManagedProcess>;
+  restart(
+    name: ServiceName,
+    failpoint?: FailpointSpec,
+    env?: Record<string, string>,
+  ): Promise<ManagedProcess>;
   /** Starts one more instance of `name` beside the tracked one (a second replica); stopped after the file. */
   startExtra(name: ServiceName, env?: Record<string, string>): Promise<ManagedProcess>;
   /** The current process of `name`. */
@@ -114,7 +118,7 @@ export function useCrashSystem(
       ...FAST_RECOVERY_ENV,
       DURA_TOOLS_MODULES: WITNESS_TOOLS,
       WITNESS_URL: witness!.url,
-      ...(name === 'planner' ? { DURA_SCRIPTED_MODEL_LOG: modelLog } : {}),
+      ...(name === 'planner' || name === 'worker' ? { DURA_SCRIPTED_MODEL_LOG: modelLog } : {}),
       ...(failpoint ? { DURA_FAILPOINT: failpoint } : {}),
       ...options.env?.(name),
     });

@@ -1,5 +1,7 @@
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { spawnTsEntry } from '@dura/testing';
+import { runTsEntry, spawnTsEntry } from '@dura/testing';
 
 describe('service entry points', () => {
   it.each([
@@ -84,4 +86,37 @@ describe('service entry points', () => {
     },
     90_000,
   );
+});
+
+describe('`npm run dev` at a wait', () => {
+  it('prints the command that resolves it, and that command, copied as is, finds the stack and resolves it', async () => {
+    const stateFile = join(tmpdir(), `dura-dev-wait-${process.pid}.json`);
+    const proc = spawnTsEntry({
+      name: 'dev',
+      entry: 'services/dev/src/main.ts',
+      args: ['--once', '--run', 'examples/agents/release.json'],
+      env: {
+        NATS_URL: undefined,
+        DATABASE_URL: undefined,
+        PROJECTOR_HTTP_PORT: '0',
+        DURA_DEV_NATS_PORT: '0',
+        DURA_DEV_STATE_FILE: stateFile,
+      },
+    });
+    const hint = await proc.waitForOutput(
+      /next: run \S+ waits for approval of call-3 \(until [^)]+, then reject\): npm run dura -- approve \S+ --call call-3/,
+      90_000,
+    );
+    const command = /npm run dura -- (approve \S+ --call call-3)/.exec(hint)?.[1]?.split(' ') ?? [];
+    const approve = await runTsEntry({
+      name: 'dura approve',
+      entry: 'services/cli/src/main.ts',
+      args: command,
+      env: { NATS_URL: undefined, DURA_API_URL: undefined, DURA_DEV_STATE_FILE: stateFile },
+    });
+    expect(approve.output).toMatch(/^sent approve to \S+ for call-3/m);
+    const exit = await proc.exited;
+    expect(exit.code, proc.output()).toBe(0);
+    expect(proc.output()).toMatch(/run_completed +output \{"image":"checkout:9f2c1e7"/);
+  }, 150_000);
 });

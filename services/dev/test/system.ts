@@ -8,19 +8,22 @@ import { freePort, runTsEntry, spawnTsEntry, type ManagedProcess, type TsEntryRe
 
 /** Spawns one Dura service as its own OS process and waits until it says it is ready. */
 export async function startService(
-  name: 'planner' | 'tool-gateway' | 'projector',
+  name: 'planner' | 'tool-gateway' | 'projector' | 'worker',
   env: Record<string, string>,
 ): Promise<ManagedProcess> {
   const ready = {
     planner: /planner started/,
     'tool-gateway': /tool gateway started/,
     projector: /projector api listening/,
+    worker: /worker started/,
   }[name];
+  const plans = name === 'planner' || name === 'worker';
   const proc = spawnTsEntry({
     name,
-    entry: `services/${name}/src/main.ts`,
+    // A worker is the planner and the gateway in one process (npm run worker).
+    entry: name === 'worker' ? 'services/dev/src/worker-main.ts' : `services/${name}/src/main.ts`,
     // Tests run inline scripted plans; a test of the production default passes DURA_INLINE_PLANS=false.
-    env: { LOG_LEVEL: 'info', ...(name === 'planner' ? { DURA_INLINE_PLANS: 'true' } : {}), ...env },
+    env: { LOG_LEVEL: 'info', ...(plans ? { DURA_INLINE_PLANS: 'true' } : {}), ...env },
   });
   await proc.waitForOutput(ready, 60_000);
   return proc;

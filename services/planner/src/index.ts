@@ -31,3 +31,6 @@ export { FORGED_CHILD_CODE } from './child-intake';
 // the README's names); new code imports them from @dura/agents, where they live.
 export { defineAgents, replayRun, createScriptedModel } from '@dura/agents';
 export type { Model, ModelTurn, AgentsFile } from '@dura/agents';
+export { buildPlanner } from './service';
+export type { PlannerServiceParts } from './service';
+export type { LocalTools } from './run-driver';

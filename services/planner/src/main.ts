@@ -5,16 +5,10 @@ import {
   runMain,
   startServiceTelemetry,
 } from '@dura/service-kit';
+import { attachMcpServers, parseMcpServers } from '@dura/mcp';
 import { loadServiceTools } from '@dura/tools';
 import { loadPlannerConfig } from './config';
-import { createPlanner } from './planner';
-import { parseTenantLimits } from './tenant-limits';
-import { parseInlineTools, parseTenantAgents, type ToolAuthorization } from './tool-authorization';
-import { createScriptedModel, fileCallLog } from '@dura/agents';
-import { createAgentModel } from '@dura/agents';
-import { createCodeContinuations, loadAgents, withCodeAgents } from '@dura/agents';
-import { createModelRouter } from '@dura/agents';
-import { createPayloadAccess } from './payload-access';
+import { buildPlanner } from './service';
 
 runMain('planner', async () => {
   const config = loadPlannerConfig();
@@ -22,6 +16,8 @@ runMain('planner', async () => {
   // Tools and the secrets key before any connection: a bad key stops the process at once, with exit code 2.
   const { tools, secrets } = await loadServiceTools('planner', config);
   const log = createLogger({ service: 'planner', level: config.LOG_LEVEL, format: config.LOG_FORMAT });
+  // The MCP servers' tools join the registry: plans are checked against them and models are shown them.
+  const mcp = await attachMcpServers(parseMcpServers(config.DURA_MCP_SERVERS), tools, log);
   // First, so every instrument the planner declares is registered with it.
   const telemetry = await startServiceTelemetry({
     service: 'planner',
@@ -33,63 +29,7 @@ runMain('planner', async () => {
   const nats = await connectNats(config.NATS_URL, 'dura-planner', log, natsSecurity, {
     waitForServer: { log, onWaiting: telemetry.waiting },
   });
-  const { registry: agents, codeAgents } = await loadAgents(config.DURA_AGENTS);
-  if (agents.names().length > 0)
-    log.info('serving agents', {
-      agents: agents.names().map((name) => `${name}@${agents.versions(name).join(',')}`),
-    });
-  if (codeAgents.length > 0)
-    log.info('serving code agents', { agents: codeAgents.map((agent) => `${agent.name}@${agent.version}`) });
-  const inlineTools = parseInlineTools(config.DURA_INLINE_PLAN_TOOLS);
-  const authorization: ToolAuthorization = {
-    inlinePlans: config.DURA_INLINE_PLANS,
-    ...(inlineTools ? { inlineTools } : {}),
-    ...(config.PLANNER_TENANT_AGENTS
-      ? { tenantAgents: parseTenantAgents(config.PLANNER_TENANT_AGENTS) }
-      : {}),
-  };
-  log.info('tool authorization', {
-    inlinePlans: authorization.inlinePlans,
-    inlinePlanTools: config.DURA_INLINE_PLANS ? config.DURA_INLINE_PLAN_TOOLS : 'none',
-    tenantAgents: config.PLANNER_TENANT_AGENTS ?? 'every tenant may start every agent',
-  });
-  const payloads = createPayloadAccess({
-    js: nats.js,
-    replicas: config.DURA_STREAM_REPLICAS,
-    thresholdBytes: config.DURA_PAYLOAD_THRESHOLD_BYTES,
-  });
-  const scripted = createScriptedModel({
-    payloads,
-    ...(config.DURA_SCRIPTED_MODEL_LOG ? { callLog: fileCallLog(config.DURA_SCRIPTED_MODEL_LOG) } : {}),
-  });
-  const planner = createPlanner({
-    ...nats,
-    model: withCodeAgents({
-      agents: codeAgents,
-      tools,
-      // ctx.model calls go through the LLM adapters with each agent's model settings, priced like JSON agents'.
-      prices: agents.prices,
-      continuations: createCodeContinuations({ max: config.PLANNER_CODE_CONTINUATIONS }),
-      base: createModelRouter({ scripted, agents: createAgentModel({ agents, tools, payloads }), tools }),
-    }),
-    tools,
-    log,
-    ...(secrets ? { secrets } : {}),
-    concurrency: config.PLANNER_CONCURRENCY,
-    ackWaitMs: config.PLANNER_ACK_WAIT_MS,
-    snapshotEvery: config.PLANNER_SNAPSHOT_EVERY,
-    authorization,
-    ...(config.PLANNER_TENANT_MAX_RUNS
-      ? {
-          tenantLimits: parseTenantLimits(config.PLANNER_TENANT_MAX_RUNS, config.PLANNER_TENANT_LIMIT_POLICY),
-        }
-      : {}),
-    streams: {
-      replicas: config.DURA_STREAM_REPLICAS,
-      duplicateWindowMs: config.DURA_DUPLICATE_WINDOW_MS,
-      storage: 'file',
-    },
-  });
+  const planner = await buildPlanner({ config, nats, tools, secrets, log });
   await planner.start();
   // Ready: started (streams, buckets and consumers bound) and still connected to NATS.
   telemetry.ready(() => Promise.resolve(nats.nc.isClosed() ? 'the NATS connection is closed' : undefined));
@@ -98,6 +38,7 @@ runMain('planner', async () => {
     async stop(drain) {
       await planner.stop(drain);
       await nats.nc.drain();
+      await mcp.close();
       await telemetry.stop();
     },
   };

@@ -1,10 +1,10 @@
 import { StorageType, type JetStreamClient } from '@nats-io/jetstream';
 import { Kvm, type KV, type KvWatchEntry } from '@nats-io/kv';
-import { SUBJECTS, TASK_VERSION, type DecideTask, type PinnedVersion } from '@dura/contracts';
+import { BUCKETS, SUBJECTS, TASK_VERSION, type DecideTask, type PinnedVersion } from '@dura/contracts';
 import type { Logger } from '@dura/service-kit';
 
 /** Runs no planner here serves, parked until one that does comes up: runId → their pin. */
-export const PARKED_BUCKET = 'dura_parked_runs';
+export const PARKED_BUCKET = BUCKETS.parked;
 
 const REWATCH_PAUSE_MS = 1_000;
 

@@ -12,6 +12,8 @@ export interface PlanProblem {
   code: 'unknown_tool' | 'invalid_plan';
   message: string;
   issues: string[];
+  /** The tool names no tool of this deployment answers to (`unknown_tool` only). */
+  unknownTools?: string[];
 }
 
 /**
@@ -23,6 +25,7 @@ export function checkPlan(request: RunRequest, tools: ToolRegistry): PlanProblem
   if (request.agent.kind !== 'scripted') return undefined;
   const steps = request.agent.steps;
   const unknown: string[] = [];
+  const unknownNames = new Set<string>();
   const invalid: string[] = [];
   steps.forEach((step, index) => {
     if (isControlTool(step.tool)) {
@@ -32,6 +35,7 @@ export function checkPlan(request: RunRequest, tools: ToolRegistry): PlanProblem
         const problem = checkPlan({ ...request, agent: child.data }, tools);
         for (const issue of problem?.issues ?? [])
           (problem?.code === 'unknown_tool' ? unknown : invalid).push(`agent.steps.${index}.args.${issue}`);
+        for (const name of problem?.unknownTools ?? []) unknownNames.add(name);
       }
       if (JSON.stringify(referencedArgs(step)).includes('"$')) return;
       const parsed = ControlToolSchemas[step.tool].safeParse(step.args);
@@ -41,6 +45,7 @@ export function checkPlan(request: RunRequest, tools: ToolRegistry): PlanProblem
         );
       }
     } else if (!tools.get(step.tool)) {
+      unknownNames.add(step.tool);
       unknown.push(
         `agent.steps.${index}.tool: unknown tool "${step.tool}"; known tools: ${tools.names().join(', ')}`,
       );
@@ -52,13 +57,31 @@ export function checkPlan(request: RunRequest, tools: ToolRegistry): PlanProblem
   });
   invalid.push(...planReferenceIssues(steps));
   if (unknown.length > 0) {
+    const names = [...unknownNames];
     return {
       code: 'unknown_tool',
-      message: `the plan uses ${unknown.length} unknown tool(s)`,
+      message:
+        `the plan uses ${names.length === 1 ? 'an unknown tool' : 'unknown tools'}: ` +
+        `${summarize(
+          names.map((n) => `"${n}"`),
+          5,
+          ', ',
+        )}; the issues list the tools this deployment has`,
       issues: [...unknown, ...invalid],
+      unknownTools: names,
     };
   }
   if (invalid.length > 0)
-    return { code: 'invalid_plan', message: 'the plan has invalid steps', issues: invalid };
+    return {
+      code: 'invalid_plan',
+      message: `the plan has invalid steps: ${summarize(invalid)}`,
+      issues: invalid,
+    };
   return undefined;
+}
+
+/** The first issues in one line; the event's `issues` keep them all. */
+function summarize(issues: readonly string[], shown = 3, separator = '; '): string {
+  const more = issues.length - shown;
+  return issues.slice(0, shown).join(separator) + (more > 0 ? ` (and ${more} more)` : '');
 }

@@ -30,12 +30,14 @@ import { redactRequestBytes } from './redact-request';
 import { createSignalIntake } from './signal-intake';
 import { createForkIntake, FORKS_DLQ_SOURCE } from './fork-intake';
 import type { Model } from '@dura/agents';
-import { createRunDriver, DEFAULT_SNAPSHOT_EVERY } from './run-driver';
+import { createRunDriver, DEFAULT_SNAPSHOT_EVERY, type LocalTools } from './run-driver';
 import { openSnapshotBucket } from './snapshot-store';
 import { sealDecision } from './seal-request';
 import { createTenantAdmission } from './tenant-admission';
 import type { TenantLimits } from './tenant-limits';
 import type { ToolAuthorization } from './tool-authorization';
+import { createScheduler } from './scheduler';
+import { createEventTriggers } from './event-triggers';
 
 export interface PlannerDeps {
   js: JetStreamClient;
@@ -59,6 +61,12 @@ export interface PlannerDeps {
    * (embedding, tests); the planner service always passes its configuration's, which defaults to closed.
    */
   authorization?: ToolAuthorization;
+  /** A gateway in this process: calls of its tools run in place during a drive (see `RunDriverDeps`). */
+  localTools?: LocalTools;
+  /** Start the runs of schedules (`dura_schedules`); unset: this replica does not tick. */
+  schedules?: { pollMs?: number };
+  /** Start runs from event triggers (`dura_triggers`, stream DURA_EVENTS); unset: off on this replica. */
+  eventTriggers?: { pollMs?: number };
 }
 
 export const PLANNER_CONSUMERS = {
@@ -113,6 +121,7 @@ export function createPlanner(deps: PlannerDeps) {
     cancellations: createCancellations({ js: deps.js, replicas: deps.streams?.replicas ?? 1 }),
     ...(parking ? { parking } : {}),
     sealDecision: (decision, scope) => sealDecision(decision, deps.tools, deps.secrets, scope),
+    ...(deps.localTools ? { localTools: deps.localTools } : {}),
   });
   const eraseRequest = createRequestEraser({ jsm: deps.jsm, log: deps.log });
   const handleSubmit = createIntake({
@@ -160,6 +169,28 @@ export function createPlanner(deps: PlannerDeps) {
     ...(deps.authorization ? { authorization: deps.authorization } : {}),
     model: deps.model,
   });
+
+  const scheduler = deps.schedules
+    ? createScheduler({
+        js: deps.js,
+        log: deps.log,
+        clock,
+        statusOf: async (runId) => (await driver.load(runId)).state.status,
+        replicas: deps.streams?.replicas ?? 1,
+        ...(deps.schedules.pollMs === undefined ? {} : { pollMs: deps.schedules.pollMs }),
+      })
+    : undefined;
+  const eventTriggers = deps.eventTriggers
+    ? createEventTriggers({
+        js: deps.js,
+        jsm: deps.jsm,
+        log: deps.log,
+        ackWaitMs,
+        replicas: deps.streams?.replicas ?? 1,
+        duplicateWindowMs: (deps.streams ?? DEFAULT_STREAM_OPTIONS).duplicateWindowMs,
+        ...(deps.eventTriggers.pollMs === undefined ? {} : { pollMs: deps.eventTriggers.pollMs }),
+      })
+    : undefined;
 
   async function handleDecide(data: Uint8Array): Promise<void> {
     const { runId, afterSeq, trace } = decodeOrThrow(data, DecideTaskSchema, 'decide task', TASK_DECODE);
@@ -218,10 +249,14 @@ export function createPlanner(deps: PlannerDeps) {
           handle: handleFork,
         }),
       );
+      scheduler?.start();
+      await eventTriggers?.start();
       deps.log.info('planner started', { concurrency });
     },
     /** Stops taking work; drives still running at `drain.deadline` are handed back for another replica. */
     async stop(drain?: DrainOptions): Promise<void> {
+      await scheduler?.stop();
+      await eventTriggers?.stop();
       await Promise.all(loops.map((loop) => loop.stop(drain)));
       await parking?.stop();
       await driver.flushSnapshots();

@@ -76,7 +76,34 @@ export interface RunDriverDeps {
   notServedDelayMs?: number;
   /** Seals the secret argument fields of a decision's tool calls before its `thought` is recorded. */
   sealDecision?: (decision: ModelTurn['decision'], scope: string) => ModelTurn['decision'];
+  /**
+   * Tools this process runs itself (a worker: planner and gateway in one process): their calls run in place,
+   * inside the drive, instead of going out as tool tasks, and the drive goes on with their observations.
+   */
+  localTools?: LocalTools;
 }
+
+/** The gateway half of a worker, as the drive uses it (see the gateway's `local`). */
+export interface LocalTools {
+  /** Whether calls of this tool run in place. */
+  runs(tool: string): boolean;
+  /**
+   * Runs one call: claimed, run, recorded and published like a tool task's. `seq` is its observation's place
+   * in the log when this process published it (unset: the relay publishes it and sends a decide task);
+   * `retryAfterMs` says the attempt failed and the call is to be run again after that long. Given `after`
+   * (the run's last sequence), the observation is appended only right behind it if it can be, and `event`
+   * is the observation as stored when it was.
+   */
+  run(
+    task: ToolTask,
+    options?: { after?: number },
+  ): Promise<{ seq?: number; retryAfterMs?: number; event?: RunEvent }>;
+}
+
+type LocalRunOutcome = Awaited<ReturnType<LocalTools['run']>>;
+
+/** A call to retry sooner than this waits inside the drive; a later retry goes back to the stream. */
+const LOCAL_RETRY_WAIT_MAX_MS = 30_000;
 
 export interface SnapshotOptions {
   /** Events a run grows by before its next snapshot (default 100): a resume reads at most about this many. */
@@ -240,22 +267,27 @@ export function createRunDriver(deps: RunDriverDeps) {
     return next;
   }
 
+  function toolTask(run: CachedRun, call: CallState): ToolTask {
+    const runId = run.state.runId as string;
+    return {
+      v: call.argsRef ? TOOL_TASK_WITH_REF_VERSION : TASK_VERSION,
+      runId,
+      callId: call.callId,
+      step: call.step,
+      tool: call.tool,
+      args: call.args,
+      ...(call.argsRef ? { argsRef: call.argsRef } : {}),
+      idempotencyKey: call.idempotencyKey,
+      causationId: call.intentId,
+      correlationId: run.state.correlationId ?? runId,
+    };
+  }
+
   async function dispatch(run: CachedRun, calls: readonly CallState[]): Promise<void> {
     const runId = run.state.runId as string;
     await Promise.all(
       calls.map((call) => {
-        const task: ToolTask = {
-          v: call.argsRef ? TOOL_TASK_WITH_REF_VERSION : TASK_VERSION,
-          runId,
-          callId: call.callId,
-          step: call.step,
-          tool: call.tool,
-          args: call.args,
-          ...(call.argsRef ? { argsRef: call.argsRef } : {}),
-          idempotencyKey: call.idempotencyKey,
-          causationId: call.intentId,
-          correlationId: run.state.correlationId ?? runId,
-        };
+        const task = toolTask(run, call);
         const subject = toolTaskSubject(call.tool);
         return withProducerSpan(
           tracer,
@@ -280,6 +312,42 @@ export function createRunDriver(deps: RunDriverDeps) {
         );
       }),
     );
+  }
+
+  /**
+   * Runs calls in place (see `localTools`), all at once. Resolves with the run as the drive goes on from:
+   * folded (`known`) when the one call's observation landed right behind the run's last event, else the
+   * sequence the next read must reach (`through`); undefined when the relay publishes an observation (its
+   * decide task drives the run on). A failed attempt to be retried soon is waited for here; a later one
+   * sends the driving message back.
+   */
+  async function runInPlace(
+    local: LocalTools,
+    run: CachedRun,
+    calls: readonly CallState[],
+  ): Promise<{ known: CachedRun } | { through: number } | undefined> {
+    const after = calls.length === 1 ? { after: run.state.lastSeq } : {};
+    const settled = await Promise.allSettled(calls.map((call) => local.run(toolTask(run, call), after)));
+    const failed = settled.find((result) => result.status === 'rejected');
+    if (failed) throw failed.reason;
+    const outcomes = settled.map((result) => (result as PromiseFulfilledResult<LocalRunOutcome>).value);
+    const seqs = outcomes.map((outcome) => outcome.seq);
+    if (seqs.some((seq) => seq === undefined)) return undefined;
+    const retries = outcomes.flatMap((outcome) =>
+      outcome.retryAfterMs === undefined ? [] : [outcome.retryAfterMs],
+    );
+    if (retries.length > 0) {
+      const delay = Math.max(...retries);
+      if (delay > LOCAL_RETRY_WAIT_MAX_MS)
+        throw new RetryLater(`a call of run ${run.state.runId ?? ''} is retried in ${delay} ms`, delay);
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
+    const followed = outcomes.length === 1 ? outcomes[0]?.event : undefined;
+    if (!followed) return { through: Math.max(...(seqs as number[])) };
+    // The log took the observation right behind the run's last event: folding it is what a read would give.
+    const known = { ...run, state: fold([followed], run.state), lastEventId: followed.meta.id };
+    cache.set(run.state.runId as string, known);
+    return { known };
   }
 
   /** Hands out the timers of open waits and the requests of running children (both dedupe on their ids). */
@@ -475,6 +543,7 @@ export function createRunDriver(deps: RunDriverDeps) {
       decision ? otelContext.with(decision.ctx, fn) : fn();
     // Counted across lost races: a model call is made once per decision, whoever records it.
     let modelCalls = 0;
+    let dispatched = 0;
     let through = options.afterSeq;
     let failure: unknown;
     try {
@@ -538,19 +607,31 @@ export function createRunDriver(deps: RunDriverDeps) {
         through = undefined;
         const action = nextAction(run.state);
         if (action.kind !== 'idle' && (await parkedElsewhere(run.state)))
-          return { state: run.state, modelCalls, dispatched: 0 };
+          return { state: run.state, modelCalls, dispatched };
         switch (action.kind) {
           case 'idle':
             if (action.reason === 'finished' && isTerminal(run.state.status)) {
               deps.model.finished?.(runId);
               await settleFinished(run);
             }
-            return { state: run.state, modelCalls, dispatched: 0 };
-          case 'dispatch':
+            return { state: run.state, modelCalls, dispatched };
+          case 'dispatch': {
+            const local = deps.localTools;
+            const inPlace = local ? action.calls.filter((call) => local.runs(call.tool)) : [];
+            const sent =
+              inPlace.length === 0 ? action.calls : action.calls.filter((c) => !inPlace.includes(c));
             await inDecision(() =>
-              Promise.all([dispatch(run, action.calls), dispatchWaits(run, action.timers, action.children)]),
+              Promise.all([dispatch(run, sent), dispatchWaits(run, action.timers, action.children)]),
             );
-            return { state: run.state, modelCalls, dispatched: action.calls.length };
+            dispatched += action.calls.length;
+            if (!local || inPlace.length === 0) return { state: run.state, modelCalls, dispatched };
+            const observed = await inDecision(() => runInPlace(local, run, inPlace));
+            if (observed === undefined) return { state: run.state, modelCalls, dispatched };
+            // The observations are in the log: folded already, or the next read reaches them.
+            if ('known' in observed) known = observed.known;
+            else through = observed.through;
+            break;
+          }
           case 'start':
           case 'record':
           case 'decide': {

@@ -24,11 +24,22 @@ describe('checkPlan', () => {
       { tool: 'echo', args: {} },
       { tool: 'demo.bild', args: { service: 'web' } },
     ]);
-    expect(problem).toMatchObject({ code: 'unknown_tool', message: 'the plan uses 1 unknown tool(s)' });
+    expect(problem).toMatchObject({
+      code: 'unknown_tool',
+      message: 'the plan uses an unknown tool: "demo.bild"; the issues list the tools this deployment has',
+    });
     expect(problem?.issues).toHaveLength(1);
     expect(problem?.issues[0]).toMatch(
       /^agent\.steps\.1\.tool: unknown tool "demo\.bild"; known tools: .*demo\.build/,
     );
+  });
+
+  it('names at most five unknown tools in the message; the issues keep every one', () => {
+    const problem = check(Array.from({ length: 8 }, (_, i) => ({ tool: `nope.t${i}`, args: {} })));
+    expect(problem?.message).toBe(
+      'the plan uses unknown tools: "nope.t0", "nope.t1", "nope.t2", "nope.t3", "nope.t4" (and 3 more); the issues list the tools this deployment has',
+    );
+    expect(problem?.issues).toHaveLength(8);
   });
 
   it('reports invalid arguments of known tools as invalid_plan, path by path', () => {
@@ -37,6 +48,9 @@ describe('checkPlan', () => {
       { tool: 'demo.deploy', args: { imageTag: 'web:1', environment: 'moon' } },
     ]);
     expect(problem?.code).toBe('invalid_plan');
+    expect(problem?.message).toMatch(
+      /^the plan has invalid steps: agent\.steps\.0: demo\.build args service: .*; agent\.steps\.0: demo\.build args commit: .*; agent\.steps\.1: demo\.deploy args environment: /,
+    );
     expect(problem?.issues).toEqual([
       expect.stringMatching(/^agent\.steps\.0: demo\.build args service: /),
       expect.stringMatching(/^agent\.steps\.0: demo\.build args commit: /),

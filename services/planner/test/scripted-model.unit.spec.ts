@@ -63,7 +63,7 @@ describe('the scripted model', () => {
       .completed({ a: 1, echoed: true });
     const turn = turnFor(history);
     expect(turn.decision).toEqual({ kind: 'complete', output: { a: 1, echoed: true } });
-    expect(turn).toMatchObject({ finishReason: 'stop', content: 'plan finished after 1 steps' });
+    expect(turn).toMatchObject({ finishReason: 'stop', content: 'plan finished after 1 step' });
   });
 
   it('completes with the plan output, its references resolved', () => {

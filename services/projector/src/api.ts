@@ -25,6 +25,8 @@ import { createStreamSlots, DEFAULT_STREAM_LIMITS, holdingSlot, type StreamLimit
 import { signalRoutes } from './signal-routes';
 import { consoleRoutes } from './console-routes';
 import { consoleStaticRoutes, DEFAULT_CONSOLE_DIR } from './console-static';
+import { submitRoute } from './submit-route';
+import { scheduleRoutes } from './schedule-routes';
 import { causesOf, stateAt } from './time-travel';
 import { projectionErrors, runEvents, runs } from './db/schema';
 
@@ -51,8 +53,8 @@ export interface ReadApiDeps {
 }
 
 /**
- * The projector's API (paths and shapes: README, and `GET /openapi.json`): reads need scope `read`, signals
- * `signal`, cancelling `cancel`; a caller of one tenant sees and touches only that tenant's runs.
+ * The projector's API (paths and shapes: docs/reference.md, and `GET /openapi.json`): reads need scope `read`, signals
+ * `signal`, cancelling `cancel`, submitting `submit`, schedules `schedule`; a caller of one tenant sees and touches only that tenant's runs.
  */
 export function projectorRoutes(deps: ReadApiDeps): Route[] {
   return guardRoutes(apiRoutes(deps), {
@@ -223,6 +225,8 @@ function apiRoutes(deps: ReadApiDeps): ApiRoute[] {
         return { status: 200, body: { errors: rows } };
       },
     },
+    submitRoute(deps),
+    ...scheduleRoutes(deps),
     ...signalRoutes(deps, unknownRun),
     ...consoleRoutes(consoleDeps, unknownRun),
     ...consoleStaticRoutes(deps.console?.dir ?? DEFAULT_CONSOLE_DIR),

@@ -4,7 +4,7 @@ export { applyBatch, readCheckpoint, RUNS_CHECKPOINT } from './projection';
 export type { StreamMessage } from './projection';
 export { projectorRoutes } from './api';
 export type { ReadApiDeps } from './api';
-export { summarize } from './run-summary';
+export { agentLabel, summarize } from './run-summary';
 export type { RunColumns } from './run-summary';
 export { openApiDocument, OPENAPI_FILE } from './openapi';
 export { migrateProjector, PROJECTOR_MIGRATIONS } from './migrations';

@@ -174,9 +174,13 @@ export function listRunsSql(q: ListRunsQuery): SQL {
       select run_id, status, steps, pending_calls, last_error, tags, metadata,
              input_tokens::float8 as input_tokens, output_tokens::float8 as output_tokens,
              last_seq::float8 as last_seq, tenant,
-             state->'request'->'agent'->>'name' as agent_name, state->'pinned'->>'version' as agent_version,
+             case when state #>> '{request,agent,kind}' = 'scripted' then 'scripted'
+                  else coalesce(state #>> '{pinned,agent}', state #>> '{request,agent,name}', '-')
+                       || coalesce('@' || coalesce(state #>> '{pinned,version}', state #>> '{request,agent,version}'), '')
+             end as agent,
              state->'request'->'parent'->>'runId' as parent_run_id,
              jsonb_array_length(coalesce(state->'children', '[]'::jsonb)) as children,
+             coalesce((state #>> '{budget,costUsd}')::float8, 0) as cost_usd,
              to_json(created_at) #>> '{}' as created_iso, to_json(updated_at) #>> '{}' as updated_iso
       from ${runs}
       ${where.length > 0 ? sql`where ${sql.join(where, sql` and `)}` : sql``}
@@ -196,10 +200,10 @@ interface SummaryRow {
   output_tokens: number;
   last_seq: number;
   tenant: string;
-  agent_name: string | null;
-  agent_version: string | null;
+  agent: string;
   parent_run_id: string | null;
   children: number;
+  cost_usd: number;
   /** The exact timestamps as ISO text (the cursor needs them to the microsecond). */
   created_iso: string;
   updated_iso: string;
@@ -219,15 +223,9 @@ function toSummary(row: SummaryRow): RunSummary {
     metadata: row.metadata,
     lastSeq: row.last_seq,
     tenant: row.tenant,
-    ...(row.agent_name === null
-      ? {}
-      : {
-          agent: {
-            name: row.agent_name,
-            ...(row.agent_version === null ? {} : { version: row.agent_version }),
-          },
-        }),
-    ...(row.parent_run_id === null ? {} : { parentRunId: row.parent_run_id }),
+    agent: row.agent,
+    parentRunId: row.parent_run_id,
     children: Number(row.children),
+    costUsd: row.cost_usd,
   };
 }

@@ -23,6 +23,13 @@ import {
 import { CONSOLE_LIST_PARAMETERS, META_PARAMETER, consolePaths } from './openapi-console';
 import { EVENTS_MAX_LIMIT } from './query-params';
 import { CancelBodySchema, SignalAcceptedSchema, SignalBodySchema } from './signal-routes';
+import { SubmitAcceptedSchema, SubmitBodySchema } from './submit-route';
+import {
+  ScheduleBodySchema,
+  ScheduleListSchema,
+  ScheduleViewSchema,
+  TriggerBodySchema,
+} from './schedule-routes';
 
 /** Where `npm run openapi` writes the document; a test checks the committed file equals `openApiDocument()`. */
 export const OPENAPI_FILE = fileURLToPath(new URL('../openapi.json', import.meta.url));
@@ -61,6 +68,12 @@ const COMPONENTS = {
   ConsoleSession: ConsoleSessionSchema,
   ForkBody: ForkBodySchema,
   ForkAccepted: ForkAcceptedSchema,
+  SubmitBody: SubmitBodySchema,
+  SubmitAccepted: SubmitAcceptedSchema,
+  ScheduleBody: ScheduleBodySchema,
+  Schedule: ScheduleViewSchema,
+  ScheduleList: ScheduleListSchema,
+  TriggerBody: TriggerBodySchema,
 } satisfies Record<string, z.ZodType>;
 type ComponentName = keyof typeof COMPONENTS;
 
@@ -125,8 +138,45 @@ const post = (summary: string, body: ComponentName, responses: Record<string, ob
         'Published to the signal intake (`duplicate`: this signalId was sent before).',
       ),
       '400': error('The body or the run id is invalid.'),
-      '404': error('No such run (for a tenant-scoped caller: none of its tenant).'),
+      '404': error('No such run: its log holds no event (for a tenant-scoped caller: none of its tenant).'),
+      '409': error('The run ended (completed, failed, cancelled or rejected): `run_ended`, nothing is sent.'),
     },
+  },
+});
+
+const submitRuns = {
+  post: {
+    summary:
+      'Submits a run (the request of `dura.submit`) for the caller’s tenant. Scope `submit`. Idempotent on the run id: the `Idempotency-Key` header or `runId`.',
+    parameters: [
+      {
+        name: 'Idempotency-Key',
+        in: 'header',
+        description:
+          'The run id (letters, digits, `_`, `-`); the same key with the same body answers the same run.',
+        schema: { type: 'string', maxLength: 128 },
+      },
+    ],
+    requestBody: { required: true, content: { 'application/json': { schema: ref('SubmitBody') } } },
+    responses: {
+      '202': json(
+        'SubmitAccepted',
+        'Published to the run intake (`duplicate`: this run id was submitted before with this body).',
+      ),
+      '400': error('The body is not a valid run request, or the key is not a valid run id.'),
+      '403': error('The credential lacks scope `submit`, or names a tenant other than its own.'),
+      '409': error('The run id was submitted before with a different body (`run_id_conflict`).'),
+      '413': error('The body is larger than a message may be (1 MiB).'),
+    },
+  },
+};
+
+const scheduleId = path('id', 'The schedule id.');
+const scheduleAction = (summary: string) => ({
+  post: {
+    summary: `${summary} Scope \`schedule\`.`,
+    parameters: [scheduleId],
+    responses: { '200': json('Schedule', 'The schedule.'), '404': error('No such schedule.') },
   },
 });
 
@@ -138,63 +188,69 @@ export function openApiDocument(): Record<string, unknown> {
       title: 'Dura projector read API',
       version: '1.0.0',
       description:
-        'Runs as the projector folds them from the log. Errors are `{ "error": { "code", "message" } }` with 400, 404 or 500. ' +
+        'Runs as the projector folds them from the log. Errors are `{ "error": { "code", "message" } }` with 400, 404, 409 or 500. ' +
         'With credentials configured, every path but /healthz and /openapi.json needs `Authorization: Bearer <token>` ' +
         '(401 without a valid one, 403 without the scope: `read` for GET, `signal` or `cancel` for POST), and a ' +
         'tenant-scoped caller sees only its tenant’s runs (another tenant’s run is 404).',
     },
     security: [{ bearer: [] }],
     paths: {
-      '/runs': get(
-        'One page of runs, filtered and sorted, with keyset pagination.',
-        [
-          repeated('status', 'Run statuses, repeated or comma-separated: any may match.', {
-            enum: [...RUN_STATUSES],
-          }),
-          repeated('tag', 'Tags, repeated: the run must carry every one.', { type: 'string', maxLength: 64 }),
-          repeated('tool', 'Tools, repeated: the run must have requested a call of every one.', {
-            type: 'string',
-          }),
-          {
-            name: 'createdAfter',
-            in: 'query',
-            description: 'Runs created at or after this time (ISO 8601 date, or date-time with a zone).',
-            schema: { type: 'string' },
-          },
-          {
-            name: 'createdBefore',
-            in: 'query',
-            description: 'Runs created before this time (ISO 8601 date, or date-time with a zone).',
-            schema: { type: 'string' },
-          },
-          {
-            name: 'sort',
-            in: 'query',
-            description: 'Order of the list; runs tie-break on their id.',
-            schema: { enum: [...RUN_LIST_SORTS], default: 'updated_desc' },
-          },
-          {
-            name: 'limit',
-            in: 'query',
-            description: 'Runs per page.',
-            schema: {
-              type: 'integer',
-              minimum: 1,
-              maximum: RUN_LIST_MAX_LIMIT,
-              default: RUN_LIST_DEFAULT_LIMIT,
+      '/runs': {
+        ...submitRuns,
+        ...get(
+          'One page of runs, filtered and sorted, with keyset pagination.',
+          [
+            repeated('status', 'Run statuses, repeated or comma-separated: any may match.', {
+              enum: [...RUN_STATUSES],
+            }),
+            repeated('tag', 'Tags, repeated: the run must carry every one.', {
+              type: 'string',
+              maxLength: 64,
+            }),
+            repeated('tool', 'Tools, repeated: the run must have requested a call of every one.', {
+              type: 'string',
+            }),
+            {
+              name: 'createdAfter',
+              in: 'query',
+              description: 'Runs created at or after this time (ISO 8601 date, or date-time with a zone).',
+              schema: { type: 'string' },
             },
-          },
-          {
-            name: 'cursor',
-            in: 'query',
-            description: '`nextCursor` of the previous page, unchanged, with the same sort.',
-            schema: { type: 'string' },
-          },
-          ...CONSOLE_LIST_PARAMETERS,
-          META_PARAMETER,
-        ],
-        { '200': json('RunList', 'A page of runs.'), '400': error('A query parameter is invalid.') },
-      ),
+            {
+              name: 'createdBefore',
+              in: 'query',
+              description: 'Runs created before this time (ISO 8601 date, or date-time with a zone).',
+              schema: { type: 'string' },
+            },
+            {
+              name: 'sort',
+              in: 'query',
+              description: 'Order of the list; runs tie-break on their id.',
+              schema: { enum: [...RUN_LIST_SORTS], default: 'updated_desc' },
+            },
+            {
+              name: 'limit',
+              in: 'query',
+              description: 'Runs per page.',
+              schema: {
+                type: 'integer',
+                minimum: 1,
+                maximum: RUN_LIST_MAX_LIMIT,
+                default: RUN_LIST_DEFAULT_LIMIT,
+              },
+            },
+            {
+              name: 'cursor',
+              in: 'query',
+              description: '`nextCursor` of the previous page, unchanged, with the same sort.',
+              schema: { type: 'string' },
+            },
+            ...CONSOLE_LIST_PARAMETERS,
+            META_PARAMETER,
+          ],
+          { '200': json('RunList', 'A page of runs.'), '400': error('A query parameter is invalid.') },
+        ),
+      },
       '/runs/{id}': get('The run’s state: the fold of its log.', [runId], {
         '200': json('RunState', 'The folded state.'),
         '404': error('No such run in the projection.'),
@@ -282,6 +338,55 @@ export function openApiDocument(): Record<string, unknown> {
         {},
       ),
       '/runs/{id}/cancel': post('Asks the planner to cancel the run. Scope `cancel`.', 'CancelBody', {}),
+      '/schedules': {
+        ...get('The schedules of the caller’s tenant (every tenant’s for an operator). Scope `read`.', [], {
+          '200': json('ScheduleList', 'The schedules, each with its recent ticks and next ticks.'),
+        }),
+        post: {
+          summary:
+            'Creates a schedule for the caller’s tenant (an operator names one). Scope `schedule`. The same definition again is a no-op.',
+          parameters: [],
+          requestBody: { required: true, content: { 'application/json': { schema: ref('ScheduleBody') } } },
+          responses: {
+            '201': json('Schedule', 'Created.'),
+            '200': json('Schedule', 'It existed with this definition.'),
+            '400': error('Not a valid schedule (`invalid_schedule`: cron, time zone, request, policies).'),
+            '403': error('The credential lacks scope `schedule`, or names another tenant.'),
+            '409': error('A schedule with this id exists with another definition.'),
+          },
+        },
+      },
+      '/schedules/{id}': {
+        ...get(
+          'The schedule, its past ticks (`history`) and its next ticks (`next`). Scope `read`.',
+          [scheduleId],
+          {
+            '200': json('Schedule', 'The schedule.'),
+            '404': error('No such schedule (for a tenant-scoped caller: none of its tenant).'),
+          },
+        ),
+        delete: {
+          summary: 'Deletes the schedule; runs it started are not touched. Scope `schedule`.',
+          parameters: [scheduleId],
+          responses: { '200': { description: 'Deleted.' }, '404': error('No such schedule.') },
+        },
+      },
+      '/schedules/{id}/pause': scheduleAction('Pauses the schedule: no tick starts a run until resumed.'),
+      '/schedules/{id}/resume': scheduleAction(
+        'Resumes the schedule from its next tick; ticks while paused never run.',
+      ),
+      '/schedules/{id}/trigger': {
+        post: {
+          summary:
+            'Starts one run of the schedule now (a planner publishes it). Scope `schedule`. Idempotent on `key`.',
+          parameters: [scheduleId],
+          requestBody: { required: false, content: { 'application/json': { schema: ref('TriggerBody') } } },
+          responses: {
+            '202': { description: 'Decided: `{ runId, links }`; a planner starts it.' },
+            '404': error('No such schedule.'),
+          },
+        },
+      },
       '/projection-errors': get(
         'Stream messages the projection could not apply, newest first (100 per page).',
         [{ name: 'beforeSeq', in: 'query', description: 'Only messages below this seq.', schema: seqSchema }],

@@ -1,38 +1,64 @@
 import type { IncomingMessage } from 'node:http';
-import { z } from 'zod';
-import { decodeMessage } from '@dura/contracts';
+import type { z } from 'zod';
+import { decodeMessage, formatIssues } from '@dura/contracts';
 import { BODY_TOO_LARGE } from '@dura/service-kit';
+import { z as zod } from 'zod';
 import { BadQuery } from './query-params';
 
-/** An action's body (a signal, a cancel, a fork) is a few fields; anything larger is a mistake or an attack. */
-const MAX_BODY_BYTES = 64 * 1024;
+/** Parses a decoded body with `schema`, or a 400 `bad_body` naming every issue. */
+export function parseBody<S extends z.ZodType>(schema: S, body: unknown, what: string): z.infer<S> {
+  const parsed = schema.safeParse(body);
+  if (!parsed.success)
+    throw new BadQuery(
+      `the body of ${what} is invalid: ${formatIssues(parsed.error).join('; ')}`,
+      'bad_body',
+    );
+  return parsed.data;
+}
 
-/** The request body as JSON (`{}` when empty and `emptyIsObject`), at most `MAX_BODY_BYTES`. */
-export async function readJson(req: IncomingMessage, emptyIsObject: boolean): Promise<unknown> {
+export interface ReadBodyOptions {
+  maxBytes: number;
+  /** An empty body reads as `{}`; otherwise it is a 400. */
+  emptyIsObject: boolean;
+  /** What the body should hold, for the 413 message ("send only …"). */
+  what: string;
+}
+
+/**
+ * The request body as JSON, at most `maxBytes` (413 before a byte is read when the declared length is over),
+ * within the limits of every message (depth, sizes, UTF-8, storable text) before any schema recurses into it.
+ */
+export async function readJsonBody(req: IncomingMessage, options: ReadBodyOptions): Promise<unknown> {
   const tooLarge = () =>
     new BadQuery(
-      `the request body exceeds ${MAX_BODY_BYTES} bytes; send only the action's fields`,
+      `the request body exceeds ${options.maxBytes} bytes; send only ${options.what}`,
       BODY_TOO_LARGE,
     );
-  // A declared length over the limit is refused before a byte is read.
-  if (Number(req.headers['content-length'] ?? 0) > MAX_BODY_BYTES) throw tooLarge();
+  if (Number(req.headers['content-length'] ?? 0) > options.maxBytes) throw tooLarge();
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > MAX_BODY_BYTES) throw tooLarge();
+    if (size > options.maxBytes) throw tooLarge();
     chunks.push(chunk);
   }
   const bytes = Buffer.concat(chunks);
   if (bytes.toString('utf8').trim() === '') {
-    if (emptyIsObject) return {};
-    throw new BadQuery('the request has no body: send JSON such as {"name": "approve"}', 'bad_body');
+    if (options.emptyIsObject) return {};
+    throw new BadQuery(`the request has no body: send JSON with ${options.what}`, 'bad_body');
   }
-  // The same limits as every message (depth, sizes, UTF-8, storable text), before the schema recurses.
-  const decoded = decodeMessage(bytes, z.unknown(), 'the request body');
+  const decoded = decodeMessage(bytes, zod.unknown(), 'the request body');
   if (!decoded.ok) {
     const { message, issues } = decoded.failure;
     throw new BadQuery([message, ...issues].join('; '), 'bad_body');
   }
   return decoded.value;
+}
+
+/** An action's body (a signal, a cancel, a fork) is a few fields; anything larger is a mistake or an attack. */
+const ACTION_BODY_MAX_BYTES = 64 * 1024;
+
+/** An action's body as JSON (`{}` when empty and `emptyIsObject`), at most 64 KiB. */
+export function readJson(req: IncomingMessage, emptyIsObject: boolean): Promise<unknown> {
+  return readJsonBody(req, { maxBytes: ACTION_BODY_MAX_BYTES, emptyIsObject, what: "the action's fields" });
 }

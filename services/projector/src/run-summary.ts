@@ -1,5 +1,5 @@
 import { DEFAULT_TENANT, type ErrorInfo } from '@dura/contracts';
-import type { RunState } from '@dura/core';
+import { isTerminal, type RunState } from '@dura/core';
 
 /** The columns of a `runs` row besides the state itself: all of them functions of the folded state. */
 export interface RunColumns {
@@ -28,9 +28,11 @@ export function summarize(runId: string, state: RunState): RunColumns {
   const tools = new Set<string>();
   let pendingCalls = 0;
   let callError: ErrorInfo | undefined;
+  const ended = isTerminal(state.status);
   for (const call of state.calls) {
     tools.add(call.tool);
-    if (call.status === 'pending' || call.status === 'unknown') pendingCalls += 1;
+    // A run that ended waits for nothing: its unanswered calls are moot, not pending.
+    if (!ended && (call.status === 'pending' || call.status === 'unknown')) pendingCalls += 1;
     if (call.status !== 'completed' && call.error) callError = call.error;
   }
   const error = state.error ?? callError;
@@ -54,4 +56,16 @@ export function summarize(runId: string, state: RunState): RunColumns {
     createdAt: state.createdAt ?? updatedAt,
     updatedAt,
   };
+}
+
+/**
+ * `scripted`, or `name@version` (the pinned version, else the requested one); `-` for a refused request. The run list computes the same
+ * from the stored state in SQL (list-runs.ts), which needs no column of its own.
+ */
+export function agentLabel(state: RunState): string {
+  const agent = state.request?.agent;
+  if (agent?.kind === 'scripted') return 'scripted';
+  const name = state.pinned?.agent ?? agent?.name ?? '-';
+  const version = state.pinned?.version ?? agent?.version;
+  return version === undefined ? name : `${name}@${version}`;
 }

@@ -1,25 +1,30 @@
-import type { JetStreamClient } from '@nats-io/jetstream';
+import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
+import { eq } from 'drizzle-orm';
 import { TimeoutError } from '@nats-io/nats-core';
 import { z } from 'zod';
 import {
-  formatIssues,
+  DuraError,
   JsonValueSchema,
   RunIdSchema,
   SIGNAL_VERSION,
   SUBJECTS,
   type SignalRequest,
 } from '@dura/contracts';
-import { CANCEL_SIGNAL } from '@dura/core';
+import { CANCEL_SIGNAL, isTerminal, type RunStatus } from '@dura/core';
 import type { HttpResponse } from '@dura/service-kit';
 import type { Db } from '@dura/db';
-import { mapAppendError, StreamUnavailable } from '@dura/event-store';
+import { createRunReader, mapAppendError, StreamUnavailable } from '@dura/event-store';
 import { DURA_ATTRS, withProducerSpan } from '@dura/telemetry';
 import { trace } from '@opentelemetry/api';
 import { requireScope, type Caller } from './auth/caller';
 import type { ApiRoute } from './auth/guard';
-import { BadQuery, runIdParam } from './query-params';
+import { runIdParam } from './query-params';
+import { parseBody, readJsonBody } from './request-body';
 import { assertVisible } from './run-access';
-import { readJson } from './request-body';
+import { runs } from './db/schema';
+
+/** A signal or cancel body is a few fields; anything larger is a mistake or an attack. */
+const MAX_BODY_BYTES = 64 * 1024;
 
 /** Body of `POST /runs/:id/signals`. */
 export const SignalBodySchema = z
@@ -49,11 +54,31 @@ export const SignalAcceptedSchema = z.object({
  * needs scope `cancel`, like the cancel route.
  */
 export function signalRoutes(
-  deps: { db: Db; js: JetStreamClient },
+  deps: { db: Db; js: JetStreamClient; jsm: JetStreamManager },
   unknownRun: (id: string) => Error,
 ): ApiRoute[] {
+  const reader = createRunReader(deps.jsm);
+
+  /** 404 for a run with no events in the log, 409 for one that ended: a signal would change nothing. */
+  const assertOpen = async (runId: string): Promise<void> => {
+    const [row] = await deps.db.select({ status: runs.status }).from(runs).where(eq(runs.runId, runId));
+    if (row) {
+      if (isTerminal(row.status as RunStatus))
+        throw new DuraError(
+          'run_ended',
+          `run ${runId} is ${row.status}: it takes no more signals (GET /runs/${runId} shows how it ended)`,
+        );
+      return;
+    }
+    // Not projected yet: the log itself says whether the run exists.
+    const last = await reader.lastSeq(runId).catch((err: unknown) => {
+      throw mapAppendError(err, runId, undefined);
+    });
+    if (last === 0) throw unknownRun(runId);
+  };
   const send = async (caller: Caller, signal: SignalRequest): Promise<HttpResponse> => {
     await assertVisible(deps.db, caller, signal.runId, () => unknownRun(signal.runId));
+    await assertOpen(signal.runId);
     const msgID = `signal:${signal.runId}:${signal.signalId}`;
     try {
       const ack = await withProducerSpan(
@@ -83,7 +108,15 @@ export function signalRoutes(
       scope: 'signal',
       async handle({ params, req, caller }) {
         const runId = runIdParam(params);
-        const body = parseBody(SignalBodySchema, await readJson(req, false), 'a signal');
+        const body = parseBody(
+          SignalBodySchema,
+          await readJsonBody(req, {
+            maxBytes: MAX_BODY_BYTES,
+            emptyIsObject: false,
+            what: "the signal's fields",
+          }),
+          'a signal',
+        );
         if (body.name === CANCEL_SIGNAL) requireScope(caller, 'cancel', 'a signal named "cancel"');
         return send(caller, {
           v: SIGNAL_VERSION,
@@ -100,7 +133,15 @@ export function signalRoutes(
       scope: 'cancel',
       async handle({ params, req, caller }) {
         const runId = runIdParam(params);
-        const body = parseBody(CancelBodySchema, await readJson(req, true), 'a cancel request');
+        const body = parseBody(
+          CancelBodySchema,
+          await readJsonBody(req, {
+            maxBytes: MAX_BODY_BYTES,
+            emptyIsObject: true,
+            what: "the signal's fields",
+          }),
+          'a cancel request',
+        );
         return send(caller, {
           v: SIGNAL_VERSION,
           runId,
@@ -114,13 +155,3 @@ export function signalRoutes(
 }
 
 const freshId = (): string => `sig_${crypto.randomUUID().replaceAll('-', '')}`;
-
-function parseBody<S extends z.ZodType>(schema: S, body: unknown, what: string): z.infer<S> {
-  const parsed = schema.safeParse(body);
-  if (!parsed.success)
-    throw new BadQuery(
-      `the body of ${what} is invalid: ${formatIssues(parsed.error).join('; ')}`,
-      'bad_body',
-    );
-  return parsed.data;
-}

@@ -15,7 +15,7 @@ export function startingRoutes(reason: () => string): Route[] {
       body: { error: { code: 'starting', message: `the projector is starting: ${reason()}; retry shortly` } },
     });
   const anyPath = ['/:a', '/:a/:b', '/:a/:b/:c', '/:a/:b/:c/:d'].flatMap((path) =>
-    (['GET', 'POST'] as const).map((method): Route => ({ method, path, handle: notYet })),
+    (['GET', 'POST', 'DELETE'] as const).map((method): Route => ({ method, path, handle: notYet })),
   );
   return [
     { method: 'GET', path: '/healthz', handle: () => Promise.resolve({ status: 200, body: { ok: true } }) },

@@ -5,7 +5,7 @@ import { startHttpServer, type HttpServerHandle } from '@dura/service-kit';
 import { rowsOf } from '@dura/db';
 import { useTestInfra } from '@dura/testing';
 import { listRunsSql, parseListQuery } from '../src/list-runs';
-import { createProjector, projectorRoutes, summarize, type Projector } from '../src/index';
+import { agentLabel, createProjector, projectorRoutes, summarize, type Projector } from '../src/index';
 import {
   RunScript,
   STREAM_OPTIONS,
@@ -61,6 +61,30 @@ function script(i: number): RunScript {
   return s;
 }
 
+/** A child run of an agent pinned to version 3, which spent a quarter of a dollar on one model call. */
+function childRun(): RunScript {
+  const pinned = { agent: 'triage', version: '3', promptVersion: 'p3', provider: 'scripted', model: 'm' };
+  return new RunScript('run-child', BASE)
+    .add('run_requested', {
+      request: {
+        v: 1,
+        runId: 'run-child',
+        agent: { kind: 'agent', name: 'triage' },
+        parent: { runId: 'run-03', callId: 'call-1' },
+      },
+    })
+    .add('run_started', { pinned })
+    .add('thought', {
+      step: 0,
+      model: { id: 'm', promptVersion: 'p3' },
+      decision: { kind: 'complete', output: 'ok' },
+      usage: { inputTokens: 10, outputTokens: 5 },
+      finishReason: 'stop',
+      costUsd: 0.25,
+    })
+    .add('run_completed', { output: 'ok' });
+}
+
 beforeAll(async () => {
   setup = await prepare(infra().nats.url, infra().db.url);
   conn = await connect(infra().nats.url, infra().db.url, 'projector');
@@ -72,10 +96,7 @@ beforeAll(async () => {
     routes: projectorRoutes({ ...conn, position: projector.position }),
     log: testLogger('http'),
   });
-  await appendInterleaved(
-    setup.store,
-    Array.from({ length: 42 }, (_, i) => script(i)),
-  );
+  await appendInterleaved(setup.store, [...Array.from({ length: 42 }, (_, i) => script(i)), childRun()]);
   await caughtUp(setup, projector.position);
   expected = [...foldLog(await streamMessages(setup))].map(([runId, state]) => {
     const c = summarize(runId, state);
@@ -92,16 +113,10 @@ beforeAll(async () => {
       metadata: c.metadata,
       lastSeq: c.lastSeq,
       tenant: state.tenant,
-      ...(state.request?.agent.kind === 'agent'
-        ? {
-            agent: {
-              name: state.request.agent.name,
-              ...(state.pinned ? { version: state.pinned.version } : {}),
-            },
-          }
-        : {}),
-      ...(state.request?.parent ? { parentRunId: state.request.parent.runId } : {}),
+      agent: agentLabel(state),
+      parentRunId: state.request?.parent?.runId ?? null,
       children: state.children.length,
+      costUsd: state.budget.costUsd,
     };
   });
 });
@@ -149,8 +164,8 @@ const ids = (list: RunSummary[]) => list.map((run) => run.runId);
 describe('GET /runs pages', () => {
   it('has every run once, newest activity first, whatever the page size', async () => {
     const want = [...expected].sort(byKey('updatedAt', -1));
-    expect(want).toHaveLength(42);
-    for (const limit of [1, 7, 42, 500]) expect(await everyPage('', limit)).toEqual(want);
+    expect(want).toHaveLength(43);
+    for (const limit of [1, 7, 43, 500]) expect(await everyPage('', limit)).toEqual(want);
   });
 
   it('sorts by creation time both ways, ids breaking the ties of runs created together', async () => {
@@ -173,6 +188,15 @@ describe('GET /runs pages', () => {
       status: 'failed',
       lastError: { code: 'gave_up', message: 'run 4 failed' },
       metadata: { i: '4' },
+      agent: 'scripted',
+      parentRunId: null,
+      costUsd: 0,
+    });
+    // What `dura ls` shows in its AGENT, PARENT and COST columns, read off the stored state.
+    expect(RunListResponseSchema.parse(body).runs.find((run) => run.runId === 'run-child')).toMatchObject({
+      agent: 'triage@3',
+      parentRunId: 'run-03',
+      costUsd: 0.25,
     });
   });
 });

@@ -46,6 +46,11 @@ describe('the OpenAPI document', () => {
         '/runs/{id}/tokens',
         '/console/session',
         '/ui/',
+        '/schedules',
+        '/schedules/{id}',
+        '/schedules/{id}/pause',
+        '/schedules/{id}/resume',
+        '/schedules/{id}/trigger',
       ].sort(),
     );
   });

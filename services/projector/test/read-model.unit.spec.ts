@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { RunStateSchema, RunStatusSchema } from '@dura/contracts';
-import { fold } from '@dura/core';
+import { fold, isTerminal } from '@dura/core';
 import { RunLog, arbValidHistory, requestedData } from '@dura/core/testing';
 import { summarize } from '../src/index';
 
@@ -65,7 +65,9 @@ describe('summarize', () => {
         expect(RunStatusSchema.safeParse(summary.status).success).toBe(true);
         expect(Date.parse(summary.createdAt)).toBeLessThanOrEqual(Date.parse(summary.updatedAt));
         expect(summary.pendingCalls).toBe(
-          state.calls.filter((c) => c.status === 'pending' || c.status === 'unknown').length,
+          isTerminal(state.status)
+            ? 0
+            : state.calls.filter((c) => c.status === 'pending' || c.status === 'unknown').length,
         );
         expect(new Set(summary.tools)).toEqual(new Set(state.calls.map((c) => c.tool)));
       }),

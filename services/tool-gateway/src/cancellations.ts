@@ -4,7 +4,7 @@ import type { QueuedIterator } from '@nats-io/nats-core';
 import { z } from 'zod';
 import { BUCKETS, DuraError, type ToolTask } from '@dura/contracts';
 import type { Logger } from '@dura/service-kit';
-import type { ToolDefinition } from '@dura/tools';
+import type { ToolContext, ToolDefinition } from '@dura/tools';
 import { runTool, type ToolOutcome } from './run-tool';
 
 /** What the planner writes under key `<runId>` when it records the run's cancellation. */
@@ -163,6 +163,7 @@ export async function runUnlessCancelled(
   tool: ToolDefinition,
   task: ToolTask,
   attempt: number,
+  storeBytes?: ToolContext['storeBytes'],
 ): Promise<ToolOutcome> {
   const call = cancellations.register(task.runId);
   try {
@@ -177,7 +178,7 @@ export async function runUnlessCancelled(
         durationMs: 0,
       };
     }
-    return await runTool(tool, task, attempt, call.signal);
+    return await runTool(tool, task, attempt, call.signal, storeBytes);
   } finally {
     call.release();
   }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { NATS_SECURITY_FIELDS } from '@dura/contracts';
 import { configFields, secretsConfigShape, loadConfig } from '@dura/service-kit';
+import { mcpConfigShape } from '@dura/mcp';
 import { httpRequestConfigShape } from '@dura/tools';
 
 export const GatewayConfigSchema = z.object({
@@ -55,6 +56,7 @@ export const GatewayConfigSchema = z.object({
   DURA_TOOLS_MODULES: z.string().optional().describe('Comma-separated modules exporting tools.'),
   ...secretsConfigShape,
   ...httpRequestConfigShape,
+  ...mcpConfigShape,
   /** Serves `/metrics` (Prometheus) and `/healthz` on this port; unset: no HTTP server. 0 picks a free port. */
   METRICS_PORT: configFields.port
     .optional()

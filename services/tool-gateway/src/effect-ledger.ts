@@ -52,7 +52,19 @@ export const FAST_PATH_LEASE_MS = 5_000;
  * The effect ledger (DESIGN invariant 5). A key is claimed atomically: a new key by insert, a `retry` row or
  * an orphaned `started` row (lease expired) by a conditional update, so two replicas never both run it.
  */
-export function createEffectLedger(db: Db, clock: () => Date, options: { fastPathLeaseMs?: number } = {}) {
+export function createEffectLedger(
+  db: Db,
+  clock: () => Date,
+  options: {
+    fastPathLeaseMs?: number;
+    /**
+     * Outbox rows this process has published and not yet marked sent. They are in the log already, so they
+     * are not ahead of a new row of their run: without this, a call finished right after its run's previous
+     * observation went out would wait for that row's mark and go the relay's way.
+     */
+    inLog?: () => readonly number[];
+  } = {},
+) {
   const fastPathLeaseMs = options.fastPathLeaseMs ?? FAST_PATH_LEASE_MS;
   /**
    * With `durable: false` (idempotent tools without a status check) a new key's claim is committed without waiting for the WAL
@@ -124,6 +136,7 @@ export function createEffectLedger(db: Db, clock: () => Date, options: { fastPat
   const groupFinish = createGroupCommit(finishMany, FINISH_BATCH);
 
   async function finishMany(items: readonly FinishItem[]): Promise<Finished[]> {
+    const inLog = options.inLog?.() ?? [];
     // Rows are inserted in run order so that statements locking several runs' insert locks (the outbox
     // order trigger) take them in one order and never deadlock; within a run, in the order they came.
     const rows = items
@@ -160,7 +173,8 @@ export function createEffectLedger(db: Db, clock: () => Date, options: { fastPat
           from input where ${effects.idempotencyKey} = input.key
         ), ahead as materialized (
           select input.ord,
-                 exists (select 1 from ${outbox} where run_id = input.run_id and sent_at is null)
+                 exists (select 1 from ${outbox} where run_id = input.run_id and sent_at is null
+                         and not (id = any(${`{${inLog.join(',')}}`}::bigint[])))
                  or row_number() over (partition by input.run_id order by input.ord) > 1 as ahead
           from input
         ), queued as (

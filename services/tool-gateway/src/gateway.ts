@@ -7,6 +7,7 @@ import {
   toolTaskSubject,
   ToolTaskSchema,
   type JsonValue,
+  type RunEvent,
   type ToolTask,
   decodeOrThrow,
   TASK_DECODE,
@@ -14,7 +15,7 @@ import {
 } from '@dura/contracts';
 import type { Db } from '@dura/db';
 import { createPayloadStore, DEFAULT_PAYLOAD_THRESHOLD_BYTES, offloadIfLarge } from '@dura/payloads';
-import { ensureStreams, DEFAULT_STREAM_OPTIONS, type StreamOptions } from '@dura/event-store';
+import { decodeStored, ensureStreams, DEFAULT_STREAM_OPTIONS, type StreamOptions } from '@dura/event-store';
 import {
   duraMeter,
   duraTracer,
@@ -75,6 +76,11 @@ export interface GatewayDeps {
   slotLeaseMs?: number;
   /** How long a call over its tool's limit waits for a slot before its task is redelivered later (default 20 s). */
   throttleWaitMs?: number;
+  /**
+   * Asked once before a task's tool is declared unknown: a tool source whose list changes at run time (an MCP
+   * server) lists its tools again, in case the planner saw the new tool first.
+   */
+  refreshTools?: (tool: string) => Promise<void>;
 }
 
 export const GATEWAY_CONSUMER = {
@@ -88,6 +94,26 @@ export const GATEWAY_CONSUMER = {
 const DEFAULT_LEASE_MARGIN_MS = 30_000;
 
 /**
+ * What a call run in place (`runLocal`, inside the planner's drive of its run) left for that drive. The
+ * drive folds the observation and goes on; when the relay publishes it instead, the relay's decide task
+ * drives the run on.
+ */
+export interface LocalCallOutcome {
+  /** The observation's sequence in its run's log, when this process published it; unset: the relay does. */
+  seq?: number;
+  /** The observation as stored, when it landed right behind the sequence the caller gave (`after`). */
+  event?: RunEvent;
+  /** The attempt failed and the call is to be retried after this many ms (its observation says so). */
+  retryAfterMs?: number;
+}
+
+/** A call run in place, on its way down: the run's last sequence as the drive knows it, and what it left. */
+interface LocalCall {
+  after?: number;
+  outcome: LocalCallOutcome;
+}
+
+/**
  * The tool gateway: runs each tool call at most once per idempotency key (the effect ledger), and records
  * its outcome together with the observation to publish (the outbox). The relay then appends observations
  * to the run logs.
@@ -95,7 +121,10 @@ const DEFAULT_LEASE_MARGIN_MS = 30_000;
 export function createToolGateway(deps: GatewayDeps) {
   const clock = deps.clock ?? (() => new Date());
   const maxAttempts = deps.maxAttempts ?? 3;
-  const ledger: EffectLedger = createEffectLedger(deps.db, clock);
+  // Rows the relay published at once are in the log, not ahead of a new row (see `inLog`).
+  const ledger: EffectLedger = createEffectLedger(deps.db, clock, {
+    inLog: () => relay.publishedUnmarked(),
+  });
   const tracer = duraTracer();
   const toolDuration = declareHistogram(duraMeter(), DURA_METRICS.toolCallDuration);
   const deduplicated = declareCounter(duraMeter(), DURA_METRICS.effectsDeduplicated);
@@ -170,7 +199,12 @@ export function createToolGateway(deps: GatewayDeps) {
   const leaseFor = (tool: ToolDefinition): number =>
     (tool.timeoutMs ?? 60_000) + (deps.leaseMarginMs ?? DEFAULT_LEASE_MARGIN_MS);
 
-  async function execute(task: ToolTask, tool: ToolDefinition, attempt: number): Promise<void> {
+  async function execute(
+    task: ToolTask,
+    tool: ToolDefinition,
+    attempt: number,
+    local?: LocalCall,
+  ): Promise<void> {
     trace.getActiveSpan()?.setAttribute(DURA_ATTRS.attempt, attempt);
     const outcome = await runOpened(task, tool, attempt);
     if (outcome.ok || outcome.error.cancelled !== 'before_start')
@@ -188,7 +222,7 @@ export function createToolGateway(deps: GatewayDeps) {
         outcome.durationMs,
       );
       failpoint('gateway.after-commit');
-      await deliver(finished);
+      await deliver(finished, local);
     } else {
       const policy = tool.retry ?? {};
       const error = { code: outcome.error.code, message: outcome.error.message };
@@ -205,6 +239,7 @@ export function createToolGateway(deps: GatewayDeps) {
           failedEvent(task, error, attempt, retry, now, failRun),
           outcome.durationMs,
         ),
+        local,
       );
       if (retry) {
         retries.add(1, { operation: 'tool_call' });
@@ -228,7 +263,9 @@ export function createToolGateway(deps: GatewayDeps) {
     } catch (err) {
       return { ok: false, error: secretFailure(err), durationMs: 0 };
     }
-    const outcome = await runUnlessCancelled(cancellations, tool, plain, attempt);
+    const outcome = await runUnlessCancelled(cancellations, tool, plain, attempt, (bytes) =>
+      payloads.put(bytes),
+    );
     if (!outcome.ok) return outcome;
     try {
       return { ...outcome, result: secretCalls.sealedResult(task, outcome.result) };
@@ -237,14 +274,31 @@ export function createToolGateway(deps: GatewayDeps) {
     }
   }
 
-  /** Publishes a just-recorded observation at once when nothing of its run is ahead of it; else the relay does. */
-  async function deliver(finished: Finished): Promise<void> {
-    if (finished.queued && !finished.ahead) await relay.sendNow(finished.queued);
-    else relay.wake();
+  /**
+   * Publishes a just-recorded observation at once when nothing of its run is ahead of it; else the relay
+   * does. A call run in place gets the observation's sequence instead of a decide task.
+   */
+  async function deliver(finished: Finished, local?: LocalCall): Promise<void> {
+    if (!finished.queued || finished.ahead) {
+      relay.wake();
+      return;
+    }
+    const sent = await relay.sendNow(finished.queued, {
+      nudge: local === undefined,
+      ...(local?.after === undefined ? {} : { after: local.after }),
+    });
+    if (!local || !sent) return;
+    local.outcome.seq = sent.seq;
+    if (sent.followed) local.outcome.event = decodeStored({ seq: sent.seq, data: sent.followed });
   }
 
   /** A `started` row whose lease ran out: a replica died mid-call. Ask the tool, re-run only when that is safe. */
-  async function reconcile(task: ToolTask, tool: ToolDefinition, row: EffectRow): Promise<void> {
+  async function reconcile(
+    task: ToolTask,
+    tool: ToolDefinition,
+    row: EffectRow,
+    local?: LocalCall,
+  ): Promise<void> {
     const status = tool.status
       ? await tool.status(task.idempotencyKey, { signal: AbortSignal.timeout(30_000) })
       : { state: 'unknown' as const };
@@ -274,7 +328,7 @@ export function createToolGateway(deps: GatewayDeps) {
           { retryable: true },
         );
       deps.log.warn('re-running an interrupted idempotent call', { key: task.idempotencyKey, attempt });
-      await execute(task, tool, attempt);
+      await execute(task, tool, attempt, local);
       return;
     } else {
       const error = {
@@ -288,11 +342,15 @@ export function createToolGateway(deps: GatewayDeps) {
         0,
       );
     }
-    await deliver(finished);
+    await deliver(finished, local);
   }
 
   async function handleTask(msg: JsMsg): Promise<void> {
-    const received = parseTask(msg);
+    await callInSpan(parseTask(msg));
+  }
+
+  /** One call, in its `dura.tool.call` span: from a tool task, or in place (`local`) from a drive. */
+  async function callInSpan(received: ToolTask, local?: LocalCall): Promise<void> {
     await withLogFields({ runId: received.runId }, () =>
       withSpan(
         tracer,
@@ -309,13 +367,14 @@ export function createToolGateway(deps: GatewayDeps) {
         // Observations carry this span's context, so the decision they lead to hangs under this call.
         (span) => {
           const trace = traceparentOf(span) ?? received.trace;
-          return withArgs(trace ? { ...received, trace } : received).then(handleCall);
+          return withArgs(trace ? { ...received, trace } : received).then((task) => handleCall(task, local));
         },
       ),
     );
   }
 
-  async function handleCall(task: ToolTask): Promise<void> {
+  async function handleCall(task: ToolTask, local?: LocalCall): Promise<void> {
+    if (!deps.tools.get(task.tool)) await deps.refreshTools?.(task.tool);
     const tool = deps.tools.get(task.tool);
     if (!tool) {
       const error = {
@@ -328,7 +387,7 @@ export function createToolGateway(deps: GatewayDeps) {
     }
     const slot = await slotFor(task, tool);
     try {
-      await claimAndRun(task, tool);
+      await claimAndRun(task, tool, local);
     } finally {
       await slot?.release();
     }
@@ -353,7 +412,7 @@ export function createToolGateway(deps: GatewayDeps) {
     );
   }
 
-  async function claimAndRun(task: ToolTask, tool: ToolDefinition): Promise<void> {
+  async function claimAndRun(task: ToolTask, tool: ToolDefinition, local?: LocalCall): Promise<void> {
     // A tool with a status check is settled by asking it after a crash, never by running it again: its claim
     // must survive a database crash too. Only an idempotent tool without one may lose its claim.
     const durable = tool.safety !== 'idempotent' || tool.status !== undefined;
@@ -361,7 +420,7 @@ export function createToolGateway(deps: GatewayDeps) {
     trace.getActiveSpan()?.setAttribute(DURA_ATTRS.deduped, claim.kind === 'finished');
     switch (claim.kind) {
       case 'claimed':
-        return execute(task, tool, claim.attempt);
+        return execute(task, tool, claim.attempt, local);
       case 'finished':
         deduplicated.add(1, { tool: task.tool });
         trace.getActiveSpan()?.setAttribute(DURA_ATTRS.attempt, claim.row.attempts);
@@ -370,7 +429,7 @@ export function createToolGateway(deps: GatewayDeps) {
         relay.wake();
         return;
       case 'orphaned':
-        return reconcile(task, tool, claim.row);
+        return reconcile(task, tool, claim.row, local);
       case 'busy':
         throw new DuraError(
           'effect_in_progress',
@@ -380,9 +439,36 @@ export function createToolGateway(deps: GatewayDeps) {
     }
   }
 
+  /** Whether `runLocal` takes calls of this tool: one this gateway has, with no limit across replicas. */
+  function runsLocally(toolName: string): boolean {
+    const tool = deps.tools.get(toolName);
+    return tool !== undefined && (deps.toolConcurrency?.[toolName] ?? tool.concurrency) === undefined;
+  }
+
+  /**
+   * Runs a call in this process, as a tool task would (claim, effect, result and observation committed,
+   * observation published), for a planner in the same process that drives the call's run: no tool task, no
+   * decide task. The log holds the call's intent, so a crash here leaves what a crashed gateway leaves: the
+   * driving message comes again and the ledger settles the call. A retryable failure is reported, not thrown.
+   */
+  async function runLocal(task: ToolTask, options: { after?: number } = {}): Promise<LocalCallOutcome> {
+    const local: LocalCall = {
+      outcome: {},
+      ...(options.after === undefined ? {} : { after: options.after }),
+    };
+    try {
+      await callInSpan(task, local);
+    } catch (err) {
+      if (!(err instanceof RetryLater) || err.requeue) throw err;
+      local.outcome.retryAfterMs = err.delayMs;
+    }
+    return local.outcome;
+  }
+
   return {
     relay,
     timers,
+    local: { runs: runsLocally, run: runLocal },
     async start(): Promise<void> {
       await ensureStreams(deps.jsm, deps.streams ?? DEFAULT_STREAM_OPTIONS);
       await ensureDurableConsumer(deps.jsm, consumer);

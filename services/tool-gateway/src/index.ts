@@ -18,3 +18,6 @@ export {
 export type { Cancellation, Cancellations } from './cancellations';
 export { GatewayConfigSchema, loadGatewayConfig } from './config';
 export type { GatewayConfig } from './config';
+export type { LocalCallOutcome } from './gateway';
+export { buildGateway } from './service';
+export type { GatewayServiceParts } from './service';

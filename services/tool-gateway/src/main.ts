@@ -1,7 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { openDatabase } from '@dura/db';
 import {
-  ConfigError,
   connectNats,
   loadNatsSecurity,
   createLogger,
@@ -9,11 +8,11 @@ import {
   startServiceTelemetry,
   waitUntilReachable,
 } from '@dura/service-kit';
+import { attachMcpServers, parseMcpServers } from '@dura/mcp';
 import { loadServiceTools } from '@dura/tools';
 import { loadGatewayConfig } from './config';
-import { createToolGateway } from './gateway';
+import { buildGateway } from './service';
 import { migrateGateway } from './migrations';
-import { parseToolConcurrency } from './tool-slots';
 
 runMain('tool-gateway', async () => {
   const config = loadGatewayConfig();
@@ -21,6 +20,8 @@ runMain('tool-gateway', async () => {
   // Tools and the secrets key before any connection: a bad key stops the process at once, with exit code 2.
   const { tools, secrets } = await loadServiceTools('tool-gateway', config);
   const log = createLogger({ service: 'tool-gateway', level: config.LOG_LEVEL, format: config.LOG_FORMAT });
+  // The MCP servers' tools join the registry (and follow their servers' tools/list_changed).
+  const mcp = await attachMcpServers(parseMcpServers(config.DURA_MCP_SERVERS), tools, log);
   // First, so every instrument the gateway declares is registered with it.
   const telemetry = await startServiceTelemetry({
     service: 'tool-gateway',
@@ -37,27 +38,14 @@ runMain('tool-gateway', async () => {
   );
   await migrateGateway(database);
   const nats = await connectNats(config.NATS_URL, 'dura-tool-gateway', log, natsSecurity, { waitForServer });
-  const gateway = createToolGateway({
-    ...nats,
+  const gateway = buildGateway({
+    config,
+    nats,
     db: database.db,
     tools,
+    secrets,
     log,
-    ...(secrets ? { secrets } : {}),
-    toolConcurrency: toolConcurrencyConfig(config.GATEWAY_TOOL_CONCURRENCY),
-    slotLeaseMs: config.GATEWAY_SLOT_LEASE_MS,
-    throttleWaitMs: config.GATEWAY_THROTTLE_WAIT_MS,
-    concurrency: config.GATEWAY_CONCURRENCY,
-    maxAttempts: config.GATEWAY_MAX_ATTEMPTS,
-    ackWaitMs: config.GATEWAY_ACK_WAIT_MS,
-    leaseMarginMs: config.GATEWAY_LEASE_MARGIN_MS,
-    relayPollMs: config.RELAY_POLL_MS,
-    timerPollMs: config.GATEWAY_TIMER_POLL_MS,
-    payloadThresholdBytes: config.DURA_PAYLOAD_THRESHOLD_BYTES,
-    streams: {
-      replicas: config.DURA_STREAM_REPLICAS,
-      duplicateWindowMs: config.DURA_DUPLICATE_WINDOW_MS,
-      storage: 'file',
-    },
+    refreshTools: (tool) => mcp.refreshFor(tool),
   });
   await gateway.start();
   // Ready: started (consumers bound, migrations applied), connected to NATS, and Postgres answers.
@@ -73,15 +61,8 @@ runMain('tool-gateway', async () => {
       await gateway.stop(drain);
       await nats.nc.drain();
       await database.close();
+      await mcp.close();
       await telemetry.stop();
     },
   };
 });
-
-function toolConcurrencyConfig(text: string | undefined): Record<string, number> {
-  try {
-    return parseToolConcurrency(text);
-  } catch (err) {
-    throw new ConfigError('tool-gateway', [`GATEWAY_TOOL_CONCURRENCY: ${(err as Error).message}`]);
-  }
-}

@@ -1,8 +1,9 @@
 import type { JetStreamClient } from '@nats-io/jetstream';
+import { headers as natsHeaders, type MsgHdrs } from '@nats-io/nats-core';
 import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm';
 import { SUBJECTS, TASK_VERSION, type DecideTask, type NewEvent } from '@dura/contracts';
 import { listenerFor, rowsOf, type Db, type DbHandle, type Unlisten } from '@dura/db';
-import { EVENT_TYPE_HEADER } from '@dura/event-store';
+import { EVENT_TYPE_HEADER, isJsApiError, JS_CODES } from '@dura/event-store';
 import { duraMeter, duraTracer, failpoint, type Logger } from '@dura/service-kit';
 import {
   DURA_ATTRS,
@@ -40,6 +41,12 @@ export interface RelayOptions {
 }
 
 type OutboxRow = typeof outbox.$inferSelect;
+
+/** An observation published: its sequence, and its stored bytes when it landed right behind `after`. */
+export interface SentObservation {
+  seq: number;
+  followed?: Uint8Array;
+}
 
 /** tool-gateway: observations published, by who published them: the row's writer at once, or a relay pass. */
 export const OBSERVATIONS_PUBLISHED = {
@@ -97,6 +104,8 @@ export function createRelay(options: RelayOptions) {
   const notifyDelayMs = options.notifyDelayMs ?? 50;
   const published = declareCounter(duraMeter(), OBSERVATIONS_PUBLISHED);
   const counts: PublishCounts = { fastPath: 0, relay: 0 };
+  /** Rows `sendNow` published whose mark is still on its way. */
+  const unmarked = new Set<number>();
 
   /** Takes the runs of the oldest unsent, unclaimed rows that no other relay is relaying right now. */
   async function lockRuns(tx: Db): Promise<string[]> {
@@ -132,9 +141,13 @@ export function createRelay(options: RelayOptions) {
    * Appends the observation and nudges the planner, in the trace of the tool call that recorded it (its
    * `meta.trace`), so the run's trace goes on through the relay whichever process relays it, and when.
    */
-  async function publish(row: Pick<OutboxRow, 'runId' | 'msgId' | 'subject' | 'payload'>): Promise<void> {
+  async function publish(
+    row: Pick<OutboxRow, 'runId' | 'msgId' | 'subject' | 'payload'>,
+    nudge = true,
+    after?: number,
+  ): Promise<SentObservation> {
     const event = row.payload as NewEvent;
-    await withSpan(
+    return withSpan(
       tracer,
       'dura.outbox.relay',
       {
@@ -142,18 +155,33 @@ export function createRelay(options: RelayOptions) {
         attributes: { [DURA_ATTRS.runId]: row.runId, [DURA_ATTRS.eventType]: event.type },
       },
       async () => {
+        let followed: Uint8Array | undefined;
         const ack = await withProducerSpan(
           tracer,
           { destination: row.subject, destinationTemplate: 'dura.run.{runId}', messageId: row.msgId },
-          (headers) => {
+          async (headers) => {
             headers.set(EVENT_TYPE_HEADER, event.type);
-            return js.publish(row.subject, JSON.stringify(event), {
-              msgID: row.msgId,
-              headers,
-              timeout: PUBLISH_TIMEOUT_MS,
-            });
+            const data = JSON.stringify(event);
+            const options = { msgID: row.msgId, headers, timeout: PUBLISH_TIMEOUT_MS };
+            if (after === undefined) return js.publish(row.subject, data, options);
+            // Guarded by the event it follows: when the log took it there, the caller knows the run's tail.
+            // The client writes the expectation into the headers it is given, so the guarded try gets a copy.
+            try {
+              const guarded = await js.publish(row.subject, data, {
+                ...options,
+                headers: copyHeaders(headers),
+                expect: { lastSubjectSequence: after },
+              });
+              if (!guarded.duplicate) followed = new TextEncoder().encode(data);
+              return guarded;
+            } catch (err) {
+              if (!isJsApiError(err, JS_CODES.wrongLastSequence)) throw err;
+              return js.publish(row.subject, data, options);
+            }
           },
         );
+        // A call run inside the planner's drive (`sendNow` without a nudge) is followed up by that drive.
+        if (!nudge) return { seq: ack.seq, ...(followed ? { followed } : {}) };
         const msgID = `${row.runId}@${ack.seq}`;
         await withProducerSpan(
           tracer,
@@ -174,6 +202,7 @@ export function createRelay(options: RelayOptions) {
             });
           },
         );
+        return { seq: ack.seq };
       },
     );
   }
@@ -222,28 +251,38 @@ export function createRelay(options: RelayOptions) {
    * run ahead of it), without waiting for a relay pass: the fast path of every tool call. Relay passes leave
    * the claimed row and the rest of its run alone, so the row goes out once and the run's order holds. On
    * failure the claim is given back and the relay takes over; if this process dies first, the relay takes
-   * over when the claim runs out.
+   * over when the claim runs out. Resolves with the observation's sequence in its run's log, or undefined
+   * when the relay took over. `nudge: false` publishes no decide task: the caller drives the run itself
+   * (a call run inside the planner's drive); a row the relay takes over is nudged as always. `after`: the
+   * run's last sequence as the caller knows it; when the observation lands right behind it, `followed` holds
+   * the bytes stored, so the caller can fold them without reading the log.
    */
   async function sendNow(
     row: Pick<OutboxRow, 'id' | 'runId' | 'msgId' | 'subject' | 'payload'>,
-  ): Promise<void> {
+    options: { nudge?: boolean; after?: number } = {},
+  ): Promise<SentObservation | undefined> {
+    let sent: SentObservation;
     try {
-      await publish(row);
+      sent = await publish(row, options.nudge ?? true, options.after);
     } catch (err) {
       log.warn('publishing an observation failed; the relay will retry', { runId: row.runId, err });
       await release(row.id);
       wake();
-      return;
+      return undefined;
     }
     counts.fastPath += 1;
     published.add(1, { path: 'fast_path' });
+    unmarked.add(row.id);
     // The same crash point as a pass's: published, not yet marked sent.
     failpoint('relay.after-publish');
     // Not awaited: the caller's work is done once the observation is out. A row published but not yet
     // marked is published again by a pass once its claim runs out, and the log drops the duplicate.
-    markSent(row.id).catch((err: unknown) => {
-      log.warn('marking published observations sent failed; a later pass re-sends them', { err });
-    });
+    markSent(row.id)
+      .catch((err: unknown) => {
+        log.warn('marking published observations sent failed; a later pass re-sends them', { err });
+      })
+      .finally(() => unmarked.delete(row.id));
+    return sent;
   }
 
   /** Gives a claimed row back to the relay at once; if that fails too, its claim runs out on its own. */
@@ -375,6 +414,8 @@ export function createRelay(options: RelayOptions) {
     },
     /** Relays at once instead of at the next notification or poll. */
     wake,
+    /** Outbox rows this relay published at once and has not marked sent yet: they are in the log. */
+    publishedUnmarked: (): number[] => [...unmarked],
     sendNow,
     /** Observations this relay published so far, by path (a relay that re-sends a row counts it again). */
     publishCounts: (): PublishCounts => ({ ...counts }),
@@ -394,6 +435,12 @@ export function createRelay(options: RelayOptions) {
 }
 
 export type Relay = ReturnType<typeof createRelay>;
+
+function copyHeaders(source: MsgHdrs): MsgHdrs {
+  const copy = natsHeaders();
+  for (const key of source.keys()) for (const value of source.values(key)) copy.append(key, value);
+  return copy;
+}
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));

@@ -7,7 +7,7 @@ import {
   type JsonValue,
   type ToolTask,
 } from '@dura/contracts';
-import type { ToolDefinition } from '@dura/tools';
+import type { ToolContext, ToolDefinition } from '@dura/tools';
 
 export type ToolOutcome =
   { ok: true; result: JsonValue; durationMs: number } | { ok: false; error: ToolFailure; durationMs: number };
@@ -33,6 +33,7 @@ export async function runTool(
   task: ToolTask,
   attempt: number,
   cancel?: AbortSignal,
+  storeBytes?: ToolContext['storeBytes'],
 ): Promise<ToolOutcome> {
   const started = performance.now();
   const elapsed = (): number => performance.now() - started;
@@ -57,6 +58,7 @@ export async function runTool(
         callId: task.callId,
         attempt,
         signal,
+        ...(storeBytes ? { storeBytes } : {}),
       }),
       aborted,
     ]);

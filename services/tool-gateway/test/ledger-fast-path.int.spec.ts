@@ -30,6 +30,42 @@ afterAll(async () => {
 const clock = () => new Date();
 
 describe('finish and the fast path', () => {
+  it('does not count a row the process published and has not marked yet as ahead (`inLog`)', async () => {
+    let inLog: number[] = [];
+    const ledger = createEffectLedger(conn.db, clock, { inLog: () => inLog });
+    const first = toolTask('fast-in-log', 'echo', { n: 1 }, 1);
+    const second = toolTask('fast-in-log', 'echo', { n: 2 }, 2);
+    for (const task of [first, second]) expect((await ledger.claim(task, 60_000)).kind).toBe('claimed');
+    const one = await ledger.finish(
+      first.idempotencyKey,
+      { status: 'succeeded', result: { n: 1 } },
+      completedEvent(first, { n: 1 }, 1, 1, clock()),
+      1,
+    );
+    expect(one.ahead).toBe(false);
+    // The first row is unsent: without `inLog` it is ahead of the second; published (in the log), it is not.
+    inLog = [one.queued!.id];
+    const two = await ledger.finish(
+      second.idempotencyKey,
+      { status: 'succeeded', result: { n: 2 } },
+      completedEvent(second, { n: 2 }, 1, 1, clock()),
+      1,
+    );
+    expect(two.ahead).toBe(false);
+    expect(two.queued).toBeDefined();
+
+    const third = toolTask('fast-in-log', 'echo', { n: 3 }, 3);
+    expect((await ledger.claim(third, 60_000)).kind).toBe('claimed');
+    inLog = [one.queued!.id];
+    const three = await ledger.finish(
+      third.idempotencyKey,
+      { status: 'succeeded', result: { n: 3 } },
+      completedEvent(third, { n: 3 }, 1, 1, clock()),
+      1,
+    );
+    expect(three.ahead, 'the second row is unsent and not known to be in the log').toBe(true);
+  });
+
   it('records the outcome and queues the observation in one statement, and says nothing is ahead', async () => {
     const ledger = createEffectLedger(conn.db, clock);
     const task = toolTask('fast-1', 'echo', { n: 1 });

@@ -45,7 +45,10 @@ export function toolSpecsFor(registry: ToolRegistry, allowed?: readonly string[]
       throw new Error(
         `the agent allows tool "${name}", which this deployment does not offer; known tools: ${registry.names().join(', ')}`,
       );
-    return { name, description: tool.description, parameters: argumentSchema(name, tool.input) };
+    const parameters = tool.inputJsonSchema
+      ? objectSchema(name, tool.inputJsonSchema)
+      : argumentSchema(name, tool.input);
+    return { name, description: tool.description, parameters };
   });
 }
 
@@ -59,6 +62,12 @@ function argumentSchema(toolName: string, schema: z.ZodType): Record<string, unk
       if (typeof jsonSchema.format === 'string') delete jsonSchema.pattern;
     },
   });
+  return objectSchema(toolName, json);
+}
+
+/** A tool's JSON Schema without `$schema`; arguments are always an object. */
+function objectSchema(toolName: string, schema: Record<string, unknown>): Record<string, unknown> {
+  const json = { ...schema };
   delete json.$schema;
   if (json.type !== 'object')
     throw new Error(

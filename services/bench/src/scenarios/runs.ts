@@ -133,7 +133,7 @@ export async function stepLatency(
 export async function throughput(
   deployment: Deployment,
   load: RunsLoad,
-  replicas: { gateways: number; planners: number },
+  replicas: { gateways: number; planners: number; workers?: number },
 ): Promise<ThroughputResult> {
   const { timings, cpuMsPerStep, cpu } = await measure(deployment, load);
   const elapsedMs = Math.max(0, timings.lastEnded - timings.firstRequested);

@@ -50,3 +50,6 @@ export { replay } from './replay';
 export { fork } from './fork';
 export { diff } from './diff';
 export { approve, reject } from './approve';
+export { schedule } from './schedule';
+export { mcp } from './mcp';
+export { why } from './why';

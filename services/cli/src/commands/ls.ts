@@ -2,6 +2,7 @@ import type { ListRunsFilter } from '@dura/client';
 import { RUN_LIST_SORTS, RUN_STATUSES, type RunSummary } from '@dura/contracts';
 import { intFlag, isoFlag, listFlag, stringFlag } from '../args';
 import { EXIT, UsageError, type CommandModule } from '../command';
+import { formatUsd } from './get';
 
 const STATUSES: readonly string[] = RUN_STATUSES;
 const SORTS: readonly string[] = RUN_LIST_SORTS;
@@ -10,6 +11,9 @@ function row(run: RunSummary): string[] {
   return [
     run.runId,
     run.status,
+    run.agent ?? '-',
+    run.parentRunId ?? '-',
+    run.costUsd === undefined ? '-' : formatUsd(run.costUsd),
     String(run.steps),
     String(run.pendingCalls),
     run.createdAt ?? '-',
@@ -82,7 +86,19 @@ Examples:
     if (page.runs.length === 0) ctx.out.note('no runs match');
     else
       ctx.out.table(
-        ['RUN', 'STATUS', 'STEPS', 'PENDING', 'CREATED', 'UPDATED', 'TAGS', 'LAST ERROR'],
+        [
+          'RUN',
+          'STATUS',
+          'AGENT',
+          'PARENT',
+          'COST',
+          'STEPS',
+          'PENDING',
+          'CREATED',
+          'UPDATED',
+          'TAGS',
+          'LAST ERROR',
+        ],
         page.runs.map(row),
       );
     if (page.nextCursor !== undefined)

@@ -5,6 +5,7 @@ import type { SubmitRunInput } from '@dura/client';
 import { jsonFlag, listFlag, stringFlag, booleanFlag } from '../args';
 import { EXIT, UsageError, type CommandModule, type ParsedArgs } from '../command';
 import { followRun } from '../follow';
+import { checkRunIdReuse } from '../run-id-conflict';
 
 /** The request in the file, or one built from --tool/--args pairs. */
 async function buildRequest(args: ParsedArgs): Promise<Record<string, unknown>> {
@@ -100,7 +101,8 @@ export const run: CommandModule = {
   positionals: { min: 0, max: 1 },
   help: `The request file is a run request (see proto/ and examples/deploy-pipeline.json) in JSON, or in YAML
 when it ends in .yaml or .yml; "v" may be left out. Submitting a run id that was already submitted starts
-nothing new: dura follows the existing run.
+nothing new: with the same request dura follows the existing run; with a different one it refuses with
+run_id_conflict (exit 2) and starts nothing.
 
 Exit code: the run's outcome (0 completed, 1 failed, cancelled or rejected); with --detach, 0 once submitted.
 
@@ -109,6 +111,7 @@ Examples:
   dura run --tool echo --args '{"hello":"world"}' --tool demo.fail --json`,
   async run(args, ctx) {
     const request = await buildRequest(args);
+    await checkRunIdReuse(ctx.client, request);
     const submitted = await ctx.client.submitRun(request as unknown as SubmitRunInput);
     if (booleanFlag(args, 'detach')) {
       if (ctx.json) ctx.out.json(submitted);
@@ -120,6 +123,8 @@ Examples:
         ? `run ${submitted.runId} was already submitted; following it`
         : `submitted ${submitted.runId}; its events, live:`,
     );
-    return followRun(ctx, submitted.runId, 1);
+    // A run already submitted has history; a wait in it that was resolved needs no next step.
+    const historyUntil = submitted.duplicate ? await ctx.client.lastSeq(submitted.runId) : 0;
+    return followRun(ctx, submitted.runId, 1, { historyUntil });
   },
 };

@@ -119,9 +119,7 @@ const RunCells = memo(function RunCells({ run, operator }: { run: RunSummary; op
       <span>
         <StatusBadge status={run.status} />
       </span>
-      <span>
-        {run.agent ? `${run.agent.name}${run.agent.version ? `@${run.agent.version}` : ''}` : 'scripted'}
-      </span>
+      <span>{run.agent ?? 'scripted'}</span>
       {operator && <span>{run.tenant ?? ''}</span>}
       <span>{run.steps}</span>
       <span>{run.usage.inputTokens + run.usage.outputTokens}</span>

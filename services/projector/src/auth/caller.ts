@@ -1,6 +1,6 @@
 import { API_SCOPES, DuraError, type ApiScope } from '@dura/contracts';
 
-/** What a credential may do: read runs, send signals (approve, reject, named events), cancel runs. */
+/** What a credential may do: read runs (and schedules), send signals (approve, reject, named events), cancel runs, submit runs, manage schedules. */
 export const SCOPES = API_SCOPES;
 export type Scope = ApiScope;
 

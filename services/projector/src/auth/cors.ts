@@ -31,7 +31,7 @@ export function preflightHeaders(policy: CorsPolicy, origin: string | undefined)
   if (!('access-control-allow-origin' in base)) return base;
   return {
     ...base,
-    'access-control-allow-methods': 'GET, POST',
+    'access-control-allow-methods': 'GET, POST, DELETE',
     'access-control-allow-headers': 'authorization, content-type, last-event-id',
     'access-control-max-age': '600',
   };

@@ -7,7 +7,7 @@ import { corsHeaders, preflightHeaders, type CorsPolicy } from './cors';
 
 /** A route of the projector's API with what it takes to call it. */
 export interface ApiRoute {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'DELETE';
   path: string;
   /** The scope a caller needs; `public` routes (health, the API document) take no credential. */
   scope: Scope | 'public';

@@ -86,3 +86,18 @@ export const projectionErrors = pgTable('projection_errors', {
   message: text('message').notNull(),
   at: timestamp('at', { withTimezone: true, mode: 'string' }).notNull().defaultNow(),
 });
+
+/**
+ * Runs submitted through `POST /runs`: the run id and the hash of the request it was submitted with, so the
+ * same id again is answered as a duplicate and another body under it as a conflict, beyond the stream's
+ * duplicate window. Not a cache of the log (it records what callers asked): never dropped on a rebuild.
+ */
+export const apiSubmissions = pgTable('api_submissions', {
+  runId: text('run_id').primaryKey(),
+  /** SHA-256 of the canonical JSON of the request as published (run id and tenant included). */
+  bodyHash: text('body_hash').notNull(),
+  tenant: text('tenant').notNull(),
+  /** The credential's name, for audits. */
+  caller: text('caller').notNull(),
+  at: timestamp('at', { withTimezone: true, mode: 'string' }).notNull().defaultNow(),
+});

@@ -1,0 +1,194 @@
+import { StorageType, type JetStreamClient } from '@nats-io/jetstream';
+import { Kvm, type KV } from '@nats-io/kv';
+import {
+  BUCKETS,
+  DuraError,
+  formatIssues,
+  ScheduleRecordSchema,
+  ScheduleSpecSchema,
+  type ScheduleRecord,
+  type ScheduleSpec,
+  type ScheduleSpecInput,
+} from '@dura/contracts';
+import { canonicalJson, checkSchedule, withHistory } from '@dura/core';
+
+/** A stored schedule and the KV revision it was read at (the compare-and-set guard of its next write). */
+export interface StoredSchedule {
+  record: ScheduleRecord;
+  revision: number;
+}
+
+export class ScheduleError extends DuraError {
+  constructor(
+    code: 'schedule_not_found' | 'schedule_exists' | 'invalid_schedule' | 'schedule_contended',
+    message: string,
+  ) {
+    super(code, message, { retryable: code === 'schedule_contended' });
+  }
+}
+
+const MAX_CAS_ATTEMPTS = 20;
+
+/** Opens (creating when missing) the `dura_schedules` bucket: one key per schedule, history 1. */
+export function openScheduleBucket(js: JetStreamClient, replicas = 1): Promise<KV> {
+  return new Kvm(js).create(BUCKETS.schedules, {
+    history: 1,
+    storage: StorageType.File,
+    replicas,
+    description: 'Dura schedules: scheduleId -> spec, pause, handled ticks and recent runs',
+  });
+}
+
+/** Validates a schedule spec (schema, cron, time zone); throws `ScheduleError` saying what is wrong. */
+export function parseScheduleSpec(input: unknown): ScheduleSpec {
+  const parsed = ScheduleSpecSchema.safeParse(input);
+  if (!parsed.success)
+    throw new ScheduleError(
+      'invalid_schedule',
+      `the schedule is invalid: ${formatIssues(parsed.error).join('; ')}`,
+    );
+  try {
+    checkSchedule(parsed.data);
+  } catch (err) {
+    throw new ScheduleError('invalid_schedule', (err as Error).message);
+  }
+  return parsed.data;
+}
+
+/**
+ * Schedules in their KV bucket. Every change is a compare-and-set on the revision read, so replicas and
+ * clients changing one schedule at once never lose each other's writes.
+ */
+export function createScheduleStore(deps: { js: JetStreamClient; replicas?: number }) {
+  let bucket: Promise<KV> | undefined;
+  const open = (): Promise<KV> => {
+    bucket ??= openScheduleBucket(deps.js, deps.replicas).catch((err: unknown) => {
+      bucket = undefined;
+      throw err;
+    });
+    return bucket;
+  };
+
+  async function read(id: string): Promise<StoredSchedule | undefined> {
+    const entry = await (await open()).get(id);
+    if (!entry || entry.operation !== 'PUT' || entry.length === 0) return undefined;
+    const parsed = ScheduleRecordSchema.safeParse(entry.json());
+    // A record this version cannot read is left alone (never overwritten): an operator looks at it.
+    if (!parsed.success) return undefined;
+    return { record: parsed.data, revision: entry.revision };
+  }
+
+  async function mustRead(id: string): Promise<StoredSchedule> {
+    const stored = await read(id);
+    if (!stored)
+      throw new ScheduleError(
+        'schedule_not_found',
+        `no schedule "${id}": check the id with "dura schedule ls"`,
+      );
+    return stored;
+  }
+
+  /** Writes `record` if the key is still at `revision`: its new revision, or undefined when someone wrote first. */
+  async function compareAndSet(
+    id: string,
+    record: ScheduleRecord,
+    revision: number,
+  ): Promise<number | undefined> {
+    try {
+      return await (await open()).update(id, JSON.stringify(record), revision);
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Applies `change` to the current record until its write wins (re-reading after each lost race). */
+  async function change(
+    id: string,
+    apply: (record: ScheduleRecord) => ScheduleRecord,
+  ): Promise<ScheduleRecord> {
+    for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt += 1) {
+      const { record, revision } = await mustRead(id);
+      const next = apply(record);
+      if ((await compareAndSet(id, next, revision)) !== undefined) return next;
+    }
+    throw new ScheduleError(
+      'schedule_contended',
+      `schedule "${id}" changed on each of ${MAX_CAS_ATTEMPTS} tries; retry`,
+    );
+  }
+
+  return {
+    read,
+    compareAndSet,
+    /**
+     * Stores a new schedule; its first tick is the first after `now`. The same spec again is a no-op
+     * (idempotent create); another spec under an existing id is refused.
+     */
+    async create(
+      input: ScheduleSpecInput,
+      now: number,
+    ): Promise<{ record: ScheduleRecord; created: boolean }> {
+      const spec = parseScheduleSpec(input);
+      const record: ScheduleRecord = {
+        spec,
+        paused: false,
+        createdAt: now,
+        cursor: now,
+        history: [],
+        pending: { start: [], cancel: [] },
+      };
+      try {
+        await (await open()).create(spec.id, JSON.stringify(record));
+        return { record, created: true };
+      } catch (err) {
+        const existing = await read(spec.id);
+        if (!existing) throw err;
+        if (canonicalJson(existing.record.spec) === canonicalJson(spec))
+          return { record: existing.record, created: false };
+        throw new ScheduleError(
+          'schedule_exists',
+          `schedule "${spec.id}" exists with another definition: delete it first or choose another id`,
+        );
+      }
+    },
+    get: async (id: string): Promise<ScheduleRecord> => (await mustRead(id)).record,
+    /** Every schedule, or a tenant's. */
+    async list(tenant?: string): Promise<ScheduleRecord[]> {
+      const kv = await open();
+      const ids: string[] = [];
+      for await (const key of await kv.keys()) ids.push(key);
+      const records = await Promise.all(ids.sort().map((id) => read(id)));
+      return records
+        .filter((s): s is StoredSchedule => s !== undefined)
+        .map((s) => s.record)
+        .filter((r) => tenant === undefined || r.spec.tenant === tenant);
+    },
+    /** Pausing stops its ticks; resuming starts again from `now` (ticks while paused never run). */
+    setPaused: (id: string, paused: boolean, now: number): Promise<ScheduleRecord> =>
+      change(id, (r) => (r.paused === paused ? r : { ...r, paused, ...(paused ? {} : { cursor: now }) })),
+    /** Starts a run now, outside the timing; idempotent on `key` (default: the current second). */
+    trigger: (id: string, now: number, key?: string): Promise<{ record: ScheduleRecord; runId: string }> => {
+      const runId = `sch-${id}-m${key ?? Math.floor(now / 1000)}`;
+      return change(id, (r) =>
+        r.pending.start.some((p) => p.runId === runId) || r.history.some((h) => h.runId === runId)
+          ? r
+          : withHistory(
+              {
+                ...r,
+                lastRunId: runId,
+                pending: { ...r.pending, start: [...r.pending.start, { tick: now, runId }] },
+              },
+              [{ tick: now, runId, action: 'triggered' }],
+            ),
+      ).then((record) => ({ record, runId }));
+    },
+    /** True when it existed. Its runs are not touched. */
+    async remove(id: string): Promise<boolean> {
+      if (!(await read(id))) return false;
+      await (await open()).delete(id);
+      return true;
+    },
+  };
+}
+
+export type ScheduleStore = ReturnType<typeof createScheduleStore>;

@@ -1,0 +1,87 @@
+import { StorageType, type JetStreamClient } from '@nats-io/jetstream';
+import { Kvm, type KV } from '@nats-io/kv';
+import {
+  BUCKETS,
+  DuraError,
+  EventTriggerRecordSchema,
+  EventTriggerSpecSchema,
+  formatIssues,
+  type EventTriggerRecord,
+} from '@dura/contracts';
+import { canonicalJson } from '@dura/core';
+
+export class TriggerError extends DuraError {
+  constructor(code: 'trigger_not_found' | 'trigger_exists' | 'invalid_trigger', message: string) {
+    super(code, message);
+  }
+}
+
+/** Opens (creating when missing) the `dura_triggers` bucket: one key per event trigger. */
+export function openTriggerBucket(js: JetStreamClient, replicas = 1): Promise<KV> {
+  return new Kvm(js).create(BUCKETS.triggers, {
+    history: 1,
+    storage: StorageType.File,
+    replicas,
+    description: 'Dura event triggers: triggerId -> subject, tenant and the run to start per message',
+  });
+}
+
+/** Event triggers in their KV bucket; planners read it and bind one durable consumer per trigger. */
+export function createTriggerStore(deps: { js: JetStreamClient; replicas?: number }) {
+  let bucket: Promise<KV> | undefined;
+  const open = (): Promise<KV> => {
+    bucket ??= openTriggerBucket(deps.js, deps.replicas).catch((err: unknown) => {
+      bucket = undefined;
+      throw err;
+    });
+    return bucket;
+  };
+
+  async function read(id: string): Promise<EventTriggerRecord | undefined> {
+    const entry = await (await open()).get(id);
+    if (!entry || entry.operation !== 'PUT' || entry.length === 0) return undefined;
+    const parsed = EventTriggerRecordSchema.safeParse(entry.json());
+    return parsed.success ? parsed.data : undefined;
+  }
+
+  return {
+    read,
+    /** Stores a trigger; the same spec again is a no-op, another spec under its id is refused. */
+    async create(input: unknown, now: number): Promise<{ record: EventTriggerRecord; created: boolean }> {
+      const parsed = EventTriggerSpecSchema.safeParse(input);
+      if (!parsed.success)
+        throw new TriggerError(
+          'invalid_trigger',
+          `the event trigger is invalid: ${formatIssues(parsed.error).join('; ')}`,
+        );
+      const record = { spec: parsed.data, createdAt: now };
+      try {
+        await (await open()).create(record.spec.id, JSON.stringify(record));
+        return { record, created: true };
+      } catch (err) {
+        const existing = await read(record.spec.id);
+        if (!existing) throw err;
+        if (canonicalJson(existing.spec) === canonicalJson(record.spec))
+          return { record: existing, created: false };
+        throw new TriggerError(
+          'trigger_exists',
+          `event trigger "${record.spec.id}" exists with another definition: delete it first or choose another id`,
+        );
+      }
+    },
+    async list(): Promise<EventTriggerRecord[]> {
+      const kv = await open();
+      const ids: string[] = [];
+      for await (const key of await kv.keys()) ids.push(key);
+      const records = await Promise.all(ids.sort().map((id) => read(id)));
+      return records.filter((r): r is EventTriggerRecord => r !== undefined);
+    },
+    async remove(id: string): Promise<boolean> {
+      if (!(await read(id))) return false;
+      await (await open()).delete(id);
+      return true;
+    },
+  };
+}
+
+export type TriggerStore = ReturnType<typeof createTriggerStore>;

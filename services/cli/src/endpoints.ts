@@ -1,0 +1,55 @@
+import { devStateFile, readDevState } from '@dura/client';
+import { DEFAULT_API_URL, DEFAULT_NATS_URL } from './globals';
+
+/** Where a URL came from, for messages that say which setting to change. */
+export type EndpointSource = 'flag' | 'env' | 'dev' | 'default';
+
+export interface Endpoints {
+  natsUrl: string;
+  apiUrl: string;
+  natsFrom: EndpointSource;
+  apiFrom: EndpointSource;
+  /** The dev stack's state file (read when a flag or variable did not decide). */
+  devFile: string;
+}
+
+/** The NATS and API URLs: a flag, else its variable, else the running dev stack's state file, else the default. */
+export function resolveEndpoints(
+  flags: { nats?: string | undefined; api?: string | undefined },
+  env: Record<string, string | undefined>,
+  readDev: typeof readDevState = readDevState,
+): Endpoints {
+  const devFile = devStateFile(env);
+  const needDev = (flags.nats ?? env.NATS_URL) === undefined || (flags.api ?? env.DURA_API_URL) === undefined;
+  const dev = needDev ? readDev(env) : undefined;
+  const pick = (
+    flag: string | undefined,
+    variable: string | undefined,
+    fromDev: string | undefined,
+    fallback: string,
+  ) =>
+    flag !== undefined
+      ? { url: flag, from: 'flag' as const }
+      : variable !== undefined && variable !== ''
+        ? { url: variable, from: 'env' as const }
+        : fromDev !== undefined
+          ? { url: fromDev, from: 'dev' as const }
+          : { url: fallback, from: 'default' as const };
+  const nats = pick(flags.nats, env.NATS_URL, dev?.natsUrl, DEFAULT_NATS_URL);
+  const api = pick(flags.api, env.DURA_API_URL, dev?.apiUrl, DEFAULT_API_URL);
+  return { natsUrl: nats.url, apiUrl: api.url, natsFrom: nats.from, apiFrom: api.from, devFile };
+}
+
+/** One line saying where the NATS URL came from and how to point elsewhere. */
+export function describeNatsSource(endpoints: Endpoints): string {
+  switch (endpoints.natsFrom) {
+    case 'flag':
+      return `NATS ${endpoints.natsUrl} came from --nats`;
+    case 'env':
+      return `NATS ${endpoints.natsUrl} came from $NATS_URL; unset it to use the dev stack (npm run dev)`;
+    case 'dev':
+      return `NATS ${endpoints.natsUrl} came from the dev stack's state file ${endpoints.devFile}`;
+    case 'default':
+      return `NATS ${endpoints.natsUrl} is the default: no dev stack is running (no live ${endpoints.devFile}); start one with \`npm run dev\`, or pass --nats / set NATS_URL`;
+  }
+}

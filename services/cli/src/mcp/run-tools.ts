@@ -1,0 +1,263 @@
+import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import { APPROVE_SIGNAL, REJECT_SIGNAL } from '@dura/core';
+import { JsonValueSchema, RUN_STATUSES, type JsonValue, type RunEvent } from '@dura/contracts';
+import { DuraApiError, type DuraApi, type RunState } from './dura-api';
+import { waitForRun } from './wait-run';
+
+const RunIdArg = z.string().min(1).max(128).describe('The run id.');
+const CallIdArg = z
+  .string()
+  .min(1)
+  .optional()
+  .describe('The call to answer when several wait (default: the oldest).');
+const MAX_EVENTS = 5_000;
+
+/** A run as a tool answers it: what a client acts on, without the whole fold (read `dura://runs/{id}`). */
+export function runView(state: RunState) {
+  return {
+    runId: state.runId,
+    status: state.status,
+    agent: state.request?.agent.kind === 'agent' ? state.request.agent.name : null,
+    tenant: state.tenant,
+    steps: state.steps,
+    lastSeq: state.lastSeq,
+    waiting: state.waiting,
+    approvals: state.waits.filter((wait) => wait.kind === 'approval').map((wait) => wait.callId ?? null),
+    ...(state.output === undefined ? {} : { output: state.output }),
+    ...(state.error === undefined ? {} : { error: state.error }),
+  };
+}
+
+const answer = (value: unknown): CallToolResult => ({
+  content: [{ type: 'text', text: JSON.stringify(value, null, 2) }],
+  structuredContent: JSON.parse(JSON.stringify(value)) as Record<string, unknown>,
+});
+
+/** A refusal of the API (401, 403, 404, ...) as a tool error the client reads; anything else propagates. */
+async function guarded(work: () => Promise<unknown>): Promise<CallToolResult> {
+  try {
+    return answer(await work());
+  } catch (err) {
+    if (!(err instanceof DuraApiError)) throw err;
+    const status = err.status === 0 ? '' : ` (HTTP ${err.status})`;
+    return { isError: true, content: [{ type: 'text', text: `${err.code}${status}: ${err.message}` }] };
+  }
+}
+
+/** Every run event, paging through the API. */
+export async function allEvents(api: DuraApi, runId: string): Promise<RunEvent[]> {
+  const events: RunEvent[] = [];
+  let fromSeq = 0;
+  while (events.length < MAX_EVENTS) {
+    const page = await api.events(runId, fromSeq, 500);
+    events.push(...page.events);
+    if (page.nextFromSeq === undefined || page.events.length === 0) break;
+    fromSeq = page.nextFromSeq;
+  }
+  return events;
+}
+
+/**
+ * The Dura MCP server for one caller: tools to start, read, list, wait for, approve, reject, signal and
+ * cancel runs, and resources for a run's state and events, each a call of the projector's API with the
+ * caller's token (its scopes and tenant decide what succeeds).
+ */
+export function createDuraMcpServer(api: DuraApi, version: string): McpServer {
+  const server = new McpServer({ name: 'dura', version }, { capabilities: { logging: {} } });
+
+  server.registerTool(
+    'start_run',
+    {
+      title: 'Start a run',
+      description:
+        'Starts a run of an agent the deployment serves. Idempotent on runId. Needs scope `submit`.',
+      inputSchema: {
+        agent: z.string().min(1).describe('The served agent to run.'),
+        version: z.string().optional().describe('Pin a version of the agent (default: its latest).'),
+        input: JsonValueSchema.optional().describe("The run's input (text or JSON)."),
+        runId: z
+          .string()
+          .regex(/^[A-Za-z0-9_-]{1,128}$/)
+          .optional()
+          .describe('Choose the run id (default: generated).'),
+        tenant: z.string().optional().describe('Only for an operator token: the tenant to run for.'),
+      },
+      annotations: { destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    },
+    (args) =>
+      guarded(() => {
+        const request: Record<string, JsonValue> = {
+          agent: { kind: 'agent', name: args.agent, ...(args.version ? { version: args.version } : {}) },
+        };
+        if (args.input !== undefined) request.input = args.input;
+        if (args.runId !== undefined) request.runId = args.runId;
+        if (args.tenant !== undefined) request.tenant = args.tenant;
+        return api.submit(request);
+      }),
+  );
+
+  server.registerTool(
+    'get_run',
+    {
+      title: 'Get a run',
+      description:
+        "A run's status, what it waits for, its output or error. The full state: resource dura://runs/{runId}.",
+      inputSchema: { runId: RunIdArg },
+      annotations: { readOnlyHint: true },
+    },
+    (args) => guarded(async () => runView(await api.getRun(args.runId))),
+  );
+
+  server.registerTool(
+    'list_runs',
+    {
+      title: 'List runs',
+      description: 'Runs of your tenant, newest first; filter by status and agent.',
+      inputSchema: {
+        status: z.array(z.enum(RUN_STATUSES)).optional(),
+        agent: z.string().optional(),
+        limit: z.number().int().min(1).max(500).optional(),
+        cursor: z.string().optional().describe('nextCursor of the previous page.'),
+      },
+      annotations: { readOnlyHint: true },
+    },
+    (args) =>
+      guarded(() => {
+        const query = new URLSearchParams();
+        for (const status of args.status ?? []) query.append('status', status);
+        if (args.agent) query.set('agent', args.agent);
+        query.set('limit', String(args.limit ?? 20));
+        if (args.cursor) query.set('cursor', args.cursor);
+        return api.listRuns(query);
+      }),
+  );
+
+  server.registerTool(
+    'wait_run',
+    {
+      title: 'Wait for a run',
+      description:
+        'Waits until the run ends (or, with until "waiting", also until it waits for an approval, a signal or an operator), sending progress notifications as it advances. Returns the run; timedOut when it did not get there in time.',
+      inputSchema: {
+        runId: RunIdArg,
+        until: z
+          .enum(['end', 'waiting'])
+          .optional()
+          .describe('"end" (default) or "waiting": stop at a wait too.'),
+        timeoutSeconds: z.number().int().min(1).max(600).optional().describe('Default 60.'),
+      },
+      annotations: { readOnlyHint: true },
+    },
+    (args, extra) =>
+      guarded(async () => {
+        const token = extra._meta?.progressToken;
+        const result = await waitForRun(api, args.runId, {
+          until: args.until ?? 'end',
+          timeoutMs: (args.timeoutSeconds ?? 60) * 1000,
+          signal: extra.signal,
+          onProgress: async (state) => {
+            if (token === undefined) return;
+            await extra.sendNotification({
+              method: 'notifications/progress',
+              params: {
+                progressToken: token,
+                progress: state.lastSeq,
+                message: `${state.status} at seq ${state.lastSeq}`,
+              },
+            });
+          },
+        });
+        return { ...runView(result.state), timedOut: result.timedOut };
+      }),
+  );
+
+  const answerCall = (name: string, title: string, description: string) =>
+    server.registerTool(
+      name,
+      {
+        title,
+        description,
+        inputSchema: {
+          runId: RunIdArg,
+          callId: CallIdArg,
+          ...(name === REJECT_SIGNAL ? { reason: z.string().max(2000).optional() } : {}),
+        },
+        annotations: { destructiveHint: true, idempotentHint: false },
+      },
+      (args: { runId: string; callId?: string | undefined; reason?: string | undefined }) =>
+        guarded(() => {
+          const payload: Record<string, JsonValue> = {};
+          if (args.callId) payload.callId = args.callId;
+          if (args.reason) payload.reason = args.reason;
+          return api.signal(args.runId, name, payload);
+        }),
+    );
+  answerCall(
+    APPROVE_SIGNAL,
+    'Approve a call',
+    'Approves a call that waits for approval; it is then run. Needs scope `signal`.',
+  );
+  answerCall(
+    REJECT_SIGNAL,
+    'Reject a call',
+    'Rejects a call that waits for approval; the model reads the reason. Needs scope `signal`.',
+  );
+
+  server.registerTool(
+    'signal',
+    {
+      title: 'Signal a run',
+      description:
+        'Sends a named signal with an optional JSON payload (a run waiting for it resumes). Needs scope `signal`.',
+      inputSchema: { runId: RunIdArg, name: z.string().min(1).max(200), payload: JsonValueSchema.optional() },
+      annotations: { destructiveHint: true },
+    },
+    (args) => guarded(() => api.signal(args.runId, args.name, args.payload)),
+  );
+
+  server.registerTool(
+    'cancel',
+    {
+      title: 'Cancel a run',
+      description: 'Cancels a run; its calls in flight are aborted. Needs scope `cancel`.',
+      inputSchema: { runId: RunIdArg, reason: z.string().max(2000).optional() },
+      annotations: { destructiveHint: true, idempotentHint: true },
+    },
+    (args) => guarded(() => api.cancel(args.runId, args.reason)),
+  );
+
+  server.registerResource(
+    'run',
+    new ResourceTemplate('dura://runs/{runId}', { list: undefined }),
+    { title: 'Run state', description: "The fold of a run's log", mimeType: 'application/json' },
+    async (uri, variables) => {
+      const state = await readOrThrow(() => api.getRun(String(variables.runId)));
+      return { contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(state) }] };
+    },
+  );
+  server.registerResource(
+    'run-events',
+    new ResourceTemplate('dura://runs/{runId}/events', { list: undefined }),
+    { title: 'Run events', description: "A run's log, oldest first", mimeType: 'application/json' },
+    async (uri, variables) => {
+      const events = await readOrThrow(() => allEvents(api, String(variables.runId)));
+      return { contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(events) }] };
+    },
+  );
+  return server;
+}
+
+async function readOrThrow<T>(read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (err) {
+    if (err instanceof DuraApiError)
+      throw new McpError(
+        err.status === 404 ? ErrorCode.InvalidParams : ErrorCode.InternalError,
+        `${err.code}: ${err.message}`,
+      );
+    throw err;
+  }
+}

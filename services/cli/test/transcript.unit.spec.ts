@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest';
+import { missingLines, normalizeLine, parseTranscript, shellWords } from './transcript';
+
+describe('the transcript format of docs/first-hour.md', () => {
+  it('reads `$` commands, their expected output, [exit N], and skips elided lines', () => {
+    const steps = parseTranscript(
+      [
+        'Intro.',
+        '```console',
+        '$ npm run dura -- get r1',
+        'status  waiting',
+        'created 2026-… (elided)',
+        '',
+        '$ npm run dura -- run x.json',
+        'dura: bad',
+        '[exit 2]',
+        '```',
+        '```sh',
+        '$ not a transcript',
+        '```',
+      ].join('\n'),
+    );
+    expect(steps).toEqual([
+      { command: 'npm run dura -- get r1', expected: ['status  waiting'], exitCode: 0 },
+      { command: 'npm run dura -- run x.json', expected: ['dura: bad'], exitCode: 2 },
+    ]);
+  });
+
+  it('compares lines with ids, numbers and column widths made uniform', () => {
+    expect(normalizeLine('#  12  run_requested   sig_0123abcd4567 at 10:02')).toBe(
+      '# N run_requested sig_H at N:N',
+    );
+    const output = 'RUN        STATUS\nrun_9f2c1e7a  completed   $0.0000\n';
+    expect(missingLines(['run_deadbeef completed $0.1234', 'RUN STATUS'], output)).toEqual([]);
+    expect(missingLines(['run_deadbeef failed'], output)).toEqual(['run_deadbeef failed']);
+  });
+
+  it('splits a command line as the shell does for single and double quotes', () => {
+    expect(shellWords(`npm run dura -- signal r1 reply --payload '{"text":"ship it"}'`)).toEqual([
+      'npm',
+      'run',
+      'dura',
+      '--',
+      'signal',
+      'r1',
+      'reply',
+      '--payload',
+      '{"text":"ship it"}',
+    ]);
+    expect(shellWords(`a "b \\"c\\" d" e'f g'`)).toEqual(['a', 'b "c" d', 'ef g']);
+  });
+});

@@ -1,0 +1,166 @@
+import type { JetStreamClient } from '@nats-io/jetstream';
+import {
+  RUN_REQUEST_VERSION,
+  SIGNAL_VERSION,
+  SUBJECTS,
+  type RunRequest,
+  type ScheduleRecord,
+  type SignalRequest,
+} from '@dura/contracts';
+import {
+  CANCEL_SIGNAL,
+  decideTicks,
+  isTerminal,
+  needsLastRunStatus,
+  planTicks,
+  timingOf,
+  type RunStatus,
+} from '@dura/core';
+import { createScheduleStore, type StoredSchedule } from '@dura/event-store';
+import type { Logger } from '@dura/service-kit';
+
+export interface SchedulerDeps {
+  js: JetStreamClient;
+  log: Logger;
+  clock: () => Date;
+  /** The folded status of a run ('none' before its first event). */
+  statusOf: (runId: string) => Promise<RunStatus>;
+  /** How often each replica looks at every schedule (default 250 ms). */
+  pollMs?: number;
+  replicas?: number;
+}
+
+/** A run submitted but not yet in the log counts as running this long after its tick, then as gone. */
+const UNSEEN_RUN_GRACE_MS = 60_000;
+
+/**
+ * Starts the runs of every schedule in `dura_schedules`. Every replica ticks; a tick's decision (which runs
+ * to start or cancel) is written by compare-and-set on the schedule's revision before anything is published,
+ * so exactly one replica decides each tick, and whoever reads a decision not yet carried out publishes it.
+ * Publishing twice is harmless: the run id is derived from the schedule and the tick, and is the msg-id.
+ */
+export function createScheduler(deps: SchedulerDeps) {
+  const store = createScheduleStore({ js: deps.js, ...(deps.replicas ? { replicas: deps.replicas } : {}) });
+  const pollMs = deps.pollMs ?? 250;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | undefined;
+  let stopped = false;
+
+  async function active(record: ScheduleRecord, now: number): Promise<boolean> {
+    const runId = record.lastRunId;
+    if (runId === undefined) return false;
+    const status = await deps.statusOf(runId);
+    if (status !== 'none') return !isTerminal(status);
+    const tick = record.history.findLast((h) => h.runId === runId)?.tick ?? 0;
+    return now - tick < UNSEEN_RUN_GRACE_MS;
+  }
+
+  /** The decision for the ticks due now: the next record (pending runs included), or undefined if none. */
+  async function decide(record: ScheduleRecord, now: number): Promise<ScheduleRecord | undefined> {
+    const plan = planTicks(timingOf(record.spec), record.cursor, now, record.spec.catchUp);
+    const busy = needsLastRunStatus(record, plan) ? await active(record, now) : false;
+    return decideTicks(record, plan, busy);
+  }
+
+  function requestOf(record: ScheduleRecord, tick: number, runId: string): RunRequest {
+    const { spec } = record;
+    return {
+      ...spec.request,
+      v: RUN_REQUEST_VERSION,
+      runId,
+      tenant: spec.tenant,
+      metadata: {
+        ...spec.request.metadata,
+        'dura.schedule': spec.id,
+        'dura.tick': new Date(tick).toISOString(),
+      },
+    };
+  }
+
+  /** Publishes what the record says is pending, then clears it (a lost race means another replica did). */
+  async function carryOut(stored: StoredSchedule): Promise<void> {
+    const { record } = stored;
+    for (const runId of record.pending.cancel) {
+      const signalId = `schedule-${record.spec.id}-cancel`;
+      const signal: SignalRequest = {
+        v: SIGNAL_VERSION,
+        runId,
+        signalId,
+        name: CANCEL_SIGNAL,
+        payload: {
+          reason: `schedule ${record.spec.id}: a newer tick started (overlap policy cancel_previous)`,
+        },
+      };
+      await deps.js.publish(SUBJECTS.signal, JSON.stringify(signal), {
+        msgID: `signal:${runId}:${signalId}`,
+      });
+    }
+    for (const { tick, runId } of record.pending.start) {
+      await deps.js.publish(SUBJECTS.submit, JSON.stringify(requestOf(record, tick, runId)), {
+        msgID: runId,
+      });
+      deps.log.info('schedule started a run', {
+        schedule: record.spec.id,
+        runId,
+        tick: new Date(tick).toISOString(),
+      });
+    }
+    await store.compareAndSet(
+      record.spec.id,
+      { ...record, pending: { start: [], cancel: [] } },
+      stored.revision,
+    );
+  }
+
+  async function tickOne(id: string): Promise<void> {
+    const stored = await store.read(id);
+    if (!stored) return;
+    const { record, revision } = stored;
+    if (record.pending.start.length > 0 || record.pending.cancel.length > 0) {
+      await carryOut(stored);
+      return;
+    }
+    if (record.paused) return;
+    const next = await decide(record, deps.clock().getTime());
+    if (!next) return;
+    const written = await store.compareAndSet(id, next, revision);
+    if (written === undefined) return; // another replica decided these ticks
+    await carryOut({ record: next, revision: written });
+  }
+
+  async function pass(): Promise<void> {
+    const ids = (await store.list()).map((r) => r.spec.id);
+    for (const id of ids) {
+      if (stopped) return;
+      try {
+        await tickOne(id);
+      } catch (err) {
+        deps.log.warn('schedule tick failed; retried on the next pass', { schedule: id, err });
+      }
+    }
+  }
+
+  function loop(): void {
+    if (stopped) return;
+    running = pass()
+      .catch((err: unknown) => deps.log.warn('schedules unreadable; retried on the next pass', { err }))
+      .finally(() => {
+        if (!stopped) timer = setTimeout(loop, pollMs);
+      });
+  }
+
+  return {
+    store,
+    start(): void {
+      stopped = false;
+      loop();
+    },
+    async stop(): Promise<void> {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      await running;
+    },
+  };
+}
+
+export type Scheduler = ReturnType<typeof createScheduler>;

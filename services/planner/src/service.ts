@@ -1,0 +1,93 @@
+import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
+import type { Logger } from '@dura/service-kit';
+import type { SecretsBox, ToolRegistry } from '@dura/tools';
+import {
+  createAgentModel,
+  createCodeContinuations,
+  createModelRouter,
+  createScriptedModel,
+  fileCallLog,
+  loadAgents,
+  withCodeAgents,
+} from '@dura/agents';
+import type { PlannerConfig } from './config';
+import { createPayloadAccess } from './payload-access';
+import { createPlanner, type Planner } from './planner';
+import type { LocalTools } from './run-driver';
+import { parseTenantLimits } from './tenant-limits';
+import { parseInlineTools, parseTenantAgents, type ToolAuthorization } from './tool-authorization';
+
+export interface PlannerServiceParts {
+  config: PlannerConfig;
+  nats: { js: JetStreamClient; jsm: JetStreamManager };
+  tools: ToolRegistry;
+  secrets: SecretsBox | undefined;
+  log: Logger;
+  /** A gateway in the same process (a worker): calls of its tools run in place. */
+  localTools?: LocalTools;
+}
+
+/** The planner as its configuration describes it: agents, models, authorization and limits. Not started. */
+export async function buildPlanner(parts: PlannerServiceParts): Promise<Planner> {
+  const { config, nats, tools, secrets, log } = parts;
+  const { registry: agents, codeAgents } = await loadAgents(config.DURA_AGENTS);
+  if (agents.names().length > 0)
+    log.info('serving agents', {
+      agents: agents.names().map((name) => `${name}@${agents.versions(name).join(',')}`),
+    });
+  if (codeAgents.length > 0)
+    log.info('serving code agents', { agents: codeAgents.map((agent) => `${agent.name}@${agent.version}`) });
+  const inlineTools = parseInlineTools(config.DURA_INLINE_PLAN_TOOLS);
+  const authorization: ToolAuthorization = {
+    inlinePlans: config.DURA_INLINE_PLANS,
+    ...(inlineTools ? { inlineTools } : {}),
+    ...(config.PLANNER_TENANT_AGENTS
+      ? { tenantAgents: parseTenantAgents(config.PLANNER_TENANT_AGENTS) }
+      : {}),
+  };
+  log.info('tool authorization', {
+    inlinePlans: authorization.inlinePlans,
+    inlinePlanTools: config.DURA_INLINE_PLANS ? config.DURA_INLINE_PLAN_TOOLS : 'none',
+    tenantAgents: config.PLANNER_TENANT_AGENTS ?? 'every tenant may start every agent',
+  });
+  const payloads = createPayloadAccess({
+    js: nats.js,
+    replicas: config.DURA_STREAM_REPLICAS,
+    thresholdBytes: config.DURA_PAYLOAD_THRESHOLD_BYTES,
+  });
+  const scripted = createScriptedModel({
+    payloads,
+    ...(config.DURA_SCRIPTED_MODEL_LOG ? { callLog: fileCallLog(config.DURA_SCRIPTED_MODEL_LOG) } : {}),
+  });
+  return createPlanner({
+    ...nats,
+    model: withCodeAgents({
+      agents: codeAgents,
+      tools,
+      // ctx.model calls go through the LLM adapters with each agent's model settings, priced like JSON agents'.
+      prices: agents.prices,
+      continuations: createCodeContinuations({ max: config.PLANNER_CODE_CONTINUATIONS }),
+      base: createModelRouter({ scripted, agents: createAgentModel({ agents, tools, payloads }), tools }),
+    }),
+    tools,
+    log,
+    ...(secrets ? { secrets } : {}),
+    concurrency: config.PLANNER_CONCURRENCY,
+    ackWaitMs: config.PLANNER_ACK_WAIT_MS,
+    snapshotEvery: config.PLANNER_SNAPSHOT_EVERY,
+    authorization,
+    ...(config.PLANNER_SCHEDULES ? { schedules: { pollMs: config.PLANNER_SCHEDULE_POLL_MS } } : {}),
+    ...(config.PLANNER_EVENT_TRIGGERS ? { eventTriggers: {} } : {}),
+    ...(config.PLANNER_TENANT_MAX_RUNS
+      ? {
+          tenantLimits: parseTenantLimits(config.PLANNER_TENANT_MAX_RUNS, config.PLANNER_TENANT_LIMIT_POLICY),
+        }
+      : {}),
+    ...(parts.localTools ? { localTools: parts.localTools } : {}),
+    streams: {
+      replicas: config.DURA_STREAM_REPLICAS,
+      duplicateWindowMs: config.DURA_DUPLICATE_WINDOW_MS,
+      storage: 'file',
+    },
+  });
+}

@@ -1,0 +1,174 @@
+import type { JetStreamClient } from '@nats-io/jetstream';
+import { TimeoutError } from '@nats-io/nats-core';
+import { z } from 'zod';
+import {
+  DEFAULT_TENANT,
+  MESSAGE_LIMITS,
+  ScheduleRecordSchema,
+  ScheduleSpecSchema,
+  TriggerIdSchema,
+  type ScheduleRecord,
+} from '@dura/contracts';
+import { nextTicks, timingOf } from '@dura/core';
+import { createScheduleStore, ScheduleError, StreamUnavailable } from '@dura/event-store';
+import type { HttpResponse } from '@dura/service-kit';
+import { ALL_TENANTS, type Caller } from './auth/caller';
+import type { ApiRoute } from './auth/guard';
+import { BadQuery } from './query-params';
+import { readJsonBody } from './request-body';
+
+/** Body of `POST /schedules/:id/trigger` (may be empty). */
+export const TriggerBodySchema = z
+  .object({
+    key: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{1,40}$/)
+      .optional(),
+  })
+  .strict();
+
+/** Body of `POST /schedules`: a schedule spec; `tenant` may be left out (the caller's). */
+export const ScheduleBodySchema = ScheduleSpecSchema;
+/** A schedule as the API answers it: the stored record and its next ticks. */
+export const ScheduleViewSchema = ScheduleRecordSchema.extend({ next: z.array(z.string()) });
+export const ScheduleListSchema = z.object({ schedules: z.array(ScheduleViewSchema) });
+
+const view = (record: ScheduleRecord, now: number) => ({
+  ...record,
+  next: record.paused
+    ? []
+    : nextTicks(timingOf(record.spec), Math.max(now, record.cursor), 5).map((t) => new Date(t).toISOString()),
+});
+
+/**
+ * `/schedules`: the schedules of the caller's tenant (scope `read` to look, `schedule` to change). They live
+ * in the KV bucket `dura_schedules`, which the projector's NATS user must be allowed to write.
+ */
+export function scheduleRoutes(deps: { js: JetStreamClient }, clock: () => number = Date.now): ApiRoute[] {
+  const store = createScheduleStore({ js: deps.js });
+  const idOf = (params: Record<string, string>): string => {
+    const parsed = TriggerIdSchema.safeParse(params['id']);
+    if (!parsed.success) throw new BadQuery('path parameter id is not a schedule id (letters, digits, "_")');
+    return parsed.data;
+  };
+  /** The schedule, if the caller may see it: another tenant's is "not found", like one that does not exist. */
+  const visible = async (caller: Caller, id: string): Promise<ScheduleRecord> => {
+    const record = await kv(() => store.get(id));
+    if (caller.tenant !== ALL_TENANTS && record.spec.tenant !== caller.tenant)
+      throw new ScheduleError(
+        'schedule_not_found',
+        `no schedule "${id}": check the id (GET /schedules lists yours)`,
+      );
+    return record;
+  };
+  const ok = (status: number, body: unknown): HttpResponse => ({ status, body });
+  return [
+    {
+      method: 'GET',
+      path: '/schedules',
+      scope: 'read',
+      async handle({ caller }) {
+        const tenant = caller.tenant === ALL_TENANTS ? undefined : caller.tenant;
+        const list = await kv(() => store.list(tenant));
+        return ok(200, { schedules: list.map((r) => view(r, clock())) });
+      },
+    },
+    {
+      method: 'GET',
+      path: '/schedules/:id',
+      scope: 'read',
+      handle: async ({ params, caller }) => ok(200, view(await visible(caller, idOf(params)), clock())),
+    },
+    {
+      method: 'POST',
+      path: '/schedules',
+      scope: 'schedule',
+      async handle({ req, caller }) {
+        const body = await readJsonBody(req, {
+          maxBytes: MESSAGE_LIMITS.maxBytes,
+          emptyIsObject: false,
+          what: 'a schedule: {"id", "cron" or "everyMs", "request", ...}',
+        });
+        if (body === null || typeof body !== 'object' || Array.isArray(body))
+          throw new BadQuery('the body of a schedule must be a JSON object', 'bad_body');
+        const asked = (body as { tenant?: unknown }).tenant;
+        let tenant: unknown = asked ?? (caller.tenant === ALL_TENANTS ? DEFAULT_TENANT : caller.tenant);
+        if (caller.tenant !== ALL_TENANTS) {
+          if (asked !== undefined && asked !== caller.tenant)
+            return ok(403, {
+              error: {
+                code: 'tenant_forbidden',
+                message: `the credential "${caller.name}" manages schedules of tenant "${caller.tenant}", not ${JSON.stringify(asked)}`,
+              },
+            });
+          tenant = caller.tenant;
+        }
+        try {
+          const { record, created } = await kv(() => store.create({ ...body, tenant } as never, clock()));
+          return ok(created ? 201 : 200, { ...view(record, clock()), created });
+        } catch (err) {
+          if (err instanceof ScheduleError && err.code === 'schedule_exists')
+            return ok(409, { error: { code: err.code, message: err.message } });
+          throw err;
+        }
+      },
+    },
+    ...(['pause', 'resume'] as const).map((action): ApiRoute => ({
+      method: 'POST',
+      path: `/schedules/:id/${action}`,
+      scope: 'schedule',
+      async handle({ params, caller }) {
+        const id = idOf(params);
+        await visible(caller, id);
+        const record = await kv(() => store.setPaused(id, action === 'pause', clock()));
+        return ok(200, view(record, clock()));
+      },
+    })),
+    {
+      method: 'POST',
+      path: '/schedules/:id/trigger',
+      scope: 'schedule',
+      async handle({ params, req, caller }) {
+        const id = idOf(params);
+        const body = TriggerBodySchema.safeParse(
+          await readJsonBody(req, { maxBytes: 1024, emptyIsObject: true, what: '{"key": "..."}' }),
+        );
+        if (!body.success)
+          throw new BadQuery('the body of a trigger is {"key"?: letters, digits, "_", "-"}', 'bad_body');
+        await visible(caller, id);
+        const { runId } = await kv(() => store.trigger(id, clock(), body.data.key));
+        return ok(202, {
+          runId,
+          links: { run: `/runs/${runId}`, events: `/runs/${runId}/events`, stream: `/runs/${runId}/stream` },
+        });
+      },
+    },
+    {
+      method: 'DELETE',
+      path: '/schedules/:id',
+      scope: 'schedule',
+      async handle({ params, caller }) {
+        const id = idOf(params);
+        await visible(caller, id);
+        await kv(() => store.remove(id));
+        return ok(200, { id, deleted: true });
+      },
+    },
+  ];
+}
+
+/** The store's errors as answers; a write the projector's NATS user may not make says so. */
+async function kv<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    if (err instanceof TimeoutError || (err instanceof Error && /permission/i.test(err.message)))
+      throw new StreamUnavailable(
+        "the schedules bucket (KV dura_schedules) cannot be reached as the projector's NATS user; under the shipped " +
+          'least-privilege DURA_PROJECTOR, grant it the bucket (deploy/nats/permissions.conf) or manage schedules with ' +
+          'the CLI as the admin user',
+        err,
+      );
+    throw err;
+  }
+}

@@ -1,0 +1,157 @@
+import { createHash } from 'node:crypto';
+import type { JetStreamClient } from '@nats-io/jetstream';
+import { TimeoutError } from '@nats-io/nats-core';
+import { eq } from 'drizzle-orm';
+import { z } from 'zod';
+import {
+  DEFAULT_TENANT,
+  MESSAGE_LIMITS,
+  RUN_REQUEST_VERSION,
+  RunIdSchema,
+  RunRequestSchema,
+  SUBJECTS,
+  type RunRequest,
+} from '@dura/contracts';
+import { canonicalJson } from '@dura/core';
+import type { Db } from '@dura/db';
+import { mapAppendError, StreamUnavailable } from '@dura/event-store';
+import type { HttpResponse } from '@dura/service-kit';
+import { DURA_ATTRS, withProducerSpan } from '@dura/telemetry';
+import { trace } from '@opentelemetry/api';
+import { ALL_TENANTS, type Caller } from './auth/caller';
+import type { ApiRoute } from './auth/guard';
+import { apiSubmissions, runs } from './db/schema';
+import { BadQuery } from './query-params';
+import { parseBody, readJsonBody } from './request-body';
+
+/** Body of `POST /runs`: a run request as on `dura.submit` (`v` optional; `parent` is the planner's alone). */
+export const SubmitBodySchema = RunRequestSchema.omit({ v: true, parent: true })
+  .extend({ v: z.literal(RUN_REQUEST_VERSION).optional() })
+  .strict();
+
+/** Answer of `POST /runs`: the run id and where to follow it. */
+export const SubmitAcceptedSchema = z.object({
+  runId: RunIdSchema,
+  /** True when this run id was submitted before with the same body: nothing new starts. */
+  duplicate: z.boolean(),
+  links: z.object({ run: z.string(), events: z.string(), stream: z.string() }),
+});
+
+const IDEMPOTENCY_HEADER = 'idempotency-key';
+
+const refusal = (status: number, code: string, message: string): HttpResponse => ({
+  status,
+  body: { error: { code, message } },
+});
+
+/**
+ * `POST /runs`: submits a run over HTTP with the caller's tenant. Idempotent on the run id (`Idempotency-Key`
+ * or `runId`): the same id with the same body answers the same run, with another body 409. The request is
+ * published to `dura.submit` under its run id, so the planner's intake checks it exactly as a NATS submit.
+ */
+export function submitRoute(deps: { db: Db; js: JetStreamClient }): ApiRoute {
+  return {
+    method: 'POST',
+    path: '/runs',
+    scope: 'submit',
+    async handle({ req, caller }) {
+      const body = parseBody(
+        SubmitBodySchema,
+        await readJsonBody(req, {
+          maxBytes: MESSAGE_LIMITS.maxBytes,
+          emptyIsObject: false,
+          what: 'a run request such as {"agent": {"kind": "agent", "name": "support"}, "input": {...}}',
+        }),
+        'a run request',
+      );
+      const runId = runIdOf(req.headers[IDEMPOTENCY_HEADER], body.runId);
+      const tenant = tenantOf(caller, body.tenant);
+      if (typeof tenant !== 'string') return tenant;
+      const request: RunRequest = { ...body, v: RUN_REQUEST_VERSION, runId, tenant };
+      const bodyHash = createHash('sha256').update(canonicalJson(request), 'utf8').digest('hex');
+
+      const [existingRun] = await deps.db
+        .select({ tenant: runs.tenant })
+        .from(runs)
+        .where(eq(runs.runId, runId));
+      const inserted = await deps.db
+        .insert(apiSubmissions)
+        .values({ runId, bodyHash, tenant, caller: caller.name })
+        .onConflictDoNothing()
+        .returning({ runId: apiSubmissions.runId });
+      let duplicate = false;
+      if (inserted.length === 0) {
+        const [prior] = await deps.db.select().from(apiSubmissions).where(eq(apiSubmissions.runId, runId));
+        if (prior?.bodyHash !== bodyHash) return conflict(runId);
+        duplicate = true;
+      } else if (existingRun && existingRun.tenant !== tenant) {
+        // Submitted before by other means (NATS) for another tenant: a conflict that reveals nothing more.
+        await deps.db.delete(apiSubmissions).where(eq(apiSubmissions.runId, runId));
+        return conflict(runId);
+      }
+      // Published again for a duplicate too: the first answer may have been lost before the publish.
+      await publish(deps.js, request, runId);
+      const path = `/runs/${runId}`;
+      return {
+        status: 202,
+        headers: { location: path },
+        body: { runId, duplicate, links: { run: path, events: `${path}/events`, stream: `${path}/stream` } },
+      };
+    },
+  };
+}
+
+function runIdOf(header: string | string[] | undefined, bodyRunId: string | undefined): string {
+  if (Array.isArray(header)) throw new BadQuery('send one Idempotency-Key header, not several', 'bad_header');
+  if (header === undefined) return bodyRunId ?? `run_${crypto.randomUUID().replaceAll('-', '')}`;
+  const parsed = RunIdSchema.safeParse(header);
+  if (!parsed.success)
+    throw new BadQuery(
+      'the Idempotency-Key header is not a valid run id: 1 to 128 letters, digits, "_" or "-"',
+      'bad_header',
+    );
+  if (bodyRunId !== undefined && bodyRunId !== header)
+    throw new BadQuery(
+      `the Idempotency-Key header (${header}) and the body's runId (${bodyRunId}) differ: send one, or the same in both`,
+      'bad_header',
+    );
+  return parsed.data;
+}
+
+/** The run's tenant: the caller's own; an operator (tenant `*`) names one in the body or gets `default`. */
+function tenantOf(caller: Caller, asked: string | undefined): string | HttpResponse {
+  if (caller.tenant === ALL_TENANTS) return asked ?? DEFAULT_TENANT;
+  if (asked === undefined || asked === caller.tenant) return caller.tenant;
+  return refusal(
+    403,
+    'tenant_forbidden',
+    `the credential "${caller.name}" submits for tenant "${caller.tenant}", not "${asked}": leave "tenant" out or use a token of that tenant`,
+  );
+}
+
+function conflict(runId: string): HttpResponse {
+  return refusal(
+    409,
+    'run_id_conflict',
+    `run id ${runId} was already submitted with a different request: submit with a new run id (or Idempotency-Key)`,
+  );
+}
+
+async function publish(js: JetStreamClient, request: RunRequest, runId: string): Promise<void> {
+  try {
+    await withProducerSpan(
+      trace.getTracer('dura-projector'),
+      { destination: SUBJECTS.submit, messageId: runId, attributes: { [DURA_ATTRS.runId]: runId } },
+      (headers) => js.publish(SUBJECTS.submit, JSON.stringify(request), { msgID: runId, headers }),
+    );
+  } catch (err) {
+    if (err instanceof TimeoutError)
+      throw new StreamUnavailable(
+        `the request of run ${runId} was not acknowledged on ${SUBJECTS.submit}; if the projector runs as the ` +
+          `least-privilege NATS user DURA_PROJECTOR, add "${SUBJECTS.submit}" to its publish allow list ` +
+          '(deploy/nats/permissions.conf); otherwise retry with the same Idempotency-Key',
+        err,
+      );
+    throw mapAppendError(err, runId, undefined);
+  }
+}

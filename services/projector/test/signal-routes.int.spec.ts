@@ -1,0 +1,108 @@
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { ApiErrorSchema, STREAMS, SUBJECTS } from '@dura/contracts';
+import { startHttpServer, type HttpServerHandle } from '@dura/service-kit';
+import { useTestInfra } from '@dura/testing';
+import { createProjector, projectorRoutes, type Projector } from '../src/index';
+import {
+  RunScript,
+  STREAM_OPTIONS,
+  appendInterleaved,
+  caughtUp,
+  connect,
+  prepare,
+  testLogger,
+  type Connections,
+} from './support';
+
+vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
+
+const infra = useTestInfra();
+let setup: Connections;
+let conn: Connections;
+let projector: Projector | undefined;
+let http: HttpServerHandle | undefined;
+
+beforeAll(async () => {
+  setup = await prepare(infra().nats.url, infra().db.url);
+  conn = await connect(infra().nats.url, infra().db.url, 'projector');
+  projector = createProjector({ ...conn, log: testLogger('projector'), streams: STREAM_OPTIONS });
+  http = await startHttpServer({
+    port: 0,
+    host: '127.0.0.1',
+    routes: projectorRoutes({ ...conn, position: projector.position, log: testLogger('http') }),
+    log: testLogger('http'),
+  });
+});
+
+afterAll(async () => {
+  await http?.close();
+  await projector?.stop();
+  await conn?.close();
+  await setup?.close();
+});
+
+async function post(path: string, body: unknown): Promise<{ status: number; body: unknown }> {
+  const response = await fetch(`${http!.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  return { status: response.status, body: await response.json() };
+}
+
+async function lastSignal(): Promise<unknown> {
+  const msg = await setup.jsm.streams.getMessage(STREAMS.requests, { last_by_subj: SUBJECTS.signal });
+  return msg ? msg.json() : undefined;
+}
+
+describe('POST /runs/:id/signals and /runs/:id/cancel', () => {
+  it('answer 404 run_not_found for a run with no events, and publish nothing', async () => {
+    const before = await lastSignal();
+    for (const [path, body] of [
+      ['/runs/run-nobody/signals', { name: 'approve' }],
+      ['/runs/run-nobody/cancel', {}],
+    ] as const) {
+      const answer = await post(path, body);
+      expect(answer.status, path).toBe(404);
+      expect(ApiErrorSchema.parse(answer.body).error).toMatchObject({
+        code: 'run_not_found',
+        message: expect.stringContaining('run-nobody') as string,
+      });
+    }
+    expect(await lastSignal()).toEqual(before);
+  });
+
+  it('accept a signal for a run that is in the log but not projected yet (202)', async () => {
+    await appendInterleaved(setup.store, [new RunScript('run-fresh').request().start()]);
+    const answer = await post('/runs/run-fresh/signals', { name: 'go', signalId: 'fresh-1' });
+    expect(answer).toMatchObject({ status: 202, body: { runId: 'run-fresh', signalId: 'fresh-1' } });
+    expect(await lastSignal()).toMatchObject({ runId: 'run-fresh', name: 'go' });
+  });
+
+  it('answer 409 run_ended for a run that completed or was cancelled, and 202 for one that runs', async () => {
+    const cancelled = new RunScript('run-cancelled').request().start().add('run_cancelled', { reason: 'x' });
+    await appendInterleaved(setup.store, [
+      RunScript.complete('run-done', 1),
+      cancelled,
+      new RunScript('run-live').request().start(),
+    ]);
+    await projector!.start();
+    await caughtUp(setup, projector!.position);
+    const before = await lastSignal();
+    for (const [path, body] of [
+      ['/runs/run-done/signals', { name: 'approve' }],
+      ['/runs/run-done/cancel', {}],
+      ['/runs/run-cancelled/cancel', { reason: 'again' }],
+    ] as const) {
+      const answer = await post(path, body);
+      expect(answer.status, path).toBe(409);
+      expect(ApiErrorSchema.parse(answer.body).error).toMatchObject({
+        code: 'run_ended',
+        message: expect.stringMatching(/is (completed|cancelled): it takes no more signals/) as string,
+      });
+    }
+    expect(await lastSignal()).toEqual(before);
+    expect((await post('/runs/run-live/cancel', { reason: 'enough' })).status).toBe(202);
+    expect(await lastSignal()).toMatchObject({ runId: 'run-live', name: 'cancel' });
+  });
+});

@@ -1,0 +1,54 @@
+import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
+import type { Db } from '@dura/db';
+import { ConfigError, type Logger } from '@dura/service-kit';
+import type { SecretsBox, ToolRegistry } from '@dura/tools';
+import type { GatewayConfig } from './config';
+import { createToolGateway, type ToolGateway } from './gateway';
+import { parseToolConcurrency } from './tool-slots';
+
+export interface GatewayServiceParts {
+  config: GatewayConfig;
+  nats: { js: JetStreamClient; jsm: JetStreamManager };
+  db: Db;
+  tools: ToolRegistry;
+  secrets: SecretsBox | undefined;
+  log: Logger;
+  /** Lists a changing tool source again before a tool is declared unknown (the MCP servers). */
+  refreshTools?: (tool: string) => Promise<void>;
+}
+
+/** The tool gateway as its configuration describes it. Not started. */
+export function buildGateway(parts: GatewayServiceParts): ToolGateway {
+  const { config, nats, db, tools, secrets, log } = parts;
+  return createToolGateway({
+    ...nats,
+    db,
+    tools,
+    log,
+    ...(parts.refreshTools ? { refreshTools: parts.refreshTools } : {}),
+    ...(secrets ? { secrets } : {}),
+    toolConcurrency: toolConcurrencyConfig(config.GATEWAY_TOOL_CONCURRENCY),
+    slotLeaseMs: config.GATEWAY_SLOT_LEASE_MS,
+    throttleWaitMs: config.GATEWAY_THROTTLE_WAIT_MS,
+    concurrency: config.GATEWAY_CONCURRENCY,
+    maxAttempts: config.GATEWAY_MAX_ATTEMPTS,
+    ackWaitMs: config.GATEWAY_ACK_WAIT_MS,
+    leaseMarginMs: config.GATEWAY_LEASE_MARGIN_MS,
+    relayPollMs: config.RELAY_POLL_MS,
+    timerPollMs: config.GATEWAY_TIMER_POLL_MS,
+    payloadThresholdBytes: config.DURA_PAYLOAD_THRESHOLD_BYTES,
+    streams: {
+      replicas: config.DURA_STREAM_REPLICAS,
+      duplicateWindowMs: config.DURA_DUPLICATE_WINDOW_MS,
+      storage: 'file',
+    },
+  });
+}
+
+function toolConcurrencyConfig(text: string | undefined): Record<string, number> {
+  try {
+    return parseToolConcurrency(text);
+  } catch (err) {
+    throw new ConfigError('tool-gateway', [`GATEWAY_TOOL_CONCURRENCY: ${(err as Error).message}`]);
+  }
+}
