@@ -17,7 +17,7 @@ import {
   type RunStatus,
 } from '@dura/core';
 import { createScheduleStore, type StoredSchedule } from '@dura/event-store';
-import type { Logger } from '@dura/service-kit';
+import { failpoint, type Logger } from '@dura/service-kit';
 
 export interface SchedulerDeps {
   js: JetStreamClient;
@@ -125,6 +125,7 @@ export function createScheduler(deps: SchedulerDeps) {
     if (!next) return;
     const written = await store.compareAndSet(id, next, revision);
     if (written === undefined) return; // another replica decided these ticks
+    failpoint('planner.schedule-after-decide');
     await carryOut({ record: next, revision: written });
   }
 
