@@ -105,6 +105,9 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       log: options.log.child({ service: 'planner' }),
       // Local development runs the demo's inline plans; the planner service defaults to off (DURA_INLINE_PLANS).
       authorization: { inlinePlans: true },
+      // Schedules and event triggers (docs/triggers.md), as on every planner replica.
+      schedules: {},
+      eventTriggers: {},
     });
     const gateway = createToolGateway({
       ...(await connect('dura-dev-gateway')),
