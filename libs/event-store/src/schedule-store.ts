@@ -78,6 +78,13 @@ export function createScheduleStore(deps: { js: JetStreamClient; replicas?: numb
     return { record: parsed.data, revision: entry.revision };
   }
 
+  async function ids(): Promise<string[]> {
+    const kv = await open();
+    const found: string[] = [];
+    for await (const key of await kv.keys()) found.push(key);
+    return found.sort();
+  }
+
   async function mustRead(id: string): Promise<StoredSchedule> {
     const stored = await read(id);
     if (!stored)
@@ -152,12 +159,11 @@ export function createScheduleStore(deps: { js: JetStreamClient; replicas?: numb
       }
     },
     get: async (id: string): Promise<ScheduleRecord> => (await mustRead(id)).record,
+    /** The ids of every schedule, sorted (one key listing: a short-lived consumer on the bucket). */
+    ids,
     /** Every schedule, or a tenant's. */
     async list(tenant?: string): Promise<ScheduleRecord[]> {
-      const kv = await open();
-      const ids: string[] = [];
-      for await (const key of await kv.keys()) ids.push(key);
-      const records = await Promise.all(ids.sort().map((id) => read(id)));
+      const records = await Promise.all((await ids()).map((id) => read(id)));
       return records
         .filter((s): s is StoredSchedule => s !== undefined)
         .map((s) => s.record)

@@ -16,6 +16,10 @@ export const FAILPOINTS = [
   'planner.after-cancel',
   /** A child run finished; its parent has not been told yet. */
   'planner.before-parent-report',
+  /** A schedule's tick is decided (written to its record); its run is not published yet. */
+  'planner.schedule-after-decide',
+  /** An event trigger's run request is published; the event message is not acknowledged yet. */
+  'planner.trigger-after-submit',
   'gateway.after-effect',
   'gateway.after-commit',
   'relay.after-publish',

@@ -137,6 +137,9 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       authorization: { inlinePlans: true },
       // One process: calls run in place inside the planner's drive, as in a worker (npm run worker).
       localTools: gateway.local,
+      // Schedules and event triggers (docs/triggers.md), as on every planner replica.
+      schedules: {},
+      eventTriggers: {},
     });
     const projectorNats = await connect('dura-dev-projector');
     const projector = createProjector({

@@ -1,5 +1,6 @@
-// Event triggers on real planner processes: 100 messages, some delivered again (a planner SIGKILLed with
-// messages in hand, and messages republished under their ids after the duplicate window), start 100 runs.
+// Event triggers on real planner processes: 100 messages, some delivered again (a planner SIGKILLed between
+// publishing a run request and acknowledging its message, and messages republished under their ids after the
+// duplicate window), start 100 runs.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDuraClient, type DuraClient } from '@dura/client';
 import { STREAMS } from '@dura/contracts';
@@ -23,10 +24,11 @@ const plannerEnv = () => ({
 beforeAll(async () => {
   system = await openSystem(infra().nats.url, infra().db.url);
   client = createDuraClient(system);
-  planners = await Promise.all([
-    startService('planner', plannerEnv()),
-    startService('planner', plannerEnv()),
-  ]);
+  // This planner dies (SIGKILL) right after its 3rd run request is published, before it acknowledges the
+  // message; a second planner then takes over and gets that message again.
+  planners = [
+    await startService('planner', { ...plannerEnv(), DURA_FAILPOINT: 'planner.trigger-after-submit:3' }),
+  ];
 }, 180_000);
 
 afterAll(async () => {
@@ -62,14 +64,13 @@ describe('an event trigger', () => {
     // Not the trigger's subject: starts nothing.
     for (let i = 0; i < 5; i += 1)
       await system.js.publish('dura.event.invoices.created', JSON.stringify({ i }));
-    await eventually(
-      async () => ((await runIds('trg-orders-')).length >= 20 ? true : undefined),
-      '20 runs',
-      60_000,
-    );
-    // A planner dies with messages in hand: they are redelivered to the other.
-    await planners[0]?.kill('SIGKILL');
-    planners = planners.slice(1);
+    const killed = await Promise.race([
+      planners[0]?.exited,
+      new Promise((resolve) => setTimeout(resolve, 60_000, 'the failpoint was not reached')),
+    ]);
+    expect(killed).toMatchObject({ signal: 'SIGKILL' });
+    planners = [await startService('planner', plannerEnv())];
+    await boundOnEveryPlanner('orders');
     for (let i = 50; i < 100; i += 1) await publish(i);
     // The same messages again once the duplicate window has passed: stored again, delivered again.
     let redelivered = 0;
@@ -82,7 +83,7 @@ describe('an event trigger', () => {
       30_000,
     );
 
-    await eventually(
+    const handled = await eventually(
       async () => {
         const info = await system.jsm.consumers.info(STREAMS.events, 'trigger-orders');
         return info.num_pending === 0 && info.num_ack_pending === 0 ? info : undefined;
@@ -90,6 +91,13 @@ describe('an event trigger', () => {
       'every message of the trigger handled',
       90_000,
     );
+    // Deliveries (the consumer's sequence) beyond the 130 messages stored on the subject are redeliveries.
+    const consumerRedeliveries = handled.delivered.consumer_seq - (100 + redelivered);
+    expect(consumerRedeliveries).toBeGreaterThanOrEqual(1);
+    if (process.env['DURA_TEST_VERBOSE'] === '1')
+      process.stderr.write(
+        `[event-triggers] ${handled.delivered.consumer_seq} deliveries of ${100 + redelivered} messages: ${consumerRedeliveries} redelivered by the consumer, ${redelivered} republished\n`,
+      );
     const ids = await eventually(
       async () => {
         const found = await runIds('trg-orders-');

@@ -138,6 +138,67 @@ describe('the features that use more subjects work under the same users', () => 
   });
 });
 
+describe('triggers under the shipped users', () => {
+  it('the admin creates a schedule and a trigger; the planner starts their runs; a client publishes the event', async () => {
+    const admin = connectDuraClient({ natsUrl: nats.url, apiUrl, security: securityOf('admin') });
+    try {
+      await admin.schedules.create({
+        id: 'perm_tick',
+        tenant: 'acme',
+        everyMs: 1000,
+        request: { v: 1, agent: { kind: 'scripted', steps: [] } },
+        overlap: 'allow_all',
+      });
+      const started = await eventually(
+        async () => (await admin.schedules.runs('perm_tick'))[0],
+        'a tick of the schedule started by the planner (as user planner)',
+        30_000,
+      );
+      await admin.schedules.pause('perm_tick');
+      await eventually(
+        async () =>
+          (await admin.getRun(started.runId).catch(() => null))?.status === 'completed' ? true : undefined,
+        'the scheduled run completed',
+        30_000,
+      );
+      await admin.eventTriggers.create({
+        id: 'perm_events',
+        tenant: 'acme',
+        subject: 'dura.event.perm.>',
+        request: { v: 1, agent: { kind: 'scripted', steps: [] } },
+      });
+      await processes[0]?.waitForOutput(/event trigger bound.*perm_events/, 30_000);
+      const client = jetstream(await as('client'));
+      await client.publish('dura.event.perm.hello', JSON.stringify({ hi: 1 }), { msgID: 'hello-1' });
+      await eventually(
+        async () =>
+          (await admin.getRun('trg-perm_events-hello-1').catch(() => null))?.status === 'completed'
+            ? true
+            : undefined,
+        'the event run completed',
+        30_000,
+      );
+    } finally {
+      await admin.close();
+    }
+    expect(processes[0]?.output()).not.toMatch(/NATS denied|Permissions Violation/);
+  });
+
+  it('the client may not write schedules or triggers; POST /runs as the shipped projector says what to allow', async () => {
+    const js = jetstream(await as('client'));
+    await denied(js.publish('$KV.dura_schedules.forged', '{}'));
+    await denied(js.publish('$KV.dura_triggers.forged', '{}'));
+    const response = await fetch(`${apiUrl}/runs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'idempotency-key': 'perm-http-run' },
+      body: JSON.stringify({ agent: { kind: 'scripted', steps: [] } }),
+    });
+    const body = (await response.json()) as { error: { message: string } };
+    expect(response.status).toBe(500);
+    expect(body.error.message).toMatch(/add "dura\.submit" to its publish allow list/);
+  });
+});
+
 describe('what each user may not do is denied by the server', () => {
   // Permissions are checked on the subject before any content: the forged body does not matter.
   const thought = (runId: string) =>

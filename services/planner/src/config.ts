@@ -63,21 +63,6 @@ export const PlannerConfigSchema = z.object({
     .describe(
       'Agents each tenant may start, e.g. `acme=support|research@2,*=-` (`*`: every other tenant; value `*`: every agent, `-`: none). Unset: every tenant may start every agent.',
     ),
-  PLANNER_SCHEDULES: z
-    .enum(['true', 'false'])
-    .default('true')
-    .transform((value) => value === 'true')
-    .describe(
-      '`true`: this replica starts the runs of schedules (every replica ticks; each tick starts one run). `false`: it does not.',
-    ),
-  PLANNER_SCHEDULE_POLL_MS: configFields.positiveInt
-    .default(250)
-    .describe('How often the planner looks at every schedule for due ticks.'),
-  PLANNER_EVENT_TRIGGERS: z
-    .enum(['true', 'false'])
-    .default('true')
-    .transform((value) => value === 'true')
-    .describe('`true`: this replica turns messages on event-trigger subjects (`dura.event.>`) into runs.'),
   DURA_STREAM_REPLICAS: configFields.replicas.describe(
     'Replicas (1 to 5) of every stream and bucket the services create; 3 in production.',
   ),

@@ -22,7 +22,7 @@ import {
   type JsonValue,
 } from '@dura/contracts';
 import { createTriggerStore, isJsApiError, JS_CODES } from '@dura/event-store';
-import { startConsumerLoop, type ConsumerLoop, type Logger } from '@dura/service-kit';
+import { failpoint, startConsumerLoop, type ConsumerLoop, type Logger } from '@dura/service-kit';
 
 export interface EventTriggerDeps {
   js: JetStreamClient;
@@ -119,6 +119,7 @@ export function createEventTriggers(deps: EventTriggerDeps) {
           `event on ${msg.subject} makes no valid run request for trigger ${spec.id}`,
         );
       await deps.js.publish(SUBJECTS.submit, JSON.stringify(request.data), { msgID: runId });
+      failpoint('planner.trigger-after-submit');
     };
   }
 

@@ -17,7 +17,7 @@ import {
   type RunStatus,
 } from '@dura/core';
 import { createScheduleStore, type StoredSchedule } from '@dura/event-store';
-import type { Logger } from '@dura/service-kit';
+import { failpoint, type Logger } from '@dura/service-kit';
 
 export interface SchedulerDeps {
   js: JetStreamClient;
@@ -32,6 +32,8 @@ export interface SchedulerDeps {
 
 /** A run submitted but not yet in the log counts as running this long after its tick, then as gone. */
 const UNSEEN_RUN_GRACE_MS = 60_000;
+/** How often the bucket's keys are listed for schedules created or deleted meanwhile. */
+const LIST_EVERY_MS = 1000;
 
 /**
  * Starts the runs of every schedule in `dura_schedules`. Every replica ticks; a tick's decision (which runs
@@ -125,12 +127,21 @@ export function createScheduler(deps: SchedulerDeps) {
     if (!next) return;
     const written = await store.compareAndSet(id, next, revision);
     if (written === undefined) return; // another replica decided these ticks
+    failpoint('planner.schedule-after-decide');
     await carryOut({ record: next, revision: written });
   }
 
+  // Listing keys creates a consumer on the bucket: done once a second, not on every pass; a pass reads each
+  // known schedule by key (a direct get).
+  let known: { ids: string[]; at: number } | undefined;
+  async function scheduleIds(): Promise<string[]> {
+    const now = Date.now();
+    if (!known || now - known.at >= LIST_EVERY_MS) known = { ids: await store.ids(), at: now };
+    return known.ids;
+  }
+
   async function pass(): Promise<void> {
-    const ids = (await store.list()).map((r) => r.spec.id);
-    for (const id of ids) {
+    for (const id of await scheduleIds()) {
       if (stopped) return;
       try {
         await tickOne(id);

@@ -76,8 +76,9 @@ export async function buildPlanner(parts: PlannerServiceParts): Promise<Planner>
     ackWaitMs: config.PLANNER_ACK_WAIT_MS,
     snapshotEvery: config.PLANNER_SNAPSHOT_EVERY,
     authorization,
-    ...(config.PLANNER_SCHEDULES ? { schedules: { pollMs: config.PLANNER_SCHEDULE_POLL_MS } } : {}),
-    ...(config.PLANNER_EVENT_TRIGGERS ? { eventTriggers: {} } : {}),
+    // Every replica ticks the schedules and serves the event triggers: any one of them dying loses nothing.
+    schedules: {},
+    eventTriggers: {},
     ...(config.PLANNER_TENANT_MAX_RUNS
       ? {
           tenantLimits: parseTenantLimits(config.PLANNER_TENANT_MAX_RUNS, config.PLANNER_TENANT_LIMIT_POLICY),

@@ -70,7 +70,9 @@ async function until(
   return eventually(
     async () => {
       const record = await client.schedules.get(id);
-      return done(record) && record.pending.start.length === 0 ? record : undefined;
+      if (done(record) && record.pending.start.length === 0) return record;
+      // Named in the timeout's message: where the schedule stood.
+      throw new Error(`history ${actions(record).join(',')}, pending ${JSON.stringify(record.pending)}`);
     },
     what,
     30_000,

@@ -145,7 +145,11 @@ async function publish(js: JetStreamClient, request: RunRequest, runId: string):
       (headers) => js.publish(SUBJECTS.submit, JSON.stringify(request), { msgID: runId, headers }),
     );
   } catch (err) {
-    if (err instanceof TimeoutError)
+    // Denied by the server: reported at once (a permissions violation) or only as a missing ack (a timeout).
+    if (
+      err instanceof TimeoutError ||
+      /permissions violation/i.test(`${String(err)} ${String((err as Error).cause)}`)
+    )
       throw new StreamUnavailable(
         `the request of run ${runId} was not acknowledged on ${SUBJECTS.submit}; if the projector runs as the ` +
           `least-privilege NATS user DURA_PROJECTOR, add "${SUBJECTS.submit}" to its publish allow list ` +
