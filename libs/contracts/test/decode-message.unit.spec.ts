@@ -88,7 +88,10 @@ describe('scanJson', () => {
     fc.assert(
       fc.property(
         fc.stringMatching(/^[A-Za-z0-9_-]{1,40}$/),
-        fc.dictionary(fc.string().filter((k) => k !== 'runId'), fc.jsonValue({ maxDepth: 3 })),
+        fc.dictionary(
+          fc.string().filter((k) => k !== 'runId'),
+          fc.jsonValue({ maxDepth: 3 }),
+        ),
         fc.boolean(),
         (runId, rest, first) => {
           const body = first ? { runId, ...rest } : { ...rest, runId };
@@ -146,25 +149,35 @@ describe('decodeMessage', () => {
     expect(escaped).toMatchObject({ ok: false, failure: { code: 'invalid_request', issues: [/input/] } });
   });
 
-  it('never throws, and every reason it gives can be stored and shown, whatever the bytes', () => {
-    const hostileText = fc.oneof(
-      fc.string({ unit: 'binary' }).map((s) => `{"runId":"r","input":"${s}`),
-      fc.string({ unit: 'binary' }).map((s) => `{"runId":"r","input":${JSON.stringify(s)}}`),
-      fc.integer({ min: 0, max: 3_000 }).map((n) => nested(n, 'array', '"\u0000"')),
-    );
-    fc.assert(
-      fc.property(fc.oneof(fc.uint8Array({ maxLength: 300 }), hostileText.map(encode)), (bytes) => {
-        const decoded = decodeMessage(bytes, RunRequestSchema, 'request');
-        if (decoded.ok) return;
-        expectStorable(decoded.failure.message);
-        for (const issue of decoded.failure.issues) expectStorable(issue);
-      }),
-      { seed: 17, numRuns: 300 },
-    );
-  });
+  // 300 fixed-seed cases take about 3 s here; the limit leaves room for a machine three times slower.
+  it(
+    'never throws, and every reason it gives can be stored and shown, whatever the bytes',
+    { timeout: 20_000 },
+    () => {
+      const hostileText = fc.oneof(
+        fc.string({ unit: 'binary' }).map((s) => `{"runId":"r","input":"${s}`),
+        fc.string({ unit: 'binary' }).map((s) => `{"runId":"r","input":${JSON.stringify(s)}}`),
+        fc.integer({ min: 0, max: 3_000 }).map((n) => nested(n, 'array', '"\u0000"')),
+      );
+      fc.assert(
+        fc.property(fc.oneof(fc.uint8Array({ maxLength: 300 }), hostileText.map(encode)), (bytes) => {
+          const decoded = decodeMessage(bytes, RunRequestSchema, 'request');
+          if (decoded.ok) return;
+          expectStorable(decoded.failure.message);
+          for (const issue of decoded.failure.issues) expectStorable(issue);
+        }),
+        { seed: 17, numRuns: 300 },
+      );
+    },
+  );
 
   it('accepts a message within the limits as the schema decodes it', () => {
-    const request = { v: 1, runId: 'r-ok', agent: { kind: 'scripted', steps: [] }, input: nested(60, 'object') };
+    const request = {
+      v: 1,
+      runId: 'r-ok',
+      agent: { kind: 'scripted', steps: [] },
+      input: nested(60, 'object'),
+    };
     const decoded = decodeMessage(encode(JSON.stringify(request)), RunRequestSchema, 'request');
     expect(decoded).toMatchObject({ ok: true, runId: 'r-ok', value: { runId: 'r-ok' } });
   });

@@ -9,6 +9,7 @@ import {
   MAX_CONSUMERS,
   StreamMisconfigured,
   StreamUnavailable,
+  streamConfigs,
 } from '../src/index';
 import { useNatsConnections, useTestInfra } from './infra';
 import { runEvents } from './run-events';
@@ -24,6 +25,11 @@ async function streamNames(jsm: JetStreamManager): Promise<string[]> {
   return (await jsm.streams.names().next()).sort();
 }
 
+// The streams every service ensures at start-up; DURA_EVENTS is the planner's own (event triggers).
+const CORE_STREAMS = streamConfigs(DEFAULT_STREAM_OPTIONS)
+  .map((config) => config.name)
+  .sort();
+
 // Every test starts from a server with no streams, so creation is exercised each time.
 beforeEach(async () => {
   const { jsm } = await open();
@@ -35,7 +41,7 @@ describe('ensureStreams', () => {
     const { jsm } = await open();
     await ensureStreams(jsm);
 
-    expect(await streamNames(jsm)).toEqual(Object.values(STREAMS).sort());
+    expect(await streamNames(jsm)).toEqual(CORE_STREAMS);
     const window = nanos(DEFAULT_STREAM_OPTIONS.duplicateWindowMs);
     expect(await configOf(jsm, STREAMS.requests)).toMatchObject({
       subjects: [SUBJECTS.submit, SUBJECTS.signal, SUBJECTS.fork],
@@ -73,7 +79,7 @@ describe('ensureStreams', () => {
     const info = await jsm.streams.info(STREAMS.runs);
     expect(info.created).toBe(created);
     expect(info.state.messages).toBe(1);
-    expect(await streamNames(jsm)).toEqual(Object.values(STREAMS).sort());
+    expect(await streamNames(jsm)).toEqual(CORE_STREAMS);
   });
 
   it('is safe to call concurrently from several connections (every replica does at start-up)', async () => {
@@ -85,7 +91,7 @@ describe('ensureStreams', () => {
       const results = await Promise.allSettled(connections.map((c) => ensureStreams(c.jsm)));
 
       expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled']);
-      expect(await streamNames(jsm)).toEqual(Object.values(STREAMS).sort());
+      expect(await streamNames(jsm)).toEqual(CORE_STREAMS);
     }
   });
 
@@ -96,7 +102,7 @@ describe('ensureStreams', () => {
 
     await ensureStreams(jsm, { ...DEFAULT_STREAM_OPTIONS, duplicateWindowMs: 30_000 });
 
-    for (const name of Object.values(STREAMS)) {
+    for (const name of CORE_STREAMS) {
       expect((await configOf(jsm, name)).duplicate_window, name).toBe(nanos(30_000));
     }
     expect((await jsm.streams.info(STREAMS.runs)).state.messages).toBe(1);
