@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg, platform, release, totalmem } from 'node:os';
 import { STREAMS } from '@dura/contracts';
-import { DEFAULT_STREAM_OPTIONS, ensureStreams } from '@dura/event-store';
+import { DEFAULT_STREAM_OPTIONS, ensureStreams, streamConfigs } from '@dura/event-store';
 import { repoRoot } from '@dura/testing';
 import { openDeployment } from './deployment';
 import { childPids } from './proc-stats';
@@ -65,7 +65,10 @@ export async function probeEnvironment(): Promise<Environment> {
   await using deployment = await openDeployment('probe');
   await ensureStreams(deployment.jsm, DEFAULT_STREAM_OPTIONS);
   const loadAverageAtStart = loadavg().map((x) => Math.round(x * 100) / 100) as [number, number, number];
-  const streams = await Promise.all(Object.values(STREAMS).map((name) => deployment.jsm.streams.info(name)));
+  // The streams every service ensures (DURA_EVENTS is the planner's, for event triggers; the bench has none).
+  const streams = await Promise.all(
+    streamConfigs(DEFAULT_STREAM_OPTIONS).map(({ name }) => deployment.jsm.streams.info(name)),
+  );
   const jetstreamStreams = Object.fromEntries(
     streams.map((info) => [
       info.config.name,
