@@ -17,8 +17,17 @@ import { buildGateway, loadGatewayConfig, migrateGateway } from '@dura/tool-gate
 import { loadServiceTools } from '@dura/tools';
 import { attachMcpServers, parseMcpServers } from '@dura/mcp';
 
+/**
+ * A worker's drive holds a run's slot while the run's calls run in place, so it takes more runs at once than
+ * a planner does (16) unless PLANNER_CONCURRENCY says otherwise.
+ */
+export const WORKER_DEFAULT_CONCURRENCY = 64;
+
 runMain('worker', async () => {
-  const plannerConfig = loadPlannerConfig();
+  const loaded = loadPlannerConfig();
+  const plannerConfig = process.env['PLANNER_CONCURRENCY']
+    ? loaded
+    : { ...loaded, PLANNER_CONCURRENCY: WORKER_DEFAULT_CONCURRENCY };
   const gatewayConfig = loadGatewayConfig();
   const natsSecurity = loadNatsSecurity('worker', plannerConfig);
   // Tools and the secrets key before any connection: a bad key stops the process at once, with exit code 2.
