@@ -164,11 +164,10 @@ export async function runUnlessCancelled(
   task: ToolTask,
   attempt: number,
   storeBytes?: ToolContext['storeBytes'],
-  watched?: WatchedCall,
 ): Promise<ToolOutcome> {
-  const call = watched?.call ?? cancellations.register(task.runId);
+  const call = cancellations.register(task.runId);
   try {
-    const cancellation = await (watched?.checked ?? cancellations.check(task.runId));
+    const cancellation = await cancellations.check(task.runId);
     const reason =
       cancellation?.reason ?? (call.signal.aborted ? (call.signal.reason as RunCancelled).reason : undefined);
     if (reason !== undefined) {
@@ -181,23 +180,6 @@ export async function runUnlessCancelled(
     }
     return await runTool(tool, task, attempt, call.signal, storeBytes);
   } finally {
-    // A call registered by the caller (`watch`) is the caller's to release.
-    if (!watched) call.release();
+    call.release();
   }
-}
-
-/** A call registered, and its run's bucket entry being read, before its claim: see `watchCall`. */
-export interface WatchedCall {
-  call: TrackedCall;
-  checked: Promise<Cancellation | undefined>;
-}
-
-/**
- * Registers a call and starts reading its run's cancellation while the caller claims it, so the read is off
- * the call's path. Registered before the read, as in `runUnlessCancelled`: a cancellation is either seen by
- * the read or aborts the call. The caller releases `call` once the call has ended.
- */
-export function watchCall(cancellations: Cancellations, runId: string): WatchedCall {
-  const call = cancellations.register(runId);
-  return { call, checked: cancellations.check(runId) };
 }

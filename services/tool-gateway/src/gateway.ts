@@ -39,7 +39,7 @@ import {
 import { trace } from '@opentelemetry/api';
 import { and, eq, inArray } from 'drizzle-orm';
 import { createEffectLedger, type EffectLedger, type Finished } from './effect-ledger';
-import { createCancellations, runUnlessCancelled, watchCall, type WatchedCall } from './cancellations';
+import { createCancellations, runUnlessCancelled } from './cancellations';
 import { completedEvent, failedEvent } from './observations';
 import { createRelay, type Relay } from './relay';
 import { createTimers } from './timers';
@@ -204,10 +204,9 @@ export function createToolGateway(deps: GatewayDeps) {
     tool: ToolDefinition,
     attempt: number,
     local?: LocalCall,
-    watched?: WatchedCall,
   ): Promise<void> {
     trace.getActiveSpan()?.setAttribute(DURA_ATTRS.attempt, attempt);
-    const outcome = await runOpened(task, tool, attempt, watched);
+    const outcome = await runOpened(task, tool, attempt);
     if (outcome.ok || outcome.error.cancelled !== 'before_start')
       toolDuration.record(outcome.durationMs / 1000, {
         tool: task.tool,
@@ -257,25 +256,15 @@ export function createToolGateway(deps: GatewayDeps) {
    * Runs the tool with its secret arguments opened, and seals the secret fields of its result before it is
    * recorded; a secret that cannot be opened or sealed is a terminal failure of the call.
    */
-  async function runOpened(
-    task: ToolTask,
-    tool: ToolDefinition,
-    attempt: number,
-    watched?: WatchedCall,
-  ): Promise<ToolOutcome> {
+  async function runOpened(task: ToolTask, tool: ToolDefinition, attempt: number): Promise<ToolOutcome> {
     let plain: ToolTask;
     try {
       plain = secretCalls.opened(task);
     } catch (err) {
       return { ok: false, error: secretFailure(err), durationMs: 0 };
     }
-    const outcome = await runUnlessCancelled(
-      cancellations,
-      tool,
-      plain,
-      attempt,
-      (bytes) => payloads.put(bytes),
-      watched,
+    const outcome = await runUnlessCancelled(cancellations, tool, plain, attempt, (bytes) =>
+      payloads.put(bytes),
     );
     if (!outcome.ok) return outcome;
     try {
@@ -424,37 +413,29 @@ export function createToolGateway(deps: GatewayDeps) {
   }
 
   async function claimAndRun(task: ToolTask, tool: ToolDefinition, local?: LocalCall): Promise<void> {
-    // The run's cancellation is read while the call is claimed, off the call's path (see `watchCall`).
-    const watched = watchCall(cancellations, task.runId);
-    try {
-      // A tool with a status check is settled by asking it after a crash, never by running it again: its claim
-      // must survive a database crash too. Only an idempotent tool without one may lose its claim.
-      const durable = tool.safety !== 'idempotent' || tool.status !== undefined;
-      const claim = await ledger.claim(task, leaseFor(tool), { durable });
-      trace.getActiveSpan()?.setAttribute(DURA_ATTRS.deduped, claim.kind === 'finished');
-      switch (claim.kind) {
-        case 'claimed':
-          await execute(task, tool, claim.attempt, local, watched);
-          return;
-        case 'finished':
-          deduplicated.add(1, { tool: task.tool });
-          trace.getActiveSpan()?.setAttribute(DURA_ATTRS.attempt, claim.row.attempts);
-          // A repeat: the recorded outcome stands; make sure its observation reaches the log.
-          await ledger.enqueue(await recordedObservation(task, claim.row, clock()), true);
-          relay.wake();
-          return;
-        case 'orphaned':
-          await reconcile(task, tool, claim.row, local);
-          return;
-        case 'busy':
-          throw new DuraError(
-            'effect_in_progress',
-            `${task.idempotencyKey} is being executed by another worker`,
-            { retryable: true },
-          );
-      }
-    } finally {
-      watched.call.release();
+    // A tool with a status check is settled by asking it after a crash, never by running it again: its claim
+    // must survive a database crash too. Only an idempotent tool without one may lose its claim.
+    const durable = tool.safety !== 'idempotent' || tool.status !== undefined;
+    const claim = await ledger.claim(task, leaseFor(tool), { durable });
+    trace.getActiveSpan()?.setAttribute(DURA_ATTRS.deduped, claim.kind === 'finished');
+    switch (claim.kind) {
+      case 'claimed':
+        return execute(task, tool, claim.attempt, local);
+      case 'finished':
+        deduplicated.add(1, { tool: task.tool });
+        trace.getActiveSpan()?.setAttribute(DURA_ATTRS.attempt, claim.row.attempts);
+        // A repeat: the recorded outcome stands; make sure its observation reaches the log.
+        await ledger.enqueue(await recordedObservation(task, claim.row, clock()), true);
+        relay.wake();
+        return;
+      case 'orphaned':
+        return reconcile(task, tool, claim.row, local);
+      case 'busy':
+        throw new DuraError(
+          'effect_in_progress',
+          `${task.idempotencyKey} is being executed by another worker`,
+          { retryable: true },
+        );
     }
   }
 
