@@ -15,10 +15,27 @@ export const ScriptedStepSchema = z.object({
 });
 export type ScriptedStep = z.infer<typeof ScriptedStepSchema>;
 
+/**
+ * A step of an inline plan: one call. `{ "parallel": [...] }` groups belong to scripted agents in an agents
+ * file; sent inline they get a message that says so, instead of "expected string" for `tool`.
+ */
+const InlineStepSchema = z.preprocess((value, ctx) => {
+  if (value !== null && typeof value === 'object' && !Array.isArray(value) && 'parallel' in value) {
+    ctx.addIssue({
+      code: 'custom',
+      input: value,
+      message:
+        'a "parallel" group is not an inline plan step: send one call per step ({"tool", "args"}), or define a scripted agent with parallel groups in an agents file (docs/agents.md)',
+    });
+    return z.NEVER;
+  }
+  return value;
+}, ScriptedStepSchema);
+
 /** The deterministic model: its whole plan arrives with the request, so demos and tests never call a real LLM. */
 export const ScriptedAgentSchema = z.object({
   kind: z.literal('scripted'),
-  steps: z.array(ScriptedStepSchema).max(10_000),
+  steps: z.array(InlineStepSchema).max(10_000),
   output: JsonValueSchema.optional(),
 });
 export type ScriptedAgent = z.infer<typeof ScriptedAgentSchema>;

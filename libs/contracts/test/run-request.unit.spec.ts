@@ -51,6 +51,21 @@ describe('RunRequestSchema', () => {
     expect(issuesOf({ ...valid, runId })[0]).toMatch(/^runId: /);
   });
 
+  it('refuses a parallel group in an inline plan with a message that says where parallel groups belong', () => {
+    const steps = [
+      { tool: 'echo', args: {} },
+      {
+        parallel: [
+          { tool: 'echo', args: { n: 1 } },
+          { tool: 'echo', args: { n: 2 } },
+        ],
+      },
+    ];
+    expect(issuesOf({ ...valid, agent: { kind: 'scripted', steps } })).toEqual([
+      'agent.steps.1: a "parallel" group is not an inline plan step: send one call per step ({"tool", "args"}), or define a scripted agent with parallel groups in an agents file (docs/agents.md)',
+    ]);
+  });
+
   it('refuses an unknown agent kind', () => {
     expect(issuesOf({ ...valid, agent: { kind: 'llm', model: 'gpt-x' } })).toEqual([
       "agent.kind: Invalid discriminator value. Expected 'scripted' | 'agent'",
