@@ -60,6 +60,10 @@ export function zodShape(schema: AnySchema): Shape {
       return { kind: 'unsupported', why: 'an optional value outside an object field' };
     case 'nullable':
       return { kind: 'nullable', inner: zodShape(def.innerType) };
+    case 'pipe':
+      // A preprocess (a check or a clearer message before the schema) leaves the wire shape to its output.
+      if ((def.in as z.core.$ZodTypes)._zod.def.type === 'transform') return zodShape(def.out);
+      return { kind: 'unsupported', why: 'a pipe that is not a preprocess' };
     default:
       return { kind: 'unsupported', why: `zod type "${def.type}" has no proto mapping` };
   }
