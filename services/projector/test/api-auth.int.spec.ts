@@ -342,7 +342,9 @@ describe('OIDC JWTs', () => {
     for (const path of ['/runs', '/runs/run-globex', '/projection-errors']) {
       const answer = await call(path, { token: await jwt({ dura_tenant: '*' }) });
       expect([path, answer.status, answer.body.error?.code]).toEqual([path, 401, 'invalid_token']);
-      expect(answer.body.error?.message).toMatch(/a JWT never grants every tenant.*PROJECTOR_API_TOKENS_FILE/);
+      expect(answer.body.error?.message).toMatch(
+        /a JWT never grants every tenant.*PROJECTOR_API_TOKENS_FILE/,
+      );
       expect(JSON.stringify(answer.body)).not.toContain('run-globex"');
     }
   });

@@ -6,24 +6,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ForkRequestSchema, liveSubject, STREAMS, SUBJECTS } from '@dura/contracts';
-import { startHttpServer, type HttpServerHandle } from '@dura/service-kit';
+import type { HttpServerHandle } from '@dura/service-kit';
 import { useTestInfra } from '@dura/testing';
-import {
-  createAuthenticator,
-  createProjector,
-  parseTokenFile,
-  projectorRoutes,
-  type Projector,
-} from '../src/index';
+import { createAuthenticator, parseTokenFile, type Projector } from '../src/index';
 import {
   RunScript,
-  STREAM_OPTIONS,
   appendInterleaved,
   caughtUp,
-  connect,
-  prepare,
-  testLogger,
   type Connections,
+  startProjectorApi,
+  type ProjectorApi,
 } from './support';
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
@@ -54,36 +46,24 @@ let projector: Projector | undefined;
 let api: HttpServerHandle | undefined;
 let dir: string;
 
+let sys: ProjectorApi | undefined;
+
 beforeAll(async () => {
-  setup = await prepare(infra().nats.url, infra().db.url);
-  conn = await connect(infra().nats.url, infra().db.url, 'projector');
-  projector = createProjector({ ...conn, log: testLogger('projector'), streams: STREAM_OPTIONS });
-  await projector.start();
   dir = await mkdtemp(join(tmpdir(), 'dura-console-dist-'));
   await mkdir(join(dir, 'assets'));
   await writeFile(join(dir, 'index.html'), '<!doctype html><div id="root"></div>');
   await writeFile(join(dir, 'assets', 'app.js'), 'console.log(1)');
-  api = await startHttpServer({
-    port: 0,
-    host: '127.0.0.1',
-    log: testLogger('http'),
-    routes: projectorRoutes({
-      ...conn,
-      position: projector.position,
-      auth: createAuthenticator({ tokens: parseTokenFile(tokenFile, 'tokens.json') }),
-      console: { dir, tracesUrl: TRACES },
-      keepaliveMs: 200,
-    }),
+  sys = await startProjectorApi(infra(), {
+    auth: createAuthenticator({ tokens: parseTokenFile(tokenFile, 'tokens.json') }),
+    console: { dir, tracesUrl: TRACES },
+    keepaliveMs: 200,
   });
+  ({ setup, conn, projector, http: api } = sys);
   await appendInterleaved(setup.store, scripts);
   await caughtUp(setup, projector.position);
 });
-
 afterAll(async () => {
-  await api?.close();
-  await projector?.stop();
-  await conn?.close();
-  await setup?.close();
+  await sys?.close();
   await rm(dir, { recursive: true, force: true });
 });
 

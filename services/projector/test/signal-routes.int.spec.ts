@@ -1,44 +1,33 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ApiErrorSchema, STREAMS, SUBJECTS } from '@dura/contracts';
-import { startHttpServer, type HttpServerHandle } from '@dura/service-kit';
+import type { HttpServerHandle } from '@dura/service-kit';
 import { useTestInfra } from '@dura/testing';
-import { createProjector, projectorRoutes, type Projector } from '../src/index';
+import type { Projector } from '../src/index';
 import {
   RunScript,
-  STREAM_OPTIONS,
   appendInterleaved,
   caughtUp,
-  connect,
-  prepare,
-  testLogger,
   type Connections,
+  startProjectorApi,
+  type ProjectorApi,
 } from './support';
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
 
 const infra = useTestInfra();
 let setup: Connections;
-let conn: Connections;
 let projector: Projector | undefined;
 let http: HttpServerHandle | undefined;
 
-beforeAll(async () => {
-  setup = await prepare(infra().nats.url, infra().db.url);
-  conn = await connect(infra().nats.url, infra().db.url, 'projector');
-  projector = createProjector({ ...conn, log: testLogger('projector'), streams: STREAM_OPTIONS });
-  http = await startHttpServer({
-    port: 0,
-    host: '127.0.0.1',
-    routes: projectorRoutes({ ...conn, position: projector.position, log: testLogger('http') }),
-    log: testLogger('http'),
-  });
-});
+let sys: ProjectorApi | undefined;
 
+beforeAll(async () => {
+  // The projector is not started: these routes answer from the log when the run is not projected yet.
+  sys = await startProjectorApi(infra(), {}, { startProjector: false });
+  ({ setup, projector, http } = sys);
+});
 afterAll(async () => {
-  await http?.close();
-  await projector?.stop();
-  await conn?.close();
-  await setup?.close();
+  await sys?.close();
 });
 
 async function post(path: string, body: unknown): Promise<{ status: number; body: unknown }> {

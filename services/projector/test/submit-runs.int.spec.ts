@@ -3,25 +3,17 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { RunRequestSchema, STREAMS, SUBJECTS, type RunRequest } from '@dura/contracts';
-import { startHttpServer, type HttpServerHandle } from '@dura/service-kit';
+import type { HttpServerHandle } from '@dura/service-kit';
 import { useTestInfra } from '@dura/testing';
-import {
-  createAuthenticator,
-  createProjector,
-  parseTokenFile,
-  projectorRoutes,
-  type Projector,
-} from '../src/index';
+import { createAuthenticator, parseTokenFile, type Projector } from '../src/index';
 import { apiSubmissions } from '../src/db/schema';
 import {
   RunScript,
-  STREAM_OPTIONS,
   appendInterleaved,
   caughtUp,
-  connect,
-  prepare,
-  testLogger,
   type Connections,
+  startProjectorApi,
+  type ProjectorApi,
 } from './support';
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
@@ -45,30 +37,21 @@ let conn: Connections;
 let projector: Projector | undefined;
 let server: HttpServerHandle | undefined;
 
+let sys: ProjectorApi | undefined;
+
 beforeAll(async () => {
-  setup = await prepare(infra().nats.url, infra().db.url);
-  conn = await connect(infra().nats.url, infra().db.url, 'projector');
-  projector = createProjector({ ...conn, log: testLogger('projector'), streams: STREAM_OPTIONS });
-  await projector.start();
-  const auth = createAuthenticator({ tokens: parseTokenFile(tokenFile, 'tokens.json') });
-  server = await startHttpServer({
-    port: 0,
-    host: '127.0.0.1',
-    routes: projectorRoutes({ ...conn, position: projector.position, log: testLogger('http'), auth }),
-    log: testLogger('http'),
+  sys = await startProjectorApi(infra(), {
+    auth: createAuthenticator({ tokens: parseTokenFile(tokenFile, 'tokens.json') }),
   });
+  ({ setup, conn, projector, http: server } = sys);
   // A run of tenant globex submitted over NATS, known to the projection.
   await appendInterleaved(setup.store, [
     new RunScript('nats-globex').request([], { tenant: 'globex' }).start(),
   ]);
   await caughtUp(setup, projector.position);
 });
-
 afterAll(async () => {
-  await server?.close();
-  await projector?.stop();
-  await conn?.close();
-  await setup?.close();
+  await sys?.close();
 });
 
 interface Answer {

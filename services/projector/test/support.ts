@@ -21,13 +21,25 @@ import {
   type EventStore,
   type StreamOptions,
 } from '@dura/event-store';
-import { connectNats, createLogger, type Logger, type NatsHandles } from '@dura/service-kit';
+import {
+  connectNats,
+  createLogger,
+  startHttpServer,
+  type HttpServerHandle,
+  type Logger,
+  type NatsHandles,
+} from '@dura/service-kit';
+import type { TestInfra } from '@dura/testing';
 import {
   checkpoints,
+  createProjector,
   migrateProjector,
+  projectorRoutes,
   projectionErrors,
   runEvents,
   runs,
+  type Projector,
+  type ReadApiDeps,
   type RunColumns,
   type StreamMessage,
 } from '../src/index';
@@ -256,5 +268,49 @@ export function rowColumns(row: typeof runs.$inferSelect): RunColumns {
     tools: row.tools,
     createdAt: new Date(row.createdAt).toISOString(),
     updatedAt: new Date(row.updatedAt).toISOString(),
+  };
+}
+
+/** A projector and its HTTP API on a free port, over the file's NATS and database (see `startProjectorApi`). */
+export interface ProjectorApi {
+  /** Plain connections for the test's own appends and reads. */
+  setup: Connections;
+  /** The projector's connections. */
+  conn: Connections;
+  projector: Projector;
+  http: HttpServerHandle;
+  close(): Promise<void>;
+}
+
+/**
+ * Prepares the streams and tables, starts a projector (unless `startProjector: false`) and serves
+ * `projectorRoutes` with `routes` on top (auth, console, ...): the setup of every API test file.
+ */
+export async function startProjectorApi(
+  infra: TestInfra,
+  routes: Partial<Omit<ReadApiDeps, 'db' | 'position'>> = {},
+  options: { startProjector?: boolean } = {},
+): Promise<ProjectorApi> {
+  const setup = await prepare(infra.nats.url, infra.db.url);
+  const conn = await connect(infra.nats.url, infra.db.url, 'projector');
+  const projector = createProjector({ ...conn, log: testLogger('projector'), streams: STREAM_OPTIONS });
+  if (options.startProjector ?? true) await projector.start();
+  const http = await startHttpServer({
+    port: 0,
+    host: '127.0.0.1',
+    routes: projectorRoutes({ ...conn, position: projector.position, log: testLogger('http'), ...routes }),
+    log: testLogger('http'),
+  });
+  return {
+    setup,
+    conn,
+    projector,
+    http,
+    async close() {
+      await http.close();
+      await projector.stop();
+      await conn.close();
+      await setup.close();
+    },
   };
 }

@@ -18,6 +18,8 @@ import {
 } from '@dura/telemetry';
 import { outbox } from './db/schema';
 
+const UTF8 = new TextEncoder();
+
 /** The channel the outbox trigger (migration 0001) NOTIFYs on commit of every insert. */
 export const OUTBOX_CHANNEL = 'dura_outbox';
 const LISTEN_RETRY_MS = 1_000;
@@ -161,7 +163,8 @@ export function createRelay(options: RelayOptions) {
           { destination: row.subject, destinationTemplate: 'dura.run.{runId}', messageId: row.msgId },
           async (headers) => {
             headers.set(EVENT_TYPE_HEADER, event.type);
-            const data = JSON.stringify(event);
+            // Encoded once: the bytes published are the bytes a guarded caller folds (`followed`).
+            const data = UTF8.encode(JSON.stringify(event));
             const options = { msgID: row.msgId, headers, timeout: PUBLISH_TIMEOUT_MS };
             if (after === undefined) return js.publish(row.subject, data, options);
             // Guarded by the event it follows: when the log took it there, the caller knows the run's tail.
@@ -172,7 +175,7 @@ export function createRelay(options: RelayOptions) {
                 headers: copyHeaders(headers),
                 expect: { lastSubjectSequence: after },
               });
-              if (!guarded.duplicate) followed = new TextEncoder().encode(data);
+              if (!guarded.duplicate) followed = data;
               return guarded;
             } catch (err) {
               if (!isJsApiError(err, JS_CODES.wrongLastSequence)) throw err;
