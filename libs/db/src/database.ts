@@ -40,13 +40,15 @@ export async function openDatabase(options: {
     : openPglite(options.pgliteDir);
 }
 
-async function openPostgres(url: string, max: number): Promise<DbHandle> {
-  const client = postgres(url, {
+async function openPostgres(given: string, max: number): Promise<DbHandle> {
+  const { url, prepare } = preparedStatementsOf(given);
+  const raw = postgres(url, {
     max,
     onnotice: () => undefined,
     connect_timeout: 10,
     backoff: reconnectBackoff,
   });
+  const client = prepare ? preparing(raw) : raw;
   try {
     await client`select 1`;
   } catch (err) {
@@ -70,7 +72,52 @@ async function openPostgres(url: string, max: number): Promise<DbHandle> {
       }
     },
     listen: (channel, onNotify, onListening) => listenPostgres(url, channel, onNotify, onListening),
-    close: () => client.end({ timeout: 5 }),
+    close: () => raw.end({ timeout: 5 }),
+  });
+}
+
+/**
+ * `prepare=false` in the URL's query (for a pooler in transaction mode that cannot keep prepared statements)
+ * turns them off; it is Dura's setting, so it is taken out of the URL the driver sees.
+ */
+export function preparedStatementsOf(url: string): { url: string; prepare: boolean } {
+  const match = /([?&])prepare=(true|false)(&|$)/.exec(url);
+  if (!match) return { url, prepare: true };
+  const rest =
+    url.slice(0, match.index) + (match[3] ? match[1] : '') + url.slice(match.index + match[0].length);
+  return { url: rest, prepare: match[2] === 'true' };
+}
+
+/**
+ * The client with every query run as a prepared statement, inside transactions too. Drizzle runs its queries
+ * unprepared, and for a query with parameters postgres.js then asks the server to describe it before it
+ * binds the values: two round trips per statement. Prepared, a statement is described once per connection
+ * and costs one round trip from then on (postgres.js re-prepares one a schema change invalidated).
+ */
+function preparing(client: postgres.Sql): postgres.Sql {
+  return new Proxy(client, {
+    get(target, prop, receiver) {
+      if (prop === 'unsafe')
+        return (query: string, params?: unknown[], options?: postgres.UnsafeQueryOptions) =>
+          target.unsafe(query, params as never, { ...options, prepare: true });
+      if (prop === 'begin')
+        return (...args: unknown[]) => {
+          const fn = args.at(-1) as (tx: postgres.TransactionSql) => unknown;
+          const wrapped = (tx: postgres.TransactionSql) => fn(preparing(tx as never) as never);
+          return (target.begin as (...a: unknown[]) => unknown)(...args.slice(0, -1), wrapped);
+        };
+      if (prop === 'savepoint')
+        return (...args: unknown[]) => {
+          const fn = args.at(-1) as (tx: postgres.TransactionSql) => unknown;
+          const wrapped = (tx: postgres.TransactionSql) => fn(preparing(tx as never) as never);
+          return ((target as unknown as postgres.TransactionSql).savepoint as (...a: unknown[]) => unknown)(
+            ...args.slice(0, -1),
+            wrapped,
+          );
+        };
+      const value = Reflect.get(target, prop, receiver) as unknown;
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
   });
 }
 

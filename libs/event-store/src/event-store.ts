@@ -4,6 +4,7 @@ import {
   type JetStreamClient,
   type JetStreamManager,
   type JsMsg,
+  type PubAck,
 } from '@nats-io/jetstream';
 import { headers as natsHeaders, nanos } from '@nats-io/nats-core';
 import {
@@ -16,7 +17,7 @@ import {
   type RunEvent,
 } from '@dura/contracts';
 import { CorruptEvent, EventOverLimits } from './errors';
-import { mapAppendError } from './jetstream-errors';
+import { isJsApiError, JS_CODES, mapAppendError } from './jetstream-errors';
 
 export interface AppendOptions {
   /**
@@ -24,6 +25,14 @@ export interface AppendOptions {
    * `'any'` appends without the check: only for facts that cannot conflict, such as tool observations.
    */
   expectedSeq: number | 'any';
+  /**
+   * Sends every event at once instead of waiting for each ack before the next: the first is guarded by
+   * `expectedSeq`, each later one by the stream's last message being the one before it
+   * (`Nats-Expected-Last-Msg-Id`), so each still lands right behind its predecessor in the run's log. One
+   * round trip instead of one per event while nothing else is appended to the stream in between; when
+   * something was, the rest go out one by one, guarded by the run's last sequence as usual.
+   */
+  pipelined?: boolean;
 }
 
 export interface AppendResult {
@@ -59,6 +68,13 @@ export interface ReadReport {
 }
 
 export const EVENT_TYPE_HEADER = 'Dura-Event-Type';
+const EXPECTED_LAST_MSG_ID_HEADER = 'Nats-Expected-Last-Msg-Id';
+
+/** What a publish to a run's log expects: the run's last sequence, or the stream's last message id. */
+interface PublishGuard {
+  seq?: number;
+  afterMsgId?: string;
+}
 const READ_BATCH = 1000;
 /** Direct gets a tail read makes before a consumer is the cheaper way to read the rest. */
 export const DIRECT_READ_LIMIT = 8;
@@ -74,34 +90,87 @@ export function createEventStore(deps: {
   const { js, jsm } = deps;
   const timeout = deps.ackTimeoutMs ?? 5000;
 
+  function publishEvent(runId: string, event: NewEvent, data: Uint8Array, guard: PublishGuard) {
+    const headers = natsHeaders();
+    headers.set(EVENT_TYPE_HEADER, event.type);
+    if (event.meta.trace) headers.set('traceparent', event.meta.trace);
+    if (guard.afterMsgId !== undefined) headers.set(EXPECTED_LAST_MSG_ID_HEADER, guard.afterMsgId);
+    return js.publish(runSubject(runId), data, {
+      msgID: event.meta.id,
+      headers,
+      timeout,
+      ...(guard.seq === undefined ? {} : { expect: { lastSubjectSequence: guard.seq } }),
+    });
+  }
+
   async function append(
     runId: string,
     events: readonly NewEvent[],
     options: AppendOptions,
   ): Promise<AppendResult> {
-    const seqs: number[] = [];
-    let expected = options.expectedSeq;
-    let duplicate = false;
-    for (const event of events) {
-      const headers = natsHeaders();
-      headers.set(EVENT_TYPE_HEADER, event.type);
-      if (event.meta.trace) headers.set('traceparent', event.meta.trace);
-      const data = encodeWithinLimits(runId, event);
+    const encoded = events.map((event) => encodeWithinLimits(runId, event));
+    const result: AppendResult = { seqs: [], lastSeq: 0, duplicate: false };
+    const start = options.expectedSeq;
+    const from =
+      options.pipelined && start !== 'any' && events.length > 1
+        ? await appendPipelined(runId, events, encoded, start, result)
+        : 0;
+    let expected = result.seqs.length > 0 ? (result.seqs.at(-1) as number) : start;
+    for (let i = from; i < events.length; i += 1) {
+      const data = encoded[i] as Uint8Array;
       try {
-        const ack = await js.publish(runSubject(runId), data, {
-          msgID: event.meta.id,
-          headers,
-          timeout,
-          ...(expected === 'any' ? {} : { expect: { lastSubjectSequence: expected } }),
+        const ack = await publishEvent(runId, events[i] as NewEvent, data, {
+          ...(expected === 'any' ? {} : { seq: expected }),
         });
-        duplicate ||= ack.duplicate;
-        seqs.push(ack.seq);
+        result.duplicate ||= ack.duplicate;
+        result.seqs.push(ack.seq);
         if (expected !== 'any') expected = ack.seq;
       } catch (err) {
         throw mapAppendError(err, runId, expected === 'any' ? undefined : expected, data.length);
       }
     }
-    return { seqs, lastSeq: seqs.at(-1) ?? 0, duplicate };
+    result.lastSeq = result.seqs.at(-1) ?? 0;
+    return result;
+  }
+
+  /**
+   * Sends all events at once (see `AppendOptions.pipelined`) and records the acks of the leading ones that
+   * landed; returns how many did, so the caller sends the rest one by one. The first event's failure is the
+   * append's; a later one refused because another message reached the stream first is not a failure.
+   */
+  async function appendPipelined(
+    runId: string,
+    events: readonly NewEvent[],
+    encoded: readonly Uint8Array[],
+    expectedSeq: number,
+    result: AppendResult,
+  ): Promise<number> {
+    const acks = await Promise.allSettled(
+      events.map((event, i) =>
+        publishEvent(
+          runId,
+          event,
+          encoded[i] as Uint8Array,
+          i === 0 ? { seq: expectedSeq } : { afterMsgId: (events[i - 1] as NewEvent).meta.id },
+        ),
+      ),
+    );
+    const first = acks[0] as PromiseSettledResult<PubAck>;
+    if (first.status === 'rejected')
+      throw mapAppendError(first.reason, runId, expectedSeq, (encoded[0] as Uint8Array).length);
+    let landed = 0;
+    for (const ack of acks) {
+      // A duplicate was stored by an earlier attempt, maybe not right behind this one's predecessor.
+      if (ack.status === 'rejected' || result.duplicate) break;
+      result.duplicate ||= ack.value.duplicate;
+      result.seqs.push(ack.value.seq);
+      landed += 1;
+    }
+    for (const ack of acks.slice(landed)) {
+      if (ack.status === 'rejected' && !isJsApiError(ack.reason, JS_CODES.wrongLastMsgId))
+        throw mapAppendError(ack.reason, runId, result.seqs.at(-1), undefined);
+    }
+    return result.duplicate ? events.length : landed;
   }
 
   async function read(runId: string, options: { fromSeq?: number } = {}): Promise<RunEvent[]> {

@@ -6,6 +6,8 @@ import { ConcurrencyConflict, EventTooLarge, StreamUnavailable } from './errors'
 /** JetStream API error codes Dura acts on. */
 export const JS_CODES = {
   wrongLastSequence: JetStreamApiCodes.StreamWrongLastSequence,
+  /** `Nats-Expected-Last-Msg-Id` did not match the stream's last message. */
+  wrongLastMsgId: 10070,
   streamNotFound: JetStreamApiCodes.StreamNotFound,
   consumerNotFound: JetStreamApiCodes.ConsumerNotFound,
 } as const;

@@ -50,6 +50,9 @@ export async function openNatsConnection(options: OpenNatsOptions): Promise<Nats
   const secured = await natsConnectionOptions(security);
   try {
     return await connect({
+      // nats.js captures a stack per request by default (two Error objects per publish): a cost on every
+      // append for a trace that our own errors carry anyway (run, sequence, subject).
+      noAsyncTraces: true,
       ...options.connect,
       ...secured,
       servers: natsServers(options.url),

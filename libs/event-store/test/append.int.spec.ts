@@ -161,3 +161,97 @@ describe('an event over the run log limits', () => {
     expect(await store.read('over-limits')).toEqual([]);
   });
 });
+
+describe('a pipelined append (a model turn: its thought and what it implies, sent at once)', () => {
+  it('lands every event in order, each right behind the one before it', async () => {
+    const run = runEvents('pipelined');
+    const first = await store.append('pipelined', [run.requested(), run.started()], { expectedSeq: 0 });
+    const turn = [run.thought(1), run.completed()];
+
+    const result = await store.append('pipelined', turn, { expectedSeq: first.lastSeq, pipelined: true });
+
+    expect(result.duplicate).toBe(false);
+    expect(result.seqs).toEqual([first.lastSeq + 1, first.lastSeq + 2]);
+    const events = await store.read('pipelined');
+    expect(events.map((e) => [e.type, e.seq])).toEqual([
+      ['run_requested', first.seqs[0]],
+      ['run_started', first.seqs[1]],
+      ['thought', result.seqs[0]],
+      ['run_completed', result.seqs[1]],
+    ]);
+  });
+
+  it('sends the rest one by one when another run’s event reaches the stream in between', async () => {
+    const mine = await open();
+    const other = runEvents('pipelined-other');
+    // Another run's append issued right after the turn's first publish on the same connection, so the
+    // server stores it between the two: the second event's `Nats-Expected-Last-Msg-Id` check fails.
+    let interleaved = false;
+    const js = new Proxy(mine.js, {
+      get(target, prop, receiver) {
+        if (prop !== 'publish') return Reflect.get(target, prop, receiver) as unknown;
+        return (subject: string, data: Uint8Array, opts: object) => {
+          const ack = target.publish(subject, data, opts);
+          if (!interleaved) {
+            interleaved = true;
+            void target.publish('dura.run.pipelined-other', JSON.stringify(other.requested()), {
+              msgID: 'pipelined-other:1',
+            });
+          }
+          return ack;
+        };
+      },
+    });
+    const interleavedStore = createEventStore({ js, jsm: mine.jsm });
+    const run = runEvents('pipelined-busy');
+    const first = await store.append('pipelined-busy', [run.requested()], { expectedSeq: 0 });
+
+    const result = await interleavedStore.append('pipelined-busy', [run.thought(1), run.completed()], {
+      expectedSeq: first.lastSeq,
+      pipelined: true,
+    });
+
+    expect(interleaved).toBe(true);
+    expect(result.duplicate).toBe(false);
+    const [thoughtSeq, completedSeq] = result.seqs as [number, number];
+    expect(completedSeq).toBeGreaterThan(thoughtSeq + 1);
+    const events = await store.read('pipelined-busy');
+    expect(events.map((e) => [e.type, e.seq])).toEqual([
+      ['run_requested', first.lastSeq],
+      ['thought', thoughtSeq],
+      ['run_completed', completedSeq],
+    ]);
+    expect((await store.read('pipelined-other')).map((e) => e.type)).toEqual(['run_requested']);
+  });
+
+  it('refuses a stale expectedSeq as a conflict and stores none of its events', async () => {
+    const run = runEvents('pipelined-stale');
+    const first = await store.append('pipelined-stale', [run.requested(), run.started()], { expectedSeq: 0 });
+
+    const error = await store
+      .append('pipelined-stale', [run.thought(1), run.completed()], {
+        expectedSeq: first.seqs[0]!,
+        pipelined: true,
+      })
+      .catch((e: unknown) => e);
+
+    expect(error).toBeInstanceOf(ConcurrencyConflict);
+    expect(error).toMatchObject({ runId: 'pipelined-stale', expectedSeq: first.seqs[0] });
+    expect((await store.read('pipelined-stale')).map((e) => e.seq)).toEqual(first.seqs);
+  });
+
+  it('reports a retried turn as a duplicate without storing anything twice', async () => {
+    const run = runEvents('pipelined-retry');
+    const first = await store.append('pipelined-retry', [run.requested()], { expectedSeq: 0 });
+    const turn = [run.thought(1), run.completed()];
+    const once = await store.append('pipelined-retry', turn, { expectedSeq: first.lastSeq, pipelined: true });
+
+    const again = await rival.append('pipelined-retry', turn, {
+      expectedSeq: first.lastSeq,
+      pipelined: true,
+    });
+
+    expect(again.duplicate).toBe(true);
+    expect((await store.read('pipelined-retry')).map((e) => e.seq)).toEqual([first.lastSeq, ...once.seqs]);
+  });
+});

@@ -58,7 +58,7 @@ describe('mapAppendError', () => {
       /captures/,
     ],
     [
-      'a server without the stream (a NATS that is not Dura\'s)',
+      "a server without the stream (a NATS that is not Dura's)",
       apiError(10059, 'stream not found'),
       /this NATS server has no Dura streams .* point NATS_URL \/ --nats at Dura's server/,
     ],

@@ -70,6 +70,7 @@ export const configFields = {
     .regex(/^postgres(ql)?:\/\/.+/, 'must be a Postgres URL such as postgres://user@host:5432/db'),
   port: z.coerce.number().int().min(0).max(65535),
   positiveInt: z.coerce.number().int().positive(),
+  nonNegativeInt: z.coerce.number().int().min(0),
   logLevel: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
   logFormat: z.enum(['json', 'pretty']).default('json'),
   replicas: z.coerce.number().int().min(1).max(5).default(1),

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { cpus, loadavg, platform, release, totalmem } from 'node:os';
 import { STREAMS } from '@dura/contracts';
 import { DEFAULT_STREAM_OPTIONS, ensureStreams, streamConfigs } from '@dura/event-store';
@@ -60,6 +60,36 @@ function cmdlineOf(pid: number | undefined): string[] {
 
 export type Environment = Pick<BenchReport, 'machine' | 'versions' | 'durability'>;
 
+/** See `machine.speed` in the report schema. */
+export function speedProbe(): { cpuMs: number; writeUs: number } {
+  const event = {
+    type: 'tool_call_completed',
+    v: 1,
+    data: { callId: 'call-7', step: 7, tool: 'echo', result: { text: 'x'.repeat(200), n: [1, 2, 3] } },
+    meta: { id: 'run-1:7:0', runId: 'run-1', ts: new Date(0).toISOString(), correlationId: 'run-1' },
+  };
+  const median = (samples: number[]): number => samples.sort((a, b) => a - b)[2] as number;
+  const cpu: number[] = [];
+  const write: number[] = [];
+  const fd = openSync('/dev/null', 'w');
+  try {
+    for (let round = 0; round < 5; round += 1) {
+      let began = performance.now();
+      let bytes = 0;
+      for (let i = 0; i < 5_000; i += 1)
+        bytes += (JSON.parse(JSON.stringify(event)) as typeof event).data.step;
+      cpu.push(performance.now() - began + (bytes < 0 ? 1 : 0));
+      const byte = Buffer.from('x');
+      began = performance.now();
+      for (let i = 0; i < 2_000; i += 1) writeSync(fd, byte);
+      write.push(((performance.now() - began) * 1000) / 2_000);
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return { cpuMs: Math.round(median(cpu) * 100) / 100, writeUs: Math.round(median(write) * 100) / 100 };
+}
+
 /** The machine, the versions and the durability settings in force, read from a deployment like the scenarios'. */
 export async function probeEnvironment(): Promise<Environment> {
   await using deployment = await openDeployment('probe');
@@ -88,6 +118,7 @@ export async function probeEnvironment(): Promise<Environment> {
       memoryGiB: Math.round((totalmem() / 2 ** 30) * 10) / 10,
       os: `${platform()} ${release()}`,
       loadAverageAtStart,
+      speed: speedProbe(),
     },
     versions: {
       node: process.version,

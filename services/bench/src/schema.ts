@@ -268,6 +268,12 @@ export const BenchReportSchema = z.object({
       z.number().nonnegative(),
       z.number().nonnegative(),
     ]),
+    /**
+     * How fast this machine was when the bench started (medians of 5; lower is faster): `cpuMs`, one fixed
+     * JavaScript workload (encode and decode a run event 5,000 times); `writeUs`, one small write system call.
+     * Shared and virtual machines vary by 2× and more from day to day: compare figures of runs whose probes agree.
+     */
+    speed: z.object({ cpuMs: z.number().nonnegative(), writeUs: z.number().nonnegative() }).optional(),
   }),
   versions: z.object({
     node: z.string(),

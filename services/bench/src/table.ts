@@ -154,7 +154,10 @@ export function formatTable(report: BenchReport): string {
   const { machine, versions, durability } = report;
   return [
     `machine: ${machine.cores} cores, ${machine.cpuModel}, ${machine.memoryGiB} GiB, ${machine.os}, ` +
-      `load average at start ${machine.loadAverageAtStart.join(' ')}`,
+      `load average at start ${machine.loadAverageAtStart.join(' ')}` +
+      (machine.speed
+        ? `, speed probe ${machine.speed.cpuMs} ms CPU, ${machine.speed.writeUs} µs per write (lower is faster)`
+        : ''),
     `versions: node ${versions.node}, nats-server ${versions.natsServer}, postgres ${versions.postgres}, commit ${versions.gitCommit}`,
     `durability: JetStream ${Object.entries(durability.jetstreamStreams)
       .map(([name, s]) => `${name} ${s.storage} (replicas ${s.replicas})`)

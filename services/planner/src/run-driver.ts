@@ -115,6 +115,9 @@ export interface SnapshotOptions {
 
 export const DEFAULT_SNAPSHOT_EVERY = 100;
 
+/** A model turn's events go out in one round trip (see `append`) while this process drives at most this many runs. */
+const PIPELINE_MAX_DRIVES = 4;
+
 // Snapshots are recorded only in KV, never as `snapshot_taken` events in the log. An append of ours would
 // need the run's expected last sequence like any decision, so it would race the deciders and make one of
 // them lose and re-fold for nothing, and it would move `lastSeq` past the very state it describes. A cache
@@ -245,21 +248,32 @@ export function createRunDriver(deps: RunDriverDeps) {
     run: CachedRun,
     drafts: readonly EventDraft[],
     fallbackTrace: string | undefined,
+    turn = false,
   ): Promise<CachedRun | undefined> {
     const { state } = run;
     const runId = state.runId as string;
-    const events: NewEvent[] = drafts.map((draft, index) =>
-      newEvent(draft.type, draft.data as never, {
-        id: decisionEventId(runId, state.lastSeq, index),
-        runId,
-        ts: deps.clock().toISOString(),
-        correlationId: state.correlationId ?? runId,
-        ...(run.lastEventId ? { causationId: run.lastEventId } : {}),
-        // The span that made this decision: whoever acts on the event continues the run's trace from it.
-        ...((traceparentOf() ?? fallbackTrace) ? { trace: traceparentOf() ?? fallbackTrace } : {}),
-      }),
-    );
-    const result = await deps.store.append(runId, events, { expectedSeq: state.lastSeq });
+    const ts = deps.clock().toISOString();
+    const trace = traceparentOf() ?? fallbackTrace;
+    const events: NewEvent[] = [];
+    for (const [index, draft] of drafts.entries()) {
+      // A turn's later events (what its thought implies) are caused by the thought; otherwise by the last event.
+      const causationId = turn && index > 0 ? (events[0] as NewEvent).meta.id : run.lastEventId;
+      events.push(
+        newEvent(draft.type, draft.data as never, {
+          id: decisionEventId(runId, state.lastSeq, index),
+          runId,
+          ts,
+          correlationId: state.correlationId ?? runId,
+          ...(causationId ? { causationId } : {}),
+          // The span that made this decision: whoever acts on the event continues the run's trace from it.
+          ...(trace ? { trace } : {}),
+        }),
+      );
+    }
+    // Sent at once only while this process drives few runs: under load another run's append often lands
+    // in between, and the one-by-one path costs less than a refused publish and its retry.
+    const pipelined = turn && turns.size <= PIPELINE_MAX_DRIVES;
+    const result = await deps.store.append(runId, events, { expectedSeq: state.lastSeq, pipelined });
     if (result.duplicate) return undefined;
     const recorded = events.map((event, i) => ({ ...event, seq: result.seqs[i] as number }));
     const next = { ...run, state: fold(recorded, state), lastEventId: (recorded.at(-1) as RunEvent).meta.id };
@@ -577,13 +591,17 @@ export function createRunDriver(deps: RunDriverDeps) {
       const decided = step.kind === 'record' || step.kind === 'summary' || step.kind === 'model_refused';
       const inSpan = decided || step.kind === 'thought' ? inDecision : <T>(fn: () => Promise<T>) => fn();
       if (step.kind === 'thought') failpoint('planner.after-model');
-      const appended = await inSpan(() => append(run, step.drafts, options.trace)).catch((err: unknown) => {
+      // A thought and what it implies (its intents, or the end of the run) are recorded as one append.
+      const drafts =
+        step.kind === 'thought' ? [...step.drafts, ...impliedBy(run.state, step.drafts)] : step.drafts;
+      const turn = drafts.length > step.drafts.length;
+      const appended = await inSpan(() => append(run, drafts, options.trace, turn)).catch((err: unknown) => {
         if (step.kind !== 'thought' || !(err instanceof EventOverLimits || err instanceof EventTooLarge))
           throw err;
         return inSpan(() => append(run, [failedDraft(err)], options.trace));
       });
-      const types = new Set(step.drafts.map((draft) => draft.type));
-      if (step.kind === 'record') {
+      const types = new Set(drafts.map((draft) => draft.type));
+      if (step.kind === 'record' || turn) {
         if (types.has('tool_call_requested')) failpoint('planner.after-intent');
         if (types.has('wait_requested')) failpoint('planner.after-wait');
         if (types.has('run_cancelled')) failpoint('planner.after-cancel');
@@ -652,6 +670,30 @@ export function createRunDriver(deps: RunDriverDeps) {
           }
         }
       }
+    }
+  }
+
+  /**
+   * What the decider records right after a thought (`nextAction` once it is folded): the intents of its
+   * calls, or the end of the run. Empty when it is anything else, or the thought cannot be folded.
+   */
+  function impliedBy(state: RunState, thought: readonly EventDraft[]): EventDraft[] {
+    const runId = state.runId as string;
+    const provisional = thought.map((draft, index) => ({
+      ...newEvent(draft.type, draft.data as never, {
+        id: decisionEventId(runId, state.lastSeq, index),
+        runId,
+        ts: deps.clock().toISOString(),
+        correlationId: state.correlationId ?? runId,
+      }),
+      seq: state.lastSeq + 1 + index,
+    })) as RunEvent[];
+    try {
+      const action = nextAction(fold(provisional, state));
+      return action.kind === 'record' ? action.events : [];
+    } catch (err) {
+      if (err instanceof InvalidTransition) return [];
+      throw err;
     }
   }
 

@@ -91,12 +91,16 @@ describe('a run driven by createRunDriver', () => {
 
     const log = await setup.store.read(runId);
     expect(typesOf(log)).toEqual(['run_requested', 'run_started', 'thought', 'tool_call_requested']);
-    // Every decision event is named after the sequence it was decided at, and caused by the event before it.
+    // Every decision event is named after the sequence it was decided at, and caused by the event before it;
+    // the model turn (thought and intent) is one append decided at the thought's predecessor, and the
+    // intent is caused by its thought.
     for (const [i, event] of log.entries()) {
       if (i === 0) continue;
-      expect(event.meta.id).toBe(decisionEventId(runId, log[i - 1]!.seq, 0));
+      const turnIndex = event.type === 'tool_call_requested' ? 1 : 0;
+      expect(event.meta.id).toBe(decisionEventId(runId, log[i - 1 - turnIndex]!.seq, turnIndex));
       expect(event.meta.causationId).toBe(log[i - 1]!.meta.id);
     }
+    expect(log[3]!.seq).toBe(log[2]!.seq + 1);
     const intent = log[3] as Extract<RunEvent, { type: 'tool_call_requested' }>;
     expect(intent.data).toEqual({
       callId: 'call-1',

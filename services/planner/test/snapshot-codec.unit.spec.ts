@@ -131,7 +131,9 @@ describe('decodeSnapshot refuses, naming the reason', () => {
   });
 
   it('a snapshot of another format version', () => {
-    expect(reasonOf(stored(snapshot, (json) => (json['v'] = 1)))).toMatch(new RegExp(`version 1, this planner reads ${SNAPSHOT_VERSION}`));
+    expect(reasonOf(stored(snapshot, (json) => (json['v'] = 1)))).toMatch(
+      new RegExp(`version 1, this planner reads ${SNAPSHOT_VERSION}`),
+    );
   });
 
   it('a state whose bytes changed after hashing', () => {

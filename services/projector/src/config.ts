@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { NATS_SECURITY_FIELDS } from '@dura/contracts';
 import { ConfigError, configFields, loadConfig } from '@dura/service-kit';
+import { DEFAULT_LINGER_MS } from './projector';
 
 export const ProjectorConfigSchema = z.object({
   NATS_URL: configFields.natsUrl.default('nats://127.0.0.1:4222').describe('The NATS server to connect to.'),
@@ -11,6 +12,11 @@ export const ProjectorConfigSchema = z.object({
   PROJECTOR_BATCH_SIZE: configFields.positiveInt
     .default(500)
     .describe('Events the projector writes to Postgres per batch.'),
+  PROJECTOR_LINGER_MS: configFields.nonNegativeInt
+    .default(DEFAULT_LINGER_MS)
+    .describe(
+      'How long (ms) a batch that caught up with the stream waits for more events before it is written: events that trickle in share a transaction, and the read model trails the log by that much more. 0 writes each at once.',
+    ),
   DURA_STREAM_REPLICAS: configFields.replicas.describe(
     'Replicas (1 to 5) of every stream and bucket the services create; 3 in production.',
   ),

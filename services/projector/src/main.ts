@@ -51,6 +51,7 @@ runMain('projector', async () => {
     db: database.db,
     log,
     batchSize: config.PROJECTOR_BATCH_SIZE,
+    lingerMs: config.PROJECTOR_LINGER_MS,
     streams: {
       replicas: config.DURA_STREAM_REPLICAS,
       duplicateWindowMs: config.DURA_DUPLICATE_WINDOW_MS,

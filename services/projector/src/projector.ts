@@ -24,8 +24,20 @@ export interface ProjectorDeps {
   db: Db;
   log: Logger;
   batchSize?: number;
+  /**
+   * How long a batch that caught up with the stream may wait for more events before it is written (default
+   * `DEFAULT_LINGER_MS`; 0 writes at once). Runs that append one event at a time then share transactions.
+   */
+  lingerMs?: number;
   streams?: StreamOptions;
 }
+
+/**
+ * The projection trails the log by at most this much more when events trickle in one at a time, and each
+ * transaction takes what arrived meanwhile: under a steady trickle that is several events per commit
+ * instead of one, which is most of what the projector and Postgres spend per event.
+ */
+export const DEFAULT_LINGER_MS = 10;
 
 /** How long the projector may see no message while the stream is ahead of it before it re-subscribes. */
 const STALL_MS = 5_000;
@@ -40,6 +52,7 @@ const STALL_MS = 5_000;
  */
 export function createProjector(deps: ProjectorDeps) {
   const batchSize = deps.batchSize ?? 500;
+  const lingerMs = deps.lingerMs ?? DEFAULT_LINGER_MS;
   let messages: ConsumerMessages | undefined;
   let loop: Promise<void> | undefined;
   let watchdog: NodeJS.Timeout | undefined;
@@ -116,8 +129,10 @@ export function createProjector(deps: ProjectorDeps) {
 
   async function run(source: ConsumerMessages): Promise<void> {
     let batch: StreamMessage[] = [];
+    let batchStarted = 0;
     for await (const msg of source) {
       lastProgress = Date.now();
+      if (batch.length === 0) batchStarted = lastProgress;
       const traceparent = msg.headers?.get('traceparent');
       batch.push({
         seq: msg.seq,
@@ -128,7 +143,14 @@ export function createProjector(deps: ProjectorDeps) {
       pending = msg.info.pending;
       // Flush once caught up: nothing left on the server, nor delivered and waiting in our buffer (events
       // that arrived while the previous batch was being written go into the same transaction).
-      if (batch.length >= batchSize || (msg.info.pending === 0 && source.getPending() <= 1)) {
+      const full = batch.length >= batchSize;
+      if (full || (msg.info.pending === 0 && source.getPending() <= 1)) {
+        // Caught up with a young batch: give the events on their way a moment to join it.
+        const wait = full ? 0 : batchStarted + lingerMs - Date.now();
+        if (wait > 0) {
+          await new Promise((resolve) => setTimeout(resolve, wait));
+          if (source.getPending() > 1 && !stopping) continue;
+        }
         await applyWithRetry(batch);
         batch = [];
       }

@@ -63,6 +63,11 @@ export function createEffectLedger(
      * observation went out would wait for that row's mark and go the relay's way.
      */
     inLog?: () => readonly number[];
+    /**
+     * Marks of published rows that a result's commit writes with its own (`Relay.takeMarks`), saving their
+     * own statement; `written` reports whether that commit went through.
+     */
+    marks?: { take(): readonly number[]; written(ids: readonly number[], ok: boolean): void };
   } = {},
 ) {
   const fastPathLeaseMs = options.fastPathLeaseMs ?? FAST_PATH_LEASE_MS;
@@ -137,6 +142,22 @@ export function createEffectLedger(
 
   async function finishMany(items: readonly FinishItem[]): Promise<Finished[]> {
     const inLog = options.inLog?.() ?? [];
+    const marks = options.marks?.take() ?? [];
+    try {
+      const finished = await finishStatement(items, inLog, marks);
+      options.marks?.written(marks, true);
+      return finished;
+    } catch (err) {
+      options.marks?.written(marks, false);
+      throw err;
+    }
+  }
+
+  async function finishStatement(
+    items: readonly FinishItem[],
+    inLog: readonly number[],
+    marks: readonly number[],
+  ): Promise<Finished[]> {
     // Rows are inserted in run order so that statements locking several runs' insert locks (the outbox
     // order trigger) take them in one order and never deadlock; within a run, in the order they came.
     const rows = items
@@ -171,6 +192,10 @@ export function createEffectLedger(
           set status = input.status, result = input.result::jsonb, error = input.error::jsonb,
               finished_at = ${clock().toISOString()}::timestamptz, duration_ms = input.duration_ms
           from input where ${effects.idempotencyKey} = input.key
+        ), marked as (
+          update ${outbox} set sent_at = now()
+          where id in (select id from ${outbox} where id = any(${`{${marks.join(',')}}`}::bigint[])
+                       and sent_at is null for update skip locked)
         ), ahead as materialized (
           select input.ord,
                  exists (select 1 from ${outbox} where run_id = input.run_id and sent_at is null

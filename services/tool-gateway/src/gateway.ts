@@ -124,6 +124,7 @@ export function createToolGateway(deps: GatewayDeps) {
   // Rows the relay published at once are in the log, not ahead of a new row (see `inLog`).
   const ledger: EffectLedger = createEffectLedger(deps.db, clock, {
     inLog: () => relay.publishedUnmarked(),
+    marks: { take: () => relay.takeMarks(), written: (ids, ok) => relay.marksWritten(ids, ok) },
   });
   const tracer = duraTracer();
   const toolDuration = declareHistogram(duraMeter(), DURA_METRICS.toolCallDuration);
@@ -280,7 +281,8 @@ export function createToolGateway(deps: GatewayDeps) {
    */
   async function deliver(finished: Finished, local?: LocalCall): Promise<void> {
     if (!finished.queued || finished.ahead) {
-      relay.wake();
+      // A pass leaves a run alone while a row of it is published but not marked: mark those now.
+      void relay.flushMarks().finally(() => relay.wake());
       return;
     }
     const sent = await relay.sendNow(finished.queued, {

@@ -24,7 +24,12 @@ const UTF8 = new TextEncoder();
 export const OUTBOX_CHANNEL = 'dura_outbox';
 const LISTEN_RETRY_MS = 1_000;
 const FAILED_PASS_PAUSE_MS = 1_000;
-const MARK_WINDOW_MS = 2;
+/**
+ * How long a published row may wait for its mark: marks made meanwhile share one UPDATE, and most ride on
+ * the next result's commit instead (`takeMarks`). Far below `FAST_PATH_LEASE_MS`, so no relay pass takes
+ * a published row for one that needs publishing.
+ */
+const MARK_LINGER_MS = 100;
 // A publish buffered while the broker was away may never be answered; give up on it sooner than the
 // client's default, so one lost ack does not hold up every run's observations for long.
 const PUBLISH_TIMEOUT_MS = 5_000;
@@ -102,7 +107,11 @@ export function createRelay(options: RelayOptions) {
   let loop: Promise<void> | undefined;
   let listening: Promise<Unlisten | undefined> | undefined;
   let notifyTimer: NodeJS.Timeout | undefined;
-  let marking: { ids: number[]; done: Promise<void> } | undefined;
+  /** Published rows whose mark is not written yet, and when the UPDATE that writes them goes out. */
+  let pendingMarks: number[] = [];
+  let markTimer: NodeJS.Timeout | undefined;
+  /** UPDATEs of marks on their way. */
+  const marking = new Set<Promise<void>>();
   const notifyDelayMs = options.notifyDelayMs ?? 50;
   const published = declareCounter(duraMeter(), OBSERVATIONS_PUBLISHED);
   const counts: PublishCounts = { fastPath: 0, relay: 0 };
@@ -280,12 +289,48 @@ export function createRelay(options: RelayOptions) {
     failpoint('relay.after-publish');
     // Not awaited: the caller's work is done once the observation is out. A row published but not yet
     // marked is published again by a pass once its claim runs out, and the log drops the duplicate.
-    markSent(row.id)
-      .catch((err: unknown) => {
-        log.warn('marking published observations sent failed; a later pass re-sends them', { err });
-      })
-      .finally(() => unmarked.delete(row.id));
+    pendingMarks.push(row.id);
+    markTimer ??= setTimeout(() => void flushMarks(), MARK_LINGER_MS);
     return sent;
+  }
+
+  /**
+   * Hands the marks not written yet to a statement of the caller's (a result's commit), which marks them
+   * sent with its own; `marksWritten` says how that went. Until then they stay published-unmarked.
+   */
+  function takeMarks(): number[] {
+    const ids = pendingMarks;
+    pendingMarks = [];
+    clearTimeout(markTimer);
+    markTimer = undefined;
+    return ids;
+  }
+
+  /** The caller's statement marked `ids` sent (`ok`), or failed and gives them back to be marked here. */
+  function marksWritten(ids: readonly number[], ok: boolean): void {
+    if (ok) {
+      for (const id of ids) unmarked.delete(id);
+      return;
+    }
+    pendingMarks.push(...ids);
+    if (pendingMarks.length > 0) markTimer ??= setTimeout(() => void flushMarks(), MARK_LINGER_MS);
+  }
+
+  /** Writes the marks not written yet now; settles when every mark on its way is written (or failed). */
+  async function flushMarks(): Promise<void> {
+    const ids = takeMarks();
+    if (ids.length > 0) {
+      const written = markSent(ids)
+        .catch((err: unknown) => {
+          log.warn('marking published observations sent failed; a later pass re-sends them', { err });
+        })
+        .finally(() => {
+          for (const id of ids) unmarked.delete(id);
+          marking.delete(written);
+        });
+      marking.add(written);
+    }
+    await Promise.all(marking);
   }
 
   /** Gives a claimed row back to the relay at once; if that fails too, its claim runs out on its own. */
@@ -305,50 +350,33 @@ export function createRelay(options: RelayOptions) {
     }
   }
 
-  /** Settles once the rows published by `sendNow` so far are marked sent. */
-  function marked(): Promise<void> {
-    return marking?.done ?? Promise.resolve();
-  }
-
   /**
-   * Marks rows sent in batches: every call within `MARK_WINDOW_MS` of the first shares one UPDATE. Rows a
-   * pass holds are skipped, not waited for (a pass takes a claimed row only once its claim ran out): that
-   * pass publishes and marks them itself, and if its process dies they stay unsent and the next pass
-   * publishes them again (the log drops the duplicate). When rows of the same runs wait behind the marked
-   * ones (queued while these were claimed), this relay passes at once instead of at its next poll.
+   * Marks rows sent in one UPDATE. Rows a pass holds are skipped, not waited for (a pass takes a claimed row
+   * only once its claim ran out): that pass publishes and marks them itself, and if its process dies they
+   * stay unsent and the next pass publishes them again (the log drops the duplicate). When rows of the same
+   * runs wait behind the marked ones (queued while these were claimed), this relay passes at once instead
+   * of at its next poll.
    */
-  function markSent(id: number): Promise<void> {
-    if (!marking) {
-      const ids: number[] = [];
-      const done = new Promise((resolve) => setTimeout(resolve, MARK_WINDOW_MS)).then(async () => {
-        marking = undefined;
-        const list = sql.join(
-          ids.map((markedId) => sql`${markedId}`),
-          sql`, `,
-        );
-        // The outer select sees the snapshot before the update, so it leaves the marked ids out itself. The
-        // mark commits without waiting for the WAL flush: a mark lost in a database crash only means the row
-        // is published again, and the log drops the duplicate by its msg-id.
-        const [result] = rowsOf<{ behind: boolean }>(
-          await db.execute(sql`
-            with marked as (
-              update ${outbox} set sent_at = ${new Date().toISOString()}::timestamptz
-              where id in (select id from ${outbox} where id in (${list}) and sent_at is null
-                           for update skip locked)
-                and set_config('synchronous_commit', 'off', true) is not null
-              returning run_id
-            )
-            select exists (
-              select 1 from ${outbox}
-              where sent_at is null and id not in (${list}) and run_id in (select run_id from marked)
-            ) as behind`),
-        );
-        if (result?.behind) wake();
-      });
-      marking = { ids, done };
-    }
-    marking.ids.push(id);
-    return marking.done;
+  async function markSent(ids: readonly number[]): Promise<void> {
+    const list = `{${ids.join(',')}}`;
+    // The outer select sees the snapshot before the update, so it leaves the marked ids out itself. The
+    // mark commits without waiting for the WAL flush: a mark lost in a database crash only means the row
+    // is published again, and the log drops the duplicate by its msg-id.
+    const [result] = rowsOf<{ behind: boolean }>(
+      await db.execute(sql`
+        with marked as (
+          update ${outbox} set sent_at = ${new Date().toISOString()}::timestamptz
+          where id in (select id from ${outbox} where id = any(${list}::bigint[]) and sent_at is null
+                       for update skip locked)
+            and set_config('synchronous_commit', 'off', true) is not null
+          returning run_id
+        )
+        select exists (
+          select 1 from ${outbox}
+          where sent_at is null and not (id = any(${list}::bigint[])) and run_id in (select run_id from marked)
+        ) as behind`),
+    );
+    if (result?.behind) wake();
   }
 
   /**
@@ -420,9 +448,14 @@ export function createRelay(options: RelayOptions) {
     /** Outbox rows this relay published at once and has not marked sent yet: they are in the log. */
     publishedUnmarked: (): number[] => [...unmarked],
     sendNow,
+    takeMarks,
+    marksWritten,
+    /** Writes the marks not written yet now (a row waits behind them for a pass); settles when all are written. */
+    flushMarks,
     /** Observations this relay published so far, by path (a relay that re-sends a row counts it again). */
     publishCounts: (): PublishCounts => ({ ...counts }),
-    marked,
+    /** Settles once the rows published by `sendNow` so far are marked sent. */
+    marked: flushMarks,
     relayOnce,
     async stop(): Promise<void> {
       running = false;
@@ -430,7 +463,7 @@ export function createRelay(options: RelayOptions) {
       clearTimeout(notifyTimer);
       wakeUp?.();
       await loop;
-      await marking?.done.catch(() => undefined);
+      await flushMarks();
       const unlisten = await listening;
       await unlisten?.().catch(() => undefined);
     },
