@@ -157,6 +157,9 @@ export type Cancellations = ReturnType<typeof createCancellations>;
 /**
  * One attempt of a call, unless its run is cancelled. The call registers BEFORE it reads the bucket: a
  * cancellation is then either seen by the read (the effect never starts) or aborts the running call.
+ * `read: false` skips the read for a call whose caller has just read the run's log itself (a call run in
+ * place, right after its intent's guarded append found no cancellation ahead of it): a cancellation after
+ * that reaches the call through the watcher.
  */
 export async function runUnlessCancelled(
   cancellations: Cancellations,
@@ -164,10 +167,11 @@ export async function runUnlessCancelled(
   task: ToolTask,
   attempt: number,
   storeBytes?: ToolContext['storeBytes'],
+  options: { read?: boolean } = {},
 ): Promise<ToolOutcome> {
   const call = cancellations.register(task.runId);
   try {
-    const cancellation = await cancellations.check(task.runId);
+    const cancellation = options.read === false ? undefined : await cancellations.check(task.runId);
     const reason =
       cancellation?.reason ?? (call.signal.aborted ? (call.signal.reason as RunCancelled).reason : undefined);
     if (reason !== undefined) {

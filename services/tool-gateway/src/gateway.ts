@@ -207,7 +207,9 @@ export function createToolGateway(deps: GatewayDeps) {
     local?: LocalCall,
   ): Promise<void> {
     trace.getActiveSpan()?.setAttribute(DURA_ATTRS.attempt, attempt);
-    const outcome = await runOpened(task, tool, attempt);
+    // A call run in place comes from a drive that has just folded its run's log through the intent and
+    // found no cancellation in it; one recorded after that reaches the call through the watcher, which aborts it.
+    const outcome = await runOpened(task, tool, attempt, local === undefined);
     if (outcome.ok || outcome.error.cancelled !== 'before_start')
       toolDuration.record(outcome.durationMs / 1000, {
         tool: task.tool,
@@ -257,15 +259,25 @@ export function createToolGateway(deps: GatewayDeps) {
    * Runs the tool with its secret arguments opened, and seals the secret fields of its result before it is
    * recorded; a secret that cannot be opened or sealed is a terminal failure of the call.
    */
-  async function runOpened(task: ToolTask, tool: ToolDefinition, attempt: number): Promise<ToolOutcome> {
+  async function runOpened(
+    task: ToolTask,
+    tool: ToolDefinition,
+    attempt: number,
+    readCancellation: boolean,
+  ): Promise<ToolOutcome> {
     let plain: ToolTask;
     try {
       plain = secretCalls.opened(task);
     } catch (err) {
       return { ok: false, error: secretFailure(err), durationMs: 0 };
     }
-    const outcome = await runUnlessCancelled(cancellations, tool, plain, attempt, (bytes) =>
-      payloads.put(bytes),
+    const outcome = await runUnlessCancelled(
+      cancellations,
+      tool,
+      plain,
+      attempt,
+      (bytes) => payloads.put(bytes),
+      { read: readCancellation },
     );
     if (!outcome.ok) return outcome;
     try {

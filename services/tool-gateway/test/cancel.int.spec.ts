@@ -112,6 +112,31 @@ describe('cancelling a run', () => {
     expect(slow.runs(task.idempotencyKey)).toBe(0);
   });
 
+  it('aborts a call run in place (a worker’s drive, which read the log itself instead of the bucket)', async () => {
+    const task = toolTask('run-cancel-in-place', 'test.slow', { n: 4 });
+    const running = sys.gateway.local.run(task);
+    await eventually(
+      () => Promise.resolve(slow.runs(task.idempotencyKey) === 1 || undefined),
+      'the call running in place',
+    );
+
+    await cancel(sys.setup, task.runId, 'stop in place');
+    const outcome = await running;
+
+    expect(slow.aborts.at(-1)).toMatchObject({
+      code: 'cancelled',
+      runId: task.runId,
+      reason: 'stop in place',
+    });
+    const log = await settledLog(sys.setup, task.runId, `${task.idempotencyKey}:result`);
+    expect(log.map(({ event }) => event.type)).toEqual(['tool_call_failed']);
+    expect(outcome.seq).toBe(log[0]?.event.seq);
+    expect(await effectRow(sys.setup.db, task.idempotencyKey)).toMatchObject({
+      status: 'failed',
+      error: { code: 'cancelled' },
+    });
+  });
+
   it('runs on a cancellations bucket the gateway created: history 1, the streams’ replicas', async () => {
     const info = await sys.setup.jsm.streams.info(`KV_${BUCKETS.cancellations}`);
     expect(info.config).toMatchObject({ max_msgs_per_subject: 1, num_replicas: 1 });
