@@ -37,7 +37,7 @@ export interface ProjectorDeps {
  * transaction takes what arrived meanwhile: under a steady trickle that is several events per commit
  * instead of one, which is most of what the projector and Postgres spend per event.
  */
-export const DEFAULT_LINGER_MS = 10;
+export const DEFAULT_LINGER_MS = 50;
 
 /** How long the projector may see no message while the stream is ahead of it before it re-subscribes. */
 const STALL_MS = 5_000;
