@@ -100,23 +100,15 @@ function preparing(client: postgres.Sql): postgres.Sql {
       if (prop === 'unsafe')
         return (query: string, params?: unknown[], options?: postgres.UnsafeQueryOptions) =>
           target.unsafe(query, params as never, { ...options, prepare: true });
-      if (prop === 'begin')
-        return (...args: unknown[]) => {
-          const fn = args.at(-1) as (tx: postgres.TransactionSql) => unknown;
-          const wrapped = (tx: postgres.TransactionSql) => fn(preparing(tx as never) as never);
-          return (target.begin as (...a: unknown[]) => unknown)(...args.slice(0, -1), wrapped);
-        };
-      if (prop === 'savepoint')
-        return (...args: unknown[]) => {
-          const fn = args.at(-1) as (tx: postgres.TransactionSql) => unknown;
-          const wrapped = (tx: postgres.TransactionSql) => fn(preparing(tx as never) as never);
-          return ((target as unknown as postgres.TransactionSql).savepoint as (...a: unknown[]) => unknown)(
-            ...args.slice(0, -1),
-            wrapped,
-          );
-        };
       const value = Reflect.get(target, prop, receiver) as unknown;
-      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      if (typeof value !== 'function') return value;
+      const method = (value as (...a: unknown[]) => unknown).bind(target);
+      // A transaction's (or savepoint's) callback gets a client of its own: it prepares too.
+      if (prop !== 'begin' && prop !== 'savepoint') return method;
+      return (...args: unknown[]) => {
+        const fn = args.at(-1) as (tx: postgres.Sql) => unknown;
+        return method(...args.slice(0, -1), (tx: postgres.Sql) => fn(preparing(tx)));
+      };
     },
   });
 }
