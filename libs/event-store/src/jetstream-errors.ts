@@ -36,7 +36,7 @@ export function mapAppendError(
       err,
     );
   // nats.js 3 reports a publish nobody answered as JetStreamNotEnabled, with the no-responders error as its cause.
-  if (isNoResponders(err) || (err instanceof Error && isNoResponders(err.cause))) {
+  if (isUnansweredPublish(err)) {
     return new StreamUnavailable(
       'no JetStream stream captures this subject: start any Dura service once (services create the streams) and check NATS_URL',
       err,
@@ -50,6 +50,11 @@ export function mapAppendError(
   }
   const message = err instanceof Error ? err.message : String(err);
   return new StreamUnavailable(`append to run ${runId} failed: ${message}`, err);
+}
+
+/** Nobody answered a publish: no stream captured its subject at that moment (nats.js wraps the cause). */
+export function isUnansweredPublish(err: unknown): boolean {
+  return isNoResponders(err) || (err instanceof Error && isNoResponders(err.cause));
 }
 
 function isNoResponders(err: unknown): boolean {
