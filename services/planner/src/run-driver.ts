@@ -595,12 +595,15 @@ export function createRunDriver(deps: RunDriverDeps) {
       const drafts =
         step.kind === 'thought' ? [...step.drafts, ...impliedBy(run.state, step.drafts)] : step.drafts;
       const turn = drafts.length > step.drafts.length;
+      let recorded = drafts;
       const appended = await inSpan(() => append(run, drafts, options.trace, turn)).catch((err: unknown) => {
         if (step.kind !== 'thought' || !(err instanceof EventOverLimits || err instanceof EventTooLarge))
           throw err;
-        return inSpan(() => append(run, [failedDraft(err)], options.trace));
+        recorded = [failedDraft(err)];
+        return inSpan(() => append(run, recorded, options.trace));
       });
-      const types = new Set(drafts.map((draft) => draft.type));
+      // The crash points follow what was recorded: a refused turn recorded only the run's failure.
+      const types = new Set(recorded.map((draft) => draft.type));
       if (step.kind === 'record' || turn) {
         if (types.has('tool_call_requested')) failpoint('planner.after-intent');
         if (types.has('wait_requested')) failpoint('planner.after-wait');
