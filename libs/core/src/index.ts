@@ -25,7 +25,7 @@ export {
   BadReference,
 } from './references';
 export type { ReferenceScope } from './references';
-export { nextAction, followUps, nextCallId } from './next-action';
+export { nextAction, followUps, nextCallId, cancelReasonOf } from './next-action';
 export { CANCEL_SIGNAL, APPROVE_SIGNAL, REJECT_SIGNAL, RAISE_BUDGET_SIGNAL, RETRY_SIGNAL } from './signals';
 export { openWaits, isDispatchable, childRunIdFor } from './control';
 export { budgetExcess, budgetExceededEvents } from './budget';

@@ -70,14 +70,19 @@ export function nextAction(state: RunState): PlannerAction {
 function cancelSignal(state: RunState): Draft | undefined {
   const signal = state.signals.find((s) => s.name === CANCEL_SIGNAL);
   if (!signal) return undefined;
+  return { type: 'run_cancelled', data: { reason: cancelReasonOf(signal) } };
+}
+
+/** The reason a run ends with when `signal` (a `cancel` signal) cancels it: its payload's `reason`, or a default. */
+export function cancelReasonOf(signal: { signalId: string; payload?: unknown }): string {
   const payload = signal.payload;
   const given =
-    payload !== null && typeof payload === 'object' && !Array.isArray(payload) ? payload.reason : undefined;
-  const reason =
-    typeof given === 'string' && given.length > 0
-      ? given
-      : `cancelled by signal ${signal.signalId} (no reason given)`;
-  return { type: 'run_cancelled', data: { reason } };
+    payload !== null && typeof payload === 'object' && !Array.isArray(payload)
+      ? (payload as Record<string, unknown>).reason
+      : undefined;
+  return typeof given === 'string' && given.length > 0
+    ? given
+    : `cancelled by signal ${signal.signalId} (no reason given)`;
 }
 
 /**

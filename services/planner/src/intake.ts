@@ -139,8 +139,7 @@ export function createIntake(deps: IntakeDeps) {
     if (!decoded.ok) {
       // JSON within the limits but not a request may still hold a valid plan's secrets: the dead letter keeps
       // them redacted, and the clear request is erased.
-      const body: unknown =
-        decoded.failure.code === 'invalid_request' ? JSON.parse(msg.string()) : undefined;
+      const body: unknown = decoded.failure.code === 'invalid_request' ? JSON.parse(msg.string()) : undefined;
       const redacted = body === undefined ? body : redactRequest(body, tools);
       const secret = redacted !== body;
       await reject(msg, hint, {
@@ -160,7 +159,9 @@ export function createIntake(deps: IntakeDeps) {
       await reject(
         msg,
         runId,
-        secret ? { ...rejection, ...tenant, payload: utf8(JSON.stringify(redacted)) } : { ...rejection, ...tenant },
+        secret
+          ? { ...rejection, ...tenant, payload: utf8(JSON.stringify(redacted)) }
+          : { ...rejection, ...tenant },
       );
       if (secret) await eraseRequest(msg);
     };

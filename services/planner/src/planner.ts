@@ -111,6 +111,7 @@ export function createPlanner(deps: PlannerDeps) {
   const parking = serves
     ? createParking({ js: deps.js, serves, log: deps.log, replicas: deps.streams?.replicas ?? 1 })
     : undefined;
+  const cancellations = createCancellations({ js: deps.js, replicas: deps.streams?.replicas ?? 1 });
   const driver = createRunDriver({
     store,
     js: deps.js,
@@ -118,7 +119,7 @@ export function createPlanner(deps: PlannerDeps) {
     log: deps.log,
     clock,
     snapshots: { every: deps.snapshotEvery ?? DEFAULT_SNAPSHOT_EVERY, replicas: deps.streams?.replicas ?? 1 },
-    cancellations: createCancellations({ js: deps.js, replicas: deps.streams?.replicas ?? 1 }),
+    cancellations,
     ...(parking ? { parking } : {}),
     sealDecision: (decision, scope) => sealDecision(decision, deps.tools, deps.secrets, scope),
     ...(deps.localTools ? { localTools: deps.localTools } : {}),
@@ -158,7 +159,7 @@ export function createPlanner(deps: PlannerDeps) {
     signals: { ...PLANNER_CONSUMERS.signals, ackWaitMs },
     fork: { ...PLANNER_CONSUMERS.fork, ackWaitMs },
   };
-  const handleSignal = createSignalIntake({ store, driver, log: deps.log, clock });
+  const handleSignal = createSignalIntake({ store, driver, log: deps.log, clock, cancellations });
   const handleFork = createForkIntake({
     store,
     js: deps.js,

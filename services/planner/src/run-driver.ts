@@ -17,6 +17,7 @@ import {
 } from '@dura/contracts';
 import {
   CANCEL_SIGNAL,
+  cancelReasonOf,
   decisionEventId,
   fold,
   initialRunState,
@@ -705,15 +706,17 @@ export function createRunDriver(deps: RunDriverDeps) {
     return writer?.flush() ?? Promise.resolve();
   }
 
-  return { drive, load, flushSnapshots };
+  /** Whether a drive of the run is under way in this process (a worker's drive holds the run while a call runs in place). */
+  function driving(runId: string): boolean {
+    return turns.has(runId);
+  }
+
+  return { drive, load, flushSnapshots, driving };
 }
 
 export type RunDriver = ReturnType<typeof createRunDriver>;
 
 function cancelReason(state: RunState): string {
   const signal = state.signals.find((s) => s.name === CANCEL_SIGNAL);
-  const payload = signal?.payload;
-  const reason =
-    payload !== null && typeof payload === 'object' && !Array.isArray(payload) ? payload.reason : undefined;
-  return typeof reason === 'string' && reason !== '' ? reason : 'cancelled';
+  return signal ? cancelReasonOf(signal) : 'cancelled';
 }

@@ -1,8 +1,9 @@
 import type { JsMsg } from '@nats-io/jetstream';
 import { DuraError, newEvent, SignalRequestSchema, type SignalRequest, decodeOrThrow } from '@dura/contracts';
-import { isTerminal } from '@dura/core';
+import { CANCEL_SIGNAL, cancelReasonOf, isTerminal } from '@dura/core';
 import { retryOnConflict, type EventStore } from '@dura/event-store';
 import type { Logger } from '@dura/service-kit';
+import type { Cancellations } from './cancellations';
 import type { RunDriver } from './run-driver';
 
 export interface SignalIntakeDeps {
@@ -11,6 +12,8 @@ export interface SignalIntakeDeps {
   log: Logger;
   clock: () => Date;
   maxConflicts?: number;
+  /** Where a recorded `cancel` is marked for the gateways, before the run's drive gets to it. */
+  cancellations?: Cancellations;
 }
 
 /** The id of a signal's event: a redelivered or resubmitted signal (same `signalId`) is recorded once. */
@@ -26,6 +29,12 @@ function parseSignal(msg: JsMsg): SignalRequest {
  * Handles one message from `dura.signal`: records it on the run's log as `signal_received` (guarded by the
  * run's last sequence, like every planner append) and moves the run on. A signal for a run that does not
  * exist or has finished is refused with a typed error, which dead-letters it with the reason.
+ *
+ * A recorded `cancel` for a run whose drive is under way in this process is marked in the cancellations
+ * bucket right away: that drive may be holding the run while a call runs in place (a worker), so the
+ * signal's own drive, which records `run_cancelled` and marks the run, would wait for the call to end. The
+ * mark is what aborts the call (the gateway's watcher). It follows the log, never leads it: a recorded
+ * `cancel` ends a live run before anything else (`nextAction`), so the run is cancelled from that event on.
  */
 export function createSignalIntake(deps: SignalIntakeDeps) {
   const maxConflicts = deps.maxConflicts ?? 20;
@@ -33,8 +42,8 @@ export function createSignalIntake(deps: SignalIntakeDeps) {
   return async function handleSignal(msg: JsMsg): Promise<void> {
     const signal = parseSignal(msg);
     const { runId } = signal;
-    await retryOnConflict(
-      async () => {
+    const recorded = await retryOnConflict(
+      async (): Promise<boolean> => {
         const { state, lastEventId } = await deps.driver.load(runId);
         if (state.status === 'none') {
           throw new DuraError(
@@ -53,7 +62,8 @@ export function createSignalIntake(deps: SignalIntakeDeps) {
             },
           );
         }
-        if (state.signals.some((s) => s.signalId === signal.signalId)) return;
+        if (state.signals.some((s) => s.signalId === signal.signalId))
+          return !isTerminal(state.status) || state.status === 'cancelled';
         if (isTerminal(state.status)) {
           throw new DuraError(
             'run_finished',
@@ -77,9 +87,12 @@ export function createSignalIntake(deps: SignalIntakeDeps) {
         );
         await deps.store.append(runId, [event], { expectedSeq: state.lastSeq });
         deps.log.info('signal recorded', { runId, name: signal.name, signalId: signal.signalId });
+        return true;
       },
       { maxConflicts },
     );
+    if (recorded && signal.name === CANCEL_SIGNAL && deps.driver.driving(runId))
+      await deps.cancellations?.mark(runId, cancelReasonOf(signal));
     await deps.driver.drive(runId);
   };
 }

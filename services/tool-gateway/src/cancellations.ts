@@ -30,6 +30,8 @@ export interface TrackedCall {
 }
 
 const REWATCH_PAUSE_MS = 1_000;
+/** Cancellations the watcher delivered that a call run in place checks without a read (newest kept). */
+const RECENT_MAX = 10_000;
 
 /** Creates the `dura_cancellations` bucket (history 1, file storage), or binds to it when it exists. */
 export function openCancellationBucket(
@@ -56,6 +58,13 @@ export function createCancellations(options: { js: JetStreamClient; log: Logger;
   let watcher: QueuedIterator<KvWatchEntry> | undefined;
   let loop: Promise<void> | undefined;
   let running = false;
+  const recent = new Map<string, Cancellation>();
+
+  function remember(runId: string, cancellation: Cancellation): void {
+    recent.delete(runId);
+    recent.set(runId, cancellation);
+    if (recent.size > RECENT_MAX) recent.delete(recent.keys().next().value as string);
+  }
 
   function abortRun(runId: string, cancellation: Cancellation): void {
     const calls = inFlight.get(runId);
@@ -96,7 +105,10 @@ export function createCancellations(options: { js: JetStreamClient; log: Logger;
         watcher = iterator;
         if (!running) break;
         for await (const entry of iterator) {
-          if (entry.operation === 'PUT') abortRun(entry.key, decode(entry.key, entry));
+          if (entry.operation !== 'PUT') continue;
+          const cancellation = decode(entry.key, entry);
+          remember(entry.key, cancellation);
+          abortRun(entry.key, cancellation);
         }
         if (running) log.warn('cancellation watcher ended; watching again');
       } catch (err) {
@@ -122,6 +134,13 @@ export function createCancellations(options: { js: JetStreamClient; log: Logger;
 
   return {
     check,
+    /**
+     * The run's cancellation if this process's watcher has delivered it, without a read. A call registered
+     * before asking is aborted by the watcher if the cancellation arrives later.
+     */
+    delivered(runId: string): Cancellation | undefined {
+      return recent.get(runId);
+    },
     /** Registers a call of `runId`; `release` it when the call has ended. */
     register(runId: string): TrackedCall {
       const controller = new AbortController();
@@ -158,8 +177,9 @@ export type Cancellations = ReturnType<typeof createCancellations>;
  * One attempt of a call, unless its run is cancelled. The call registers BEFORE it reads the bucket: a
  * cancellation is then either seen by the read (the effect never starts) or aborts the running call.
  * `read: false` skips the read for a call whose caller has just read the run's log itself (a call run in
- * place, right after its intent's guarded append found no cancellation ahead of it): a cancellation after
- * that reaches the call through the watcher.
+ * place, right after its intent's guarded append found no cancellation ahead of it): a cancellation marked
+ * since then is either one the watcher already delivered (the call does not start) or reaches the call
+ * through the watcher.
  */
 export async function runUnlessCancelled(
   cancellations: Cancellations,
@@ -171,7 +191,8 @@ export async function runUnlessCancelled(
 ): Promise<ToolOutcome> {
   const call = cancellations.register(task.runId);
   try {
-    const cancellation = options.read === false ? undefined : await cancellations.check(task.runId);
+    const cancellation =
+      options.read === false ? cancellations.delivered(task.runId) : await cancellations.check(task.runId);
     const reason =
       cancellation?.reason ?? (call.signal.aborted ? (call.signal.reason as RunCancelled).reason : undefined);
     if (reason !== undefined) {

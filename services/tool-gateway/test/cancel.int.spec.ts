@@ -137,6 +137,27 @@ describe('cancelling a run', () => {
     });
   });
 
+  it('never starts a call run in place whose run’s cancellation the watcher already delivered', async () => {
+    const task = toolTask('run-cancel-in-place-before', 'test.slow', { n: 5 });
+    await cancel(sys.setup, task.runId, 'marked before the call');
+    // Delivered: a call of the run that is running now is aborted at once, so one that starts after it is
+    // the case under test (no bucket read, only what the watcher delivered).
+    await sys.gateway.local.run(toolTask(task.runId, 'test.slow', { n: 6 }, 2));
+
+    const outcome = await sys.gateway.local.run(task);
+    expect(slow.runs(task.idempotencyKey)).toBe(0);
+    const log = await settledLog(sys.setup, task.runId, `${task.idempotencyKey}:result`);
+    const result = log.find((entry) => entry.msgId === `${task.idempotencyKey}:result`);
+    expect(outcome.seq).toBe(result?.event.seq);
+    expect(result?.event.data).toMatchObject({
+      callId: task.callId,
+      error: {
+        code: 'run_cancelled',
+        message: `run ${task.runId} was cancelled (marked before the call) before test.slow started; the effect did not run`,
+      },
+    });
+  });
+
   it('runs on a cancellations bucket the gateway created: history 1, the streams’ replicas', async () => {
     const info = await sys.setup.jsm.streams.info(`KV_${BUCKETS.cancellations}`);
     expect(info.config).toMatchObject({ max_msgs_per_subject: 1, num_replicas: 1 });
