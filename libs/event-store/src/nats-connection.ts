@@ -13,6 +13,7 @@ import {
 } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
 import { describeNatsAuth, DuraError, natsServers, type NatsSecurity } from '@dura/contracts';
+import { skipSettledRequestErrors } from './settled-requests';
 
 /** Everything `connect` needs besides the servers, from the security settings; secrets never leave this object. */
 export async function natsConnectionOptions(security: NatsSecurity): Promise<Partial<ConnectionOptions>> {
@@ -48,6 +49,7 @@ export interface OpenNatsOptions {
 export async function openNatsConnection(options: OpenNatsOptions): Promise<NatsConnection> {
   const security = options.security ?? { auth: { kind: 'none' } };
   const secured = await natsConnectionOptions(security);
+  skipSettledRequestErrors();
   try {
     return await connect({
       // nats.js captures a stack per request by default (two Error objects per publish): a cost on every

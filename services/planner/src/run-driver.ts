@@ -255,22 +255,7 @@ export function createRunDriver(deps: RunDriverDeps) {
     const runId = state.runId as string;
     const ts = deps.clock().toISOString();
     const trace = traceparentOf() ?? fallbackTrace;
-    const events: NewEvent[] = [];
-    for (const [index, draft] of drafts.entries()) {
-      // A turn's later events (what its thought implies) are caused by the thought; otherwise by the last event.
-      const causationId = turn && index > 0 ? (events[0] as NewEvent).meta.id : run.lastEventId;
-      events.push(
-        newEvent(draft.type, draft.data as never, {
-          id: decisionEventId(runId, state.lastSeq, index),
-          runId,
-          ts,
-          correlationId: state.correlationId ?? runId,
-          ...(causationId ? { causationId } : {}),
-          // The span that made this decision: whoever acts on the event continues the run's trace from it.
-          ...(trace ? { trace } : {}),
-        }),
-      );
-    }
+    const events = eventsOf(run, drafts, { ts, turn, ...(trace ? { trace } : {}) });
     // Sent at once only while this process drives few runs: under load another run's append often lands
     // in between, and the one-by-one path costs less than a refused publish and its retry.
     const pipelined = turn && turns.size <= PIPELINE_MAX_DRIVES;
@@ -682,16 +667,9 @@ export function createRunDriver(deps: RunDriverDeps) {
    * calls, or the end of the run. Empty when it is anything else, or the thought cannot be folded.
    */
   function impliedBy(state: RunState, thought: readonly EventDraft[]): EventDraft[] {
-    const runId = state.runId as string;
-    const provisional = thought.map((draft, index) => ({
-      ...newEvent(draft.type, draft.data as never, {
-        id: decisionEventId(runId, state.lastSeq, index),
-        runId,
-        ts: deps.clock().toISOString(),
-        correlationId: state.correlationId ?? runId,
-      }),
-      seq: state.lastSeq + 1 + index,
-    })) as RunEvent[];
+    const provisional = eventsOf({ state }, thought, { ts: deps.clock().toISOString(), turn: true }).map(
+      (event, index) => ({ ...event, seq: state.lastSeq + 1 + index }),
+    ) as RunEvent[];
     try {
       const action = nextAction(fold(provisional, state));
       return action.kind === 'record' ? action.events : [];
@@ -719,4 +697,34 @@ export type RunDriver = ReturnType<typeof createRunDriver>;
 function cancelReason(state: RunState): string {
   const signal = state.signals.find((s) => s.name === CANCEL_SIGNAL);
   return signal ? cancelReasonOf(signal) : 'cancelled';
+}
+
+/**
+ * The events an append of `drafts` records right behind the run's last event: ids from the run's last
+ * sequence and each draft's place (a retried append is then a duplicate), caused by the run's last event,
+ * or in a turn (a thought and what it implies) the later ones by the thought.
+ */
+function eventsOf(
+  run: { state: RunState; lastEventId?: string | undefined },
+  drafts: readonly EventDraft[],
+  options: { ts: string; turn: boolean; trace?: string },
+): NewEvent[] {
+  const { state } = run;
+  const runId = state.runId as string;
+  const events: NewEvent[] = [];
+  for (const [index, draft] of drafts.entries()) {
+    const causationId = options.turn && index > 0 ? (events[0] as NewEvent).meta.id : run.lastEventId;
+    events.push(
+      newEvent(draft.type, draft.data as never, {
+        id: decisionEventId(runId, state.lastSeq, index),
+        runId,
+        ts: options.ts,
+        correlationId: state.correlationId ?? runId,
+        ...(causationId ? { causationId } : {}),
+        // The span that made this decision: whoever acts on the event continues the run's trace from it.
+        ...(options.trace ? { trace: options.trace } : {}),
+      }),
+    );
+  }
+  return events;
 }
