@@ -142,7 +142,7 @@ export interface DrainReport {
    * handler is not interrupted, but its outcome no longer acks or naks anything.
    */
   handedBack: JsMsg[];
-  /** Messages fetched but not yet started when the loop stopped: nak'ed at once. */
+  /** Messages fetched but not yet started when the loop stopped: nak'ed as soon as the broker dropped our pulls. */
   unstarted: number;
 }
 
@@ -176,6 +176,8 @@ export function startConsumerLoop(options: ConsumerLoopOptions): ConsumerLoop {
   let close: (() => Promise<void>) | undefined;
   let wakeStopped: () => void = () => undefined;
   const stoppedSignal = new Promise<void>((resolve) => (wakeStopped = resolve));
+  let pullsDropped: () => void = () => undefined;
+  const pullsDroppedSignal = new Promise<void>((resolve) => (pullsDropped = resolve));
 
   const labels = { stream: spec.stream, consumer: spec.durable };
   const redeliveries = declareCounter(duraMeter(), DURA_METRICS.consumerRedeliveries);
@@ -285,6 +287,7 @@ export function startConsumerLoop(options: ConsumerLoopOptions): ConsumerLoop {
 
   const consumeOnce = async (): Promise<void> => {
     const consumer = await js.consumers.get(spec.stream, spec.durable);
+    if (stopped) return;
     // Pull requests expire after 5 s (not the default 30 s): when the consumer's leader node dies, its
     // pending pulls die with it, and a short expiry re-pulls from the new leader within seconds.
     const messages = await consumer.consume({
@@ -296,16 +299,25 @@ export function startConsumerLoop(options: ConsumerLoopOptions): ConsumerLoop {
     };
     // Not awaited: closing completes inside the iteration below, which first yields what was fetched.
     if (stopped) void close().catch(() => undefined);
+    const fetched: JsMsg[] = [];
     for await (const msg of messages) {
-      // Fetched before the stop but not started: back to the stream at once, for another replica.
+      // Fetched before the stop but not started: handed back below, for another replica.
       if (stopped) {
-        msg.nak();
+        fetched.push(msg);
         unstarted += 1;
         continue;
       }
       start(msg);
       if (running.size >= options.concurrency) await Promise.race([...running.keys(), stoppedSignal]);
     }
+    if (!stopped) return;
+    // Closing only unsubscribes, and nats-server 2.9 keeps our pull requests waiting. A message nak'ed meanwhile can
+    // be taken for one of them, found to have no reader, and left to its ack wait, while the consumer steps back and
+    // delivers the message before it once more (fixed in nats-server 2.10.16). The server answers a consumer info
+    // only after reading our unsubscribe and the pulls sent before the info, and answering drops unread requests.
+    await consumer.info().catch(() => undefined);
+    pullsDropped();
+    for (const msg of fetched) msg.nak();
   };
 
   // A subscription can end or fail under us (the broker restarted, the consumer was briefly missing):
@@ -336,8 +348,11 @@ export function startConsumerLoop(options: ConsumerLoopOptions): ConsumerLoop {
       for (const entry of late) {
         entry.handedBack = true;
         clearInterval(entry.heartbeat);
-        entry.msg.nak();
       }
+      // Nak'ed before the server dropped our pull requests, a message can be held until its ack wait (see above);
+      // a broker that does not answer must not hold the stop long past its deadline.
+      await pause(MIN_CLOSE_WAIT_MS, pullsDroppedSignal);
+      for (const entry of late) entry.msg.nak();
       log.warn(`drain deadline reached: handed back ${late.length} running messages`, {
         durable: spec.durable,
         messages: late.map((entry) => ({ subject: entry.msg.subject, seq: entry.msg.seq })),
@@ -376,10 +391,13 @@ export function startConsumerLoop(options: ConsumerLoopOptions): ConsumerLoop {
     return report;
   };
 
-  const done = run().catch((err: unknown) => {
-    if (!stopped) log.error('consumer loop ended', { durable: spec.durable, err });
-    throw err;
-  });
+  // Once the loop ends, nothing is left to wait for before a hand-back.
+  const done = run()
+    .finally(pullsDropped)
+    .catch((err: unknown) => {
+      if (!stopped) log.error('consumer loop ended', { durable: spec.durable, err });
+      throw err;
+    });
   return {
     done,
     stop(drainOptions) {

@@ -72,6 +72,33 @@ describe('ConsumerLoop.stop with a drain deadline', () => {
     expect(firstLoop).toEqual([1]);
   });
 
+  it('hands back a handler still running at the deadline to a replica that starts only after the stop', async () => {
+    const stuck = gate();
+    const firstLoop: number[] = [];
+    const { loop } = await kit.start('drain-hands-back-later', async (msg) => {
+      firstLoop.push(msg.info.deliveryCount);
+      await stuck.wait;
+    });
+    const secondLoop: number[] = [];
+    try {
+      const [seq] = await kit.publish('drain-hands-back-later', 'long');
+      await eventually(() => expect(firstLoop).toEqual([1]));
+
+      const report = await loop.stop({ deadline: Date.now() + 400 });
+      expect(report.handedBack.map((msg) => msg.seq)).toEqual([seq]);
+
+      await kit.start('drain-hands-back-later', (msg) => {
+        secondLoop.push(msg.info.deliveryCount);
+      });
+      // Its second delivery: a hand-back counted as a first delivery would never use up its bounded deliveries.
+      await eventually(() => expect(secondLoop).toEqual([2]), FAR_BELOW_ACK_WAIT_MS);
+    } finally {
+      stuck.open();
+    }
+    await eventually(() => kit.settled('drain-hands-back-later'));
+    expect(firstLoop).toEqual([1]);
+  });
+
   it('stops fetching at once and hands back what it fetched but had not started', async () => {
     const first = gate();
     const firstLoop: string[] = [];
