@@ -27,6 +27,7 @@ export type { RunWaker, RunWakeups } from './run-wakeups';
 export { followRun } from './follow-run';
 export type { FollowOptions } from './follow-run';
 export { pause } from './pause';
+export { whileBucketSettles, BUCKET_SETTLE_MS } from './bucket-settle';
 export { createScheduleStore, openScheduleBucket, parseScheduleSpec, ScheduleError } from './schedule-store';
 export type { ScheduleStore, StoredSchedule } from './schedule-store';
 export { createTriggerStore, openTriggerBucket, TriggerError } from './trigger-store';

@@ -11,6 +11,7 @@ import {
   type ScheduleSpecInput,
 } from '@dura/contracts';
 import { canonicalJson, checkSchedule, withHistory } from '@dura/core';
+import { whileBucketSettles } from './bucket-settle';
 
 /** A stored schedule and the KV revision it was read at (the compare-and-set guard of its next write). */
 export interface StoredSchedule {
@@ -102,7 +103,8 @@ export function createScheduleStore(deps: { js: JetStreamClient; replicas?: numb
     revision: number,
   ): Promise<number | undefined> {
     try {
-      return await (await open()).update(id, JSON.stringify(record), revision);
+      const kv = await open();
+      return await whileBucketSettles(() => kv.update(id, JSON.stringify(record), revision));
     } catch {
       return undefined;
     }
@@ -145,7 +147,8 @@ export function createScheduleStore(deps: { js: JetStreamClient; replicas?: numb
         pending: { start: [], cancel: [] },
       };
       try {
-        await (await open()).create(spec.id, JSON.stringify(record));
+        const kv = await open();
+        await whileBucketSettles(() => kv.create(spec.id, JSON.stringify(record)));
         return { record, created: true };
       } catch (err) {
         const existing = await read(spec.id);

@@ -9,15 +9,13 @@ import {
   type EventTriggerRecord,
 } from '@dura/contracts';
 import { canonicalJson } from '@dura/core';
-import { isUnansweredPublish } from './jetstream-errors';
+import { whileBucketSettles } from './bucket-settle';
 
 export class TriggerError extends DuraError {
   constructor(code: 'trigger_not_found' | 'trigger_exists' | 'invalid_trigger', message: string) {
     super(code, message);
   }
 }
-
-const BUCKET_SETTLE_MS = 3_000;
 
 /** Opens (creating when missing) the `dura_triggers` bucket: one key per event trigger. */
 export function openTriggerBucket(js: JetStreamClient, replicas = 1): Promise<KV> {
@@ -47,22 +45,10 @@ export function createTriggerStore(deps: { js: JetStreamClient; replicas?: numbe
     return parsed.success ? parsed.data : undefined;
   }
 
-  /**
-   * Creates the key. nats-server 2.9 lists a stream another connection is creating before it captures the
-   * stream's subjects, so a write right after a planner created the bucket can find no responder: that
-   * write is sent again shortly, for up to `BUCKET_SETTLE_MS`.
-   */
+  /** Creates the key (sent again while a bucket another process just created settles). */
   async function createKey(key: string, value: string): Promise<void> {
-    const giveUpAt = Date.now() + BUCKET_SETTLE_MS;
-    for (;;) {
-      try {
-        await (await open()).create(key, value);
-        return;
-      } catch (err) {
-        if (!isUnansweredPublish(err) || Date.now() >= giveUpAt) throw err;
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-    }
+    const kv = await open();
+    await whileBucketSettles(() => kv.create(key, value));
   }
 
   return {

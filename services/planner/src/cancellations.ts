@@ -1,6 +1,7 @@
 import { StorageType, type JetStreamClient } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import { BUCKETS } from '@dura/contracts';
+import { whileBucketSettles } from '@dura/event-store';
 
 /** Marks cancelled runs in the `dura_cancellations` bucket, which every gateway watches. */
 export interface Cancellations {
@@ -32,7 +33,7 @@ export function createCancellations(deps: { js: JetStreamClient; replicas?: numb
       const kv = await open();
       const existing = await kv.get(runId);
       if (existing?.operation === 'PUT') return;
-      await kv.put(runId, JSON.stringify({ reason, ts: new Date().toISOString() }));
+      await whileBucketSettles(() => kv.put(runId, JSON.stringify({ reason, ts: new Date().toISOString() })));
     },
   };
 }
