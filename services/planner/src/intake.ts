@@ -101,7 +101,14 @@ export function createIntake(deps: IntakeDeps) {
       },
     );
     try {
-      await store.append(runId, [event], { expectedSeq: 0 });
+      const appended = await store.append(runId, [event], { expectedSeq: 0 });
+      if (!appended.duplicate) {
+        // The log is this one event: the drive starts from it without reading the log back.
+        const seq = appended.seqs[0] as number;
+        driver.adopt(runId, [{ ...event, seq }]);
+        await driver.drive(runId, { afterSeq: seq });
+        return;
+      }
     } catch (err) {
       if (err instanceof EventTooLarge || err instanceof EventOverLimits) {
         await reject(msg, runId, {

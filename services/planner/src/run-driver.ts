@@ -175,6 +175,8 @@ export function createRunDriver(deps: RunDriverDeps) {
    * tail, read by direct gets; `through` (a sequence the log is known to hold) lets that read stop there.
    */
   async function catchUp(runId: string, from: CachedRun, through?: number): Promise<CachedRun> {
+    // Already folded through it: the same reasoning as a read that stops there (see `DriveOptions.afterSeq`).
+    if (through !== undefined && from.state.lastSeq >= through) return from;
     const fromSeq = from.state.lastSeq + 1;
     const tail =
       from.state.lastSeq === 0
@@ -684,12 +686,26 @@ export function createRunDriver(deps: RunDriverDeps) {
     return writer?.flush() ?? Promise.resolve();
   }
 
+  /**
+   * A run whose whole log this process has just written (the intake's first append, guarded by sequence 0):
+   * held as folded from `recorded`, so its first drive (given `afterSeq` = the last of them) reads nothing.
+   * A run already held is left as it is.
+   */
+  function adopt(runId: string, recorded: readonly RunEvent[]): void {
+    if (cache.get(runId) || recorded.length === 0) return;
+    cache.set(runId, {
+      state: fold(recorded, initialRunState()),
+      lastEventId: (recorded.at(-1) as RunEvent).meta.id,
+      snapshotCount: 0,
+    });
+  }
+
   /** Whether a drive of the run is under way in this process (a worker's drive holds the run while a call runs in place). */
   function driving(runId: string): boolean {
     return turns.has(runId);
   }
 
-  return { drive, load, flushSnapshots, driving };
+  return { drive, load, flushSnapshots, driving, adopt };
 }
 
 export type RunDriver = ReturnType<typeof createRunDriver>;

@@ -13,6 +13,7 @@ import { useTestInfra } from '@dura/testing';
 import { createRunDriver, type RunDriver } from '../src/index';
 import { createScriptedModel } from '@dura/agents';
 import { scriptedRequest, thoughtData } from './run-history';
+import { countingStore } from './snapshot-support';
 import {
   connect,
   countingModel,
@@ -153,6 +154,64 @@ describe('a run driven by createRunDriver', () => {
       'run_completed',
     ]);
     expect(await driver.drive(runId)).toMatchObject({ modelCalls: 0, dispatched: 0 });
+  });
+});
+
+describe('a run whose whole log this process has just written (the intake)', () => {
+  it('is driven from what it wrote: its first drive reads nothing back and decides as a read would', async () => {
+    const counting = countingStore(conn);
+    const fresh = createRunDriver({
+      store: counting.store,
+      js: conn.js,
+      model: countingModel(createScriptedModel()),
+      log: testLogger('planner'),
+      clock: () => new Date(),
+      snapshots: false,
+    });
+    const runId = 'drv-adopted';
+    const event = newEvent(
+      'run_requested',
+      { request: scriptedRequest(runId, [{ tool: 'echo', args: { n: 1 } }]) },
+      { id: decisionEventId(runId, 0, 0), runId, ts: new Date().toISOString(), correlationId: runId },
+    );
+    const [seq] = (await conn.store.append(runId, [event], { expectedSeq: 0 })).seqs as [number];
+
+    fresh.adopt(runId, [{ ...event, seq }]);
+    const outcome = await fresh.drive(runId, { afterSeq: seq });
+
+    expect(counting.reads).toEqual([]);
+    expect(outcome.dispatched).toBe(1);
+    const log = await setup.store.read(runId);
+    expect(typesOf(log)).toEqual(['run_requested', 'run_started', 'thought', 'tool_call_requested']);
+    expect(outcome.state.lastSeq).toBe(log.at(-1)?.seq);
+  });
+
+  it('is read as usual by a drive that names a later event', async () => {
+    const counting = countingStore(conn);
+    const fresh = createRunDriver({
+      store: counting.store,
+      js: conn.js,
+      model: countingModel(createScriptedModel()),
+      log: testLogger('planner'),
+      clock: () => new Date(),
+      snapshots: false,
+    });
+    const runId = 'drv-adopted-later';
+    const seq = await request(runId, [{ tool: 'echo', args: { n: 2 } }]);
+    const [first] = await setup.store.read(runId);
+    fresh.adopt(runId, [first as RunEvent]);
+    await appendAfter(runId, seq, [testEvent(runId, 'run_started', {}, 1)]);
+
+    const outcome = await fresh.drive(runId, { afterSeq: seq + 1 });
+
+    expect(counting.reads.length).toBeGreaterThan(0);
+    expect(outcome.dispatched).toBe(1);
+    expect(typesOf(await setup.store.read(runId))).toEqual([
+      'run_requested',
+      'run_started',
+      'thought',
+      'tool_call_requested',
+    ]);
   });
 });
 
