@@ -157,17 +157,23 @@ describe('a run driven by createRunDriver', () => {
   });
 });
 
+/** A driver of its own whose event store records every read it serves. */
+function countingDriver() {
+  const counting = countingStore(conn);
+  const fresh = createRunDriver({
+    store: counting.store,
+    js: conn.js,
+    model: countingModel(createScriptedModel()),
+    log: testLogger('planner'),
+    clock: () => new Date(),
+    snapshots: false,
+  });
+  return { counting, fresh };
+}
+
 describe('a run whose whole log this process has just written (the intake)', () => {
   it('is driven from what it wrote: its first drive reads nothing back and decides as a read would', async () => {
-    const counting = countingStore(conn);
-    const fresh = createRunDriver({
-      store: counting.store,
-      js: conn.js,
-      model: countingModel(createScriptedModel()),
-      log: testLogger('planner'),
-      clock: () => new Date(),
-      snapshots: false,
-    });
+    const { counting, fresh } = countingDriver();
     const runId = 'drv-adopted';
     const event = newEvent(
       'run_requested',
@@ -187,15 +193,7 @@ describe('a run whose whole log this process has just written (the intake)', () 
   });
 
   it('is read as usual by a drive that names a later event', async () => {
-    const counting = countingStore(conn);
-    const fresh = createRunDriver({
-      store: counting.store,
-      js: conn.js,
-      model: countingModel(createScriptedModel()),
-      log: testLogger('planner'),
-      clock: () => new Date(),
-      snapshots: false,
-    });
+    const { counting, fresh } = countingDriver();
     const runId = 'drv-adopted-later';
     const seq = await request(runId, [{ tool: 'echo', args: { n: 2 } }]);
     const [first] = await setup.store.read(runId);
