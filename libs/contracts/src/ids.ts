@@ -27,8 +27,10 @@ export const ToolNameSchema = z
  * times as much on every event, task and request decoded. Its JSON Schema is `{}`: every JSON document is
  * a JSON value.
  */
-export const JsonValueSchema: z.ZodType<JsonValue> = z
-  .custom<JsonValue>()
+export const JsonValueSchema = z
+  .unknown()
+  // Required where a field holds it, as a JSON value always was (`unknown` alone would make the field optional).
+  .nonoptional()
   .check((ctx) => {
     if (isJsonValue(ctx.value)) return;
     const bad = firstNonJson(ctx.value, []);
@@ -39,7 +41,7 @@ export const JsonValueSchema: z.ZodType<JsonValue> = z
       path: bad.path,
     });
   })
-  .meta({ description: 'Any JSON value' });
+  .meta({ description: 'Any JSON value' }) as unknown as z.ZodType<JsonValue>;
 
 function isJsonValue(value: unknown): boolean {
   switch (typeof value) {

@@ -29,8 +29,8 @@ describe('JsonValueSchema', () => {
   });
 
   it('refuses what JSON cannot hold, naming where it is', () => {
-    expect(issuesOf(undefined)).toEqual([
-      { path: ['value'], message: 'expected a JSON value, got undefined' },
+    expect(issuesOf([1, undefined])).toEqual([
+      { path: ['value', 1], message: 'expected a JSON value, got undefined' },
     ]);
     expect(issuesOf({ a: [1, { b: Number.NaN }] })).toEqual([
       { path: ['value', 'a', 1, 'b'], message: 'expected a JSON value, got NaN' },
@@ -50,12 +50,21 @@ describe('JsonValueSchema', () => {
     ]);
   });
 
-  it('is required where a field holds it: a missing field is refused', () => {
+  it('is required where a field holds it: a missing or undefined field is refused', () => {
     expect(Holder.safeParse({}).success).toBe(false);
+    expect(Holder.safeParse({ value: undefined }).success).toBe(false);
   });
 
-  it('is any value in JSON Schema, since every JSON document is one', () => {
-    const schema = z.toJSONSchema(JsonObjectSchema, { unrepresentable: 'any', io: 'input' });
-    expect(schema).toMatchObject({ type: 'object', additionalProperties: { description: 'Any JSON value' } });
+  it('is any value in JSON Schema, since every JSON document is one (and JSON Schema can express it)', () => {
+    const schema = z.toJSONSchema(z.object({ value: JsonValueSchema, rest: JsonObjectSchema }), {
+      io: 'input',
+    });
+    expect(schema).toMatchObject({
+      properties: {
+        value: { description: 'Any JSON value' },
+        rest: { type: 'object', additionalProperties: { description: 'Any JSON value' } },
+      },
+      required: ['value', 'rest'],
+    });
   });
 });
