@@ -88,10 +88,16 @@ describe('an unsafe tool whose gateway is killed mid-call', () => {
       kind: 'operator',
       callId: 'call-2',
     });
-    const { status: waitingStatus, body: projected } = await getJson(
-      `${sys.system.apiUrl}/runs/${request.runId}`,
+    // The read model follows the log: read it once it has folded the log as far as the run came to rest.
+    const restSeq = log.at(-1)?.seq ?? 0;
+    const projected = await eventually(
+      async () => {
+        const { status, body } = await getJson(`${sys.system.apiUrl}/runs/${request.runId}`);
+        return status === 200 && (body as { lastSeq: number }).lastSeq >= restSeq ? body : undefined;
+      },
+      `the projection of ${request.runId} to reach seq ${restSeq}`,
+      30_000,
     );
-    expect(waitingStatus).toBe(200);
     expect(projected).toMatchObject({ status: 'waiting', waiting: { kind: 'operator', callId: 'call-2' } });
 
     // The operator looks the charge up at the payment API and confirms it, with its result.
