@@ -45,12 +45,6 @@ export function createTriggerStore(deps: { js: JetStreamClient; replicas?: numbe
     return parsed.success ? parsed.data : undefined;
   }
 
-  /** Creates the key (sent again while a bucket another process just created settles). */
-  async function createKey(key: string, value: string): Promise<void> {
-    const kv = await open();
-    await whileBucketSettles(() => kv.create(key, value));
-  }
-
   return {
     read,
     /** Stores a trigger; the same spec again is a no-op, another spec under its id is refused. */
@@ -63,7 +57,8 @@ export function createTriggerStore(deps: { js: JetStreamClient; replicas?: numbe
         );
       const record = { spec: parsed.data, createdAt: now };
       try {
-        await createKey(record.spec.id, JSON.stringify(record));
+        const kv = await open();
+        await whileBucketSettles(() => kv.create(record.spec.id, JSON.stringify(record)));
         return { record, created: true };
       } catch (err) {
         const existing = await read(record.spec.id);

@@ -42,8 +42,8 @@ export function createSignalIntake(deps: SignalIntakeDeps) {
   return async function handleSignal(msg: JsMsg): Promise<void> {
     const signal = parseSignal(msg);
     const { runId } = signal;
-    const recorded = await retryOnConflict(
-      async (): Promise<boolean> => {
+    await retryOnConflict(
+      async () => {
         const { state, lastEventId } = await deps.driver.load(runId);
         if (state.status === 'none') {
           throw new DuraError(
@@ -62,8 +62,7 @@ export function createSignalIntake(deps: SignalIntakeDeps) {
             },
           );
         }
-        if (state.signals.some((s) => s.signalId === signal.signalId))
-          return !isTerminal(state.status) || state.status === 'cancelled';
+        if (state.signals.some((s) => s.signalId === signal.signalId)) return;
         if (isTerminal(state.status)) {
           throw new DuraError(
             'run_finished',
@@ -87,11 +86,11 @@ export function createSignalIntake(deps: SignalIntakeDeps) {
         );
         await deps.store.append(runId, [event], { expectedSeq: state.lastSeq });
         deps.log.info('signal recorded', { runId, name: signal.name, signalId: signal.signalId });
-        return true;
       },
       { maxConflicts },
     );
-    if (recorded && signal.name === CANCEL_SIGNAL && deps.driver.driving(runId))
+    // Here the signal is in the log (recorded now or by an earlier delivery).
+    if (signal.name === CANCEL_SIGNAL && deps.driver.driving(runId))
       await deps.cancellations?.mark(runId, cancelReasonOf(signal));
     await deps.driver.drive(runId);
   };
