@@ -11,6 +11,7 @@ import {
   type ScheduleSpecInput,
 } from '@dura/contracts';
 import { canonicalJson, checkSchedule, withHistory } from '@dura/core';
+import { bucketKeyLister } from './bucket-keys';
 import { whileBucketSettles } from './bucket-settle';
 
 /** A stored schedule and the KV revision it was read at (the compare-and-set guard of its next write). */
@@ -70,6 +71,8 @@ export function createScheduleStore(deps: { js: JetStreamClient; replicas?: numb
     return bucket;
   };
 
+  const listKeys = bucketKeyLister(deps.js, BUCKETS.schedules);
+
   async function read(id: string): Promise<StoredSchedule | undefined> {
     const entry = await (await open()).get(id);
     if (!entry || entry.operation !== 'PUT' || entry.length === 0) return undefined;
@@ -79,11 +82,10 @@ export function createScheduleStore(deps: { js: JetStreamClient; replicas?: numb
     return { record: parsed.data, revision: entry.revision };
   }
 
+  /** Sorted; a schedule deleted may still be listed until its delete marker is gone (read it to know). */
   async function ids(): Promise<string[]> {
-    const kv = await open();
-    const found: string[] = [];
-    for await (const key of await kv.keys()) found.push(key);
-    return found.sort();
+    await open();
+    return listKeys();
   }
 
   async function mustRead(id: string): Promise<StoredSchedule> {
@@ -162,7 +164,7 @@ export function createScheduleStore(deps: { js: JetStreamClient; replicas?: numb
       }
     },
     get: async (id: string): Promise<ScheduleRecord> => (await mustRead(id)).record,
-    /** The ids of every schedule, sorted (one key listing: a short-lived consumer on the bucket). */
+    /** The ids of every schedule, sorted (one stream-info request); deleted ones may be among them. */
     ids,
     /** Every schedule, or a tenant's. */
     async list(tenant?: string): Promise<ScheduleRecord[]> {

@@ -9,6 +9,7 @@ import {
   type EventTriggerRecord,
 } from '@dura/contracts';
 import { canonicalJson } from '@dura/core';
+import { bucketKeyLister } from './bucket-keys';
 import { whileBucketSettles } from './bucket-settle';
 
 export class TriggerError extends DuraError {
@@ -37,6 +38,8 @@ export function createTriggerStore(deps: { js: JetStreamClient; replicas?: numbe
     });
     return bucket;
   };
+
+  const listKeys = bucketKeyLister(deps.js, BUCKETS.triggers);
 
   async function read(id: string): Promise<EventTriggerRecord | undefined> {
     const entry = await (await open()).get(id);
@@ -72,10 +75,8 @@ export function createTriggerStore(deps: { js: JetStreamClient; replicas?: numbe
       }
     },
     async list(): Promise<EventTriggerRecord[]> {
-      const kv = await open();
-      const ids: string[] = [];
-      for await (const key of await kv.keys()) ids.push(key);
-      const records = await Promise.all(ids.sort().map((id) => read(id)));
+      await open();
+      const records = await Promise.all((await listKeys()).map((id) => read(id)));
       return records.filter((r): r is EventTriggerRecord => r !== undefined);
     },
     async remove(id: string): Promise<boolean> {

@@ -114,37 +114,47 @@ export function createScheduler(deps: SchedulerDeps) {
     );
   }
 
-  async function tickOne(id: string): Promise<void> {
+  /** False when the schedule is gone (deleted, or unreadable by this version). */
+  async function tickOne(id: string): Promise<boolean> {
     const stored = await store.read(id);
-    if (!stored) return;
+    if (!stored) return false;
     const { record, revision } = stored;
     if (record.pending.start.length > 0 || record.pending.cancel.length > 0) {
       await carryOut(stored);
-      return;
+      return true;
     }
-    if (record.paused) return;
+    if (record.paused) return true;
     const next = await decide(record, deps.clock().getTime());
-    if (!next) return;
+    if (!next) return true;
     const written = await store.compareAndSet(id, next, revision);
-    if (written === undefined) return; // another replica decided these ticks
+    if (written === undefined) return true; // another replica decided these ticks
+    deps.log.debug('schedule ticks decided', {
+      schedule: id,
+      start: next.pending.start.map((s) => s.runId),
+      cancel: next.pending.cancel,
+    });
     failpoint('planner.schedule-after-decide');
     await carryOut({ record: next, revision: written });
+    return true;
   }
 
-  // Listing keys creates a consumer on the bucket: done once a second, not on every pass; a pass reads each
-  // known schedule by key (a direct get).
-  let known: { ids: string[]; at: number } | undefined;
-  async function scheduleIds(): Promise<string[]> {
+  // The bucket's keys are listed once a second, not on every pass; a pass reads each known schedule by key
+  // (a direct get). A key found deleted is not read again until the next listing.
+  let known: { ids: string[]; at: number; gone: Set<string> } | undefined;
+  async function scheduleIds(): Promise<{ ids: string[]; gone: Set<string> }> {
     const now = Date.now();
-    if (!known || now - known.at >= LIST_EVERY_MS) known = { ids: await store.ids(), at: now };
-    return known.ids;
+    if (!known || now - known.at >= LIST_EVERY_MS)
+      known = { ids: await store.ids(), at: now, gone: new Set() };
+    return known;
   }
 
   async function pass(): Promise<void> {
-    for (const id of await scheduleIds()) {
+    const { ids, gone } = await scheduleIds();
+    for (const id of ids) {
       if (stopped) return;
+      if (gone.has(id)) continue;
       try {
-        await tickOne(id);
+        if (!(await tickOne(id))) gone.add(id);
       } catch (err) {
         deps.log.warn('schedule tick failed; retried on the next pass', { schedule: id, err });
       }
