@@ -25,9 +25,18 @@ export interface SchedulerDeps {
   clock: () => Date;
   /** The folded status of a run ('none' before its first event). */
   statusOf: (runId: string) => Promise<RunStatus>;
-  /** How often each replica looks at every schedule (default 250 ms). */
+  /** How often each replica looks at every schedule, on average (default 250 ms). */
   pollMs?: number;
   replicas?: number;
+}
+
+/**
+ * The delay before a replica's next pass: `pollMs` on average, anywhere in [pollMs / 2, 3 · pollMs / 2).
+ * With a fixed interval, replicas keep their phase: the one whose passes come first after each tick decides
+ * most ticks. A random delay per pass gives every replica an even chance.
+ */
+export function nextPassDelay(pollMs: number, random: () => number): number {
+  return Math.round(pollMs * (0.5 + random()));
 }
 
 /** A run submitted but not yet in the log counts as running this long after its tick, then as gone. */
@@ -166,7 +175,7 @@ export function createScheduler(deps: SchedulerDeps) {
     running = pass()
       .catch((err: unknown) => deps.log.warn('schedules unreadable; retried on the next pass', { err }))
       .finally(() => {
-        if (!stopped) timer = setTimeout(loop, pollMs);
+        if (!stopped) timer = setTimeout(loop, nextPassDelay(pollMs, Math.random));
       });
   }
 
