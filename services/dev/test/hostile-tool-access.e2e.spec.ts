@@ -11,7 +11,13 @@ import type { NatsConnection } from '@nats-io/nats-core';
 import { connectDuraClient, type ConnectedDuraClient } from '@dura/client';
 import { FORK_VERSION, RUN_REQUEST_VERSION, SUBJECTS, type RunEvent } from '@dura/contracts';
 import { fold } from '@dura/core';
-import { startPaymentWitness, useTestInfra, type ManagedProcess, type PaymentWitness } from '@dura/testing';
+import {
+  freePort,
+  startPaymentWitness,
+  useTestInfra,
+  type ManagedProcess,
+  type PaymentWitness,
+} from '@dura/testing';
 import { WITNESS_TOOLS } from './crash-harness';
 import { connectAs, envOf, securityOf, startSecuredNats, type SecuredNats } from './secured-nats';
 import { eventually, startService } from './system';
@@ -61,7 +67,7 @@ beforeAll(async () => {
     tokens,
     JSON.stringify([{ name: 'default-app', token: TOKEN, tenant: 'default', scopes: ['read', 'signal'] }]),
   );
-  const port = 20_000 + Math.floor(Math.random() * 20_000);
+  const port = await freePort();
   apiUrl = `http://127.0.0.1:${port}`;
   const common = {
     NATS_URL: nats.url,

@@ -5,7 +5,7 @@ import { connectDuraClient } from '@dura/client';
 import { runSubject, STREAMS, SUBJECTS, type DuraError } from '@dura/contracts';
 import { fold } from '@dura/core';
 import { connectNats } from '@dura/service-kit';
-import { spawnTsEntry, useTestInfra, type ManagedProcess } from '@dura/testing';
+import { freePort, spawnTsEntry, useTestInfra, type ManagedProcess } from '@dura/testing';
 import { echoPlan, eventually, getJson, startService } from './system';
 import {
   connectAs,
@@ -44,7 +44,7 @@ async function denied(operation: Promise<unknown>): Promise<string> {
 
 beforeAll(async () => {
   nats = await startSecuredNats();
-  const port = 20_000 + Math.floor(Math.random() * 20_000);
+  const port = await freePort();
   apiUrl = `http://127.0.0.1:${port}`;
   const common = { NATS_URL: nats.url, DATABASE_URL: infra().db.url, PROJECTOR_HTTP_PORT: String(port) };
   processes.push(await startService('planner', { ...common, ...envOf('planner') }));

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectDuraClient, type ConnectedDuraClient } from '@dura/client';
 import { DeadLetterSchema, STREAMS, SUBJECTS, type DeadLetter } from '@dura/contracts';
 import {
+  freePort,
   startOtlpReceiver,
   startPaymentWitness,
   useTestInfra,
@@ -48,7 +49,7 @@ beforeAll(async () => {
   nats = await startSecuredNats();
   receiver = await startOtlpReceiver();
   witness = await startPaymentWitness();
-  const port = 20_000 + Math.floor(Math.random() * 20_000);
+  const port = await freePort();
   const common = {
     NATS_URL: nats.url,
     DATABASE_URL: infra().db.url,
