@@ -18,8 +18,8 @@ export function bucketKeyLister(js: JetStreamClient, bucket: string): () => Prom
       throw err;
     });
     const info = await (await manager).streams.info(`KV_${bucket}`, { subjects_filter: `${prefix}>` });
+    // Every subject returned is under the filter, so under the prefix.
     return Object.keys(info.state.subjects ?? {})
-      .filter((subject) => subject.startsWith(prefix))
       .map((subject) => subject.slice(prefix.length))
       .sort();
   };
