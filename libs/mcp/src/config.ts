@@ -18,7 +18,7 @@ export type SecretValue = z.infer<typeof SecretValueSchema>;
 /** Per-tool settings that win over what the server's annotations imply. */
 export const McpToolOverrideSchema = z
   .object({
-    safety: z.enum(['idempotent', 'unsafe']).optional(),
+    safety: z.enum(['read_only', 'idempotent', 'unsafe']).optional(),
     timeoutMs: z.number().int().positive().optional(),
     requiresApproval: z.boolean().optional(),
     concurrency: z.number().int().positive().optional(),

@@ -1,4 +1,4 @@
-export { defineTool, ToolError } from './tool';
+export { defineTool, mayRunAgain, ToolError } from './tool';
 export type { ToolDefinition, ToolContext, ToolSafety, ToolStatus } from './tool';
 export { ToolRegistry } from './registry';
 export { BUILTIN_TOOLS, builtinRegistry } from './builtin-registry';

@@ -5,9 +5,19 @@ import type { SecretFields } from './secrets/secret-fields';
 
 /**
  * How the gateway may treat a call whose outcome is unknown after a crash:
- * `idempotent` tools may run again (the key reaches the external system); `unsafe` ones never run blindly twice.
+ * - `read_only`: the call changes nothing outside its result (a computation, a lookup). It may run again at
+ *   any time, so a call nobody can have started yet runs without a claim in the ledger first: one Postgres
+ *   write per call (its result), not two. The first result recorded under the key is the call's result.
+ * - `idempotent`: running it twice with the same key has the effect of running it once (the key reaches the
+ *   external system); it may run again after a crash.
+ * - `unsafe`: never runs blindly twice.
  */
-export type ToolSafety = 'idempotent' | 'unsafe';
+export type ToolSafety = 'read_only' | 'idempotent' | 'unsafe';
+
+/** Whether a call of the tool may run again after a crash interrupted it (`read_only` and `idempotent` tools). */
+export function mayRunAgain(safety: ToolSafety): boolean {
+  return safety !== 'unsafe';
+}
 
 export interface ToolContext {
   /** Pass this to the external system (header, request id): it is the same on every retry of this call. */

@@ -93,11 +93,12 @@ export interface LocalTools {
    * in the log when this process published it (unset: the relay publishes it and sends a decide task);
    * `retryAfterMs` says the attempt failed and the call is to be run again after that long. Given `after`
    * (the run's last sequence), the observation is appended only right behind it if it can be, and `event`
-   * is the observation as stored when it was.
+   * is the observation as stored when it was. `fresh`: the drive recorded the call's intent itself a moment
+   * ago, so no attempt of it can have begun (a read-only tool then needs no claim before it runs).
    */
   run(
     task: ToolTask,
-    options?: { after?: number },
+    options?: { after?: number; fresh?: boolean },
   ): Promise<{ seq?: number; retryAfterMs?: number; event?: RunEvent }>;
 }
 
@@ -327,9 +328,16 @@ export function createRunDriver(deps: RunDriverDeps) {
     local: LocalTools,
     run: CachedRun,
     calls: readonly CallState[],
+    recordedAfter: number | undefined,
   ): Promise<{ known: CachedRun } | { through: number } | undefined> {
     const after = calls.length === 1 ? { after: run.state.lastSeq } : {};
-    const settled = await Promise.allSettled(calls.map((call) => local.run(toolTask(run, call), after)));
+    const settled = await Promise.allSettled(
+      calls.map((call) => {
+        // Its intent came with this drive's own last append, and no attempt of it is recorded.
+        const fresh = recordedAfter !== undefined && call.requestedSeq > recordedAfter && call.attempts === 0;
+        return local.run(toolTask(run, call), { ...after, ...(fresh ? { fresh } : {}) });
+      }),
+    );
     const failed = settled.find((result) => result.status === 'rejected');
     if (failed) throw failed.reason;
     const outcomes = settled.map((result) => (result as PromiseFulfilledResult<LocalRunOutcome>).value);
@@ -607,9 +615,13 @@ export function createRunDriver(deps: RunDriverDeps) {
     async function driveLoop(): Promise<DriveOutcome> {
       // The run as our own last append left it; undefined: read the log's tail first.
       let known: CachedRun | undefined;
+      // While `known` is what our own append of a decision left: the sequence that append followed.
+      let ownAfter: number | undefined;
       for (;;) {
         const run = known ?? (await load(runId, through));
+        const recordedAfter = known === undefined ? undefined : ownAfter;
         known = undefined;
+        ownAfter = undefined;
         if (through !== undefined && run.state.lastSeq < through)
           throw staleRead(runId, run.state.lastSeq, through);
         // Only the first read may stop at the hint; after a lost race the whole tail is read.
@@ -634,7 +646,7 @@ export function createRunDriver(deps: RunDriverDeps) {
             );
             dispatched += action.calls.length;
             if (!local || inPlace.length === 0) return { state: run.state, modelCalls, dispatched };
-            const observed = await inDecision(() => runInPlace(local, run, inPlace));
+            const observed = await inDecision(() => runInPlace(local, run, inPlace, recordedAfter));
             if (observed === undefined) return { state: run.state, modelCalls, dispatched };
             // The observations are in the log: folded already, or the next read reaches them.
             if ('known' in observed) known = observed.known;
@@ -657,6 +669,7 @@ export function createRunDriver(deps: RunDriverDeps) {
             });
             if (step.kind === 'thought') modelCalls += 1;
             known = await record(run, step);
+            ownAfter = run.state.lastSeq;
             break;
           }
         }

@@ -19,6 +19,17 @@ export interface QueuedObservation {
 export interface Finished {
   queued: QueuedObservation | undefined;
   ahead: boolean;
+  /**
+   * A finish without a claim (`Unclaimed`) found a row of its key already there: it recorded nothing, and
+   * the ledger's row is what stands.
+   */
+  conflict?: boolean;
+}
+
+/** A call run without a claim (a `read_only` tool's): its row is inserted with its outcome, as attempt 1. */
+export interface Unclaimed {
+  task: ToolTask;
+  startedAt: Date;
 }
 
 type Outcome =
@@ -30,6 +41,7 @@ interface FinishItem {
   outcome: Outcome;
   observation: NewEvent;
   durationMs: number;
+  unclaimed?: Unclaimed;
 }
 
 /** The most finishes one statement records. */
@@ -130,13 +142,17 @@ export function createEffectLedger(
    * the relay keeps each run's rows in order. Such a row is queued claimed for `fastPathLeaseMs`: the caller
    * must publish it with `Relay.sendNow`, and relays leave it to the caller until the claim runs out.
    * Finishes that arrive while one is being written go out together (see `createGroupCommit`).
+   * With `unclaimed`, the call ran without a claim: its row is inserted here, unless the key has one already,
+   * in which case nothing is recorded or queued and the result says `conflict`.
    */
   const finish = (
     key: string,
     outcome: Outcome,
     observation: NewEvent,
     durationMs: number,
-  ): Promise<Finished> => groupFinish({ key, outcome, observation, durationMs });
+    unclaimed?: Unclaimed,
+  ): Promise<Finished> =>
+    groupFinish({ key, outcome, observation, durationMs, ...(unclaimed ? { unclaimed } : {}) });
 
   const groupFinish = createGroupCommit(finishMany, FINISH_BATCH);
 
@@ -164,9 +180,16 @@ export function createEffectLedger(
       .map((item, ord) => {
         const runId = item.observation.meta.runId;
         const succeeded = item.outcome.status === 'succeeded';
+        const unclaimed = item.unclaimed;
         return {
           ord,
           key: item.key,
+          unclaimed: unclaimed !== undefined,
+          call_id: unclaimed?.task.callId ?? null,
+          step: unclaimed?.task.step ?? null,
+          tool: unclaimed?.task.tool ?? null,
+          args: unclaimed ? JSON.stringify(unclaimed.task.args) : null,
+          started_at: unclaimed?.startedAt.toISOString() ?? null,
           status: item.outcome.status,
           result: succeeded ? JSON.stringify((item.outcome as { result: JsonValue }).result) : null,
           error: succeeded ? null : JSON.stringify((item.outcome as { error: unknown }).error),
@@ -181,17 +204,30 @@ export function createEffectLedger(
     // A data-modifying CTE runs whether or not it is referenced. Every part of one statement sees the same
     // snapshot, so `ahead` sees only rows committed before this one, never the rows it inserts; a row
     // behind another of its run in the same batch counts as having one ahead.
-    const result = rowsOf<{ ord: number; id: string | number | null; ahead: boolean }>(
+    // A claimed key's row is updated; an unclaimed one's is inserted, unless the key has a row (`conflict`),
+    // and only a row that went in queues its observation.
+    const finishedAt = clock().toISOString();
+    const result = rowsOf<{ ord: number; id: string | number | null; ahead: boolean; conflict: boolean }>(
       await db.execute(sql`
         with input as materialized (
           select * from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as x(
-            ord int, key text, status text, result text, error text, duration_ms int, run_id text,
+            ord int, key text, unclaimed boolean, call_id text, step int, tool text, args text,
+            started_at timestamptz, status text, result text, error text, duration_ms int, run_id text,
             msg_id text, subject text, payload text)
         ), recorded as (
           update ${effects}
           set status = input.status, result = input.result::jsonb, error = input.error::jsonb,
-              finished_at = ${clock().toISOString()}::timestamptz, duration_ms = input.duration_ms
-          from input where ${effects.idempotencyKey} = input.key
+              finished_at = ${finishedAt}::timestamptz, duration_ms = input.duration_ms
+          from input where ${effects.idempotencyKey} = input.key and not input.unclaimed
+        ), inserted as (
+          insert into ${effects} (idempotency_key, run_id, call_id, step, tool, args, status, attempts, result,
+                                  error, lease_until, started_at, finished_at, duration_ms)
+          select key, run_id, call_id, step, tool, args::jsonb, status, 1, result::jsonb, error::jsonb,
+                 started_at, started_at, ${finishedAt}::timestamptz, duration_ms
+          from input where unclaimed
+          order by key
+          on conflict do nothing
+          returning idempotency_key as key
         ), marked as (
           update ${outbox} set sent_at = now()
           where id in (select id from ${outbox} where id = any(${`{${marks.join(',')}}`}::bigint[])
@@ -208,16 +244,19 @@ export function createEffectLedger(
                  case when ahead.ahead then null
                       else now() + make_interval(secs => ${fastPathLeaseMs / 1000}::float8) end
           from input join ahead on ahead.ord = input.ord
+          where not input.unclaimed or input.key in (select key from inserted)
           order by input.run_id, input.ord
           on conflict (msg_id) do nothing
           returning id, msg_id
         )
-        select ahead.ord, queued.id, ahead.ahead
+        select ahead.ord, queued.id, ahead.ahead,
+               input.unclaimed and input.key not in (select key from inserted) as conflict
         from ahead join input on input.ord = ahead.ord left join queued on queued.msg_id = input.msg_id`),
     );
     const byOrd = new Map(result.map((row) => [Number(row.ord), row]));
     return items.map((item, ord) => {
       const row = byOrd.get(ord);
+      if (row?.conflict) return { queued: undefined, ahead: true, conflict: true };
       if (row?.id === null || row?.id === undefined) return { queued: undefined, ahead: true };
       const runId = item.observation.meta.runId;
       return {

@@ -27,7 +27,13 @@ import {
   type ConsumerLoop,
   type Logger,
 } from '@dura/service-kit';
-import { retryDelayMs, type SecretsBox, type ToolDefinition, type ToolRegistry } from '@dura/tools';
+import {
+  mayRunAgain,
+  retryDelayMs,
+  type SecretsBox,
+  type ToolDefinition,
+  type ToolRegistry,
+} from '@dura/tools';
 import {
   DURA_ATTRS,
   DURA_METRICS,
@@ -38,7 +44,7 @@ import {
 } from '@dura/telemetry';
 import { trace } from '@opentelemetry/api';
 import { and, eq, inArray } from 'drizzle-orm';
-import { createEffectLedger, type EffectLedger, type Finished } from './effect-ledger';
+import { createEffectLedger, type EffectLedger, type Finished, type Unclaimed } from './effect-ledger';
 import { createCancellations, runUnlessCancelled } from './cancellations';
 import { completedEvent, failedEvent } from './observations';
 import { createRelay, type Relay } from './relay';
@@ -110,6 +116,8 @@ export interface LocalCallOutcome {
 /** A call run in place, on its way down: the run's last sequence as the drive knows it, and what it left. */
 interface LocalCall {
   after?: number;
+  /** The drive running the call recorded its intent itself, a moment ago: no other attempt can have begun. */
+  fresh?: boolean;
   outcome: LocalCallOutcome;
 }
 
@@ -200,12 +208,17 @@ export function createToolGateway(deps: GatewayDeps) {
   const leaseFor = (tool: ToolDefinition): number =>
     (tool.timeoutMs ?? 60_000) + (deps.leaseMarginMs ?? DEFAULT_LEASE_MARGIN_MS);
 
+  /**
+   * Runs an attempt and records its outcome. Without a claim (`unclaimed`), false when the key turned out to
+   * have a row already: nothing was recorded, and the caller goes the claimed way.
+   */
   async function execute(
     task: ToolTask,
     tool: ToolDefinition,
     attempt: number,
     local?: LocalCall,
-  ): Promise<void> {
+    unclaimed?: Unclaimed,
+  ): Promise<boolean> {
     trace.getActiveSpan()?.setAttribute(DURA_ATTRS.attempt, attempt);
     // A call run in place comes from a drive that has just folded its run's log through the intent and
     // found no cancellation in it; one recorded after that reaches the call through the watcher, which aborts it.
@@ -223,9 +236,12 @@ export function createToolGateway(deps: GatewayDeps) {
         { status: 'succeeded', result: outcome.result },
         await completed(task, outcome.result, attempt, outcome.durationMs, now),
         outcome.durationMs,
+        unclaimed,
       );
+      if (finished.conflict) return false;
       failpoint('gateway.after-commit');
       await deliver(finished, local);
+      return true;
     } else {
       const policy = tool.retry ?? {};
       const error = { code: outcome.error.code, message: outcome.error.message };
@@ -235,15 +251,15 @@ export function createToolGateway(deps: GatewayDeps) {
         attempt < (policy.attempts ?? maxAttempts);
       // A cancelled run ends as cancelled; its interrupted call must not turn that into a failure.
       const failRun = !retry && policy.onExhausted === 'fail_run' && !outcome.error.cancelled;
-      await deliver(
-        await ledger.finish(
-          task.idempotencyKey,
-          { status: retry ? 'retry' : 'failed', error },
-          failedEvent(task, error, attempt, retry, now, failRun),
-          outcome.durationMs,
-        ),
-        local,
+      const finished = await ledger.finish(
+        task.idempotencyKey,
+        { status: retry ? 'retry' : 'failed', error },
+        failedEvent(task, error, attempt, retry, now, failRun),
+        outcome.durationMs,
+        unclaimed,
       );
+      if (finished.conflict) return false;
+      await deliver(finished, local);
       if (retry) {
         retries.add(1, { operation: 'tool_call' });
         const delay = outcome.error.retryAfterMs ?? retryDelayMs(policy, attempt);
@@ -252,6 +268,7 @@ export function createToolGateway(deps: GatewayDeps) {
           delay,
         );
       }
+      return true;
     }
   }
 
@@ -333,7 +350,7 @@ export function createToolGateway(deps: GatewayDeps) {
         failedEvent(task, status.error, row.attempts, false, now),
         0,
       );
-    } else if (tool.safety === 'idempotent') {
+    } else if (mayRunAgain(tool.safety)) {
       const attempt = await ledger.reclaim(task.idempotencyKey, leaseFor(tool));
       if (attempt === undefined)
         throw new DuraError(
@@ -360,11 +377,18 @@ export function createToolGateway(deps: GatewayDeps) {
   }
 
   async function handleTask(msg: JsMsg): Promise<void> {
-    await callInSpan(parseTask(msg));
+    await callInSpan(parseTask(msg), undefined, msg.info.deliveryCount === 1);
   }
 
-  /** One call, in its `dura.tool.call` span: from a tool task, or in place (`local`) from a drive. */
-  async function callInSpan(received: ToolTask, local?: LocalCall): Promise<void> {
+  /**
+   * One call, in its `dura.tool.call` span: from a tool task, or in place (`local`) from a drive. `fresh`: no
+   * attempt of it can have begun before (the task's first delivery, a drive's own new intent).
+   */
+  async function callInSpan(
+    received: ToolTask,
+    local?: LocalCall,
+    fresh = local?.fresh ?? false,
+  ): Promise<void> {
     await withLogFields({ runId: received.runId }, () =>
       withSpan(
         tracer,
@@ -381,13 +405,15 @@ export function createToolGateway(deps: GatewayDeps) {
         // Observations carry this span's context, so the decision they lead to hangs under this call.
         (span) => {
           const trace = traceparentOf(span) ?? received.trace;
-          return withArgs(trace ? { ...received, trace } : received).then((task) => handleCall(task, local));
+          return withArgs(trace ? { ...received, trace } : received).then((task) =>
+            handleCall(task, local, fresh),
+          );
         },
       ),
     );
   }
 
-  async function handleCall(task: ToolTask, local?: LocalCall): Promise<void> {
+  async function handleCall(task: ToolTask, local: LocalCall | undefined, fresh: boolean): Promise<void> {
     if (!deps.tools.get(task.tool)) await deps.refreshTools?.(task.tool);
     const tool = deps.tools.get(task.tool);
     if (!tool) {
@@ -401,7 +427,7 @@ export function createToolGateway(deps: GatewayDeps) {
     }
     const slot = await slotFor(task, tool);
     try {
-      await claimAndRun(task, tool, local);
+      await claimAndRun(task, tool, local, fresh);
     } finally {
       await slot?.release();
     }
@@ -426,15 +452,30 @@ export function createToolGateway(deps: GatewayDeps) {
     );
   }
 
-  async function claimAndRun(task: ToolTask, tool: ToolDefinition, local?: LocalCall): Promise<void> {
+  async function claimAndRun(
+    task: ToolTask,
+    tool: ToolDefinition,
+    local: LocalCall | undefined,
+    fresh: boolean,
+  ): Promise<void> {
+    // A read-only call changes nothing outside its result, so one that nobody can have started yet needs no
+    // claim: it runs at once and its result goes in with its row. Should the key have a row after all (a
+    // task sent again after the dedupe window, a replica that took the call over), that row's verdict stands.
+    if (
+      fresh &&
+      tool.safety === 'read_only' &&
+      (await execute(task, tool, 1, local, { task, startedAt: clock() }))
+    )
+      return;
     // A tool with a status check is settled by asking it after a crash, never by running it again: its claim
-    // must survive a database crash too. Only an idempotent tool without one may lose its claim.
-    const durable = tool.safety !== 'idempotent' || tool.status !== undefined;
+    // must survive a database crash too. Only a tool that may run again without one may lose its claim.
+    const durable = !mayRunAgain(tool.safety) || tool.status !== undefined;
     const claim = await ledger.claim(task, leaseFor(tool), { durable });
     trace.getActiveSpan()?.setAttribute(DURA_ATTRS.deduped, claim.kind === 'finished');
     switch (claim.kind) {
       case 'claimed':
-        return execute(task, tool, claim.attempt, local);
+        await execute(task, tool, claim.attempt, local);
+        return;
       case 'finished':
         deduplicated.add(1, { tool: task.tool });
         trace.getActiveSpan()?.setAttribute(DURA_ATTRS.attempt, claim.row.attempts);
@@ -465,10 +506,14 @@ export function createToolGateway(deps: GatewayDeps) {
    * decide task. The log holds the call's intent, so a crash here leaves what a crashed gateway leaves: the
    * driving message comes again and the ledger settles the call. A retryable failure is reported, not thrown.
    */
-  async function runLocal(task: ToolTask, options: { after?: number } = {}): Promise<LocalCallOutcome> {
+  async function runLocal(
+    task: ToolTask,
+    options: { after?: number; fresh?: boolean } = {},
+  ): Promise<LocalCallOutcome> {
     const local: LocalCall = {
       outcome: {},
       ...(options.after === undefined ? {} : { after: options.after }),
+      ...(options.fresh ? { fresh: true } : {}),
     };
     try {
       await callInSpan(task, local);
@@ -525,7 +570,8 @@ export function createToolGateway(deps: GatewayDeps) {
     const keys = handedBack.flatMap((msg) => {
       try {
         const task = parseTask(msg);
-        return deps.tools.get(task.tool)?.safety === 'idempotent' ? [task.idempotencyKey] : [];
+        const tool = deps.tools.get(task.tool);
+        return tool && mayRunAgain(tool.safety) ? [task.idempotencyKey] : [];
       } catch {
         return [];
       }

@@ -62,7 +62,7 @@ export const echoTool = defineTool({
   name: 'echo',
   description: 'Return the arguments unchanged.',
   input: z.record(z.string(), z.unknown()),
-  safety: 'idempotent',
+  safety: 'read_only',
   execute: async (args) => {
     await Promise.resolve();
     return args as never;

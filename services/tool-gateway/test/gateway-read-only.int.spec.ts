@@ -1,0 +1,141 @@
+// Read-only tools: a call nobody can have started yet (a drive's own new intent, a task's first delivery)
+// runs without a claim, and its row goes in with its result; a key that has a row keeps that row's verdict.
+import { describe, expect, it, vi } from 'vitest';
+import { z } from 'zod';
+import { defineTool, ToolError } from '@dura/tools';
+import { retryUntil, useTestInfra } from '@dura/testing';
+import type { EffectRow } from '../src/index';
+import { countingTool, effectRow, outboxRows, publishTask, runLog, toolTask, useGateway } from './support';
+
+vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
+
+const infra = useTestInfra();
+
+/** The key's ledger row as each execution found it when it began, and what each execution returned. */
+const seen = new Map<string, (EffectRow | undefined)[]>();
+const lookup = defineTool({
+  name: 'test.lookup',
+  description: 'a read-only test tool that records the ledger row of its key as it starts',
+  input: z.object({ n: z.number().int(), failFirst: z.boolean().optional() }),
+  safety: 'read_only',
+  timeoutMs: 10_000,
+  async execute({ n, failFirst }, ctx) {
+    const rows = seen.get(ctx.idempotencyKey) ?? [];
+    rows.push(await effectRow(sys.setup.db, ctx.idempotencyKey));
+    seen.set(ctx.idempotencyKey, rows);
+    if (failFirst && rows.length === 1) throw new ToolError('busy', 'try again', { retryable: true });
+    return { n, execution: rows.length, attempt: ctx.attempt };
+  },
+});
+const writer = countingTool('test.write', { safety: 'idempotent' });
+const sys = useGateway(infra, [lookup, writer.tool]);
+
+describe('a read-only call', () => {
+  it('run fresh in place: runs before its key has a row, and its row goes in with its result as attempt 1', async () => {
+    const task = toolTask('ro-fresh', 'test.lookup', { n: 1 });
+    const outcome = await sys.gateway.local.run(task, { fresh: true });
+
+    expect(seen.get(task.idempotencyKey)).toEqual([undefined]);
+    const row = await effectRow(sys.setup.db, task.idempotencyKey);
+    expect(row?.leaseUntil, 'no lease was ever held').toEqual(row?.startedAt);
+    expect(row).toMatchObject({
+      status: 'succeeded',
+      attempts: 1,
+      result: { n: 1, execution: 1, attempt: 1 },
+      runId: 'ro-fresh',
+      callId: 'call-1',
+      tool: 'test.lookup',
+      args: { n: 1 },
+    });
+    const log = await runLog(sys.setup.jsm, task.runId);
+    expect(log.map((e) => e.event.type)).toEqual(['tool_call_completed']);
+    expect(outcome.seq).toBe(log[0]?.event.seq);
+    expect(await outboxRows(sys.setup.db, task.runId)).toHaveLength(1);
+  });
+
+  it('run again fresh after its result was recorded: the first result stands, and its observation goes out once', async () => {
+    const task = toolTask('ro-conflict', 'test.lookup', { n: 2 });
+    await sys.gateway.local.run(task, { fresh: true });
+    const again = await sys.gateway.local.run(task, { fresh: true });
+
+    expect(seen.get(task.idempotencyKey)).toHaveLength(2);
+    const row = await effectRow(sys.setup.db, task.idempotencyKey);
+    expect(row).toMatchObject({ status: 'succeeded', attempts: 1, result: { execution: 1 } });
+    expect(again.seq, 'the recorded observation goes the relay’s way').toBeUndefined();
+    await retryUntil(async () => {
+      const rows = await outboxRows(sys.setup.db, task.runId);
+      expect(rows.every((r) => r.sentAt !== null)).toBe(true);
+    });
+    const log = await runLog(sys.setup.jsm, task.runId);
+    expect(log.map((e) => e.event.type)).toEqual(['tool_call_completed']);
+    expect(log[0]?.event.data).toMatchObject({ result: { execution: 1 } });
+  });
+
+  it('run fresh twice at once: one result is recorded and one observation logged', async () => {
+    const task = toolTask('ro-race', 'test.lookup', { n: 3 });
+    await Promise.all([
+      sys.gateway.local.run(task, { fresh: true }),
+      sys.gateway.local.run(task, { fresh: true }),
+    ]);
+
+    const row = await effectRow(sys.setup.db, task.idempotencyKey);
+    expect(row).toMatchObject({ status: 'succeeded', attempts: 1 });
+    await retryUntil(async () => {
+      const log = await runLog(sys.setup.jsm, task.runId);
+      expect(log.map((e) => e.event.type)).toEqual(['tool_call_completed']);
+      expect(log[0]?.event.data).toMatchObject({ result: row?.result });
+    });
+  });
+
+  it('a retryable failure leaves a retry row; the next attempt claims it as attempt 2', async () => {
+    const task = toolTask('ro-retry', 'test.lookup', { n: 4, failFirst: true });
+    const first = await sys.gateway.local.run(task, { fresh: true });
+    expect(first.retryAfterMs).toBeGreaterThanOrEqual(0);
+    expect(await effectRow(sys.setup.db, task.idempotencyKey)).toMatchObject({
+      status: 'retry',
+      attempts: 1,
+    });
+
+    await sys.gateway.local.run(task);
+    const rows = seen.get(task.idempotencyKey) ?? [];
+    expect(rows[1], 'the second attempt ran under its claim').toMatchObject({
+      status: 'started',
+      attempts: 2,
+    });
+    expect(await effectRow(sys.setup.db, task.idempotencyKey)).toMatchObject({
+      status: 'succeeded',
+      attempts: 2,
+      result: { execution: 2, attempt: 2 },
+    });
+    const log = await runLog(sys.setup.jsm, task.runId);
+    expect(log.map((e) => e.event.type)).toEqual(['tool_call_failed', 'tool_call_completed']);
+  });
+
+  it('run in place but not fresh (a drive resuming a recorded intent): runs under a claim', async () => {
+    const task = toolTask('ro-resumed', 'test.lookup', { n: 5 });
+    await sys.gateway.local.run(task);
+    expect(seen.get(task.idempotencyKey)?.[0]).toMatchObject({ status: 'started', attempts: 1 });
+    expect(await effectRow(sys.setup.db, task.idempotencyKey)).toMatchObject({ status: 'succeeded' });
+  });
+
+  it('from a tool task: its first delivery runs without a claim', async () => {
+    const task = toolTask('ro-task', 'test.lookup', { n: 6 });
+    await publishTask(sys.setup, task);
+    await retryUntil(async () => {
+      expect(await effectRow(sys.setup.db, task.idempotencyKey)).toMatchObject({ status: 'succeeded' });
+    });
+    expect(seen.get(task.idempotencyKey)).toEqual([undefined]);
+  });
+});
+
+describe('an idempotent call', () => {
+  it('run fresh in place still runs under a claim', async () => {
+    const task = toolTask('idem-fresh', 'test.write', { n: 7 });
+    await sys.gateway.local.run(task, { fresh: true });
+    expect(writer.runs(task.idempotencyKey)).toBe(1);
+    const row = await effectRow(sys.setup.db, task.idempotencyKey);
+    expect(row).toMatchObject({ status: 'succeeded', attempts: 1 });
+    // The claim's lease is the tool's timeout plus the margin; an unclaimed row's lease is its start.
+    expect(row && row.leaseUntil.getTime() - row.startedAt.getTime()).toBeGreaterThanOrEqual(10_000);
+  });
+});
