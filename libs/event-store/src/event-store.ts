@@ -33,6 +33,13 @@ export interface AppendOptions {
    * something was, the rest go out one by one, guarded by the run's last sequence as usual.
    */
   pipelined?: boolean;
+  /**
+   * The id of an event sent to the run's log just before this append and not yet acknowledged: the first
+   * event must land right behind it in the stream (`Nats-Expected-Last-Msg-Id`) as well as at `expectedSeq`,
+   * so it lands only if that event landed at `expectedSeq` and nothing followed it. A refusal is a
+   * `ConcurrencyConflict`.
+   */
+  follows?: string;
 }
 
 export interface AppendResult {
@@ -111,9 +118,10 @@ export function createEventStore(deps: {
     const encoded = events.map((event) => encodeWithinLimits(runId, event));
     const result: AppendResult = { seqs: [], lastSeq: 0, duplicate: false };
     const start = options.expectedSeq;
+    const follows = start === 'any' ? undefined : options.follows;
     const from =
       options.pipelined && start !== 'any' && events.length > 1
-        ? await appendPipelined(runId, events, encoded, start, result)
+        ? await appendPipelined(runId, events, encoded, start, result, follows)
         : 0;
     let expected = result.seqs.length > 0 ? (result.seqs.at(-1) as number) : start;
     for (let i = from; i < events.length; i += 1) {
@@ -121,6 +129,7 @@ export function createEventStore(deps: {
       try {
         const ack = await publishEvent(runId, events[i] as NewEvent, data, {
           ...(expected === 'any' ? {} : { seq: expected }),
+          ...(i === 0 && follows !== undefined ? { afterMsgId: follows } : {}),
         });
         result.duplicate ||= ack.duplicate;
         result.seqs.push(ack.seq);
@@ -144,6 +153,7 @@ export function createEventStore(deps: {
     encoded: readonly Uint8Array[],
     expectedSeq: number,
     result: AppendResult,
+    follows: string | undefined,
   ): Promise<number> {
     const acks = await Promise.allSettled(
       events.map((event, i) =>
@@ -151,7 +161,9 @@ export function createEventStore(deps: {
           runId,
           event,
           encoded[i] as Uint8Array,
-          i === 0 ? { seq: expectedSeq } : { afterMsgId: (events[i - 1] as NewEvent).meta.id },
+          i === 0
+            ? { seq: expectedSeq, ...(follows !== undefined ? { afterMsgId: follows } : {}) }
+            : { afterMsgId: (events[i - 1] as NewEvent).meta.id },
         ),
       ),
     );

@@ -27,7 +27,8 @@ export function mapAppendError(
   // The client refuses it before sending; a retry would be refused the same way.
   if (err instanceof InvalidArgumentError && err.message.includes('max_payload'))
     return new EventTooLarge(runId, bytes, err);
-  if (isJsApiError(err, JS_CODES.wrongLastSequence))
+  // The stream's last message is not the one the append had to follow (`AppendOptions.follows`).
+  if (isJsApiError(err, JS_CODES.wrongLastSequence) || isJsApiError(err, JS_CODES.wrongLastMsgId))
     return new ConcurrencyConflict(runId, expectedSeq ?? -1, err);
   if (isJsApiError(err, JS_CODES.streamNotFound))
     return new StreamUnavailable(

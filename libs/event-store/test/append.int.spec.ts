@@ -255,3 +255,70 @@ describe('a pipelined append (a model turn: its thought and what it implies, sen
     expect((await store.read('pipelined-retry')).map((e) => e.seq)).toEqual([first.lastSeq, ...once.seqs]);
   });
 });
+
+describe('an append that follows an event sent just before it (`follows`)', () => {
+  it('lands right behind that event when it took the guessed sequence', async () => {
+    const run = runEvents('follows-hit');
+    const first = await store.append('follows-hit', [run.requested()], { expectedSeq: 0 });
+    const ahead = run.started();
+    // Sent and not awaited, as a worker sends an observation before the next turn.
+    const sent = store.append('follows-hit', [ahead], { expectedSeq: first.lastSeq });
+
+    const result = await store.append('follows-hit', [run.thought(1), run.completed()], {
+      expectedSeq: first.lastSeq + 1,
+      pipelined: true,
+      follows: ahead.meta.id,
+    });
+
+    expect((await sent).lastSeq).toBe(first.lastSeq + 1);
+    expect(result.seqs).toEqual([first.lastSeq + 2, first.lastSeq + 3]);
+    expect((await store.read('follows-hit')).map((e) => e.type)).toEqual([
+      'run_requested',
+      'run_started',
+      'thought',
+      'run_completed',
+    ]);
+  });
+
+  it('is a conflict when the event landed at another sequence, and stores nothing', async () => {
+    const run = runEvents('follows-moved');
+    const first = await store.append('follows-moved', [run.requested()], { expectedSeq: 0 });
+    // Another run's event takes the guessed sequence first.
+    await rival.append('follows-moved-other', [runEvents('follows-moved-other').requested()], {
+      expectedSeq: 0,
+    });
+    const ahead = run.started();
+    const sent = await store.append('follows-moved', [ahead], { expectedSeq: first.lastSeq });
+    expect(sent.lastSeq).toBeGreaterThan(first.lastSeq + 1);
+
+    const error = await store
+      .append('follows-moved', [run.thought(1), run.completed()], {
+        expectedSeq: first.lastSeq + 1,
+        pipelined: true,
+        follows: ahead.meta.id,
+      })
+      .catch((e: unknown) => e);
+
+    expect(error).toBeInstanceOf(ConcurrencyConflict);
+    expect((await store.read('follows-moved')).map((e) => e.type)).toEqual(['run_requested', 'run_started']);
+  });
+
+  it('is a conflict when another event of the run holds the guessed sequence instead, though the sequence matches', async () => {
+    const run = runEvents('follows-taken');
+    const first = await store.append('follows-taken', [run.requested()], { expectedSeq: 0 });
+    // The event the append was to follow never landed; another event of the run sits at the guessed sequence.
+    const never = run.started();
+    const other = run.thought(0);
+    const taken = await rival.append('follows-taken', [other], { expectedSeq: first.lastSeq });
+
+    const error = await store
+      .append('follows-taken', [run.thought(1)], {
+        expectedSeq: taken.lastSeq,
+        follows: never.meta.id,
+      })
+      .catch((e: unknown) => e);
+
+    expect(error).toBeInstanceOf(ConcurrencyConflict);
+    expect((await store.read('follows-taken')).map((e) => e.seq)).toEqual([first.lastSeq, taken.lastSeq]);
+  });
+});

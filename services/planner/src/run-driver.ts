@@ -30,7 +30,14 @@ import {
   type RunState,
   type WaitState,
 } from '@dura/core';
-import { EventOverLimits, EventTooLarge, retryOnConflict, type EventStore } from '@dura/event-store';
+import {
+  ConcurrencyConflict,
+  EventOverLimits,
+  EventTooLarge,
+  retryOnConflict,
+  type AppendResult,
+  type EventStore,
+} from '@dura/event-store';
 import { duraMeter, duraTracer, failpoint, RetryLater, type Logger } from '@dura/service-kit';
 import {
   DURA_ATTRS,
@@ -98,8 +105,33 @@ export interface LocalTools {
    */
   run(
     task: ToolTask,
-    options?: { after?: number; fresh?: boolean },
-  ): Promise<{ seq?: number; retryAfterMs?: number; event?: RunEvent }>;
+    options?: { after?: number; fresh?: boolean; speculate?: boolean },
+  ): Promise<{ seq?: number; retryAfterMs?: number; event?: RunEvent; sent?: ObservationSent }>;
+}
+
+/**
+ * With `speculate` (and `after`), `run` hands the observation back once it is sent, before its ack: `as(seq)`
+ * is the event as stored at `seq`, and `landed` settles with where it landed (the event too when it landed
+ * right behind `after`), or undefined when the relay publishes it.
+ */
+export interface ObservationSent {
+  id: string;
+  as(seq: number): RunEvent;
+  /** Publishes it now if that has not happened yet; what is published next goes out behind it. */
+  send(): void;
+  /** Its sequence, and whether it landed right behind `after` (then `as(seq)` is the event stored). */
+  landed(): Promise<{ seq: number; followed: boolean } | undefined>;
+}
+
+/**
+ * A run folded with an observation that is sent but not acknowledged, at the sequence it takes if nothing
+ * else reaches the stream first: the drive asks the model meanwhile, and the next turn is appended guarded
+ * by that sequence and by following the observation, so it lands only if the guess was right.
+ */
+interface Speculation {
+  /** The run before the observation, as cached. */
+  before: CachedRun;
+  sent: ObservationSent;
 }
 
 type LocalRunOutcome = Awaited<ReturnType<LocalTools['run']>>;
@@ -246,13 +278,16 @@ export function createRunDriver(deps: RunDriverDeps) {
    * Appends what the run's state implies, guarded by its last sequence. Returns the run with the events
    * folded in: a guarded append that succeeded means nothing else reached the log in between, so the next
    * step needs no read. A duplicate ack (a retry, or a racing replica's identical decision) returns nothing:
-   * the caller re-reads.
+   * the caller re-reads. With a `speculation`, `run` holds an observation not acknowledged yet, and the
+   * append lands only right behind it at the sequence guessed for it; when the observation landed right
+   * behind the run's last event at another sequence, the same drafts go behind it there.
    */
   async function append(
     run: CachedRun,
     drafts: readonly EventDraft[],
     fallbackTrace: string | undefined,
     turn = false,
+    speculation?: Speculation,
   ): Promise<CachedRun | undefined> {
     const { state } = run;
     const runId = state.runId as string;
@@ -262,7 +297,29 @@ export function createRunDriver(deps: RunDriverDeps) {
     // Sent at once only while this process drives few runs: under load another run's append often lands
     // in between, and the one-by-one path costs less than a refused publish and its retry.
     const pipelined = turn && turns.size <= PIPELINE_MAX_DRIVES;
-    const result = await deps.store.append(runId, events, { expectedSeq: state.lastSeq, pipelined });
+    let result: AppendResult;
+    // The observation goes first, in the same socket write as this append when it has not gone out yet.
+    speculation?.sent.send();
+    try {
+      result = await deps.store.append(runId, events, {
+        expectedSeq: state.lastSeq,
+        pipelined,
+        ...(speculation ? { follows: speculation.sent.id } : {}),
+      });
+    } catch (err) {
+      if (!speculation || !(err instanceof ConcurrencyConflict)) throw err;
+      const settled = await settleSpeculation(speculation);
+      if (settled && 'known' in settled && settled.known.state.lastSeq !== state.lastSeq) {
+        deps.log.debug('an observation landed at another sequence than guessed', {
+          runId,
+          guessed: state.lastSeq,
+          landed: settled.known.state.lastSeq,
+        });
+        return append(settled.known, drafts, fallbackTrace, turn);
+      }
+      // Something reached the run besides the observation: the decision is made again from the log.
+      throw err;
+    }
     if (result.duplicate) return undefined;
     const recorded = events.map((event, i) => ({ ...event, seq: result.seqs[i] as number }));
     const next = { ...run, state: fold(recorded, state), lastEventId: (recorded.at(-1) as RunEvent).meta.id };
@@ -329,18 +386,32 @@ export function createRunDriver(deps: RunDriverDeps) {
     run: CachedRun,
     calls: readonly CallState[],
     recordedAfter: number | undefined,
-  ): Promise<{ known: CachedRun } | { through: number } | undefined> {
+  ): Promise<{ known: CachedRun; speculation?: Speculation } | { through: number } | undefined> {
     const after = calls.length === 1 ? { after: run.state.lastSeq } : {};
+    // Only while this is the one run this process drives: the stream's next sequence is then most likely
+    // the observation's. Under load another run's append lands first too often to be worth the guess.
+    const speculate = calls.length === 1 && turns.size === 1;
     const settled = await Promise.allSettled(
       calls.map((call) => {
         // Its intent came with this drive's own last append, and no attempt of it is recorded.
         const fresh = recordedAfter !== undefined && call.requestedSeq > recordedAfter && call.attempts === 0;
-        return local.run(toolTask(run, call), { ...after, ...(fresh ? { fresh } : {}) });
+        return local.run(toolTask(run, call), {
+          ...after,
+          ...(fresh ? { fresh } : {}),
+          ...(speculate ? { speculate } : {}),
+        });
       }),
     );
     const failed = settled.find((result) => result.status === 'rejected');
     if (failed) throw failed.reason;
-    const outcomes = settled.map((result) => (result as PromiseFulfilledResult<LocalRunOutcome>).value);
+    const sentOutcomes = settled.map((result) => (result as PromiseFulfilledResult<LocalRunOutcome>).value);
+    const only = sentOutcomes.length === 1 ? sentOutcomes[0] : undefined;
+    if (only?.sent && only.retryAfterMs === undefined) {
+      const observation = only.sent.as(run.state.lastSeq + 1);
+      const known = { ...run, state: fold([observation], run.state), lastEventId: observation.meta.id };
+      return { known, speculation: { before: run, sent: only.sent } };
+    }
+    const outcomes = await Promise.all(sentOutcomes.map(landedOutcome));
     const seqs = outcomes.map((outcome) => outcome.seq);
     if (seqs.some((seq) => seq === undefined)) return undefined;
     const retries = outcomes.flatMap((outcome) =>
@@ -357,6 +428,33 @@ export function createRunDriver(deps: RunDriverDeps) {
     // The log took the observation right behind the run's last event: folding it is what a read would give.
     const known = { ...run, state: fold([followed], run.state), lastEventId: followed.meta.id };
     cache.set(run.state.runId as string, known);
+    return { known };
+  }
+
+  /** An outcome whose observation was sent, as it would have been had `run` waited for the ack. */
+  async function landedOutcome(outcome: LocalRunOutcome): Promise<LocalRunOutcome> {
+    if (!outcome.sent) return outcome;
+    const { sent, ...rest } = outcome;
+    const landed = await sent.landed();
+    if (!landed) return rest;
+    return { ...rest, seq: landed.seq, ...(landed.followed ? { event: sent.as(landed.seq) } : {}) };
+  }
+
+  /**
+   * The run once a speculated observation has landed: folded from the stored event when it landed right
+   * behind the run's last event (cached, as a read would give it), else the sequence the next read must
+   * reach; undefined when the relay publishes it (its decide task drives the run on).
+   */
+  async function settleSpeculation(
+    speculation: Speculation,
+  ): Promise<{ known: CachedRun } | { through: number } | undefined> {
+    const landed = await speculation.sent.landed();
+    if (!landed) return undefined;
+    if (!landed.followed) return { through: landed.seq };
+    const { before } = speculation;
+    const event = speculation.sent.as(landed.seq);
+    const known = { ...before, state: fold([event], before.state), lastEventId: event.meta.id };
+    cache.set(before.state.runId as string, known);
     return { known };
   }
 
@@ -582,7 +680,11 @@ export function createRunDriver(deps: RunDriverDeps) {
      * hold (over its limits or the server's max_payload) is never recorded, and asking again costs as much:
      * the run fails with the reason, never wedges.
      */
-    async function record(run: CachedRun, step: PlannerStep): Promise<CachedRun | undefined> {
+    async function record(
+      run: CachedRun,
+      step: PlannerStep,
+      speculation?: Speculation,
+    ): Promise<CachedRun | undefined> {
       if (step.kind === 'none') return undefined;
       const decided = step.kind === 'record' || step.kind === 'summary' || step.kind === 'model_refused';
       const inSpan = decided || step.kind === 'thought' ? inDecision : <T>(fn: () => Promise<T>) => fn();
@@ -592,12 +694,14 @@ export function createRunDriver(deps: RunDriverDeps) {
         step.kind === 'thought' ? [...step.drafts, ...impliedBy(run.state, step.drafts)] : step.drafts;
       const turn = drafts.length > step.drafts.length;
       let recorded = drafts;
-      const appended = await inSpan(() => append(run, drafts, options.trace, turn)).catch((err: unknown) => {
-        if (step.kind !== 'thought' || !(err instanceof EventOverLimits || err instanceof EventTooLarge))
-          throw err;
-        recorded = [failedDraft(err)];
-        return inSpan(() => append(run, recorded, options.trace));
-      });
+      const appended = await inSpan(() => append(run, drafts, options.trace, turn, speculation)).catch(
+        (err: unknown) => {
+          if (step.kind !== 'thought' || !(err instanceof EventOverLimits || err instanceof EventTooLarge))
+            throw err;
+          recorded = [failedDraft(err)];
+          return inSpan(() => append(run, recorded, options.trace, false, speculation));
+        },
+      );
       // The crash points follow what was recorded: a refused turn recorded only the run's failure.
       const types = new Set(recorded.map((draft) => draft.type));
       if (step.kind === 'record' || turn) {
@@ -617,16 +721,28 @@ export function createRunDriver(deps: RunDriverDeps) {
       let known: CachedRun | undefined;
       // While `known` is what our own append of a decision left: the sequence that append followed.
       let ownAfter: number | undefined;
+      // While `known` holds an observation on its way to the log (see `Speculation`).
+      let speculation: Speculation | undefined;
       for (;;) {
         const run = known ?? (await load(runId, through));
         const recordedAfter = known === undefined ? undefined : ownAfter;
+        const guessed = known === undefined ? undefined : speculation;
         known = undefined;
         ownAfter = undefined;
+        speculation = undefined;
         if (through !== undefined && run.state.lastSeq < through)
           throw staleRead(runId, run.state.lastSeq, through);
         // Only the first read may stop at the hint; after a lost race the whole tail is read.
         through = undefined;
         const action = nextAction(run.state);
+        if (guessed && action.kind !== 'decide') {
+          // Only a model turn goes out on the guess; anything else waits for the observation to land.
+          const settled = await settleSpeculation(guessed);
+          if (settled === undefined) return { state: guessed.before.state, modelCalls, dispatched };
+          if ('known' in settled) known = settled.known;
+          else through = settled.through;
+          continue;
+        }
         if (action.kind !== 'idle' && (await parkedElsewhere(run.state)))
           return { state: run.state, modelCalls, dispatched };
         switch (action.kind) {
@@ -648,9 +764,11 @@ export function createRunDriver(deps: RunDriverDeps) {
             if (!local || inPlace.length === 0) return { state: run.state, modelCalls, dispatched };
             const observed = await inDecision(() => runInPlace(local, run, inPlace, recordedAfter));
             if (observed === undefined) return { state: run.state, modelCalls, dispatched };
-            // The observations are in the log: folded already, or the next read reaches them.
-            if ('known' in observed) known = observed.known;
-            else through = observed.through;
+            // The observations are in the log (or on their way): folded already, or the next read reaches them.
+            if ('known' in observed) {
+              known = observed.known;
+              speculation = observed.speculation;
+            } else through = observed.through;
             break;
           }
           case 'start':
@@ -668,8 +786,16 @@ export function createRunDriver(deps: RunDriverDeps) {
               ...(deps.sealDecision ? { seal: deps.sealDecision } : {}),
             });
             if (step.kind === 'thought') modelCalls += 1;
-            known = await record(run, step);
+            known = await record(run, step, guessed);
             ownAfter = run.state.lastSeq;
+            if (known === undefined && guessed) {
+              // Nothing recorded behind the guess: go on from where the observation landed.
+              const settled = await settleSpeculation(guessed);
+              if (settled === undefined) return { state: guessed.before.state, modelCalls, dispatched };
+              if ('known' in settled) known = settled.known;
+              else through = settled.through;
+              ownAfter = undefined;
+            }
             break;
           }
         }

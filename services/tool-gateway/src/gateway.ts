@@ -7,6 +7,7 @@ import {
   toolTaskSubject,
   ToolTaskSchema,
   type JsonValue,
+  type NewEvent,
   type RunEvent,
   type ToolTask,
   decodeOrThrow,
@@ -98,6 +99,7 @@ export const GATEWAY_CONSUMER = {
 } as const;
 
 const DEFAULT_LEASE_MARGIN_MS = 30_000;
+const UTF8 = new TextEncoder();
 
 /**
  * What a call run in place (`runLocal`, inside the planner's drive of its run) left for that drive. The
@@ -111,6 +113,26 @@ export interface LocalCallOutcome {
   event?: RunEvent;
   /** The attempt failed and the call is to be retried after this many ms (its observation says so). */
   retryAfterMs?: number;
+  /**
+   * With `speculate`: the observation is on its way to the log, not yet acknowledged (`seq` and `event` stay
+   * unset). `as(seq)` is the event as the log stores it at `seq`; `landed` settles with its sequence (and the
+   * event, when it landed right behind `after`), or undefined when the relay publishes it instead.
+   */
+  sent?: ObservationSent;
+}
+
+/** An observation on its way to its run's log, not yet acknowledged (see `LocalCallOutcome.sent`). */
+export interface ObservationSent {
+  id: string;
+  /** The event as the log stores it at `seq`. */
+  as(seq: number): RunEvent;
+  /** Publishes it now, if that has not happened yet (synchronously: what is sent next goes out behind it). */
+  send(): void;
+  /**
+   * Publishes it if need be, and settles with its sequence and whether it landed right behind `after`
+   * (then `as(seq)` is the event stored), or undefined when the relay publishes it instead.
+   */
+  landed(): Promise<{ seq: number; followed: boolean } | undefined>;
 }
 
 /** A call run in place, on its way down: the run's last sequence as the drive knows it, and what it left. */
@@ -118,6 +140,8 @@ interface LocalCall {
   after?: number;
   /** The drive running the call recorded its intent itself, a moment ago: no other attempt can have begun. */
   fresh?: boolean;
+  /** Hand the observation back as soon as it is sent, before its ack (`LocalCallOutcome.sent`). */
+  speculate?: boolean;
   outcome: LocalCallOutcome;
 }
 
@@ -314,13 +338,51 @@ export function createToolGateway(deps: GatewayDeps) {
       void relay.flushMarks().finally(() => relay.wake());
       return;
     }
-    const sent = await relay.sendNow(finished.queued, {
-      nudge: local === undefined,
-      ...(local?.after === undefined ? {} : { after: local.after }),
-    });
+    const queued = finished.queued;
+    const send = () =>
+      relay.sendNow(queued, {
+        nudge: local === undefined,
+        ...(local?.after === undefined ? {} : { after: local.after }),
+      });
+    if (local?.speculate) {
+      local.outcome.sent = sendSoon(queued.payload, send);
+      return;
+    }
+    const sent = await send();
     if (!local || !sent) return;
     local.outcome.seq = sent.seq;
     if (sent.followed) local.outcome.event = decodeStored({ seq: sent.seq, data: sent.followed });
+  }
+
+  /**
+   * An observation handed back before it is published: `send()` publishes it, and so does the next turn of
+   * the event loop when nobody did by then, so a slow model never holds it back. A drive that has its next
+   * turn ready at once sends both in one socket write.
+   */
+  function sendSoon(
+    payload: NewEvent,
+    publish: () => Promise<{ seq: number; followed?: Uint8Array } | undefined>,
+  ): ObservationSent {
+    let landed: Promise<{ seq: number; followed: boolean } | undefined> | undefined;
+    let bytes: Uint8Array | undefined;
+    const send = () =>
+      (landed ??= publish().then(
+        (sent) => sent && { seq: sent.seq, followed: sent.followed !== undefined },
+        () => undefined,
+      ));
+    const soon = setImmediate(() => void send());
+    return {
+      id: payload.meta.id,
+      as: (seq) => decodeStored({ seq, data: (bytes ??= UTF8.encode(JSON.stringify(payload))) }),
+      send: () => {
+        clearImmediate(soon);
+        void send();
+      },
+      landed: () => {
+        clearImmediate(soon);
+        return send();
+      },
+    };
   }
 
   /** A `started` row whose lease ran out: a replica died mid-call. Ask the tool, re-run only when that is safe. */
@@ -508,12 +570,13 @@ export function createToolGateway(deps: GatewayDeps) {
    */
   async function runLocal(
     task: ToolTask,
-    options: { after?: number; fresh?: boolean } = {},
+    options: { after?: number; fresh?: boolean; speculate?: boolean } = {},
   ): Promise<LocalCallOutcome> {
     const local: LocalCall = {
       outcome: {},
       ...(options.after === undefined ? {} : { after: options.after }),
       ...(options.fresh ? { fresh: true } : {}),
+      ...(options.speculate && options.after !== undefined ? { speculate: true } : {}),
     };
     try {
       await callInSpan(task, local);
