@@ -104,14 +104,16 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     );
     stops.push(() => mcp.close());
     const { registry: agents, codeAgents } = await loadAgents(options.agentsFile);
-    const plannerNats = await connect('dura-dev-planner');
+    // The planner and the gateway share one connection, as in a worker: an observation and the next turn
+    // then reach the server in the order they were sent (see docs/workers.md).
+    const plannerNats = await connect('dura-dev-worker');
     const threshold = options.payloadThresholdBytes;
     const payloads = createPayloadAccess({
       js: plannerNats.js,
       ...(threshold ? { thresholdBytes: threshold } : {}),
     });
     const gateway = createToolGateway({
-      ...(await connect('dura-dev-gateway')),
+      ...plannerNats,
       db: database.db,
       tools,
       refreshTools: (tool) => mcp.refreshFor(tool),

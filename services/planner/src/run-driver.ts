@@ -93,6 +93,11 @@ export interface RunDriverDeps {
 
 /** The gateway half of a worker, as the drive uses it (see the gateway's `local`). */
 export interface LocalTools {
+  /**
+   * The client the gateway publishes observations with. Only when it is the planner's own do an observation
+   * and the turn sent after it reach the server in that order, which a speculated turn needs.
+   */
+  publishesWith?: JetStreamClient;
   /** Whether calls of this tool run in place. */
   runs(tool: string): boolean;
   /**
@@ -390,7 +395,7 @@ export function createRunDriver(deps: RunDriverDeps) {
     const after = calls.length === 1 ? { after: run.state.lastSeq } : {};
     // Only while this is the one run this process drives: the stream's next sequence is then most likely
     // the observation's. Under load another run's append lands first too often to be worth the guess.
-    const speculate = calls.length === 1 && turns.size === 1;
+    const speculate = calls.length === 1 && turns.size === 1 && local.publishesWith === deps.js;
     const settled = await Promise.allSettled(
       calls.map((call) => {
         // Its intent came with this drive's own last append, and no attempt of it is recorded.

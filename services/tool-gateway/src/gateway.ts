@@ -439,18 +439,11 @@ export function createToolGateway(deps: GatewayDeps) {
   }
 
   async function handleTask(msg: JsMsg): Promise<void> {
-    await callInSpan(parseTask(msg), undefined, msg.info.deliveryCount === 1);
+    await callInSpan(parseTask(msg));
   }
 
-  /**
-   * One call, in its `dura.tool.call` span: from a tool task, or in place (`local`) from a drive. `fresh`: no
-   * attempt of it can have begun before (the task's first delivery, a drive's own new intent).
-   */
-  async function callInSpan(
-    received: ToolTask,
-    local?: LocalCall,
-    fresh = local?.fresh ?? false,
-  ): Promise<void> {
+  /** One call, in its `dura.tool.call` span: from a tool task, or in place (`local`) from a drive. */
+  async function callInSpan(received: ToolTask, local?: LocalCall): Promise<void> {
     await withLogFields({ runId: received.runId }, () =>
       withSpan(
         tracer,
@@ -467,15 +460,13 @@ export function createToolGateway(deps: GatewayDeps) {
         // Observations carry this span's context, so the decision they lead to hangs under this call.
         (span) => {
           const trace = traceparentOf(span) ?? received.trace;
-          return withArgs(trace ? { ...received, trace } : received).then((task) =>
-            handleCall(task, local, fresh),
-          );
+          return withArgs(trace ? { ...received, trace } : received).then((task) => handleCall(task, local));
         },
       ),
     );
   }
 
-  async function handleCall(task: ToolTask, local: LocalCall | undefined, fresh: boolean): Promise<void> {
+  async function handleCall(task: ToolTask, local?: LocalCall): Promise<void> {
     if (!deps.tools.get(task.tool)) await deps.refreshTools?.(task.tool);
     const tool = deps.tools.get(task.tool);
     if (!tool) {
@@ -489,7 +480,7 @@ export function createToolGateway(deps: GatewayDeps) {
     }
     const slot = await slotFor(task, tool);
     try {
-      await claimAndRun(task, tool, local, fresh);
+      await claimAndRun(task, tool, local);
     } finally {
       await slot?.release();
     }
@@ -514,21 +505,15 @@ export function createToolGateway(deps: GatewayDeps) {
     );
   }
 
-  async function claimAndRun(
-    task: ToolTask,
-    tool: ToolDefinition,
-    local: LocalCall | undefined,
-    fresh: boolean,
-  ): Promise<void> {
-    // A read-only call changes nothing outside its result, so one that nobody can have started yet needs no
-    // claim: it runs at once and its result goes in with its row. Should the key have a row after all (a
-    // task sent again after the dedupe window, a replica that took the call over), that row's verdict stands.
-    if (
-      fresh &&
-      tool.safety === 'read_only' &&
-      (await execute(task, tool, 1, local, { task, startedAt: clock() }))
-    )
-      return;
+  async function claimAndRun(task: ToolTask, tool: ToolDefinition, local?: LocalCall): Promise<void> {
+    // A read-only call changes nothing outside its result, so one that nobody can have started yet (the drive
+    // running it in place has just recorded its intent) needs no claim: it runs at once and its result goes
+    // in with its row. Should the key have a row after all (another replica took the call over), that row's
+    // verdict stands. A tool task is always claimed: it may be a repeat of a call that finished long ago.
+    if (local?.fresh && tool.safety === 'read_only') {
+      trace.getActiveSpan()?.setAttribute(DURA_ATTRS.deduped, false);
+      if (await execute(task, tool, 1, local, { task, startedAt: clock() })) return;
+    }
     // A tool with a status check is settled by asking it after a crash, never by running it again: its claim
     // must survive a database crash too. Only a tool that may run again without one may lose its claim.
     const durable = !mayRunAgain(tool.safety) || tool.status !== undefined;
@@ -590,7 +575,7 @@ export function createToolGateway(deps: GatewayDeps) {
   return {
     relay,
     timers,
-    local: { runs: runsLocally, run: runLocal },
+    local: { runs: runsLocally, run: runLocal, publishesWith: deps.js },
     async start(): Promise<void> {
       await ensureStreams(deps.jsm, deps.streams ?? DEFAULT_STREAM_OPTIONS);
       await ensureDurableConsumer(deps.jsm, consumer);
