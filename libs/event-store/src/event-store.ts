@@ -42,6 +42,23 @@ export interface AppendOptions {
   follows?: string;
 }
 
+/**
+ * An event sent to its run's log and not yet acknowledged (a worker's observation, handed to the drive
+ * before its ack so the next turn can follow it: `AppendOptions.follows`).
+ */
+export interface SentEvent {
+  id: string;
+  /** The event as the log stores it at `seq`. */
+  as(seq: number): RunEvent;
+  /** Publishes it now, if that has not happened yet (synchronously: what is sent next goes out behind it). */
+  send(): void;
+  /**
+   * Publishes it if need be, and settles with its sequence and whether it landed right behind the sequence
+   * it was sent after (then `as(seq)` is the event stored), or undefined when it went another way.
+   */
+  landed(): Promise<{ seq: number; followed: boolean } | undefined>;
+}
+
 export interface AppendResult {
   /** Stream sequence of each appended event, in order. */
   seqs: number[];

@@ -1,5 +1,5 @@
 export { createEventStore, decodeStored, readRaw, EVENT_TYPE_HEADER, DIRECT_READ_LIMIT } from './event-store';
-export type { EventStore, AppendOptions, AppendResult, ReadReport } from './event-store';
+export type { EventStore, AppendOptions, AppendResult, ReadReport, SentEvent } from './event-store';
 export { ensureStreams, streamConfigs, DEFAULT_STREAM_OPTIONS, MAX_CONSUMERS } from './streams';
 export type { StreamOptions } from './streams';
 export {

@@ -39,7 +39,15 @@ function logged(msg: string, runId: string): Record<string, unknown>[] {
     .filter((entry) => entry['msg'] === msg && entry['runId'] === runId);
 }
 
-async function finished(runId: string) {
+/** Submits a scripted run of `STEPS` calls of `tool` and returns its log once it ended. */
+async function runToEnd(runId: string, tool: string) {
+  await stack.client.submitRun({
+    runId,
+    agent: {
+      kind: 'scripted',
+      steps: Array.from({ length: STEPS }, (_, i) => ({ tool, args: { step: i + 1 } })),
+    },
+  });
   return eventually(
     async () => {
       const events = await stack.client.readEvents(runId);
@@ -53,14 +61,7 @@ async function finished(runId: string) {
 describe('a worker driving one run', () => {
   it('puts each decision behind its observation where it landed when another append took the guessed sequence', async () => {
     const runId = 'guess-crowded';
-    await stack.client.submitRun({
-      runId,
-      agent: {
-        kind: 'scripted',
-        steps: Array.from({ length: STEPS }, (_, i) => ({ tool: 'test.crowd', args: { step: i + 1 } })),
-      },
-    });
-    const log = await finished(runId);
+    const log = await runToEnd(runId, 'test.crowd');
 
     expect(log.map((e) => e.type)).toEqual([
       'run_requested',
@@ -88,14 +89,7 @@ describe('a worker driving one run', () => {
 
   it('guesses right when nothing else reaches the stream: no decision is placed again', async () => {
     const runId = 'guess-alone';
-    await stack.client.submitRun({
-      runId,
-      agent: {
-        kind: 'scripted',
-        steps: Array.from({ length: STEPS }, (_, i) => ({ tool: 'echo', args: { step: i + 1 } })),
-      },
-    });
-    const log = await finished(runId);
+    const log = await runToEnd(runId, 'echo');
 
     expect(fold(log, initialRunState()).status).toBe('completed');
     expect(log.filter((e) => e.type === 'tool_call_completed')).toHaveLength(STEPS);

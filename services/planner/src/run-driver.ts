@@ -37,6 +37,7 @@ import {
   retryOnConflict,
   type AppendResult,
   type EventStore,
+  type SentEvent,
 } from '@dura/event-store';
 import { duraMeter, duraTracer, failpoint, RetryLater, type Logger } from '@dura/service-kit';
 import {
@@ -106,26 +107,13 @@ export interface LocalTools {
    * `retryAfterMs` says the attempt failed and the call is to be run again after that long. Given `after`
    * (the run's last sequence), the observation is appended only right behind it if it can be, and `event`
    * is the observation as stored when it was. `fresh`: the drive recorded the call's intent itself a moment
-   * ago, so no attempt of it can have begun (a read-only tool then needs no claim before it runs).
+   * ago, so no attempt of it can have begun (a read-only tool then needs no claim before it runs). With
+   * `speculate` (and `after`), the observation comes back as `sent`, before its ack.
    */
   run(
     task: ToolTask,
     options?: { after?: number; fresh?: boolean; speculate?: boolean },
-  ): Promise<{ seq?: number; retryAfterMs?: number; event?: RunEvent; sent?: ObservationSent }>;
-}
-
-/**
- * With `speculate` (and `after`), `run` hands the observation back once it is sent, before its ack: `as(seq)`
- * is the event as stored at `seq`, and `landed` settles with where it landed (the event too when it landed
- * right behind `after`), or undefined when the relay publishes it.
- */
-export interface ObservationSent {
-  id: string;
-  as(seq: number): RunEvent;
-  /** Publishes it now if that has not happened yet; what is published next goes out behind it. */
-  send(): void;
-  /** Its sequence, and whether it landed right behind `after` (then `as(seq)` is the event stored). */
-  landed(): Promise<{ seq: number; followed: boolean } | undefined>;
+  ): Promise<{ seq?: number; retryAfterMs?: number; event?: RunEvent; sent?: SentEvent }>;
 }
 
 /**
@@ -136,7 +124,7 @@ export interface ObservationSent {
 interface Speculation {
   /** The run before the observation, as cached. */
   before: CachedRun;
-  sent: ObservationSent;
+  sent: SentEvent;
 }
 
 type LocalRunOutcome = Awaited<ReturnType<LocalTools['run']>>;
@@ -436,13 +424,18 @@ export function createRunDriver(deps: RunDriverDeps) {
     return { known };
   }
 
+  /** Where a sent event landed, with the event as stored when it landed right behind the run's last one. */
+  async function landedEvent(sent: SentEvent): Promise<{ seq: number; event?: RunEvent } | undefined> {
+    const landed = await sent.landed();
+    if (!landed) return undefined;
+    return { seq: landed.seq, ...(landed.followed ? { event: sent.as(landed.seq) } : {}) };
+  }
+
   /** An outcome whose observation was sent, as it would have been had `run` waited for the ack. */
   async function landedOutcome(outcome: LocalRunOutcome): Promise<LocalRunOutcome> {
     if (!outcome.sent) return outcome;
     const { sent, ...rest } = outcome;
-    const landed = await sent.landed();
-    if (!landed) return rest;
-    return { ...rest, seq: landed.seq, ...(landed.followed ? { event: sent.as(landed.seq) } : {}) };
+    return { ...rest, ...(await landedEvent(sent)) };
   }
 
   /**
@@ -453,11 +446,11 @@ export function createRunDriver(deps: RunDriverDeps) {
   async function settleSpeculation(
     speculation: Speculation,
   ): Promise<{ known: CachedRun } | { through: number } | undefined> {
-    const landed = await speculation.sent.landed();
+    const landed = await landedEvent(speculation.sent);
     if (!landed) return undefined;
-    if (!landed.followed) return { through: landed.seq };
+    const { event } = landed;
+    if (!event) return { through: landed.seq };
     const { before } = speculation;
-    const event = speculation.sent.as(landed.seq);
     const known = { ...before, state: fold([event], before.state), lastEventId: event.meta.id };
     cache.set(before.state.runId as string, known);
     return { known };
@@ -728,6 +721,18 @@ export function createRunDriver(deps: RunDriverDeps) {
       let ownAfter: number | undefined;
       // While `known` holds an observation on its way to the log (see `Speculation`).
       let speculation: Speculation | undefined;
+      /**
+       * Once a guessed observation landed, the loop goes on from it (`known`, or a read `through` it); false
+       * when the relay publishes it instead and its decide task drives the run on.
+       */
+      async function goOnFromLanded(guessed: Speculation): Promise<boolean> {
+        const settled = await settleSpeculation(guessed);
+        if (settled === undefined) return false;
+        if ('known' in settled) known = settled.known;
+        else through = settled.through;
+        ownAfter = undefined;
+        return true;
+      }
       for (;;) {
         const run = known ?? (await load(runId, through));
         const recordedAfter = known === undefined ? undefined : ownAfter;
@@ -742,11 +747,8 @@ export function createRunDriver(deps: RunDriverDeps) {
         const action = nextAction(run.state);
         if (guessed && action.kind !== 'decide') {
           // Only a model turn goes out on the guess; anything else waits for the observation to land.
-          const settled = await settleSpeculation(guessed);
-          if (settled === undefined) return { state: guessed.before.state, modelCalls, dispatched };
-          if ('known' in settled) known = settled.known;
-          else through = settled.through;
-          continue;
+          if (await goOnFromLanded(guessed)) continue;
+          return { state: guessed.before.state, modelCalls, dispatched };
         }
         if (action.kind !== 'idle' && (await parkedElsewhere(run.state)))
           return { state: run.state, modelCalls, dispatched };
@@ -793,14 +795,9 @@ export function createRunDriver(deps: RunDriverDeps) {
             if (step.kind === 'thought') modelCalls += 1;
             known = await record(run, step, guessed);
             ownAfter = run.state.lastSeq;
-            if (known === undefined && guessed) {
-              // Nothing recorded behind the guess: go on from where the observation landed.
-              const settled = await settleSpeculation(guessed);
-              if (settled === undefined) return { state: guessed.before.state, modelCalls, dispatched };
-              if ('known' in settled) known = settled.known;
-              else through = settled.through;
-              ownAfter = undefined;
-            }
+            // Nothing recorded behind the guess: go on from where the observation landed.
+            if (known === undefined && guessed && !(await goOnFromLanded(guessed)))
+              return { state: guessed.before.state, modelCalls, dispatched };
             break;
           }
         }

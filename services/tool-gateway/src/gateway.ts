@@ -16,7 +16,13 @@ import {
 } from '@dura/contracts';
 import type { Db } from '@dura/db';
 import { createPayloadStore, DEFAULT_PAYLOAD_THRESHOLD_BYTES, offloadIfLarge } from '@dura/payloads';
-import { decodeStored, ensureStreams, DEFAULT_STREAM_OPTIONS, type StreamOptions } from '@dura/event-store';
+import {
+  decodeStored,
+  ensureStreams,
+  DEFAULT_STREAM_OPTIONS,
+  type SentEvent,
+  type StreamOptions,
+} from '@dura/event-store';
 import {
   duraMeter,
   duraTracer,
@@ -118,21 +124,7 @@ export interface LocalCallOutcome {
    * unset). `as(seq)` is the event as the log stores it at `seq`; `landed` settles with its sequence (and the
    * event, when it landed right behind `after`), or undefined when the relay publishes it instead.
    */
-  sent?: ObservationSent;
-}
-
-/** An observation on its way to its run's log, not yet acknowledged (see `LocalCallOutcome.sent`). */
-export interface ObservationSent {
-  id: string;
-  /** The event as the log stores it at `seq`. */
-  as(seq: number): RunEvent;
-  /** Publishes it now, if that has not happened yet (synchronously: what is sent next goes out behind it). */
-  send(): void;
-  /**
-   * Publishes it if need be, and settles with its sequence and whether it landed right behind `after`
-   * (then `as(seq)` is the event stored), or undefined when the relay publishes it instead.
-   */
-  landed(): Promise<{ seq: number; followed: boolean } | undefined>;
+  sent?: SentEvent;
 }
 
 /** A call run in place, on its way down: the run's last sequence as the drive knows it, and what it left. */
@@ -362,7 +354,7 @@ export function createToolGateway(deps: GatewayDeps) {
   function sendSoon(
     payload: NewEvent,
     publish: () => Promise<{ seq: number; followed?: Uint8Array } | undefined>,
-  ): ObservationSent {
+  ): SentEvent {
     let landed: Promise<{ seq: number; followed: boolean } | undefined> | undefined;
     let bytes: Uint8Array | undefined;
     const send = () =>
