@@ -28,8 +28,8 @@ export class StreamUnavailable extends DuraError {
 
 /** A stream exists with a shape Dura cannot change in place (e.g. its retention policy). Operator action needed. */
 export class StreamMisconfigured extends DuraError {
-  constructor(message: string) {
-    super('stream_misconfigured', message, { retryable: false });
+  constructor(message: string, cause?: unknown) {
+    super('stream_misconfigured', message, { retryable: false, cause });
   }
 }
 

@@ -12,6 +12,26 @@ export const JS_CODES = {
   consumerNotFound: JetStreamApiCodes.ConsumerNotFound,
 } as const;
 
+/**
+ * JetStream API errors of a cluster that is still forming or electing (no meta leader, peers not yet known):
+ * "no suitable peers for placement" (10005), "JetStream cluster not active" (10006), "JetStream system
+ * temporarily unavailable" (10008). Waiting fixes them; any other API error needs an operator.
+ */
+const CLUSTER_NOT_READY_CODES: ReadonlySet<number> = new Set([10005, 10006, 10008]);
+
+/**
+ * True when a JetStream management call failed only because the cluster is not ready yet (see above), or
+ * timed out: worth retrying with backoff. Permission violations and every other API error are not.
+ */
+export function isJetStreamNotReady(err: unknown): boolean {
+  for (let cause = err, depth = 0; depth < 4 && cause instanceof Error; depth++, cause = cause.cause) {
+    if (cause instanceof JetStreamApiError) return CLUSTER_NOT_READY_CODES.has(cause.code);
+    // Not "no responders": a server without JetStream answers that way, and waiting would not fix it.
+    if (cause instanceof TimeoutError) return true;
+  }
+  return false;
+}
+
 export function isJsApiError(err: unknown, code: number): boolean {
   return err instanceof JetStreamApiError && err.code === code;
 }

@@ -8,7 +8,7 @@ import {
 import { nanos } from '@nats-io/nats-core';
 import { STREAMS, SUBJECTS } from '@dura/contracts';
 import { StreamMisconfigured, StreamUnavailable } from './errors';
-import { isJsApiError, JS_CODES } from './jetstream-errors';
+import { isJetStreamNotReady, isJsApiError, JS_CODES } from './jetstream-errors';
 
 export interface StreamOptions {
   /** R1 on a single server; R3 in production clusters. */
@@ -97,9 +97,7 @@ async function ensureStream(jsm: JetStreamManager, config: NamedStreamConfig): P
   try {
     existing = (await jsm.streams.info(name)).config;
   } catch (err) {
-    if (!isJsApiError(err, JS_CODES.streamNotFound)) {
-      throw new StreamUnavailable(`cannot read stream ${name}: ${(err as Error).message}`, err);
-    }
+    if (!isJsApiError(err, JS_CODES.streamNotFound)) throw streamError(`cannot read stream ${name}`, err);
   }
   try {
     if (existing === undefined) {
@@ -119,9 +117,25 @@ async function ensureStream(jsm: JetStreamManager, config: NamedStreamConfig): P
     if (err instanceof StreamMisconfigured) throw err;
     // Another replica may have created it between our info and add.
     if (existing === undefined && (await streamExists(jsm, name))) return;
-    throw new StreamUnavailable(`cannot create or update stream ${name}: ${(err as Error).message}`, err);
+    throw streamError(`cannot create or update stream ${name}`, err);
   }
 }
+
+/**
+ * A cluster still forming (no meta leader yet, peers not yet known for placement) or a server that did not
+ * answer in time is worth waiting for: retryable. Anything else JetStream refused (R3 asked of a single
+ * server, a denied subject) needs an operator, and waiting would only hide it.
+ */
+function streamError(what: string, err: unknown): StreamUnavailable | StreamMisconfigured {
+  const message = `${what}: ${(err as Error).message}`;
+  if (isJetStreamNotReady(err)) return new StreamUnavailable(message, err);
+  return new StreamMisconfigured(`${message}; ${STREAM_ADVICE}`, err);
+}
+
+const STREAM_ADVICE =
+  'check that NATS_URL points at a JetStream server or cluster, that DURA_STREAM_REPLICAS is no more than its ' +
+  'number of JetStream servers (1 for a single server), and that this user may manage the DURA_* streams ' +
+  '(deploy/nats/permissions.conf)';
 
 function needsUpdate(existing: StreamConfig, wanted: Partial<StreamConfig>): boolean {
   return (Object.keys(wanted) as (keyof StreamConfig)[]).some(

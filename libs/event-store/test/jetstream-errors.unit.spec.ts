@@ -7,6 +7,7 @@ import {
   CorruptEvent,
   decodeStored,
   DEFAULT_STREAM_OPTIONS,
+  isJetStreamNotReady,
   JS_CODES,
   mapAppendError,
   streamConfigs,
@@ -147,5 +148,30 @@ describe('decodeStored on hostile bytes', () => {
     expect(() => decodeStored({ seq: 3, data: deep })).toThrow(/event at seq 3: breaks the run log's limits/);
     const notUtf8 = new Uint8Array([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d]);
     expect(() => decodeStored({ seq: 4, data: notUtf8 })).toThrow('event at seq 4: payload is not UTF-8');
+  });
+});
+
+describe('isJetStreamNotReady', () => {
+  const serverError = (err_code: number, description: string) =>
+    new JetStreamApiError({ err_code, code: 503, description });
+
+  it('is true for a cluster still forming: no placement peers, no meta leader, cluster not active', () => {
+    expect(isJetStreamNotReady(serverError(10005, 'no suitable peers for placement'))).toBe(true);
+    expect(isJetStreamNotReady(serverError(10008, 'JetStream system temporarily unavailable'))).toBe(true);
+    expect(isJetStreamNotReady(serverError(10006, 'JetStream cluster not active'))).toBe(true);
+  });
+
+  it('is true for a management request that timed out, also when wrapped', () => {
+    expect(isJetStreamNotReady(new TimeoutError())).toBe(true);
+    expect(isJetStreamNotReady(new Error('stream info failed', { cause: new TimeoutError() }))).toBe(true);
+  });
+
+  it('is false for what an operator must fix: R3 on a single server, another API refusal, no JetStream at all', () => {
+    expect(isJetStreamNotReady(serverError(10074, 'replicas > 1 not supported in non-clustered mode'))).toBe(
+      false,
+    );
+    expect(isJetStreamNotReady(apiError(10058, 'stream name already in use'))).toBe(false);
+    expect(isJetStreamNotReady(new NoRespondersError('$JS.API.INFO'))).toBe(false);
+    expect(isJetStreamNotReady(new Error('permissions violation'))).toBe(false);
   });
 });

@@ -147,6 +147,21 @@ describe('ensureStreams', () => {
     // Nothing was changed behind the operator's back.
     expect((await configOf(jsm, STREAMS.tasks)).retention).toBe(RetentionPolicy.Limits);
   });
+
+  it('refuses three replicas on a single server at once (not retryable), saying which setting to fix', async () => {
+    const { jsm } = await open();
+
+    const error = await ensureStreams(jsm, { ...DEFAULT_STREAM_OPTIONS, replicas: 3 }).catch(
+      (err: unknown) => err,
+    );
+
+    // Waiting would never fix it: a service's start must stop with the reason, not wait forever.
+    expect(error).toBeInstanceOf(StreamMisconfigured);
+    expect(error).toMatchObject({ code: 'stream_misconfigured', retryable: false });
+    expect((error as Error).message).toMatch(/cannot create or update stream DURA_REQUESTS: .*replicas/);
+    expect((error as Error).message).toMatch(/DURA_STREAM_REPLICAS is no more than/);
+    expect(await streamNames(jsm)).toEqual([]);
+  });
 });
 
 describe('before ensureStreams', () => {

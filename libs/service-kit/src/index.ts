@@ -10,7 +10,7 @@ export { createLogger, withLogFields } from './logger';
 export { REDACTED, SECRET_FIELD_NAMES, redactForLog, scrubText } from './log-redaction';
 export type { Logger, LogLevel, LogFields } from './logger';
 export { connectNats } from './nats';
-export { waitUntilReachable, startBackoffMs } from './start-wait';
+export { ensureStreamsOnStart, waitUntilReachable, startBackoffMs } from './start-wait';
 export type { StartWaitOptions } from './start-wait';
 export type { NatsHandles } from './nats';
 export {

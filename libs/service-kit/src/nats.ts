@@ -1,7 +1,7 @@
 import type { NatsConnection } from '@nats-io/nats-core';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { describeNatsAuth, DuraError, type NatsSecurity } from '@dura/contracts';
-import { explainPermissionViolation, openNatsConnection } from '@dura/event-store';
+import { explainPermissionViolation, isJetStreamNotReady, openNatsConnection } from '@dura/event-store';
 import type { Logger } from './logger';
 import { waitUntilReachable, type StartWaitOptions } from './start-wait';
 
@@ -14,8 +14,8 @@ export interface NatsHandles {
 /**
  * Connects and keeps reconnecting for as long as the process lives: a broker restart must not kill a service.
  * The first connection fails fast with a message that says what to check, unless `waitForServer` is given:
- * then an unreachable server is retried with backoff (a service started before its broker waits, not-ready),
- * while bad credentials or TLS still fail at once. `security` (from `loadNatsSecurity`) carries the
+ * then an unreachable server, or a JetStream cluster still electing its meta leader, is retried with backoff
+ * (a service started before its broker waits, not ready), while bad credentials or TLS still fail at once. `security` (from `loadNatsSecurity`) carries the
  * credentials and TLS settings; unset: an open server.
  */
 export async function connectNats(
@@ -25,8 +25,8 @@ export async function connectNats(
   security?: NatsSecurity,
   options: { waitForServer?: StartWaitOptions } = {},
 ): Promise<NatsHandles> {
-  const open = () =>
-    openNatsConnection({
+  const open = async (): Promise<NatsHandles> => {
+    const nc = await openNatsConnection({
       url,
       name,
       ...(security ? { security } : {}),
@@ -39,26 +39,44 @@ export async function connectNats(
         noAsyncTraces: true,
       },
     });
-  const nc = await (options.waitForServer
+    const jsm = await jetstreamManager(nc, { timeout: 10_000 }).catch((err: unknown) => {
+      void nc.close();
+      throw jetStreamStartError(err, url, security);
+    });
+    return { nc, js: jetstream(nc, { timeout: 10_000 }), jsm };
+  };
+  const handles = await (options.waitForServer
     ? waitUntilReachable(`NATS at ${url}`, open, options.waitForServer)
     : open());
   if (log) {
-    void logStatus(nc, log, security);
+    void logStatus(handles.nc, log, security);
     log.info('nats connected', {
-      server: nc.getServer(),
+      server: handles.nc.getServer(),
       as: describeNatsAuth(security?.auth ?? { kind: 'none' }),
     });
   }
-  const jsm = await jetstreamManager(nc, { timeout: 10_000 }).catch((err: unknown) => {
-    void nc.close();
-    const denied = explainPermissionViolation(err, security);
-    throw new DuraError(
-      denied ? 'nats_permission_denied' : 'jetstream_disabled',
-      denied ?? `NATS at ${url} has no JetStream; start it with -js (${(err as Error).message})`,
-      { cause: err },
+  return handles;
+}
+
+/**
+ * Why JetStream could not be used on a connected server. A cluster still electing its meta leader is worth
+ * waiting for (retryable); a denied subject or a server without JetStream is not.
+ */
+function jetStreamStartError(err: unknown, url: string, security: NatsSecurity | undefined): DuraError {
+  const denied = explainPermissionViolation(err, security);
+  if (denied) return new DuraError('nats_permission_denied', denied, { cause: err });
+  if (isJetStreamNotReady(err))
+    return new DuraError(
+      'jetstream_not_ready',
+      `NATS at ${url} answers, but its JetStream is not ready (${(err as Error).message}): a cluster still ` +
+        'electing its meta leader, or too few of its servers up',
+      { retryable: true, cause: err },
     );
-  });
-  return { nc, js: jetstream(nc, { timeout: 10_000 }), jsm };
+  return new DuraError(
+    'jetstream_disabled',
+    `NATS at ${url} has no JetStream; start it with -js (${(err as Error).message})`,
+    { cause: err },
+  );
 }
 
 async function logStatus(nc: NatsConnection, log: Logger, security: NatsSecurity | undefined): Promise<void> {

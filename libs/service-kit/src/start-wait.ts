@@ -1,4 +1,6 @@
 import { DuraError } from '@dura/contracts';
+import { ensureStreams, type StreamOptions } from '@dura/event-store';
+import type { JetStreamManager } from '@nats-io/jetstream';
 import type { Logger } from './logger';
 
 export interface StartWaitOptions {
@@ -46,4 +48,19 @@ export async function waitUntilReachable<T>(
       await sleep(retryInMs);
     }
   }
+}
+
+/**
+ * Creates or updates the streams. With `wait`, a JetStream that cannot place them yet (a cluster still
+ * electing its meta leader or learning its peers: "no suitable peers for placement") is waited for with
+ * backoff, not ready meanwhile; a refusal an operator must fix (R3 on a single server, a denied subject)
+ * still stops the start. Without `wait`, the first failure is thrown.
+ */
+export function ensureStreamsOnStart(
+  jsm: JetStreamManager,
+  streams: StreamOptions,
+  wait: StartWaitOptions | undefined,
+): Promise<void> {
+  const ensure = () => ensureStreams(jsm, streams);
+  return wait ? waitUntilReachable('JetStream to place the streams', ensure, wait) : ensure();
 }

@@ -61,6 +61,7 @@ runMain('worker', async () => {
     secrets,
     log: log.child({ service: 'tool-gateway' }),
     refreshTools: (tool) => mcp.refreshFor(tool),
+    startWait: waitForServer,
   });
   const planner = await buildPlanner({
     config: plannerConfig,
@@ -69,6 +70,7 @@ runMain('worker', async () => {
     secrets,
     log: log.child({ service: 'planner' }),
     localTools: gateway.local,
+    startWait: waitForServer,
   });
   await gateway.start();
   await planner.start();

@@ -4,6 +4,7 @@ import {
   eventually,
   freePort,
   spawnTsEntry,
+  startNatsCluster,
   startNatsServer,
   startPrivatePostgres,
   type ManagedProcess,
@@ -112,6 +113,36 @@ describe('services started before their dependencies', () => {
     await ready(url, proc);
     await proc.waitForOutput(/projector api listening/, READY_MS);
     expect((await fetch(`${url}/runs`)).status).toBe(200);
+  });
+
+  it('the projector waits while the NATS cluster has no JetStream quorum, then places its R3 streams once it forms', async () => {
+    await using db: TestDatabaseHandle = await createTestDatabase({ prefix: 'start_wait_cluster' });
+    const cluster = await startNatsCluster({ nodes: 3 });
+    owned.push(cluster);
+    // Two of three nodes down: the one left has no meta leader, so JetStream cannot answer or place anything,
+    // as in a cluster whose servers are still starting.
+    await cluster.kill(1);
+    await cluster.kill(2);
+    const apiPort = await freePort();
+    const proc = service('projector', {
+      NATS_URL: cluster.servers,
+      DATABASE_URL: db.url,
+      PROJECTOR_HTTP_PORT: String(apiPort),
+      DURA_STREAM_REPLICAS: '3',
+    });
+    const url = `http://127.0.0.1:${apiPort}`;
+
+    await notReady(
+      url,
+      /waiting for (NATS at .*JetStream is not ready|JetStream to place the streams)/,
+      proc,
+    );
+    expect(await Promise.race([proc.exited, Promise.resolve('running')])).toBe('running');
+
+    await Promise.all([cluster.restart(1), cluster.restart(2)]);
+    await ready(url, proc);
+    await proc.waitForOutput(/projector api listening/, READY_MS);
+    expect(proc.output()).not.toMatch(/failed to start/);
   });
 
   it('the tool gateway waits for Postgres, not ready meanwhile, and becomes ready once Postgres starts on that port', async () => {

@@ -26,10 +26,9 @@ runMain('planner', async () => {
     metricsHost: config.DURA_BIND_HOST,
   });
   // Waits (not ready) while NATS is unreachable; bad credentials still stop the start.
-  const nats = await connectNats(config.NATS_URL, 'dura-planner', log, natsSecurity, {
-    waitForServer: { log, onWaiting: telemetry.waiting },
-  });
-  const planner = await buildPlanner({ config, nats, tools, secrets, log });
+  const waitForServer = { log, onWaiting: telemetry.waiting };
+  const nats = await connectNats(config.NATS_URL, 'dura-planner', log, natsSecurity, { waitForServer });
+  const planner = await buildPlanner({ config, nats, tools, secrets, log, startWait: waitForServer });
   await planner.start();
   // Ready: started (streams, buckets and consumers bound) and still connected to NATS.
   telemetry.ready(() => Promise.resolve(nats.nc.isClosed() ? 'the NATS connection is closed' : undefined));

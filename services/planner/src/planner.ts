@@ -7,19 +7,16 @@ import {
   decodeOrThrow,
   TASK_DECODE,
 } from '@dura/contracts';
-import {
-  createEventStore,
-  ensureStreams,
-  type StreamOptions,
-  DEFAULT_STREAM_OPTIONS,
-} from '@dura/event-store';
+import { createEventStore, type StreamOptions, DEFAULT_STREAM_OPTIONS } from '@dura/event-store';
 import {
   ensureDurableConsumer,
+  ensureStreamsOnStart,
   startConsumerLoop,
   withLogFields,
   type ConsumerLoop,
   type DrainOptions,
   type Logger,
+  type StartWaitOptions,
 } from '@dura/service-kit';
 import type { SecretsBox, ToolRegistry } from '@dura/tools';
 import { createCancellations } from './cancellations';
@@ -48,6 +45,8 @@ export interface PlannerDeps {
   clock?: () => Date;
   concurrency?: number;
   streams?: StreamOptions;
+  /** Set by a service's main: start waits (not ready) while a JetStream cluster cannot place the streams yet. */
+  startWait?: StartWaitOptions;
   /** How long a delivered message may go unacknowledged before another replica gets it (default 60 s). */
   ackWaitMs?: number;
   /** Events a run grows by between snapshots (default 100). */
@@ -201,7 +200,7 @@ export function createPlanner(deps: PlannerDeps) {
   return {
     driver,
     async start(): Promise<void> {
-      await ensureStreams(deps.jsm, deps.streams ?? DEFAULT_STREAM_OPTIONS);
+      await ensureStreamsOnStart(deps.jsm, deps.streams ?? DEFAULT_STREAM_OPTIONS, deps.startWait);
       await openSnapshotBucket(deps.js, { replicas: deps.streams?.replicas ?? 1 });
       await ensureDurableConsumer(deps.jsm, consumers.intake);
       await ensureDurableConsumer(deps.jsm, consumers.decide);

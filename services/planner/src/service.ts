@@ -1,5 +1,5 @@
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
-import type { Logger } from '@dura/service-kit';
+import type { Logger, StartWaitOptions } from '@dura/service-kit';
 import type { SecretsBox, ToolRegistry } from '@dura/tools';
 import {
   createAgentModel,
@@ -25,6 +25,8 @@ export interface PlannerServiceParts {
   log: Logger;
   /** A gateway in the same process (a worker): calls of its tools run in place. */
   localTools?: LocalTools;
+  /** Waits (not ready) while a JetStream cluster cannot place the streams yet. */
+  startWait?: StartWaitOptions;
 }
 
 /** The planner as its configuration describes it: agents, models, authorization and limits. Not started. */
@@ -85,6 +87,7 @@ export async function buildPlanner(parts: PlannerServiceParts): Promise<Planner>
         }
       : {}),
     ...(parts.localTools ? { localTools: parts.localTools } : {}),
+    ...(parts.startWait ? { startWait: parts.startWait } : {}),
     streams: {
       replicas: config.DURA_STREAM_REPLICAS,
       duplicateWindowMs: config.DURA_DUPLICATE_WINDOW_MS,

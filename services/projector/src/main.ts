@@ -57,6 +57,7 @@ runMain('projector', async () => {
       duplicateWindowMs: config.DURA_DUPLICATE_WINDOW_MS,
       storage: 'file',
     },
+    startWait: waitForServer,
   });
   await projector.start();
   http.setRoutes([

@@ -1,9 +1,15 @@
 import { DeliverPolicy, type JetStreamClient, type ConsumerMessages } from '@nats-io/jetstream';
 import { runIdFromSubject, STREAMS, SUBJECTS } from '@dura/contracts';
 import type { Db } from '@dura/db';
-import { ensureStreams, DEFAULT_STREAM_OPTIONS, type StreamOptions } from '@dura/event-store';
+import { DEFAULT_STREAM_OPTIONS, type StreamOptions } from '@dura/event-store';
 import type { JetStreamManager } from '@nats-io/jetstream';
-import { duraMeter, duraTracer, type Logger } from '@dura/service-kit';
+import {
+  duraMeter,
+  duraTracer,
+  ensureStreamsOnStart,
+  type Logger,
+  type StartWaitOptions,
+} from '@dura/service-kit';
 import { rowsOf } from '@dura/db';
 import {
   DURA_ATTRS,
@@ -30,6 +36,8 @@ export interface ProjectorDeps {
    */
   lingerMs?: number;
   streams?: StreamOptions;
+  /** Set by a service's main: start waits (not ready) while a JetStream cluster cannot place the streams yet. */
+  startWait?: StartWaitOptions;
 }
 
 /**
@@ -215,7 +223,7 @@ export function createProjector(deps: ProjectorDeps) {
     /** Stream sequence up to which the read model is complete. */
     position: () => position,
     async start(): Promise<void> {
-      await ensureStreams(deps.jsm, deps.streams ?? DEFAULT_STREAM_OPTIONS);
+      await ensureStreamsOnStart(deps.jsm, deps.streams ?? DEFAULT_STREAM_OPTIONS, deps.startWait);
       position = await readCheckpoint(deps.db);
       messages = await subscribe();
       loop = supervise(messages).catch((err: unknown) => {

@@ -16,23 +16,19 @@ import {
 } from '@dura/contracts';
 import type { Db } from '@dura/db';
 import { createPayloadStore, DEFAULT_PAYLOAD_THRESHOLD_BYTES, offloadIfLarge } from '@dura/payloads';
-import {
-  decodeStored,
-  ensureStreams,
-  DEFAULT_STREAM_OPTIONS,
-  type SentEvent,
-  type StreamOptions,
-} from '@dura/event-store';
+import { decodeStored, DEFAULT_STREAM_OPTIONS, type SentEvent, type StreamOptions } from '@dura/event-store';
 import {
   duraMeter,
   duraTracer,
   ensureDurableConsumer,
+  ensureStreamsOnStart,
   failpoint,
   withLogFields,
   RetryLater,
   startConsumerLoop,
   type ConsumerLoop,
   type Logger,
+  type StartWaitOptions,
 } from '@dura/service-kit';
 import {
   mayRunAgain,
@@ -73,6 +69,8 @@ export interface GatewayDeps {
   maxAttempts?: number;
   relayPollMs?: number;
   streams?: StreamOptions;
+  /** Set by a service's main: start waits (not ready) while a JetStream cluster cannot place the streams yet. */
+  startWait?: StartWaitOptions;
   /** How long a delivered task may go unacknowledged before another replica gets it (default 60 s). */
   ackWaitMs?: number;
   /** Added to a tool's timeout to form the lease after which a `started` call counts as orphaned (default 30 s). */
@@ -569,7 +567,7 @@ export function createToolGateway(deps: GatewayDeps) {
     timers,
     local: { runs: runsLocally, run: runLocal, publishesWith: deps.js },
     async start(): Promise<void> {
-      await ensureStreams(deps.jsm, deps.streams ?? DEFAULT_STREAM_OPTIONS);
+      await ensureStreamsOnStart(deps.jsm, deps.streams ?? DEFAULT_STREAM_OPTIONS, deps.startWait);
       await ensureDurableConsumer(deps.jsm, consumer);
       await cancellations.start();
       relay.start();

@@ -46,6 +46,7 @@ runMain('tool-gateway', async () => {
     secrets,
     log,
     refreshTools: (tool) => mcp.refreshFor(tool),
+    startWait: waitForServer,
   });
   await gateway.start();
   // Ready: started (consumers bound, migrations applied), connected to NATS, and Postgres answers.

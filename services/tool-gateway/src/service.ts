@@ -1,6 +1,6 @@
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import type { Db } from '@dura/db';
-import { ConfigError, type Logger } from '@dura/service-kit';
+import { ConfigError, type Logger, type StartWaitOptions } from '@dura/service-kit';
 import type { SecretsBox, ToolRegistry } from '@dura/tools';
 import type { GatewayConfig } from './config';
 import { createToolGateway, type ToolGateway } from './gateway';
@@ -15,6 +15,8 @@ export interface GatewayServiceParts {
   log: Logger;
   /** Lists a changing tool source again before a tool is declared unknown (the MCP servers). */
   refreshTools?: (tool: string) => Promise<void>;
+  /** Waits (not ready) while a JetStream cluster cannot place the streams yet. */
+  startWait?: StartWaitOptions;
 }
 
 /** The tool gateway as its configuration describes it. Not started. */
@@ -26,6 +28,7 @@ export function buildGateway(parts: GatewayServiceParts): ToolGateway {
     tools,
     log,
     ...(parts.refreshTools ? { refreshTools: parts.refreshTools } : {}),
+    ...(parts.startWait ? { startWait: parts.startWait } : {}),
     ...(secrets ? { secrets } : {}),
     toolConcurrency: toolConcurrencyConfig(config.GATEWAY_TOOL_CONCURRENCY),
     slotLeaseMs: config.GATEWAY_SLOT_LEASE_MS,
