@@ -10,7 +10,13 @@ export {
   EventTooLarge,
   EventOverLimits,
 } from './errors';
-export { isJetStreamNotReady, isJsApiError, JS_CODES, mapAppendError } from './jetstream-errors';
+export {
+  isJetStreamNotReady,
+  isJetStreamRefusal,
+  isJsApiError,
+  JS_CODES,
+  mapAppendError,
+} from './jetstream-errors';
 export { retryOnConflict } from './retry-on-conflict';
 export type { RetryOnConflictOptions } from './retry-on-conflict';
 export {

@@ -1,5 +1,11 @@
 import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
-import { InvalidArgumentError, NoRespondersError, RequestError, TimeoutError } from '@nats-io/nats-core';
+import {
+  InvalidArgumentError,
+  NoRespondersError,
+  PermissionViolationError,
+  RequestError,
+  TimeoutError,
+} from '@nats-io/nats-core';
 import { DuraError } from '@dura/contracts';
 import { ConcurrencyConflict, EventTooLarge, StreamUnavailable } from './errors';
 
@@ -28,6 +34,18 @@ export function isJetStreamNotReady(err: unknown): boolean {
     if (cause instanceof JetStreamApiError) return CLUSTER_NOT_READY_CODES.has(cause.code);
     // Not "no responders": a server without JetStream answers that way, and waiting would not fix it.
     if (cause instanceof TimeoutError) return true;
+  }
+  return false;
+}
+
+/**
+ * True when JetStream refused a management call for good: an API error other than "not ready yet" (R3 on a
+ * single server, a bad config) or a denied subject. A timeout or a dropped connection is not a refusal.
+ */
+export function isJetStreamRefusal(err: unknown): boolean {
+  for (let cause = err, depth = 0; depth < 4 && cause instanceof Error; depth++, cause = cause.cause) {
+    if (cause instanceof JetStreamApiError) return !CLUSTER_NOT_READY_CODES.has(cause.code);
+    if (cause instanceof PermissionViolationError) return true;
   }
   return false;
 }

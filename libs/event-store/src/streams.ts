@@ -8,7 +8,7 @@ import {
 import { nanos } from '@nats-io/nats-core';
 import { STREAMS, SUBJECTS } from '@dura/contracts';
 import { StreamMisconfigured, StreamUnavailable } from './errors';
-import { isJetStreamNotReady, isJsApiError, JS_CODES } from './jetstream-errors';
+import { isJetStreamRefusal, isJsApiError, JS_CODES } from './jetstream-errors';
 
 export interface StreamOptions {
   /** R1 on a single server; R3 in production clusters. */
@@ -122,14 +122,14 @@ async function ensureStream(jsm: JetStreamManager, config: NamedStreamConfig): P
 }
 
 /**
- * A cluster still forming (no meta leader yet, peers not yet known for placement) or a server that did not
- * answer in time is worth waiting for: retryable. Anything else JetStream refused (R3 asked of a single
- * server, a denied subject) needs an operator, and waiting would only hide it.
+ * What JetStream refused for good (R3 asked of a single server, a denied subject) needs an operator, and
+ * waiting would only hide it. A cluster still forming (no meta leader yet, peers not yet known for
+ * placement), a timeout or a dropped connection is worth waiting for: retryable.
  */
 function streamError(what: string, err: unknown): StreamUnavailable | StreamMisconfigured {
   const message = `${what}: ${(err as Error).message}`;
-  if (isJetStreamNotReady(err)) return new StreamUnavailable(message, err);
-  return new StreamMisconfigured(`${message}; ${STREAM_ADVICE}`, err);
+  if (isJetStreamRefusal(err)) return new StreamMisconfigured(`${message}; ${STREAM_ADVICE}`, err);
+  return new StreamUnavailable(message, err);
 }
 
 const STREAM_ADVICE =

@@ -1,5 +1,11 @@
 import { JetStreamApiError, RetentionPolicy, StorageType } from '@nats-io/jetstream';
-import { nanos, NoRespondersError, RequestError, TimeoutError } from '@nats-io/nats-core';
+import {
+  nanos,
+  NoRespondersError,
+  PermissionViolationError,
+  RequestError,
+  TimeoutError,
+} from '@nats-io/nats-core';
 import { describe, expect, it } from 'vitest';
 import { ContractViolation, DuraError, STREAMS } from '@dura/contracts';
 import {
@@ -8,6 +14,7 @@ import {
   decodeStored,
   DEFAULT_STREAM_OPTIONS,
   isJetStreamNotReady,
+  isJetStreamRefusal,
   JS_CODES,
   mapAppendError,
   streamConfigs,
@@ -173,5 +180,25 @@ describe('isJetStreamNotReady', () => {
     expect(isJetStreamNotReady(apiError(10058, 'stream name already in use'))).toBe(false);
     expect(isJetStreamNotReady(new NoRespondersError('$JS.API.INFO'))).toBe(false);
     expect(isJetStreamNotReady(new Error('permissions violation'))).toBe(false);
+  });
+});
+
+describe('isJetStreamRefusal', () => {
+  it('is true for an API error other than "not ready yet", and for a denied subject, also when wrapped', () => {
+    expect(isJetStreamRefusal(apiError(10074, 'replicas > 1 not supported in non-clustered mode'))).toBe(
+      true,
+    );
+    const denied = new PermissionViolationError(
+      'Permissions Violation for Publish',
+      'publish',
+      '$JS.API.STREAM.CREATE.DURA_RUNS',
+    );
+    expect(isJetStreamRefusal(new RequestError('denied', { cause: denied }))).toBe(true);
+  });
+
+  it('is false for what waiting fixes: a cluster still forming, a timeout, a dropped connection', () => {
+    expect(isJetStreamRefusal(apiError(10005, 'no suitable peers for placement'))).toBe(false);
+    expect(isJetStreamRefusal(new TimeoutError())).toBe(false);
+    expect(isJetStreamRefusal(new Error('connection closed'))).toBe(false);
   });
 });

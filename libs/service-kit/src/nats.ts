@@ -15,8 +15,8 @@ export interface NatsHandles {
  * Connects and keeps reconnecting for as long as the process lives: a broker restart must not kill a service.
  * The first connection fails fast with a message that says what to check, unless `waitForServer` is given:
  * then an unreachable server, or a JetStream cluster still electing its meta leader, is retried with backoff
- * (a service started before its broker waits, not ready), while bad credentials or TLS still fail at once. `security` (from `loadNatsSecurity`) carries the
- * credentials and TLS settings; unset: an open server.
+ * (a service started before its broker waits, not ready), while bad credentials or TLS still fail at once.
+ * `security` (from `loadNatsSecurity`) carries the credentials and TLS settings; unset: an open server.
  */
 export async function connectNats(
   url: string,
