@@ -6,9 +6,9 @@ import type { SecretFields } from './secrets/secret-fields';
 /**
  * How the gateway may treat a call whose outcome is unknown after a crash:
  * - `read_only`: the call changes nothing outside its result (a computation, a lookup). It may run again at
- *   any time, so a call nobody can have started yet (a worker's drive runs it right after recording its
- *   intent) runs without a claim in the ledger first: one Postgres write per call (its result), not two. The
- *   first result recorded under the key is the call's result.
+ *   any time, so its first try (a worker's drive runs it right after recording its intent, or its tool task
+ *   is delivered for the first time) runs without a claim in the ledger first: one Postgres write per call
+ *   (its result), not two. The first result recorded under the key is the call's result.
  * - `idempotent`: running it twice with the same key has the effect of running it once (the key reaches the
  *   external system); it may run again after a crash.
  * - `unsafe`: never runs blindly twice.

@@ -9,6 +9,8 @@ import {
   logOf,
   paymentPlan,
   useCrashSystem,
+  watchToEnd,
+  type PlanRequest,
   type CrashSystem,
 } from './crash-harness';
 import { eventually } from './system';
@@ -66,6 +68,32 @@ describe('a tool gateway killed with SIGKILL', () => {
     // Asked twice, charged once: the key reached the payment API both times, and it did the deduplication.
     expect(sys.witness.requests(key)).toBe(2);
     expect(await effectRow(sys, key)).toEqual({ status: 'succeeded', attempts: 2 });
+  });
+
+  it('after a read-only call ran unclaimed on its first delivery, before its result commits: the redelivery runs it under a claim, one result logged', async () => {
+    const sys = crash();
+    const request: PlanRequest = {
+      runId: 'crash-gateway-read-only',
+      agent: { kind: 'scripted', steps: [1, 2, 3].map((n) => ({ tool: 'echo', args: { n } })) },
+    };
+    const key = keyOf(request, 2);
+    await sys.restart('tool-gateway', 'gateway.after-effect:2');
+    await sys.submit(request);
+    await expectKilledAt(sys, 'tool-gateway', 'gateway.after-effect:2');
+    // Nothing was claimed: the ledger has no row of the call and the log no result.
+    expect(await effectRow(sys, key)).toBeUndefined();
+    expect(await observed(sys, request.runId, key)).toBe(0);
+
+    await sys.restart('tool-gateway');
+    const watched = await watchToEnd(sys, request.runId);
+    expect(watched.at(-1)?.type).toBe('run_completed');
+    const log = await logOf(sys, request.runId);
+    const requested = log.flatMap((e) => (e.type === 'tool_call_requested' ? [e.data.callId] : []));
+    const completed = log.flatMap((e) => (e.type === 'tool_call_completed' ? [e.data.callId] : []));
+    expect(requested).toHaveLength(3);
+    expect(completed, 'one observation per call').toEqual(requested);
+    expect(await effectRow(sys, key)).toEqual({ status: 'succeeded', attempts: 1 });
+    expect(await observed(sys, request.runId, key)).toBe(1);
   });
 
   it('after commit, before the relay publishes: the restarted relay publishes the committed observation', async () => {

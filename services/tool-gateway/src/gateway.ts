@@ -429,11 +429,11 @@ export function createToolGateway(deps: GatewayDeps) {
   }
 
   async function handleTask(msg: JsMsg): Promise<void> {
-    await callInSpan(parseTask(msg));
+    await callInSpan(parseTask(msg), undefined, msg.info.deliveryCount === 1);
   }
 
   /** One call, in its `dura.tool.call` span: from a tool task, or in place (`local`) from a drive. */
-  async function callInSpan(received: ToolTask, local?: LocalCall): Promise<void> {
+  async function callInSpan(received: ToolTask, local?: LocalCall, firstDelivery = false): Promise<void> {
     await withLogFields({ runId: received.runId }, () =>
       withSpan(
         tracer,
@@ -450,13 +450,15 @@ export function createToolGateway(deps: GatewayDeps) {
         // Observations carry this span's context, so the decision they lead to hangs under this call.
         (span) => {
           const trace = traceparentOf(span) ?? received.trace;
-          return withArgs(trace ? { ...received, trace } : received).then((task) => handleCall(task, local));
+          return withArgs(trace ? { ...received, trace } : received).then((task) =>
+            handleCall(task, local, firstDelivery),
+          );
         },
       ),
     );
   }
 
-  async function handleCall(task: ToolTask, local?: LocalCall): Promise<void> {
+  async function handleCall(task: ToolTask, local?: LocalCall, firstDelivery = false): Promise<void> {
     if (!deps.tools.get(task.tool)) await deps.refreshTools?.(task.tool);
     const tool = deps.tools.get(task.tool);
     if (!tool) {
@@ -470,7 +472,7 @@ export function createToolGateway(deps: GatewayDeps) {
     }
     const slot = await slotFor(task, tool);
     try {
-      await claimAndRun(task, tool, local);
+      await claimAndRun(task, tool, local, firstDelivery);
     } finally {
       await slot?.release();
     }
@@ -495,12 +497,18 @@ export function createToolGateway(deps: GatewayDeps) {
     );
   }
 
-  async function claimAndRun(task: ToolTask, tool: ToolDefinition, local?: LocalCall): Promise<void> {
-    // A read-only call changes nothing outside its result, so one that nobody can have started yet (the drive
-    // running it in place has just recorded its intent) needs no claim: it runs at once and its result goes
-    // in with its row. Should the key have a row after all (another replica took the call over), that row's
-    // verdict stands. A tool task is always claimed: it may be a repeat of a call that finished long ago.
-    if (local?.fresh && tool.safety === 'read_only') {
+  async function claimAndRun(
+    task: ToolTask,
+    tool: ToolDefinition,
+    local?: LocalCall,
+    firstDelivery = false,
+  ): Promise<void> {
+    // A read-only call changes nothing outside its result and may run again at any time, so on its first
+    // try (the drive running it in place has just recorded its intent, or a tool task comes for the first
+    // time) it needs no claim: it runs at once and its result goes in with its row. Should the key have a
+    // row after all (another replica took the call over, or the task repeats a call that finished long
+    // ago), that row's verdict stands and nothing of this run is recorded. A redelivered task is claimed.
+    if ((local?.fresh || (local === undefined && firstDelivery)) && tool.safety === 'read_only') {
       trace.getActiveSpan()?.setAttribute(DURA_ATTRS.deduped, false);
       if (await execute(task, tool, 1, local, { task, startedAt: clock() })) return;
     }

@@ -118,13 +118,60 @@ describe('a read-only call', () => {
     expect(await effectRow(sys.setup.db, task.idempotencyKey)).toMatchObject({ status: 'succeeded' });
   });
 
-  it('from a tool task: runs under a claim, since a task may repeat a call that finished long ago', async () => {
+  it('from a tool task on its first delivery: runs without a claim, its row going in with its result', async () => {
     const task = toolTask('ro-task', 'test.lookup', { n: 6 });
     await publishTask(sys.setup, task);
     await retryUntil(async () => {
-      expect(await effectRow(sys.setup.db, task.idempotencyKey)).toMatchObject({ status: 'succeeded' });
+      expect(await effectRow(sys.setup.db, task.idempotencyKey)).toMatchObject({
+        status: 'succeeded',
+        attempts: 1,
+        result: { n: 6, execution: 1, attempt: 1 },
+      });
     });
-    expect(seen.get(task.idempotencyKey)?.[0]).toMatchObject({ status: 'started', attempts: 1 });
+    expect(seen.get(task.idempotencyKey)).toEqual([undefined]);
+    await retryUntil(async () => {
+      const log = await runLog(sys.setup.jsm, task.runId);
+      expect(log.map((e) => e.event.type)).toEqual(['tool_call_completed']);
+    });
+  });
+
+  it('a tool task repeating a call that finished long ago: the first result stands, no second observation', async () => {
+    const task = toolTask('ro-task-repeat', 'test.lookup', { n: 8 });
+    await publishTask(sys.setup, task);
+    await retryUntil(async () => {
+      const log = await runLog(sys.setup.jsm, task.runId);
+      expect(log.map((e) => e.event.type)).toEqual(['tool_call_completed']);
+    });
+    // A new message for the same call (past the stream's duplicate window): a first delivery again.
+    await publishTask(sys.setup, task, `${task.idempotencyKey}-again`);
+    await retryUntil(async () => {
+      expect(seen.get(task.idempotencyKey), 'the repeat found the recorded row').toHaveLength(2);
+      const rows = await outboxRows(sys.setup.db, task.runId);
+      expect(rows.every((r) => r.sentAt !== null)).toBe(true);
+    });
+    expect(await effectRow(sys.setup.db, task.idempotencyKey)).toMatchObject({
+      status: 'succeeded',
+      attempts: 1,
+      result: { execution: 1 },
+    });
+    const log = await runLog(sys.setup.jsm, task.runId);
+    expect(log.map((e) => e.event.type)).toEqual(['tool_call_completed']);
+    expect(log[0]?.event.data).toMatchObject({ result: { execution: 1 } });
+  });
+
+  it('a tool task that failed retryably: its redelivery runs under a claim as attempt 2', async () => {
+    const task = toolTask('ro-task-retry', 'test.lookup', { n: 9, failFirst: true });
+    await publishTask(sys.setup, task);
+    await retryUntil(async () => {
+      expect(await effectRow(sys.setup.db, task.idempotencyKey)).toMatchObject({
+        status: 'succeeded',
+        attempts: 2,
+        result: { execution: 2, attempt: 2 },
+      });
+    }, 20_000);
+    const rows = seen.get(task.idempotencyKey) ?? [];
+    expect(rows[0], 'the first delivery ran unclaimed').toBeUndefined();
+    expect(rows[1], 'the redelivery ran under its claim').toMatchObject({ status: 'started', attempts: 2 });
   });
 });
 
