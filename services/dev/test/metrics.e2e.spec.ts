@@ -79,7 +79,8 @@ describe('metrics of each service after real runs', () => {
     expect(before.gateway('dura_tool_call_duration_seconds_count')).toBe(0);
 
     // A 3-step run, then one of its tool tasks delivered again under another message id (a duplicate the
-    // stream's dedupe cannot catch): the ledger answers it without running the tool.
+    // stream's dedupe cannot catch): the ledger's recorded result answers it. `echo` is read-only, so the
+    // repeat's first delivery runs it without a claim; its result is dropped for the recorded one.
     const events = await (async () => {
       await system.js.publish(SUBJECTS.submit, JSON.stringify(echoPlan('metrics-echo', 3)), {
         msgID: 'metrics-echo',
@@ -123,14 +124,15 @@ describe('metrics of each service after real runs', () => {
       'the gateway to answer the repeated task from the ledger and relay its observation',
       30_000,
     );
-    expect(gateway('dura_tool_call_duration_seconds_count', { tool: 'echo', outcome: 'succeeded' })).toBe(3);
+    // Three steps and the repeat's run, whose result was dropped.
+    expect(gateway('dura_tool_call_duration_seconds_count', { tool: 'echo', outcome: 'succeeded' })).toBe(4);
     expect(gateway('dura_tool_call_duration_seconds_count', { tool: 'demo.fail' })).toBe(attempts.length);
     expect(gateway('dura_retries_total', { operation: 'tool_call' })).toBe(attempts.length - 1);
     // Each retry is the same task delivered again.
     expect(
       gateway('dura_consumer_redeliveries_total', { stream: 'DURA_TASKS', consumer: 'tool-gateway' }),
     ).toBe(attempts.length - 1);
-    expect(gateway('dura_tool_call_duration_seconds_bucket', { tool: 'echo', le: '+Inf' })).toBe(3);
+    expect(gateway('dura_tool_call_duration_seconds_bucket', { tool: 'echo', le: '+Inf' })).toBe(4);
     expect(gateway('dura_outbox_pending_rows')).toBe(0);
     expect(gateway('dura_outbox_lag_seconds')).toBe(0);
 
