@@ -18,11 +18,9 @@ export async function freePort(): Promise<number> {
   if (to - from >= 1_000) {
     for (let tries = 0; tries < 200; tries += 1) {
       const port = from + Math.floor(Math.random() * (to - from + 1));
-      if (handedOut.has(port) || !reserve(port)) continue;
-      if (await canBind(port)) {
-        handedOut.add(port);
-        return port;
-      }
+      // A port this process already holds has a reservation under its own pid, so `reserve` refuses it too.
+      if (!reserve(port)) continue;
+      if (await canBind(port)) return port;
       release(port);
     }
   }
@@ -30,7 +28,6 @@ export async function freePort(): Promise<number> {
 }
 
 const RESERVATIONS = join(tmpdir(), 'dura-test-ports');
-const handedOut = new Set<number>();
 const reserved = new Set<number>();
 
 /** The OS's range for the local ports of outgoing connections (Linux; the IANA range elsewhere). */

@@ -432,8 +432,15 @@ export function createToolGateway(deps: GatewayDeps) {
     await callInSpan(parseTask(msg), undefined, msg.info.deliveryCount === 1);
   }
 
-  /** One call, in its `dura.tool.call` span: from a tool task, or in place (`local`) from a drive. */
-  async function callInSpan(received: ToolTask, local?: LocalCall, firstDelivery = false): Promise<void> {
+  /**
+   * One call, in its `dura.tool.call` span: from a tool task, or in place (`local`) from a drive. `fresh`:
+   * nobody can have started it yet (a task's first delivery, or a drive's own new intent).
+   */
+  async function callInSpan(
+    received: ToolTask,
+    local?: LocalCall,
+    fresh = local?.fresh === true,
+  ): Promise<void> {
     await withLogFields({ runId: received.runId }, () =>
       withSpan(
         tracer,
@@ -451,14 +458,14 @@ export function createToolGateway(deps: GatewayDeps) {
         (span) => {
           const trace = traceparentOf(span) ?? received.trace;
           return withArgs(trace ? { ...received, trace } : received).then((task) =>
-            handleCall(task, local, firstDelivery),
+            handleCall(task, local, fresh),
           );
         },
       ),
     );
   }
 
-  async function handleCall(task: ToolTask, local?: LocalCall, firstDelivery = false): Promise<void> {
+  async function handleCall(task: ToolTask, local: LocalCall | undefined, fresh: boolean): Promise<void> {
     if (!deps.tools.get(task.tool)) await deps.refreshTools?.(task.tool);
     const tool = deps.tools.get(task.tool);
     if (!tool) {
@@ -472,7 +479,7 @@ export function createToolGateway(deps: GatewayDeps) {
     }
     const slot = await slotFor(task, tool);
     try {
-      await claimAndRun(task, tool, local, firstDelivery);
+      await claimAndRun(task, tool, local, fresh);
     } finally {
       await slot?.release();
     }
@@ -500,15 +507,15 @@ export function createToolGateway(deps: GatewayDeps) {
   async function claimAndRun(
     task: ToolTask,
     tool: ToolDefinition,
-    local?: LocalCall,
-    firstDelivery = false,
+    local: LocalCall | undefined,
+    fresh: boolean,
   ): Promise<void> {
     // A read-only call changes nothing outside its result and may run again at any time, so on its first
     // try (the drive running it in place has just recorded its intent, or a tool task comes for the first
     // time) it needs no claim: it runs at once and its result goes in with its row. Should the key have a
     // row after all (another replica took the call over, or the task repeats a call that finished long
     // ago), that row's verdict stands and nothing of this run is recorded. A redelivered task is claimed.
-    if ((local?.fresh || (local === undefined && firstDelivery)) && tool.safety === 'read_only') {
+    if (fresh && tool.safety === 'read_only') {
       trace.getActiveSpan()?.setAttribute(DURA_ATTRS.deduped, false);
       if (await execute(task, tool, 1, local, { task, startedAt: clock() })) return;
     }
