@@ -125,12 +125,16 @@ interface Speculation {
   /** The run before the observation, as cached. */
   before: CachedRun;
   sent: SentEvent;
+  /** The call whose observation it is. */
+  calls: readonly CallState[];
 }
 
 type LocalRunOutcome = Awaited<ReturnType<LocalTools['run']>>;
 
 /** A call to retry sooner than this waits inside the drive; a later retry goes back to the stream. */
 const LOCAL_RETRY_WAIT_MAX_MS = 30_000;
+/** How long a drive waits for the relay to publish observations of calls it ran in place. */
+const OBSERVED_WAIT_MAX_MS = 30_000;
 
 export interface SnapshotOptions {
   /** Events a run grows by before its next snapshot (default 100): a resume reads at most about this many. */
@@ -369,17 +373,17 @@ export function createRunDriver(deps: RunDriverDeps) {
 
   /**
    * Runs calls in place (see `localTools`), all at once. Resolves with the run as the drive goes on from:
-   * folded (`known`) when the one call's observation landed right behind the run's last event, else the
-   * sequence the next read must reach (`through`); undefined when the relay publishes an observation (its
-   * decide task drives the run on). A failed attempt to be retried soon is waited for here; a later one
-   * sends the driving message back.
+   * folded (`known`) when the one call's observation landed right behind the run's last event, or read
+   * once the relay published what it took over; else the sequence the next read must reach (`through`).
+   * The drive that ran a call always goes on from its observation: no run waits for a message from outside.
+   * A failed attempt to be retried soon is waited for here; a later one sends the driving message back.
    */
   async function runInPlace(
     local: LocalTools,
     run: CachedRun,
     calls: readonly CallState[],
     recordedAfter: number | undefined,
-  ): Promise<{ known: CachedRun; speculation?: Speculation } | { through: number } | undefined> {
+  ): Promise<{ known: CachedRun; speculation?: Speculation } | { through: number }> {
     const after = calls.length === 1 ? { after: run.state.lastSeq } : {};
     // Only while this is the one run this process drives: the stream's next sequence is then most likely
     // the observation's. Under load another run's append lands first too often to be worth the guess.
@@ -402,11 +406,10 @@ export function createRunDriver(deps: RunDriverDeps) {
     if (only?.sent && only.retryAfterMs === undefined) {
       const observation = only.sent.as(run.state.lastSeq + 1);
       const known = { ...run, state: fold([observation], run.state), lastEventId: observation.meta.id };
-      return { known, speculation: { before: run, sent: only.sent } };
+      return { known, speculation: { before: run, sent: only.sent, calls } };
     }
     const outcomes = await Promise.all(sentOutcomes.map(landedOutcome));
     const seqs = outcomes.map((outcome) => outcome.seq);
-    if (seqs.some((seq) => seq === undefined)) return undefined;
     const retries = outcomes.flatMap((outcome) =>
       outcome.retryAfterMs === undefined ? [] : [outcome.retryAfterMs],
     );
@@ -416,12 +419,41 @@ export function createRunDriver(deps: RunDriverDeps) {
         throw new RetryLater(`a call of run ${run.state.runId ?? ''} is retried in ${delay} ms`, delay);
       await new Promise((resolve) => setTimeout(resolve, delay));
     }
+    // An observation the relay publishes (queued behind another of its run, or a call another process had
+    // finished) comes with a decide task, but that task may find the run as it was, or be dropped as a
+    // duplicate of an earlier one: this drive ran the calls, so it goes on itself once the log holds them all.
+    if (seqs.some((seq) => seq === undefined)) return { known: await untilObserved(run, calls) };
     const followed = outcomes.length === 1 ? outcomes[0]?.event : undefined;
     if (!followed) return { through: Math.max(...(seqs as number[])) };
     // The log took the observation right behind the run's last event: folding it is what a read would give.
     const known = { ...run, state: fold([followed], run.state), lastEventId: followed.meta.id };
     cache.set(run.state.runId as string, known);
     return { known };
+  }
+
+  /**
+   * The run once its log holds an observation of each of `calls` (an outcome, or a failed attempt to be
+   * retried), read again and again: the relay publishes some of them. Gives up after a while with a
+   * retryable error, so that the driving message comes again.
+   */
+  async function untilObserved(run: CachedRun, calls: readonly CallState[]): Promise<CachedRun> {
+    const runId = run.state.runId as string;
+    const deadline = Date.now() + OBSERVED_WAIT_MAX_MS;
+    for (let pauseMs = 10; ; pauseMs = Math.min(500, pauseMs * 2)) {
+      const loaded = await load(runId);
+      const observed = calls.every((call) => {
+        const now = loaded.state.calls.find((c) => c.callId === call.callId);
+        return now === undefined || now.status !== 'pending' || now.attempts > call.attempts;
+      });
+      if (observed) return loaded;
+      if (Date.now() > deadline)
+        throw new DuraError(
+          'observation_not_landed',
+          `run ${runId}: the observations of its calls ${calls.map((c) => c.callId).join(', ')} did not reach its log within ${OBSERVED_WAIT_MAX_MS} ms`,
+          { retryable: true },
+        );
+      await new Promise((resolve) => setTimeout(resolve, pauseMs));
+    }
   }
 
   /** Where a sent event landed, with the event as stored when it landed right behind the run's last one. */
@@ -722,16 +754,15 @@ export function createRunDriver(deps: RunDriverDeps) {
       // While `known` holds an observation on its way to the log (see `Speculation`).
       let speculation: Speculation | undefined;
       /**
-       * Once a guessed observation landed, the loop goes on from it (`known`, or a read `through` it); false
-       * when the relay publishes it instead and its decide task drives the run on.
+       * Once a guessed observation landed, the loop goes on from it (`known`, or a read `through` it), also
+       * when the relay publishes it instead.
        */
-      async function goOnFromLanded(guessed: Speculation): Promise<boolean> {
+      async function goOnFromLanded(guessed: Speculation): Promise<void> {
         const settled = await settleSpeculation(guessed);
-        if (settled === undefined) return false;
-        if ('known' in settled) known = settled.known;
+        if (settled === undefined) known = await untilObserved(guessed.before, guessed.calls);
+        else if ('known' in settled) known = settled.known;
         else through = settled.through;
         ownAfter = undefined;
-        return true;
       }
       for (;;) {
         const run = known ?? (await load(runId, through));
@@ -747,8 +778,8 @@ export function createRunDriver(deps: RunDriverDeps) {
         const action = nextAction(run.state);
         if (guessed && action.kind !== 'decide') {
           // Only a model turn goes out on the guess; anything else waits for the observation to land.
-          if (await goOnFromLanded(guessed)) continue;
-          return { state: guessed.before.state, modelCalls, dispatched };
+          await goOnFromLanded(guessed);
+          continue;
         }
         if (action.kind !== 'idle' && (await parkedElsewhere(run.state)))
           return { state: run.state, modelCalls, dispatched };
@@ -770,7 +801,6 @@ export function createRunDriver(deps: RunDriverDeps) {
             dispatched += action.calls.length;
             if (!local || inPlace.length === 0) return { state: run.state, modelCalls, dispatched };
             const observed = await inDecision(() => runInPlace(local, run, inPlace, recordedAfter));
-            if (observed === undefined) return { state: run.state, modelCalls, dispatched };
             // The observations are in the log (or on their way): folded already, or the next read reaches them.
             if ('known' in observed) {
               known = observed.known;
@@ -796,8 +826,7 @@ export function createRunDriver(deps: RunDriverDeps) {
             known = await record(run, step, guessed);
             ownAfter = run.state.lastSeq;
             // Nothing recorded behind the guess: go on from where the observation landed.
-            if (known === undefined && guessed && !(await goOnFromLanded(guessed)))
-              return { state: guessed.before.state, modelCalls, dispatched };
+            if (known === undefined && guessed) await goOnFromLanded(guessed);
             break;
           }
         }

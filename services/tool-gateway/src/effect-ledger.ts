@@ -124,6 +124,24 @@ export function createEffectLedger(
     64,
   );
 
+  /**
+   * Resolves once the key's row is no longer an attempt under a live lease: finished, given back for a
+   * retry, or its lease ran out (by this clock), so that a claim made then gets a verdict other than `busy`
+   * unless another attempt began meanwhile. Looks every 50 ms at first, then up to every second.
+   */
+  async function untilSettled(key: string): Promise<void> {
+    for (let pauseMs = 50; ; pauseMs = Math.min(1_000, pauseMs * 2)) {
+      const [row] = await db
+        .select({ status: effects.status, leaseUntil: effects.leaseUntil })
+        .from(effects)
+        .where(eq(effects.idempotencyKey, key));
+      if (!row || row.status !== 'started') return;
+      const left = row.leaseUntil.getTime() - clock().getTime();
+      if (left <= 0) return;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(pauseMs, left + 1)).unref());
+    }
+  }
+
   /** Takes over an orphaned attempt for a re-run; false when another replica took it first. */
   async function reclaim(key: string, leaseMs: number): Promise<number | undefined> {
     const now = clock();
@@ -290,6 +308,7 @@ export function createEffectLedger(
 
   return {
     claim,
+    untilSettled,
     reclaim,
     finish,
     enqueue: (observation: NewEvent, republish: boolean) => enqueue(db, observation, republish),

@@ -1,7 +1,6 @@
 import type { JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstream';
 import {
   ContractViolation,
-  DuraError,
   STREAMS,
   SUBJECTS,
   toolTaskSubject,
@@ -404,12 +403,8 @@ export function createToolGateway(deps: GatewayDeps) {
       );
     } else if (mayRunAgain(tool.safety)) {
       const attempt = await ledger.reclaim(task.idempotencyKey, leaseFor(tool));
-      if (attempt === undefined)
-        throw new DuraError(
-          'effect_in_progress',
-          `${task.idempotencyKey} was taken over by another replica`,
-          { retryable: true },
-        );
+      // Another replica took the attempt over first (or finished it): its verdict is waited for.
+      if (attempt === undefined) return claimAndRun(task, tool, local, false);
       deps.log.warn('re-running an interrupted idempotent call', { key: task.idempotencyKey, attempt });
       await execute(task, tool, attempt, local);
       return;
@@ -538,11 +533,12 @@ export function createToolGateway(deps: GatewayDeps) {
       case 'orphaned':
         return reconcile(task, tool, claim.row, local);
       case 'busy':
-        throw new DuraError(
-          'effect_in_progress',
-          `${task.idempotencyKey} is being executed by another worker`,
-          { retryable: true },
-        );
+        // Another replica (or a worker's drive, in place) runs the call right now. That is no failure of this
+        // message: it waits for that attempt's outcome, or for its lease to run out, and claims again, using
+        // up none of its deliveries (the consumer keeps it in progress meanwhile).
+        deps.log.debug('call in progress elsewhere; waiting for its outcome', { key: task.idempotencyKey });
+        await ledger.untilSettled(task.idempotencyKey);
+        return claimAndRun(task, tool, local, false);
     }
   }
 

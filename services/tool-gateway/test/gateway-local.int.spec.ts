@@ -5,7 +5,16 @@ import { describe, expect, it, vi } from 'vitest';
 import { createEventStore } from '@dura/event-store';
 import { newEvent } from '@dura/contracts';
 import { useTestInfra } from '@dura/testing';
-import { countingTool, decideTasks, effectRow, outboxRows, runLog, toolTask, useGateway } from './support';
+import {
+  countingTool,
+  decideTasks,
+  effectRow,
+  eventually,
+  outboxRows,
+  runLog,
+  toolTask,
+  useGateway,
+} from './support';
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
 
@@ -16,7 +25,8 @@ const flaky = countingTool('test.flaky', {
     if (execution === 1) throw new Error('first attempt fails');
   },
 });
-const sys = useGateway(infra, [counter.tool, flaky.tool]);
+const slow = countingTool('test.slow', { delayMs: 600 });
+const sys = useGateway(infra, [counter.tool, flaky.tool, slow.tool]);
 
 /** Appends one event to the run so it has a tail, and returns its sequence. */
 async function appendMarker(runId: string, id: string): Promise<number> {
@@ -99,6 +109,30 @@ describe('a call run in place', () => {
       status: 'succeeded',
       attempts: 2,
     });
+  });
+
+  it('a call another drive is running is waited for, not failed: it runs once and both see its outcome', async () => {
+    const task = toolTask('local-busy', 'test.slow', { n: 9 });
+    const first = sys.gateway.local.run(task);
+    // The second drive comes while the first attempt holds the key (a run driven by two workers at once).
+    await eventually(
+      async () => ((await effectRow(sys.setup.db, task.idempotencyKey)) ? true : undefined),
+      'the first attempt claimed the key',
+    );
+    const second = sys.gateway.local.run(task);
+
+    await expect(first).resolves.toMatchObject({ seq: expect.any(Number) });
+    await expect(second).resolves.toBeDefined();
+    expect(slow.runs(task.idempotencyKey)).toBe(1);
+    expect(await effectRow(sys.setup.db, task.idempotencyKey)).toMatchObject({
+      status: 'succeeded',
+      attempts: 1,
+    });
+    const log = await eventually(async () => {
+      const events = await runLog(sys.setup.jsm, task.runId);
+      return events.length > 0 ? events : undefined;
+    }, 'the observation in the log');
+    expect(log.map((e) => e.event.type)).toEqual(['tool_call_completed']);
   });
 
   it('takes only tools it has and that have no limit across replicas', () => {

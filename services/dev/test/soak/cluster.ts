@@ -38,6 +38,8 @@ export const FAST_RECOVERY_ENV = {
 export interface ClusterOptions {
   planners: number;
   gateways: number;
+  /** Workers (planner and gateway in one process) beside them (default 0). */
+  workers?: number;
   /** Extra environment for every service. */
   env?: Record<string, string>;
 }
@@ -63,7 +65,7 @@ export interface Cluster extends AsyncDisposable {
   close(): Promise<void>;
 }
 
-/** Starts nats-server, Postgres and the witness, then the services (projector, gateways, planners). */
+/** Starts nats-server, Postgres and the witness, then the services (projector, gateways, planners, workers). */
 export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   if (!existsSync(WITNESS_TOOLS)) throw new Error(`the witness tool module ${WITNESS_TOOLS} is missing`);
   const cleanups: (() => Promise<unknown>)[] = [];
@@ -102,6 +104,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       ['projector', 1],
       ['tool-gateway', options.gateways],
       ['planner', options.planners],
+      ['worker', options.workers ?? 0],
     ];
     const slots: ServiceSlot[] = [];
     cleanups.push(() => Promise.allSettled(slots.map((slot) => slot.stop())));

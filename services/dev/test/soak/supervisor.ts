@@ -1,12 +1,20 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { spawnTsEntry, type ManagedProcess, type ProcessExit } from '@dura/testing';
 
-export type ServiceName = 'planner' | 'tool-gateway' | 'projector';
+export type ServiceName = 'planner' | 'tool-gateway' | 'projector' | 'worker';
 
 const READY: Record<ServiceName, RegExp> = {
   planner: /planner started/,
   'tool-gateway': /tool gateway started/,
   projector: /projector api listening/,
+  worker: /worker started/,
+};
+
+const ENTRY: Record<ServiceName, string> = {
+  planner: 'services/planner/src/main.ts',
+  'tool-gateway': 'services/tool-gateway/src/main.ts',
+  projector: 'services/projector/src/main.ts',
+  worker: 'services/dev/src/worker-main.ts',
 };
 const RESPAWN_PAUSE_MS = 250;
 const OUTPUT_KEPT = 6_000;
@@ -73,9 +81,13 @@ export function superviseService(
     while (!stopping) {
       const started = spawnTsEntry({
         name: label,
-        entry: `services/${name}/src/main.ts`,
+        entry: ENTRY[name],
         // The soak submits inline scripted plans, off by default in the planner service.
-        env: { LOG_LEVEL: 'info', ...(name === 'planner' ? { DURA_INLINE_PLANS: 'true' } : {}), ...env() },
+        env: {
+          LOG_LEVEL: 'info',
+          ...(name === 'planner' || name === 'worker' ? { DURA_INLINE_PLANS: 'true' } : {}),
+          ...env(),
+        },
       });
       proc = started;
       isReady = false;

@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import type { RunEvent } from '@dura/contracts';
+import { isControlTool, type RunEvent } from '@dura/contracts';
 import { fold } from '@dura/core';
 import { createEventStore } from '@dura/event-store';
 import type { Cluster } from './cluster';
@@ -119,7 +119,8 @@ export async function verifyRuns(
       });
     const observed = new Map<string, unknown[]>();
     for (const event of log) {
-      if (event.type === 'tool_call_requested')
+      // Control calls (a child run, a wait) have no effect to count.
+      if (event.type === 'tool_call_requested' && !isControlTool(event.data.tool))
         keys.set(event.data.idempotencyKey, { runId, tool: event.data.tool, callId: event.data.callId });
       if (event.type === 'tool_call_completed')
         observed.set(event.data.callId, [...(observed.get(event.data.callId) ?? []), event.data.result]);
