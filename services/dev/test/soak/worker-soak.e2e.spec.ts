@@ -1,7 +1,8 @@
 // The worker soak of the test suite: two workers and a projector run code agents with parallel groups of
 // 3–5 charges, a child run and a signal wait, first with no fault at all, then with a worker SIGKILLed every
 // 1–3 s. Every run must end on its own (each gets its one signal, nothing else), completed, with the output its
-// code computes, each charge once per key at the witness, nothing dead-lettered. The full version: `npm run soak`.
+// code computes, each charge once per key at the witness, nothing dead-lettered. The calm round alone used to
+// leave about one run in three standing after a parallel group (04509e3: 16 of 40).
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCluster, type Cluster } from './cluster';
@@ -22,7 +23,7 @@ describe('two workers', () => {
   it('drive every run to its end with no fault and no nudge: parallel groups, a child run, a signal', async () => {
     const report = await runWorkerRound(cluster!, {
       name: 'calm',
-      runs: Number(process.env['CALM_RUNS'] ?? 8),
+      runs: 12,
       delayMs: 50,
       submitOverMs: 4_000,
       maxMs: 120_000,
