@@ -24,7 +24,16 @@ export {
 export { formatEvent } from './format-event';
 export type { ForkRunInput, ForkRunResult } from './fork';
 export type { ScheduleView } from './schedules';
-export { DevStateSchema, devStateFile, readDevState, removeDevState, writeDevState } from './dev-state';
+export {
+  DevStateSchema,
+  DevStateTaken,
+  devStateDir,
+  devStateFile,
+  readDevState,
+  readDevStates,
+  removeDevState,
+  writeDevState,
+} from './dev-state';
 export type { DevState } from './dev-state';
 export { nextStep, waitStep } from './next-step';
 export type { WaitDescription } from './next-step';

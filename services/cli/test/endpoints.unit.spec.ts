@@ -12,8 +12,8 @@ const dev: DevState = {
   consoleUrl: 'http://127.0.0.1:8080/ui/',
   startedAt: '2026-01-01T00:00:00Z',
 };
-const running = () => dev;
-const none = () => undefined;
+const running = () => [dev];
+const none = () => [];
 const env = { DURA_DEV_STATE_FILE: '/tmp/dev.json' };
 
 describe('where the CLI finds NATS and the read API', () => {
@@ -46,7 +46,26 @@ describe('where the CLI finds NATS and the read API', () => {
     expect(resolved).toMatchObject({ natsUrl: 'nats://127.0.0.1:4222', apiUrl: 'http://127.0.0.1:8080' });
     expect(describeNatsSource(resolved)).toMatch(/is the default: no dev stack is running .*npm run dev/);
     expect(describeNatsSource(resolveEndpoints({}, env, running))).toBe(
-      "NATS nats://127.0.0.1:4223 came from the dev stack's state file /tmp/dev.json",
+      'NATS nats://127.0.0.1:4223 came from the dev stack of process 42 (/tmp/dev.json)',
+    );
+  });
+
+  it('with two dev stacks running, every URL comes from the newest, and the message names the other', () => {
+    const older: DevState = {
+      ...dev,
+      pid: 41,
+      natsUrl: 'nats://127.0.0.1:4300',
+      apiUrl: 'http://127.0.0.1:8090',
+    };
+    const resolved = resolveEndpoints({}, {}, () => [dev, older]);
+    expect(resolved).toMatchObject({
+      natsUrl: dev.natsUrl,
+      apiUrl: dev.apiUrl,
+      natsFrom: 'dev',
+      apiFrom: 'dev',
+    });
+    expect(describeNatsSource(resolved)).toMatch(
+      /came from the dev stack of process 42 \(.*[/\\]\.dura[/\\]stacks[/\\]42\.json\), the newest of 2 running \(others: process 41 at http:\/\/127\.0\.0\.1:8090; pass --nats\/--api/,
     );
   });
 

@@ -15,7 +15,14 @@ import {
 } from '@dura/service-kit';
 import { toolModulesFrom } from '@dura/tools';
 import { mcpConfigShape, parseMcpServers } from '@dura/mcp';
-import { devStateFile, nextStep, removeDevState, writeDevState } from '@dura/client';
+import {
+  devStateFile,
+  DevStateTaken,
+  nextStep,
+  readDevStates,
+  removeDevState,
+  writeDevState,
+} from '@dura/client';
 import { formatEvent } from './format-event';
 import { startStack, type Stack } from './stack';
 
@@ -37,7 +44,7 @@ const DevConfigSchema = z.object({
   DURA_PAYLOAD_THRESHOLD_BYTES: configFields.positiveInt.optional(),
   /** The embedded nats-server's port when free (else any free port); 0: always any free port. */
   DURA_DEV_NATS_PORT: z.coerce.number().int().min(0).max(65535).default(4223),
-  /** Where the stack records its URLs for the CLI (default ~/.dura/dev.json). */
+  /** Where the stack records its URLs for the CLI (default: a file of its own, ~/.dura/stacks/<pid>.json). */
   DURA_DEV_STATE_FILE: z.string().optional(),
 });
 
@@ -51,8 +58,9 @@ Usage: npm run dev -- [--once] [--no-demo] [--run FILE]
   --run FILE   run request to submit (default examples/deploy-pipeline.json)
   --once       exit when the demo run finishes (exit code 0 if it completed)
   --no-demo    start the stack without submitting anything
-The CLI finds this stack without flags: its URLs are recorded in ~/.dura/dev.json (DURA_DEV_STATE_FILE)
-while it runs; --nats/--api, NATS_URL and DURA_API_URL still win.
+The CLI finds this stack without flags: its URLs are recorded in ~/.dura/stacks/<pid>.json (or
+DURA_DEV_STATE_FILE) while it runs; with several stacks running, the CLI talks to the newest one.
+--nats/--api, NATS_URL and DURA_API_URL still win.
 
 Environment: NATS_URL, DATABASE_URL (use external servers; NATS_USER/NATS_PASSWORD, NATS_TOKEN,
 NATS_NKEY_SEED_FILE, NATS_CREDS_FILE, NATS_TLS_*, NATS_INBOX_PREFIX for a secured NATS), DURA_DEV_DATA_DIR (keep data between starts),
@@ -90,6 +98,9 @@ async function main(): Promise<number> {
   // First, so every instrument the services declare registers with it; OTEL_* as for the standalone services.
   const telemetry = await startServiceTelemetry({ service: 'dev', log });
   const stateFile = devStateFile({ DURA_DEV_STATE_FILE: config.DURA_DEV_STATE_FILE });
+  // Another running stack's file is never overwritten: this one would take its CLI away from it.
+  const holder = readDevStates({ DURA_DEV_STATE_FILE: stateFile })[0];
+  if (holder && holder.pid !== process.pid) throw new DevStateTaken(stateFile, holder);
   // Set once started; a signal during the start stops what has started so far (startStack cleans up itself).
   const running: { stack?: Stack } = {};
   let stopping = false;
@@ -175,8 +186,8 @@ async function main(): Promise<number> {
 main().then(
   (code) => process.exit(code),
   (err: unknown) => {
-    if (err instanceof ConfigError) {
-      console.error(err.message);
+    if (err instanceof ConfigError || err instanceof DevStateTaken) {
+      console.error(err instanceof DevStateTaken ? `dura dev: ${err.message}` : err.message);
       process.exit(CONFIG_EXIT_CODE);
     }
     console.error(err instanceof DuraError ? `dura dev: ${err.message}` : err);
