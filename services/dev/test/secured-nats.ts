@@ -118,12 +118,18 @@ export interface ShippedServices {
 
 /**
  * The planner, the tool gateway and the projector as real processes, each connected to `nats` as its shipped
- * user. `env` adds to every service's environment; `projectorEnv` to the projector's only (API tokens...).
+ * user. `env` adds to every service's environment; `planner`, `gateway` and `projector` to one service's
+ * (e.g. the projector's API tokens, the planner's tenant agents).
  */
 export async function startShippedServices(
   nats: SecuredNats,
   databaseUrl: string,
-  options: { env?: Record<string, string>; projectorEnv?: Record<string, string> } = {},
+  options: {
+    env?: Record<string, string>;
+    planner?: Record<string, string>;
+    gateway?: Record<string, string>;
+    projector?: Record<string, string>;
+  } = {},
 ): Promise<ShippedServices> {
   const port = await freePort();
   const common = {
@@ -137,14 +143,18 @@ export async function startShippedServices(
     await Promise.allSettled(started.map((proc) => proc.kill('SIGTERM')));
   };
   try {
-    const planner = await startService('planner', { ...common, ...envOf('planner') });
+    const planner = await startService('planner', { ...common, ...envOf('planner'), ...options.planner });
     started.push(planner);
-    const gateway = await startService('tool-gateway', { ...common, ...envOf('gateway') });
+    const gateway = await startService('tool-gateway', {
+      ...common,
+      ...envOf('gateway'),
+      ...options.gateway,
+    });
     started.push(gateway);
     const projector = await startService('projector', {
       ...common,
       ...envOf('projector'),
-      ...options.projectorEnv,
+      ...options.projector,
     });
     started.push(projector);
     return {
