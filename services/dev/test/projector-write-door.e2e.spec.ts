@@ -5,6 +5,9 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { openDatabase } from '@dura/db';
+import { projectorRoutes } from '@dura/projector';
+import { createLogger, startHttpServer } from '@dura/service-kit';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { connectDuraClient } from '@dura/client';
 import { liveSubject, runSubject, STREAMS, SUBJECTS } from '@dura/contracts';
@@ -190,6 +193,52 @@ describe('what the projector user still may not do: denied by the server', () =>
     await expectDenied(jsm.streams.delete(STREAMS.runs));
     await expectDenied(jsm.streams.deleteMessage(STREAMS.requests, 1));
     await expectDenied(jsm.streams.add({ name: 'SNOOP', subjects: ['snoop.>'] }));
+  });
+});
+
+describe('a projector user without the door (an older permission set)', () => {
+  it('answers POST /runs and /schedules with 500 naming the subject to allow', async () => {
+    const door = / {6}# The HTTP write door[\s\S]*?"\$JS\.API\.DIRECT\.GET\.KV_dura_schedules\.>"\n/;
+    const older = await startSecuredNats({ patchPermissions: (conf) => conf.replace(door, '') });
+    const nc = await connectAs(older.url, 'projector');
+    const database = await openDatabase({ url: infra().db.url });
+    const log = createLogger({ service: 'test', level: 'error', write: () => undefined });
+    const routes = projectorRoutes({
+      db: database.db,
+      position: () => 0,
+      js: jetstream(nc),
+      jsm: await jetstreamManager(nc),
+      nc,
+    });
+    const api = await startHttpServer({ port: 0, host: '127.0.0.1', routes, log });
+    try {
+      const post = async (path: string, body: unknown) => {
+        const response = await fetch(`${api.url}${path}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+        return { status: response.status, body: (await response.json()) as Answer['body'] };
+      };
+      const run = await post('/runs', { runId: 'older-perms', agent: { kind: 'scripted', steps: [] } });
+      expect(run.status).toBe(500);
+      expect(run.body.error?.message).toMatch(
+        /NATS denied the projector's user publishing to "dura\.submit"/,
+      );
+      expect(run.body.error?.message).toMatch(/deploy\/nats\/permissions\.conf/);
+      const schedule = await post('/schedules', {
+        id: 'older_tick',
+        everyMs: 60_000,
+        request: { v: 1, agent: { kind: 'scripted', steps: [] } },
+      });
+      expect(schedule.status).toBe(500);
+      expect(schedule.body.error?.message).toMatch(/may publish to "\$KV\.dura_schedules\.>"/);
+    } finally {
+      await api.close();
+      await database.close();
+      await nc.close();
+      await older.close();
+    }
   });
 });
 
