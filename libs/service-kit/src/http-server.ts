@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { DuraError } from '@dura/contracts';
 import type { Logger } from './logger';
+import { isLoopbackHost, loopbackRefusal } from './loopback-guard';
 
 export type HttpResponse =
   | { status: number; body: unknown; headers?: Record<string, string> }
@@ -55,16 +56,23 @@ function reachableHost(bound: string): string {
 
 /**
  * A JSON HTTP server with a tiny router. Errors become JSON `{error: {code, message}}`, never a crashed process.
- * It listens on `host` (default 127.0.0.1: reachable from this machine only).
+ * It listens on `host` (default 127.0.0.1: reachable from this machine only). What a web page could send it is
+ * refused before any route runs: a POST whose body is not `application/json` (415: only JSON makes a browser
+ * ask the server first), and on a loopback address a foreign `Host` or `Origin` (403: DNS rebinding, a page
+ * of another site).
  */
 export async function startHttpServer(options: {
   port: number;
   host?: string | undefined;
   routes: Route[];
   log: Logger;
+  /** Browser origins a loopback-bound server answers besides its own (the API's CORS list). */
+  trustedOrigins?: ReadonlySet<string>;
 }): Promise<HttpServerHandle> {
   const compileAll = (routes: Route[]) => routes.map((route) => ({ route, ...compile(route.path) }));
   let compiled = compileAll(options.routes);
+  const host = options.host ?? DEFAULT_BIND_HOST;
+  const loopback = isLoopbackHost(host);
   const server: Server = createServer((req, res) => {
     const send = (response: HttpResponse): void => {
       if ('stream' in response) {
@@ -86,6 +94,14 @@ export async function startHttpServer(options: {
       res.writeHead(response.status, { 'content-type': 'application/json', ...response.headers });
       res.end(JSON.stringify(response.body));
     };
+    if (loopback) {
+      const { port } = server.address() as AddressInfo;
+      const refused = loopbackRefusal(port, req.headers, options.trustedOrigins);
+      if (refused) {
+        send({ status: 403, body: { error: refused } });
+        return;
+      }
+    }
     let url: URL;
     let route: Route;
     let params: Record<string, string>;
@@ -115,6 +131,10 @@ export async function startHttpServer(options: {
       });
       return;
     }
+    if (req.method === 'POST' && !isJson(req.headers['content-type'])) {
+      send(notJson(req.headers['content-type']));
+      return;
+    }
     // Through a promise, so a handler that throws synchronously is answered like one that rejects.
     Promise.resolve()
       .then(() => route.handle({ params, query: url.searchParams, req }))
@@ -134,7 +154,7 @@ export async function startHttpServer(options: {
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port, options.host ?? DEFAULT_BIND_HOST, () => resolve());
+    server.listen(options.port, host, () => resolve());
   });
   const bound = server.address() as AddressInfo;
   const port = bound.port;
@@ -165,6 +185,17 @@ export function httpStatusOf(err: DuraError): number {
   if (CONFLICT_CODES.has(err.code)) return 409;
   if (err.code === BODY_TOO_LARGE) return 413;
   return err.retryable ? 500 : 400;
+}
+
+/** True for `application/json`, with or without parameters (`; charset=utf-8`). */
+function isJson(contentType: string | undefined): boolean {
+  return contentType?.split(';')[0]?.trim().toLowerCase() === 'application/json';
+}
+
+function notJson(contentType: string | undefined): HttpResponse {
+  const sent = contentType === undefined ? 'no Content-Type' : `Content-Type "${contentType}"`;
+  const message = `a POST takes a JSON body: send "Content-Type: application/json" (this request had ${sent})`;
+  return { status: 415, body: { error: { code: 'unsupported_media_type', message } } };
 }
 
 function compile(path: string): { regex: RegExp; names: string[] } {

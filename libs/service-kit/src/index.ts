@@ -36,6 +36,8 @@ export type {
   DrainReport,
 } from './consumer-loop';
 export { BODY_TOO_LARGE, DEFAULT_BIND_HOST, httpStatusOf, startHttpServer } from './http-server';
+export { isLoopbackHost, loopbackRefusal } from './loopback-guard';
+export type { LoopbackRefusal, RequestOrigin } from './loopback-guard';
 export { readinessRoute } from './readiness-route';
 export type { Route, HttpResponse, HttpServerHandle } from './http-server';
 export { runMain, DEFAULT_SHUTDOWN_GRACE_MS } from './main-runner';

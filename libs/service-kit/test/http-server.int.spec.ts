@@ -64,7 +64,8 @@ const routes: Route[] = [
 ];
 
 async function call(path: string, method = 'GET') {
-  const response = await fetch(`${server!.url}${path}`, { method });
+  const json = method === 'POST' ? { headers: { 'content-type': 'application/json' }, body: '{}' } : {};
+  const response = await fetch(`${server!.url}${path}`, { method, ...json });
   return {
     status: response.status,
     type: response.headers.get('content-type'),
@@ -77,7 +78,7 @@ async function call(path: string, method = 'GET') {
 function rawStatusLine(requestLine: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const socket = connect(server!.port, '127.0.0.1', () =>
-      socket.write(`${requestLine}\r\nHost: x\r\n\r\n`),
+      socket.write(`${requestLine}\r\nHost: 127.0.0.1:${server!.port}\r\n\r\n`),
     );
     socket.once('data', (chunk) => {
       resolve(String(chunk).split('\r\n')[0] ?? '');

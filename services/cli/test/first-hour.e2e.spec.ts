@@ -3,6 +3,7 @@
 // the page does not show: temp dirs cleaned up, the state file removed, OTEL_* and /metrics honoured, live
 // tokens, and a NATS server without Dura's streams named as such.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -79,11 +80,28 @@ async function perform(step: TranscriptStep): Promise<CliResult> {
   } else if (words[0] === 'curl') {
     const method = words[words.indexOf('-X') + 1] ?? 'GET';
     const url = (words.find((w) => w.startsWith('http://')) ?? '').replace(/^http:\/\/[^/]+/, state.apiUrl);
-    const response = await fetch(url, { method });
+    const headers = words
+      .flatMap((word, i) => (words[i - 1] === '-H' ? [word.split(/:\s*/, 2)] : []))
+      .map(([name = '', value = '']) => [name, value] as [string, string]);
+    const response = await fetch(url, { method, headers });
     result = { code: 0, output: `${await response.text()} HTTP ${response.status}\n` };
   } else throw new Error(`docs/first-hour.md: no way to run "${step.command}" in the test`);
   timings.push({ command: step.command, ms: Date.now() - started, code: result.code, output: result.output });
   return result;
+}
+
+/** A GET with this Host header (fetch sends the URL's own), as a page on a rebound name would send it: the raw answer. */
+function rawGet(url: string, host: string): Promise<string> {
+  const { hostname, port, pathname } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () =>
+      socket.end(`GET ${pathname} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`),
+    );
+    let answer = '';
+    socket.on('data', (chunk: Buffer) => (answer += chunk.toString('utf8')));
+    socket.once('end', () => resolve(answer));
+    socket.once('error', reject);
+  });
 }
 
 /** Read-only commands are retried until the page's output shows (the run may still be getting there). */
@@ -136,6 +154,35 @@ describe('the dev stack beyond the page', () => {
   it('serves /metrics on the API port, with the runs it drove counted', async () => {
     const text = await (await fetch(`${state.apiUrl}/metrics`)).text();
     expect(text).toMatch(/^dura_\w+/m);
+  });
+
+  it('refuses what a web page can send it: a text/plain POST (415, nothing started), another Origin or Host (403)', async () => {
+    const notify = JSON.stringify({
+      runId: 'page-notify',
+      agent: { kind: 'scripted', steps: [{ tool: 'demo.notify', args: { message: 'from a page' } }] },
+    });
+    const post = (headers: Record<string, string>) =>
+      fetch(`${state.apiUrl}/runs`, { method: 'POST', headers, body: notify });
+    const plain = await post({ 'content-type': 'text/plain' });
+    expect([plain.status, await plain.text()]).toEqual([
+      415,
+      expect.stringContaining('unsupported_media_type'),
+    ]);
+    const crossSite = await post({ 'content-type': 'application/json', origin: 'https://evil.example' });
+    expect([crossSite.status, await crossSite.text()]).toEqual([
+      403,
+      expect.stringContaining('origin_forbidden'),
+    ]);
+    const rebound = await rawGet(`${state.apiUrl}/runs`, 'evil.example');
+    expect(rebound).toMatch(/^HTTP\/1\.1 403 [\s\S]*host_forbidden/);
+    // The intake is in order: once a later run is done, a refused one would have started before it.
+    const later = await dura(['run', '--tool', 'echo', '--args', '{"after":"page"}', '--id', 'after-page'], {
+      env,
+    });
+    expect(later.code, later.output).toBe(0);
+    const get = await dura(['get', 'page-notify'], { env });
+    expect(get.code, get.output).not.toBe(0);
+    expect(get.output).toMatch(/page-notify/);
   });
 
   it('honours OTEL_TRACES_EXPORTER=console with one line per span', () => {

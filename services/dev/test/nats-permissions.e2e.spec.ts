@@ -10,6 +10,7 @@ import { echoPlan, eventually, getJson, startService } from './system';
 import {
   connectAs,
   envOf,
+  expectDenied,
   passwordOf,
   securityOf,
   startSecuredNats,
@@ -28,18 +29,6 @@ async function as(user: DuraUser): Promise<NatsConnection> {
   const nc = await connectAs(nats.url, user);
   connections.push(nc);
   return nc;
-}
-
-/** The permission violation nats.js reports for a denied request (it is the cause of the request's error). */
-async function denied(operation: Promise<unknown>): Promise<string> {
-  const err = await operation.then(
-    () => undefined,
-    (e: unknown) => e as Error,
-  );
-  expect(err, 'the operation was allowed').toBeInstanceOf(Error);
-  const message = `${err?.message} ${(err?.cause as Error | undefined)?.message ?? ''}`;
-  expect(message).toMatch(/Permissions Violation/);
-  return message;
 }
 
 beforeAll(async () => {
@@ -184,18 +173,11 @@ describe('triggers under the shipped users', () => {
     expect(processes[0]?.output()).not.toMatch(/NATS denied|Permissions Violation/);
   });
 
-  it('the client may not write schedules or triggers; POST /runs as the shipped projector says what to allow', async () => {
+  it('the client may not write schedules or triggers', async () => {
+    // The projector's HTTP door may write schedules for its callers: projector-write-door.e2e.spec.ts.
     const js = jetstream(await as('client'));
-    await denied(js.publish('$KV.dura_schedules.forged', '{}'));
-    await denied(js.publish('$KV.dura_triggers.forged', '{}'));
-    const response = await fetch(`${apiUrl}/runs`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'idempotency-key': 'perm-http-run' },
-      body: JSON.stringify({ agent: { kind: 'scripted', steps: [] } }),
-    });
-    const body = (await response.json()) as { error: { message: string } };
-    expect(response.status).toBe(500);
-    expect(body.error.message).toMatch(/add "dura\.submit" to its publish allow list/);
+    await expectDenied(js.publish('$KV.dura_schedules.forged', '{}'));
+    await expectDenied(js.publish('$KV.dura_triggers.forged', '{}'));
   });
 });
 
@@ -204,43 +186,42 @@ describe('what each user may not do is denied by the server', () => {
   const thought = (runId: string) =>
     JSON.stringify({ type: 'thought', v: 1, data: { text: 'forged' }, meta: { runId } });
 
-  it('the projector cannot publish anything: not a decision, not a run request, not a KV write', async () => {
+  it('the projector cannot publish a decision, a task or a KV write (its HTTP door: projector-write-door)', async () => {
     const js = jetstream(await as('projector'));
-    await denied(js.publish(runSubject('perm-e2e-run'), thought('perm-e2e-run')));
-    await denied(js.publish(SUBJECTS.submit, JSON.stringify(echoPlan('forged-run', 1))));
-    await denied(js.publish(SUBJECTS.decideTask, '{}'));
-    await denied(js.publish('$KV.dura_cancellations.perm-e2e-run', 'cancelled'));
+    await expectDenied(js.publish(runSubject('perm-e2e-run'), thought('perm-e2e-run')));
+    await expectDenied(js.publish(SUBJECTS.decideTask, '{}'));
+    await expectDenied(js.publish('$KV.dura_cancellations.perm-e2e-run', 'cancelled'));
   });
 
   it('a gateway cannot submit runs, dispatch tool tasks or timers, signal runs, or update streams', async () => {
     const nc = await as('gateway');
     const js = jetstream(nc);
     const jsm = await jetstreamManager(nc);
-    await denied(js.publish(SUBJECTS.submit, JSON.stringify(echoPlan('gateway-run', 1))));
-    await denied(js.publish(SUBJECTS.signal, '{}'));
-    await denied(js.publish(`${SUBJECTS.toolTaskPrefix}.echo`, '{}'));
-    await denied(js.publish(SUBJECTS.timerTask, '{}'));
+    await expectDenied(js.publish(SUBJECTS.submit, JSON.stringify(echoPlan('gateway-run', 1))));
+    await expectDenied(js.publish(SUBJECTS.signal, '{}'));
+    await expectDenied(js.publish(`${SUBJECTS.toolTaskPrefix}.echo`, '{}'));
+    await expectDenied(js.publish(SUBJECTS.timerTask, '{}'));
     const runs = await jsm.streams.info(STREAMS.runs);
-    await denied(jsm.streams.update(STREAMS.runs, { ...runs.config, max_age: 1_000_000_000 }));
+    await expectDenied(jsm.streams.update(STREAMS.runs, { ...runs.config, max_age: 1_000_000_000 }));
   });
 
   it('the client cannot append to a run, take tasks, or delete or purge a stream', async () => {
     const nc = await as('client');
     const js = jetstream(nc);
     const jsm = await jetstreamManager(nc);
-    await denied(js.publish(runSubject('perm-e2e-run'), thought('perm-e2e-run')));
-    await denied(js.publish(SUBJECTS.decideTask, '{}'));
-    await denied(jsm.streams.delete(STREAMS.runs));
-    await denied(jsm.streams.purge(STREAMS.requests));
-    await denied(jsm.consumers.add(STREAMS.tasks, { durable_name: 'snoop' }));
+    await expectDenied(js.publish(runSubject('perm-e2e-run'), thought('perm-e2e-run')));
+    await expectDenied(js.publish(SUBJECTS.decideTask, '{}'));
+    await expectDenied(jsm.streams.delete(STREAMS.runs));
+    await expectDenied(jsm.streams.purge(STREAMS.requests));
+    await expectDenied(jsm.consumers.add(STREAMS.tasks, { durable_name: 'snoop' }));
   });
 
   it('no service user may delete or purge a stream or delete a message; the admin may', async () => {
     for (const user of ['planner', 'gateway', 'projector'] as const) {
       const jsm = await jetstreamManager(await as(user));
-      await denied(jsm.streams.purge(STREAMS.tasks));
-      await denied(jsm.streams.delete(STREAMS.deadLetters));
-      await denied(jsm.streams.deleteMessage(STREAMS.runs, 1));
+      await expectDenied(jsm.streams.purge(STREAMS.tasks));
+      await expectDenied(jsm.streams.delete(STREAMS.deadLetters));
+      await expectDenied(jsm.streams.deleteMessage(STREAMS.runs, 1));
     }
     const admin = await jetstreamManager(await as('admin'));
     await admin.streams.add({ name: 'SCRATCH', subjects: ['scratch.>'] });

@@ -1,10 +1,18 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { expect } from 'vitest';
 import type { NatsConnection } from '@nats-io/nats-core';
 import type { NatsSecurity } from '@dura/contracts';
 import { openNatsConnection } from '@dura/event-store';
-import { repoRoot, startNatsServer, type NatsServerHandle } from '@dura/testing';
+import {
+  freePort,
+  repoRoot,
+  startNatsServer,
+  type ManagedProcess,
+  type NatsServerHandle,
+} from '@dura/testing';
+import { startService } from './system';
 
 /** The users of the shipped permission sets (deploy/nats/permissions.conf), with test passwords. */
 export const DURA_USERS = {
@@ -80,4 +88,85 @@ export function envOf(user: DuraUser): Record<string, string> {
 
 export function connectAs(url: string, user: DuraUser): Promise<NatsConnection> {
   return openNatsConnection({ url, name: `test-${user}`, security: securityOf(user) });
+}
+
+/**
+ * Asserts that the server denied `operation` for want of permission (nats.js reports the violation as the
+ * error or its cause), and answers the message.
+ */
+export async function expectDenied(operation: Promise<unknown>): Promise<string> {
+  const err = await operation.then(
+    () => undefined,
+    (e: unknown) => e as Error,
+  );
+  expect(err, 'the operation was allowed').toBeInstanceOf(Error);
+  const message = `${err?.message} ${(err?.cause as Error | undefined)?.message ?? ''}`;
+  expect(message).toMatch(/Permissions Violation/);
+  return message;
+}
+
+export interface ShippedServices {
+  /** The projector's API, bound to 127.0.0.1. */
+  apiUrl: string;
+  planner: ManagedProcess;
+  gateway: ManagedProcess;
+  projector: ManagedProcess;
+  /** Every service's output so far, for "nothing was denied" checks. */
+  outputs(): string[];
+  stop(): Promise<void>;
+}
+
+/**
+ * The planner, the tool gateway and the projector as real processes, each connected to `nats` as its shipped
+ * user. `env` adds to every service's environment; `planner`, `gateway` and `projector` to one service's
+ * (e.g. the projector's API tokens, the planner's tenant agents).
+ */
+export async function startShippedServices(
+  nats: SecuredNats,
+  databaseUrl: string,
+  options: {
+    env?: Record<string, string>;
+    planner?: Record<string, string>;
+    gateway?: Record<string, string>;
+    projector?: Record<string, string>;
+  } = {},
+): Promise<ShippedServices> {
+  const port = await freePort();
+  const common = {
+    NATS_URL: nats.url,
+    DATABASE_URL: databaseUrl,
+    PROJECTOR_HTTP_PORT: String(port),
+    ...options.env,
+  };
+  const started: ManagedProcess[] = [];
+  const stop = async () => {
+    await Promise.allSettled(started.map((proc) => proc.kill('SIGTERM')));
+  };
+  try {
+    const planner = await startService('planner', { ...common, ...envOf('planner'), ...options.planner });
+    started.push(planner);
+    const gateway = await startService('tool-gateway', {
+      ...common,
+      ...envOf('gateway'),
+      ...options.gateway,
+    });
+    started.push(gateway);
+    const projector = await startService('projector', {
+      ...common,
+      ...envOf('projector'),
+      ...options.projector,
+    });
+    started.push(projector);
+    return {
+      apiUrl: `http://127.0.0.1:${port}`,
+      planner,
+      gateway,
+      projector,
+      outputs: () => started.map((proc) => proc.output()),
+      stop,
+    };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
 }

@@ -1,5 +1,5 @@
 import type { JetStreamClient } from '@nats-io/jetstream';
-import { TimeoutError, type NatsConnection } from '@nats-io/nats-core';
+import type { NatsConnection } from '@nats-io/nats-core';
 import {
   ForkBodySchema,
   FORK_VERSION,
@@ -11,10 +11,11 @@ import {
   type ForkRequest,
 } from '@dura/contracts';
 import type { Db } from '@dura/db';
-import { mapAppendError, StreamUnavailable } from '@dura/event-store';
+import { StreamUnavailable } from '@dura/event-store';
 import type { HttpResponse } from '@dura/service-kit';
 import { SCOPES, type Caller } from './auth/caller';
 import type { ApiRoute } from './auth/guard';
+import { publishCommand } from './door-write';
 import { BadQuery, runIdParam } from './query-params';
 import { assertVisible } from './run-access';
 import { readJson } from './request-body';
@@ -81,22 +82,14 @@ export function consoleRoutes(deps: ConsoleRouteDeps, unknownRun: (id: string) =
         await assertVisible(deps.db, caller, sourceRunId, () => unknownRun(sourceRunId));
         const runId = parsed.data.runId ?? `fork_${crypto.randomUUID().replaceAll('-', '')}`;
         const request: ForkRequest = { v: FORK_VERSION, sourceRunId, atSeq: parsed.data.atSeq, runId };
-        try {
-          const ack = await deps.js.publish(SUBJECTS.fork, JSON.stringify(request), {
-            msgID: `fork:${runId}`,
-          });
-          return { status: 202, body: { runId, duplicate: ack.duplicate } };
-        } catch (err) {
-          // As for signals: under the shipped least-privilege NATS user the projector may not publish.
-          if (err instanceof TimeoutError)
-            throw new StreamUnavailable(
-              `the fork of ${sourceRunId} was not acknowledged on ${SUBJECTS.fork}; if the projector runs as the ` +
-                `least-privilege NATS user DURA_PROJECTOR, add "${SUBJECTS.fork}" to its publish allow list ` +
-                '(deploy/nats/permissions.conf) or fork with the CLI as the client user; otherwise retry',
-              err,
-            );
-          throw mapAppendError(err, runId, undefined);
-        }
+        const ack = await publishCommand(deps.js, {
+          subject: SUBJECTS.fork,
+          body: request,
+          msgID: `fork:${runId}`,
+          runId,
+          what: `the fork of run ${sourceRunId} at seq ${request.atSeq}`,
+        });
+        return { status: 202, body: { runId, duplicate: ack.duplicate } };
       },
     },
   ];

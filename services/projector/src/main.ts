@@ -32,6 +32,7 @@ runMain('projector', async () => {
     host: config.DURA_BIND_HOST,
     routes: startingRoutes(() => waitingFor),
     log,
+    trustedOrigins: security.cors.origins,
   });
   const waitForServer = {
     log,

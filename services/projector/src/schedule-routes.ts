@@ -1,7 +1,7 @@
 import type { JetStreamClient } from '@nats-io/jetstream';
-import { TimeoutError } from '@nats-io/nats-core';
 import { z } from 'zod';
 import {
+  BUCKETS,
   DEFAULT_TENANT,
   MESSAGE_LIMITS,
   ScheduleRecordSchema,
@@ -10,10 +10,11 @@ import {
   type ScheduleRecord,
 } from '@dura/contracts';
 import { nextTicks, timingOf } from '@dura/core';
-import { createScheduleStore, ScheduleError, StreamUnavailable } from '@dura/event-store';
+import { createScheduleStore, ScheduleError } from '@dura/event-store';
 import type { HttpResponse } from '@dura/service-kit';
 import { ALL_TENANTS, type Caller } from './auth/caller';
 import type { ApiRoute } from './auth/guard';
+import { doorWrite } from './door-write';
 import { BadQuery } from './query-params';
 import { readJsonBody } from './request-body';
 
@@ -42,7 +43,8 @@ const view = (record: ScheduleRecord, now: number) => ({
 
 /**
  * `/schedules`: the schedules of the caller's tenant (scope `read` to look, `schedule` to change). They live
- * in the KV bucket `dura_schedules`, which the projector's NATS user must be allowed to write.
+ * in the KV bucket `dura_schedules`, which the projector's NATS user must be allowed to write (the write door of
+ * DURA_PROJECTOR in deploy/nats/permissions.conf).
  */
 export function scheduleRoutes(deps: { js: JetStreamClient }, clock: () => number = Date.now): ApiRoute[] {
   const store = createScheduleStore({ js: deps.js });
@@ -157,18 +159,8 @@ export function scheduleRoutes(deps: { js: JetStreamClient }, clock: () => numbe
   ];
 }
 
-/** The store's errors as answers; a write the projector's NATS user may not make says so. */
-async function kv<T>(call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (err) {
-    if (err instanceof TimeoutError || (err instanceof Error && /permission/i.test(err.message)))
-      throw new StreamUnavailable(
-        "the schedules bucket (KV dura_schedules) cannot be reached as the projector's NATS user; under the shipped " +
-          'least-privilege DURA_PROJECTOR, grant it the bucket (deploy/nats/permissions.conf) or manage schedules with ' +
-          'the CLI as the admin user',
-        err,
-      );
-    throw err;
-  }
+/** A read or write of the schedules bucket; one the projector's NATS user may not make says so. */
+function kv<T>(call: () => Promise<T>): Promise<T> {
+  const target = { subject: `$KV.${BUCKETS.schedules}.>`, what: 'the request to the schedules bucket' };
+  return doorWrite(target, call);
 }

@@ -1,6 +1,5 @@
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import { eq } from 'drizzle-orm';
-import { TimeoutError } from '@nats-io/nats-core';
 import { z } from 'zod';
 import {
   DuraError,
@@ -13,11 +12,10 @@ import {
 import { CANCEL_SIGNAL, isTerminal, type RunStatus } from '@dura/core';
 import type { HttpResponse } from '@dura/service-kit';
 import type { Db } from '@dura/db';
-import { createRunReader, mapAppendError, StreamUnavailable } from '@dura/event-store';
-import { DURA_ATTRS, withProducerSpan } from '@dura/telemetry';
-import { trace } from '@opentelemetry/api';
+import { createRunReader, mapAppendError } from '@dura/event-store';
 import { requireScope, type Caller } from './auth/caller';
 import type { ApiRoute } from './auth/guard';
+import { publishCommand } from './door-write';
 import { runIdParam } from './query-params';
 import { parseBody, readJsonBody } from './request-body';
 import { assertVisible } from './run-access';
@@ -79,27 +77,17 @@ export function signalRoutes(
   const send = async (caller: Caller, signal: SignalRequest): Promise<HttpResponse> => {
     await assertVisible(deps.db, caller, signal.runId, () => unknownRun(signal.runId));
     await assertOpen(signal.runId);
-    const msgID = `signal:${signal.runId}:${signal.signalId}`;
-    try {
-      const ack = await withProducerSpan(
-        trace.getTracer('dura-projector'),
-        { destination: SUBJECTS.signal, messageId: msgID, attributes: { [DURA_ATTRS.runId]: signal.runId } },
-        (headers) => deps.js.publish(SUBJECTS.signal, JSON.stringify(signal), { msgID, headers }),
-      );
-      const body = { runId: signal.runId, signalId: signal.signalId, duplicate: ack.duplicate };
-      return { status: 202, body };
-    } catch (err) {
-      // Under the shipped least-privilege NATS permissions the projector may not publish: the server drops the
-      // message and the publish only times out. Say so, rather than a bare "not acknowledged".
-      if (err instanceof TimeoutError)
-        throw new StreamUnavailable(
-          `the signal for run ${signal.runId} was not acknowledged on ${SUBJECTS.signal}; if the projector runs ` +
-            `as the least-privilege NATS user DURA_PROJECTOR, add "${SUBJECTS.signal}" to its publish allow ` +
-            'list (deploy/nats/permissions.conf) or send signals over NATS as the client user; otherwise retry',
-          err,
-        );
-      throw mapAppendError(err, signal.runId, undefined);
-    }
+    const ack = await publishCommand(deps.js, {
+      subject: SUBJECTS.signal,
+      body: signal,
+      msgID: `signal:${signal.runId}:${signal.signalId}`,
+      runId: signal.runId,
+      what: `the signal "${signal.name}" for run ${signal.runId}`,
+    });
+    return {
+      status: 202,
+      body: { runId: signal.runId, signalId: signal.signalId, duplicate: ack.duplicate },
+    };
   };
   return [
     {

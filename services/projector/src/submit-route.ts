@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import type { JetStreamClient } from '@nats-io/jetstream';
-import { TimeoutError } from '@nats-io/nats-core';
 import { eq } from 'drizzle-orm';
 import { z } from 'zod';
 import {
@@ -14,13 +13,11 @@ import {
 } from '@dura/contracts';
 import { canonicalJson } from '@dura/core';
 import type { Db } from '@dura/db';
-import { mapAppendError, StreamUnavailable } from '@dura/event-store';
 import type { HttpResponse } from '@dura/service-kit';
-import { DURA_ATTRS, withProducerSpan } from '@dura/telemetry';
-import { trace } from '@opentelemetry/api';
 import { ALL_TENANTS, type Caller } from './auth/caller';
 import type { ApiRoute } from './auth/guard';
 import { apiSubmissions, runs } from './db/schema';
+import { publishCommand } from './door-write';
 import { BadQuery } from './query-params';
 import { parseBody, readJsonBody } from './request-body';
 
@@ -90,7 +87,13 @@ export function submitRoute(deps: { db: Db; js: JetStreamClient }): ApiRoute {
         return conflict(runId);
       }
       // Published again for a duplicate too: the first answer may have been lost before the publish.
-      await publish(deps.js, request, runId);
+      await publishCommand(deps.js, {
+        subject: SUBJECTS.submit,
+        body: request,
+        msgID: runId,
+        runId,
+        what: `the request of run ${runId}`,
+      });
       const path = `/runs/${runId}`;
       return {
         status: 202,
@@ -135,27 +138,4 @@ function conflict(runId: string): HttpResponse {
     'run_id_conflict',
     `run id ${runId} was already submitted with a different request: submit with a new run id (or Idempotency-Key)`,
   );
-}
-
-async function publish(js: JetStreamClient, request: RunRequest, runId: string): Promise<void> {
-  try {
-    await withProducerSpan(
-      trace.getTracer('dura-projector'),
-      { destination: SUBJECTS.submit, messageId: runId, attributes: { [DURA_ATTRS.runId]: runId } },
-      (headers) => js.publish(SUBJECTS.submit, JSON.stringify(request), { msgID: runId, headers }),
-    );
-  } catch (err) {
-    // Denied by the server: reported at once (a permissions violation) or only as a missing ack (a timeout).
-    if (
-      err instanceof TimeoutError ||
-      /permissions violation/i.test(`${String(err)} ${String((err as Error).cause)}`)
-    )
-      throw new StreamUnavailable(
-        `the request of run ${runId} was not acknowledged on ${SUBJECTS.submit}; if the projector runs as the ` +
-          `least-privilege NATS user DURA_PROJECTOR, add "${SUBJECTS.submit}" to its publish allow list ` +
-          '(deploy/nats/permissions.conf); otherwise retry with the same Idempotency-Key',
-        err,
-      );
-    throw mapAppendError(err, runId, undefined);
-  }
 }

@@ -77,10 +77,17 @@ beforeAll(async () => {
     verifyJwt: createJwtVerifier({ issuer: ISSUER, jwksUrl, audience: AUDIENCE, tenantClaim: 'dura_tenant' }),
   });
   const deps = { ...conn, position: projector.position, log: testLogger('http') };
-  const serve = async (routes: ReturnType<typeof projectorRoutes>) =>
-    startHttpServer({ port: 0, host: '127.0.0.1', routes, log: testLogger('http') });
+  const serve = async (routes: ReturnType<typeof projectorRoutes>, trustedOrigins?: ReadonlySet<string>) =>
+    startHttpServer({
+      port: 0,
+      host: '127.0.0.1',
+      routes,
+      log: testLogger('http'),
+      ...(trustedOrigins ? { trustedOrigins } : {}),
+    });
   secured = await serve(projectorRoutes({ ...deps, auth }));
-  withCors = await serve(projectorRoutes({ ...deps, auth, cors: corsPolicy('https://ops.example.com') }));
+  const cors = corsPolicy('https://ops.example.com');
+  withCors = await serve(projectorRoutes({ ...deps, auth, cors }), cors.origins);
   open = await serve(projectorRoutes(deps));
   await appendInterleaved(setup.store, scripts);
   await caughtUp(setup, projector.position);
@@ -115,7 +122,7 @@ async function call(
   const headers: Record<string, string> = {};
   if (o.token !== undefined) headers['authorization'] = `Bearer ${o.token}`;
   if (o.origin !== undefined) headers['origin'] = o.origin;
-  if (o.body !== undefined) headers['content-type'] = 'application/json';
+  if (o.body !== undefined || o.method === 'POST') headers['content-type'] = 'application/json';
   const response = await fetch(`${(o.server ?? secured)!.url}${path}`, {
     method: o.method ?? 'GET',
     headers,
@@ -373,10 +380,13 @@ describe('OIDC JWTs', () => {
 
 describe('CORS', () => {
   it('is off by default: no allow-origin header, and no preflight route', async () => {
-    const answer = await call('/runs', { token: TOKENS.acmeRead, origin: 'https://ops.example.com' });
+    const answer = await call('/runs', { token: TOKENS.acmeRead });
     expect(answer.status).toBe(200);
     expect(answer.headers.get('access-control-allow-origin')).toBeNull();
-    expect((await call('/runs', { method: 'OPTIONS', origin: 'https://ops.example.com' })).status).toBe(404);
+    expect((await call('/runs', { method: 'OPTIONS' })).status).toBe(404);
+    // Bound to loopback, the API refuses pages of other sites outright (not only their reading the answer).
+    const foreign = await call('/runs', { token: TOKENS.acmeRead, origin: 'https://ops.example.com' });
+    expect([foreign.status, foreign.body.error?.code]).toEqual([403, 'origin_forbidden']);
   });
 
   it('allows only a configured origin, on answers and errors alike, and answers its preflight', async () => {
@@ -395,7 +405,7 @@ describe('CORS', () => {
       token: TOKENS.acmeRead,
       origin: 'https://evil.example',
     });
-    expect(other.status).toBe(200);
+    expect(other.status).toBe(403);
     expect(other.headers.get('access-control-allow-origin')).toBeNull();
   });
 });

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { isLoopbackHost, loopbackRefusal } from '@dura/service-kit';
 
 const MAX_BODY_BYTES = 1_048_576;
 
@@ -33,12 +34,12 @@ export async function startDuraMcpHttpServer(options: {
   anonymous?: { token: string | undefined };
 }): Promise<DuraMcpHttpServer> {
   const sessions = new Map<string, Session>();
-  const loopback = LOOPBACK.has(options.host);
+  const loopback = isLoopbackHost(options.host);
   if (options.anonymous && !loopback)
     throw new Error(
       `a token for requests without one is only allowed on a loopback address, not ${options.host}`,
     );
-  let allowedHosts = new Set<string>();
+  let port = 0;
   const http: Server = createServer((req, res) => {
     handle(req, res).catch((err: unknown) => {
       if (!res.headersSent) jsonError(res, 500, -32603, `internal error: ${(err as Error).message}`);
@@ -48,12 +49,9 @@ export async function startDuraMcpHttpServer(options: {
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (new URL(req.url ?? '/', 'http://x').pathname !== '/mcp')
       return jsonError(res, 404, -32601, 'the MCP endpoint is /mcp');
-    // DNS rebinding: a page in a browser must not reach a loopback server through a name it controls.
-    if (loopback && !allowedHosts.has(req.headers.host ?? ''))
-      return jsonError(res, 403, -32000, `Host "${req.headers.host ?? ''}" is not this server's address`);
-    const origin = req.headers.origin;
-    if (loopback && origin !== undefined && !allowedHosts.has(hostOf(origin)))
-      return jsonError(res, 403, -32000, `Origin "${origin}" may not call this server`);
+    // DNS rebinding, or a page of another site: a browser must not reach a loopback server.
+    const refused = loopback ? loopbackRefusal(port, req.headers) : undefined;
+    if (refused) return jsonError(res, 403, -32000, refused.message);
     const presented = /^Bearer (\S+)$/i.exec(req.headers.authorization ?? '')?.[1];
     const token = presented ?? options.anonymous?.token;
     if (presented === undefined && !options.anonymous) {
@@ -92,8 +90,7 @@ export async function startDuraMcpHttpServer(options: {
     http.once('error', reject);
     http.listen(options.port, options.host, () => resolve());
   });
-  const { port } = http.address() as AddressInfo;
-  allowedHosts = new Set([`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`]);
+  port = (http.address() as AddressInfo).port;
   return {
     url: `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}/mcp`,
     async close() {
@@ -102,16 +99,6 @@ export async function startDuraMcpHttpServer(options: {
       await new Promise<void>((resolve) => http.close(() => resolve()));
     },
   };
-}
-
-const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
-
-function hostOf(origin: string): string {
-  try {
-    return new URL(origin).host;
-  } catch {
-    return '';
-  }
 }
 
 function jsonError(res: ServerResponse, status: number, code: number, message: string): void {
