@@ -4,6 +4,7 @@
 import type { IVolume } from 'kubernetes-models/v1/Volume';
 import { describe, expect, it } from 'vitest';
 import { resolveNatsSecurity } from '@dura/contracts';
+import { loadPlannerConfig, parseTenantAgents } from '@dura/planner';
 import { loadProjectorConfig } from '@dura/projector';
 import type { K8sObject } from './kustomize';
 import { allows, policiesSelecting, type Endpoint } from './network-policies';
@@ -112,6 +113,15 @@ describe('the prod overlay with its Secrets', () => {
     expect(() => loadProjectorConfig({ ...env, PROJECTOR_API_TOKENS_FILE: undefined })).toThrow(
       /PROJECTOR_AUTH_REQUIRED: is true but no credentials/,
     );
+  });
+
+  it('says which agents each tenant may start: no tenant but default starts any agent until listed, no inline plans', () => {
+    const config = loadPlannerConfig(envOf(prod, 'planner'));
+    expect(config.DURA_INLINE_PLANS).toBe(false);
+    const grants = parseTenantAgents(config.PLANNER_TENANT_AGENTS ?? '');
+    expect(grants.fallback).toEqual([]);
+    for (const [tenant, granted] of grants.byTenant)
+      if (tenant !== 'default') expect(granted, `tenant ${tenant}`).not.toBe('all');
   });
 
   it('sets DURA_BIND_HOST=0.0.0.0 explicitly: inside a pod the probes and Services reach every service', () => {

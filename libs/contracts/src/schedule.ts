@@ -116,6 +116,11 @@ export const ScheduleRecordSchema = z.object({
     .object({
       start: z.array(z.object({ tick: z.number().int(), runId: z.string() })),
       cancel: z.array(z.string()),
+      /**
+       * The scheduler replica that publishes them (the one whose compare-and-set wrote or took them). Others
+       * leave them alone until they stay unchanged for a while (the holder died); absent: the first takes them.
+       */
+      claimedBy: z.string().optional(),
     })
     .default({ start: [], cancel: [] }),
 });

@@ -187,7 +187,8 @@ export function createScheduleStore(deps: { js: JetStreamClient; replicas?: numb
               {
                 ...r,
                 lastRunId: runId,
-                pending: { ...r.pending, start: [...r.pending.start, { tick: now, runId }] },
+                // Unclaimed: the first replica to read it publishes it, without waiting for a holder.
+                pending: { start: [...r.pending.start, { tick: now, runId }], cancel: r.pending.cancel },
               },
               [{ tick: now, runId, action: 'triggered' }],
             ),

@@ -102,7 +102,12 @@ export function useConsoleStack(): () => ConsoleStack {
     await writeFile(
       tokensPath,
       JSON.stringify([
-        { name: 'operator', token: TOKENS.operator, tenant: '*', scopes: ['read', 'signal', 'cancel'] },
+        {
+          name: 'operator',
+          token: TOKENS.operator,
+          tenant: '*',
+          scopes: ['read', 'signal', 'cancel', 'submit'],
+        },
         { name: 'reader', token: TOKENS.reader, tenant: '*', scopes: ['read'] },
       ]),
     );

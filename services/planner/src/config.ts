@@ -61,7 +61,7 @@ export const PlannerConfigSchema = z.object({
     })
     .optional()
     .describe(
-      'Agents each tenant may start, e.g. `acme=support|research@2,*=-` (`*`: every other tenant; value `*`: every agent, `-`: none). Unset: every tenant may start every agent.',
+      'Agents each tenant may start, e.g. `acme=support|research@2,*=-` (`*`: every other tenant; value `*`: every agent, `-`: none). Unset: tenant `default` may start every agent and every other tenant none (its runs are rejected, naming this setting).',
     ),
   DURA_STREAM_REPLICAS: configFields.replicas.describe(
     'Replicas (1 to 5) of every stream and bucket the services create; 3 in production.',

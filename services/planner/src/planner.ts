@@ -175,7 +175,14 @@ export function createPlanner(deps: PlannerDeps) {
         js: deps.js,
         log: deps.log,
         clock,
-        statusOf: async (runId) => (await driver.load(runId)).state.status,
+        runOf: async (runId) => {
+          const { state } = await driver.load(runId);
+          return {
+            status: state.status,
+            tenant: state.tenant,
+            schedule: state.request?.metadata?.['dura.schedule'],
+          };
+        },
         replicas: deps.streams?.replicas ?? 1,
         ...(deps.schedules.pollMs === undefined ? {} : { pollMs: deps.schedules.pollMs }),
       })

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { JetStreamClient } from '@nats-io/jetstream';
 import {
   RUN_REQUEST_VERSION,
@@ -18,16 +19,33 @@ import {
 } from '@dura/core';
 import { createScheduleStore, type StoredSchedule } from '@dura/event-store';
 import { failpoint, type Logger } from '@dura/service-kit';
+import { clearPublished, createClaimWatch, DEFAULT_CLAIM_TIMEOUT_MS, hasPending } from './schedule-claims';
+
+/** A run as the overlap policy sees it: its folded status ('none' before its first event) and whose it is. */
+export interface ScheduledRun {
+  status: RunStatus;
+  tenant: string;
+  /** The schedule that started it (its request's `dura.schedule` metadata), if any. */
+  schedule: string | undefined;
+}
 
 export interface SchedulerDeps {
   js: JetStreamClient;
   log: Logger;
   clock: () => Date;
-  /** The folded status of a run ('none' before its first event). */
-  statusOf: (runId: string) => Promise<RunStatus>;
+  runOf: (runId: string) => Promise<ScheduledRun>;
   /** How often each replica looks at every schedule, on average (default 250 ms). */
   pollMs?: number;
   replicas?: number;
+  /**
+   * How long a decision another replica claimed may stay unpublished, unchanged, before this replica takes
+   * it over (default 5 s): the holder died between its decision and its publishes.
+   */
+  claimTimeoutMs?: number;
+  /** This replica's name in claims (default: a random one per scheduler). */
+  replicaId?: string;
+  /** A monotonic clock in ms for claim timeouts (default `performance.now`): never another host's time. */
+  monotonic?: () => number;
 }
 
 /**
@@ -47,12 +65,20 @@ const LIST_EVERY_MS = 1000;
 /**
  * Starts the runs of every schedule in `dura_schedules`. Every replica ticks; a tick's decision (which runs
  * to start or cancel) is written by compare-and-set on the schedule's revision before anything is published,
- * so exactly one replica decides each tick, and whoever reads a decision not yet carried out publishes it.
- * Publishing twice is harmless: the run id is derived from the schedule and the tick, and is the msg-id.
+ * so exactly one replica decides each tick. The decision names its replica (`pending.claimedBy`), and only
+ * that replica publishes it: another one takes it over (by compare-and-set again) only after it stayed
+ * unchanged for `claimTimeoutMs` by its own clock, i.e. its holder died. Publishing twice would still be
+ * harmless (the run id is derived from the schedule and the tick, and is the msg-id); it happens only to a
+ * holder stalled past the timeout.
  */
 export function createScheduler(deps: SchedulerDeps) {
   const store = createScheduleStore({ js: deps.js, ...(deps.replicas ? { replicas: deps.replicas } : {}) });
   const pollMs = deps.pollMs ?? 250;
+  const me = deps.replicaId ?? `replica-${randomUUID().slice(0, 8)}`;
+  const claims = createClaimWatch({
+    timeoutMs: deps.claimTimeoutMs ?? DEFAULT_CLAIM_TIMEOUT_MS,
+    monotonic: deps.monotonic ?? (() => performance.now()),
+  });
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
   let stopped = false;
@@ -60,8 +86,18 @@ export function createScheduler(deps: SchedulerDeps) {
   async function active(record: ScheduleRecord, now: number): Promise<boolean> {
     const runId = record.lastRunId;
     if (runId === undefined) return false;
-    const status = await deps.statusOf(runId);
-    if (status !== 'none') return !isTerminal(status);
+    const run = await deps.runOf(runId);
+    if (run.status !== 'none') {
+      // Only the schedule's own run counts: a run of that id started by anyone else never holds its ticks.
+      if (run.tenant === record.spec.tenant && run.schedule === record.spec.id)
+        return !isTerminal(run.status);
+      deps.log.warn("a schedule's last run id belongs to another run; its ticks go on", {
+        schedule: record.spec.id,
+        runId,
+        runTenant: run.tenant,
+      });
+      return false;
+    }
     const tick = record.history.findLast((h) => h.runId === runId)?.tick ?? 0;
     return now - tick < UNSEEN_RUN_GRACE_MS;
   }
@@ -88,7 +124,7 @@ export function createScheduler(deps: SchedulerDeps) {
     };
   }
 
-  /** Publishes what the record says is pending, then clears it (a lost race means another replica did). */
+  /** Publishes what the record says is pending (claimed by this replica), then clears it. */
   async function carryOut(stored: StoredSchedule): Promise<void> {
     const { record } = stored;
     for (const runId of record.pending.cancel) {
@@ -116,11 +152,26 @@ export function createScheduler(deps: SchedulerDeps) {
         tick: new Date(tick).toISOString(),
       });
     }
-    await store.compareAndSet(
-      record.spec.id,
-      { ...record, pending: { start: [], cancel: [] } },
-      stored.revision,
-    );
+    await clearPublished(store, stored);
+  }
+
+  /** Publishes a pending decision if it is this replica's to publish: its own, unclaimed, or abandoned. */
+  async function takeOver(stored: StoredSchedule): Promise<void> {
+    const { record, revision } = stored;
+    const holder = record.pending.claimedBy;
+    if (holder === me) return carryOut(stored);
+    if (holder !== undefined && !claims.abandoned(record.spec.id, revision)) return;
+    const claimed = { ...record, pending: { ...record.pending, claimedBy: me } };
+    const written = await store.compareAndSet(record.spec.id, claimed, revision);
+    if (written === undefined) return; // another replica claimed it first
+    claims.forget(record.spec.id);
+    if (holder !== undefined)
+      deps.log.warn('schedule decision left unpublished by its replica; publishing it', {
+        schedule: record.spec.id,
+        replica: holder,
+        timeoutMs: deps.claimTimeoutMs ?? DEFAULT_CLAIM_TIMEOUT_MS,
+      });
+    await carryOut({ record: claimed, revision: written });
   }
 
   /** False when the schedule is gone (deleted, or unreadable by this version). */
@@ -128,13 +179,17 @@ export function createScheduler(deps: SchedulerDeps) {
     const stored = await store.read(id);
     if (!stored) return false;
     const { record, revision } = stored;
-    if (record.pending.start.length > 0 || record.pending.cancel.length > 0) {
-      await carryOut(stored);
+    if (hasPending(record)) {
+      await takeOver(stored);
       return true;
     }
+    claims.forget(id);
     if (record.paused) return true;
-    const next = await decide(record, deps.clock().getTime());
-    if (!next) return true;
+    const decided = await decide(record, deps.clock().getTime());
+    if (!decided) return true;
+    const next = hasPending(decided)
+      ? { ...decided, pending: { ...decided.pending, claimedBy: me } }
+      : decided;
     const written = await store.compareAndSet(id, next, revision);
     if (written === undefined) return true; // another replica decided these ticks
     deps.log.debug('schedule ticks decided', {

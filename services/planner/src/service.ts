@@ -15,7 +15,12 @@ import { createPayloadAccess } from './payload-access';
 import { createPlanner, type Planner } from './planner';
 import type { LocalTools } from './run-driver';
 import { parseTenantLimits } from './tenant-limits';
-import { parseInlineTools, parseTenantAgents, type ToolAuthorization } from './tool-authorization';
+import {
+  parseInlineTools,
+  parseTenantAgents,
+  UNSET_TENANT_AGENTS,
+  type ToolAuthorization,
+} from './tool-authorization';
 
 export interface PlannerServiceParts {
   config: PlannerConfig;
@@ -43,14 +48,16 @@ export async function buildPlanner(parts: PlannerServiceParts): Promise<Planner>
   const authorization: ToolAuthorization = {
     inlinePlans: config.DURA_INLINE_PLANS,
     ...(inlineTools ? { inlineTools } : {}),
-    ...(config.PLANNER_TENANT_AGENTS
-      ? { tenantAgents: parseTenantAgents(config.PLANNER_TENANT_AGENTS) }
-      : {}),
+    tenantAgents: config.PLANNER_TENANT_AGENTS
+      ? parseTenantAgents(config.PLANNER_TENANT_AGENTS)
+      : UNSET_TENANT_AGENTS,
   };
   log.info('tool authorization', {
     inlinePlans: authorization.inlinePlans,
     inlinePlanTools: config.DURA_INLINE_PLANS ? config.DURA_INLINE_PLAN_TOOLS : 'none',
-    tenantAgents: config.PLANNER_TENANT_AGENTS ?? 'every tenant may start every agent',
+    tenantAgents:
+      config.PLANNER_TENANT_AGENTS ??
+      'PLANNER_TENANT_AGENTS unset: tenant default may start every agent, every other tenant none',
   });
   const payloads = createPayloadAccess({
     js: nats.js,

@@ -26,9 +26,25 @@ export interface ToolAuthorization {
   inlinePlans: boolean;
   /** The tools inline plans may call; undefined: every registered tool. Control tools are always allowed. */
   inlineTools?: ReadonlySet<string>;
-  /** The agents each tenant may start; undefined: every tenant may start every agent. */
-  tenantAgents?: { byTenant: ReadonlyMap<string, AgentGrants>; fallback?: AgentGrants };
+  /** The agents each tenant may start; undefined: every tenant may start every agent (embedding, `dura dev`). */
+  tenantAgents?: {
+    byTenant: ReadonlyMap<string, AgentGrants>;
+    fallback?: AgentGrants;
+    /** True when no list was configured and this is the service's default (`UNSET_TENANT_AGENTS`). */
+    unset?: boolean;
+  };
 }
+
+/**
+ * The planner service without `PLANNER_TENANT_AGENTS`: tenant `default` (a deployment without tenants) may
+ * start every agent, any other tenant none. Tenants are in use once a request names one, and then who may
+ * start which agent must be said, never assumed.
+ */
+export const UNSET_TENANT_AGENTS: NonNullable<ToolAuthorization['tenantAgents']> = {
+  byTenant: new Map([[DEFAULT_TENANT, 'all']]),
+  fallback: [],
+  unset: true,
+};
 
 /** Everything allowed: embedding and tests. The planner service's configuration defaults are closed. */
 export const OPEN_AUTHORIZATION: ToolAuthorization = { inlinePlans: true };
@@ -173,7 +189,9 @@ export function authorizeRequest(
   if (denied.length > 0)
     return {
       code: AUTHORIZATION_CODES.agentNotAllowed,
-      message: `${denied[0] as string}; add the agent to the tenant's list in PLANNER_TENANT_AGENTS to allow it`,
+      message: policy.tenantAgents?.unset
+        ? `${denied[0] as string}: PLANNER_TENANT_AGENTS is not set, so only tenant ${DEFAULT_TENANT} may start agents; set it to the agents each tenant may start (e.g. "${tenant}=<agent>|<agent>")`
+        : `${denied[0] as string}; add the agent to the tenant's list in PLANNER_TENANT_AGENTS to allow it`,
       issues: denied,
     };
   if (tools.length > 0) {

@@ -2,7 +2,7 @@
 // tick after the first finds the last run still going.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createDuraClient, type DuraClient } from '@dura/client';
-import type { OverlapPolicy, ScheduleRecord } from '@dura/contracts';
+import { scheduleRunId, type OverlapPolicy, type ScheduleRecord } from '@dura/contracts';
 import { fold } from '@dura/core';
 import { createScheduleStore } from '@dura/event-store';
 import { useTestInfra } from '@dura/testing';
@@ -133,5 +133,37 @@ describe('overlap policies', () => {
     }, 'the replaced runs cancelled');
     const log = await setup.store.read(runs[0]!);
     expect(JSON.stringify(log.at(-1))).toMatch(/overlap policy cancel_previous/);
+  });
+});
+
+describe("a run of another tenant under the next tick's run id", () => {
+  it('does not hold the schedule: skip counts only runs the schedule started', async () => {
+    const id = 'ov_foreign';
+    // The next tick's id, taken first by a run of tenant globex that never ends (as NATS lets a client do).
+    const next = Math.ceil((Date.now() + 1500) / 1000) * 1000;
+    const taken = scheduleRunId(id, next);
+    await client.submitRun({
+      runId: taken,
+      tenant: 'globex',
+      agent: { kind: 'scripted', steps: [{ tool: 'dura.wait_for_signal', args: { name: 'never' } }] },
+    });
+    await eventually(async () => ((await statusOf(taken)) === 'waiting' ? true : undefined), 'globex waits');
+    await createScheduleStore({ js: setup.js }).create(
+      {
+        id,
+        tenant: 'acme',
+        everyMs: 1000,
+        overlap: 'skip',
+        request: { v: 1, agent: { kind: 'scripted', steps: [] } },
+      },
+      next - 500,
+    );
+    const record = await until(
+      id,
+      (r) => r.history.filter((h) => h.tick > next && h.action === 'started').length >= 2,
+      'two runs after the taken tick',
+    );
+    await client.schedules.pause(id);
+    expect(record.history.filter((h) => h.action === 'skipped')).toEqual([]);
   });
 });

@@ -37,7 +37,7 @@ beforeAll(async () => {
       js: conn.js,
       log,
       clock,
-      statusOf: () => Promise.resolve('none'),
+      runOf: () => Promise.resolve({ status: 'none', tenant: 'acme', schedule: undefined }),
       pollMs: 30,
     });
     const decided = () => records.filter((r) => r['msg'] === 'schedule ticks decided').length;

@@ -5,6 +5,7 @@ import {
   authorizeRequest,
   parseInlineTools,
   parseTenantAgents,
+  UNSET_TENANT_AGENTS,
   type ToolAuthorization,
   type VersionOf,
 } from '../src/tool-authorization';
@@ -104,7 +105,7 @@ describe('tool authorization: agents per tenant', () => {
     ]);
   });
 
-  it('lets every tenant start every agent when PLANNER_TENANT_AGENTS is unset, and none when unnamed without `*`', () => {
+  it('lets every tenant start every agent without a policy (embedding, `dura dev`), and none when unnamed without `*`', () => {
     expect(given({ inlinePlans: false }).when(agent('billing', 'acme'))).toBeUndefined();
     const named = { inlinePlans: false, tenantAgents: parseTenantAgents('acme=*') };
     expect(given(named).when(agent('billing', 'acme'))).toBeUndefined();
@@ -112,8 +113,25 @@ describe('tool authorization: agents per tenant', () => {
   });
 });
 
+describe('tool authorization: the service without PLANNER_TENANT_AGENTS', () => {
+  const unset = { inlinePlans: false, tenantAgents: UNSET_TENANT_AGENTS };
+  it('lets tenant default start every agent: a deployment without tenants runs as before', () => {
+    expect(given(unset).when(agent('billing'))).toBeUndefined();
+    expect(given(unset).when(agent('billing', 'default'))).toBeUndefined();
+  });
+
+  it('refuses every agent to every other tenant, naming the setting to give', () => {
+    expect(given(unset).when(agent('billing', 'globex'))).toEqual({
+      code: 'agent_not_allowed',
+      message:
+        'agent: tenant globex may not start agent billing; it may start no agent: PLANNER_TENANT_AGENTS is not set, so only tenant default may start agents; set it to the agents each tenant may start (e.g. "globex=<agent>|<agent>")',
+      issues: ['agent: tenant globex may not start agent billing; it may start no agent'],
+    });
+  });
+});
+
 describe('tool authorization: configuration', () => {
-  it('defaults to closed: no inline plans, every tool once they are on, no tenant restriction', () => {
+  it('defaults to closed: no inline plans, every tool once they are on, no tenant list', () => {
     const config = loadPlannerConfig({});
     expect(config.DURA_INLINE_PLANS).toBe(false);
     expect(config.DURA_INLINE_PLAN_TOOLS).toBe('*');

@@ -68,7 +68,7 @@ export const ProjectorConfigSchema = z.object({
   PROJECTOR_SSE_MAX_PER_TOKEN: configFields.positiveInt
     .default(20)
     .describe(
-      'Live run streams (`GET /runs/:id/stream`) one credential may hold open at once (without credentials: one address); more answer 429.',
+      'Live run streams (`GET /runs/:id/stream`) one credential (its kind, issuer, tenant and name) may hold open at once (without credentials: one address); more answer 429.',
     ),
   PROJECTOR_SSE_MAX_TOTAL: configFields.positiveInt
     .default(1000)

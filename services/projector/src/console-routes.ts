@@ -1,6 +1,8 @@
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
+import { eq } from 'drizzle-orm';
 import {
+  DEFAULT_TENANT,
   ForkBodySchema,
   FORK_VERSION,
   formatIssues,
@@ -13,12 +15,14 @@ import {
 import type { Db } from '@dura/db';
 import { StreamUnavailable } from '@dura/event-store';
 import type { HttpResponse } from '@dura/service-kit';
-import { SCOPES, type Caller } from './auth/caller';
+import { ALL_TENANTS, SCOPES, type Caller } from './auth/caller';
 import type { ApiRoute } from './auth/guard';
 import { publishCommand } from './door-write';
 import { BadQuery, runIdParam } from './query-params';
 import { assertVisible } from './run-access';
+import { runs } from './db/schema';
 import { readJson } from './request-body';
+import { tenantRunId } from './tenant-ids';
 import { holdingSlot, type StreamSlots } from './stream-slots';
 
 export interface ConsoleRouteDeps {
@@ -70,7 +74,8 @@ export function consoleRoutes(deps: ConsoleRouteDeps, unknownRun: (id: string) =
     {
       method: 'POST',
       path: '/runs/:id/fork',
-      scope: 'signal',
+      // A fork starts a new run (its calls run again, and may charge again): as much as a submit.
+      scope: 'submit',
       async handle({ params, req, caller }) {
         const sourceRunId = runIdParam(params);
         const parsed = ForkBodySchema.safeParse(await readJson(req, false));
@@ -80,7 +85,10 @@ export function consoleRoutes(deps: ConsoleRouteDeps, unknownRun: (id: string) =
             'bad_body',
           );
         await assertVisible(deps.db, caller, sourceRunId, () => unknownRun(sourceRunId));
-        const runId = parsed.data.runId ?? `fork_${crypto.randomUUID().replaceAll('-', '')}`;
+        const runId =
+          parsed.data.runId === undefined
+            ? `fork_${crypto.randomUUID().replaceAll('-', '')}`
+            : tenantRunId(await forkTenant(deps.db, caller, sourceRunId), parsed.data.runId, 'the runId');
         const request: ForkRequest = { v: FORK_VERSION, sourceRunId, atSeq: parsed.data.atSeq, runId };
         const ack = await publishCommand(deps.js, {
           subject: SUBJECTS.fork,
@@ -93,6 +101,13 @@ export function consoleRoutes(deps: ConsoleRouteDeps, unknownRun: (id: string) =
       },
     },
   ];
+}
+
+/** The tenant of a fork: the source run's (a tenant's caller sees only its own runs). */
+async function forkTenant(db: Db, caller: Caller, sourceRunId: string): Promise<string> {
+  if (caller.tenant !== ALL_TENANTS) return caller.tenant;
+  const [row] = await db.select({ tenant: runs.tenant }).from(runs).where(eq(runs.runId, sourceRunId));
+  return row?.tenant ?? DEFAULT_TENANT;
 }
 
 /** The session the console shows: the caller's name, tenant and scopes in the API's order. */

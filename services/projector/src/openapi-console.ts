@@ -68,7 +68,7 @@ export function consolePaths(): Record<string, unknown> {
     '/runs/{id}/fork': {
       post: {
         summary:
-          'Forks the run at a stream sequence: a new run whose log starts as this one’s up to `atSeq` (scope `signal`).',
+          'Forks the run at a stream sequence: a new run whose log starts as this one’s up to `atSeq` (scope `submit`: the fork runs its calls again). A chosen `runId` is in the tenant’s namespace (docs/security/tenants.md).',
         parameters: [runId],
         requestBody: { required: true, content: { 'application/json': { schema: ref('ForkBody') } } },
         responses: {

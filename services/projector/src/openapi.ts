@@ -147,13 +147,13 @@ const post = (summary: string, body: ComponentName, responses: Record<string, ob
 const submitRuns = {
   post: {
     summary:
-      'Submits a run (the request of `dura.submit`) for the caller’s tenant. Scope `submit`. Idempotent on the run id: the `Idempotency-Key` header or `runId`.',
+      'Submits a run (the request of `dura.submit`) for the caller’s tenant. Scope `submit`. Idempotent on the key: the `Idempotency-Key` header or `runId`, which names a run id in the tenant’s namespace (docs/security/tenants.md).',
     parameters: [
       {
         name: 'Idempotency-Key',
         in: 'header',
         description:
-          'The run id (letters, digits, `_`, `-`); the same key with the same body answers the same run.',
+          'The key (letters, digits, `_`, `-`; not starting with `sch-` or `trg-`): the run id for tenant `default`, the tenant’s prefix and the key for any other tenant. The same key with the same body answers the same run.',
         schema: { type: 'string', maxLength: 128 },
       },
     ],
@@ -163,7 +163,9 @@ const submitRuns = {
         'SubmitAccepted',
         'Published to the run intake (`duplicate`: this run id was submitted before with this body).',
       ),
-      '400': error('The body is not a valid run request, or the key is not a valid run id.'),
+      '400': error(
+        'The body is not a valid run request, or the key is not a valid run id or is reserved (`reserved_run_id`).',
+      ),
       '403': error('The credential lacks scope `submit`, or names a tenant other than its own.'),
       '409': error('The run id was submitted before with a different body (`run_id_conflict`).'),
       '413': error('The body is larger than a message may be (1 MiB).'),

@@ -17,6 +17,7 @@ import type { ApiRoute } from './auth/guard';
 import { doorWrite } from './door-write';
 import { BadQuery } from './query-params';
 import { readJsonBody } from './request-body';
+import { tenantScheduleId } from './tenant-ids';
 
 /** Body of `POST /schedules/:id/trigger` (may be empty). */
 export const TriggerBodySchema = z
@@ -44,14 +45,17 @@ const view = (record: ScheduleRecord, now: number) => ({
 /**
  * `/schedules`: the schedules of the caller's tenant (scope `read` to look, `schedule` to change). They live
  * in the KV bucket `dura_schedules`, which the projector's NATS user must be allowed to write (the write door of
- * DURA_PROJECTOR in deploy/nats/permissions.conf).
+ * DURA_PROJECTOR in deploy/nats/permissions.conf). A schedule's id is in its tenant's namespace
+ * (`tenantScheduleId`): a tenant's caller names it by the id it chose or the stored one; another tenant's
+ * schedule of the same id is another schedule.
  */
 export function scheduleRoutes(deps: { js: JetStreamClient }, clock: () => number = Date.now): ApiRoute[] {
   const store = createScheduleStore({ js: deps.js });
-  const idOf = (params: Record<string, string>): string => {
+  /** The stored id the path names: for a tenant's caller, in the tenant's namespace (`tenantScheduleId`). */
+  const idOf = (params: Record<string, string>, caller: Caller): string => {
     const parsed = TriggerIdSchema.safeParse(params['id']);
     if (!parsed.success) throw new BadQuery('path parameter id is not a schedule id (letters, digits, "_")');
-    return parsed.data;
+    return caller.tenant === ALL_TENANTS ? parsed.data : tenantScheduleId(caller.tenant, parsed.data);
   };
   /** The schedule, if the caller may see it: another tenant's is "not found", like one that does not exist. */
   const visible = async (caller: Caller, id: string): Promise<ScheduleRecord> => {
@@ -79,7 +83,8 @@ export function scheduleRoutes(deps: { js: JetStreamClient }, clock: () => numbe
       method: 'GET',
       path: '/schedules/:id',
       scope: 'read',
-      handle: async ({ params, caller }) => ok(200, view(await visible(caller, idOf(params)), clock())),
+      handle: async ({ params, caller }) =>
+        ok(200, view(await visible(caller, idOf(params, caller)), clock())),
     },
     {
       method: 'POST',
@@ -105,8 +110,14 @@ export function scheduleRoutes(deps: { js: JetStreamClient }, clock: () => numbe
             });
           tenant = caller.tenant;
         }
+        // The id in the schedule's tenant's namespace: its runs (sch-<id>-<tick>) are its tenant's alone.
+        const asId = (body as { id?: unknown }).id;
+        const id =
+          typeof asId === 'string' && typeof tenant === 'string' && TriggerIdSchema.safeParse(asId).success
+            ? tenantScheduleId(tenant, asId)
+            : asId;
         try {
-          const { record, created } = await kv(() => store.create({ ...body, tenant } as never, clock()));
+          const { record, created } = await kv(() => store.create({ ...body, id, tenant } as never, clock()));
           return ok(created ? 201 : 200, { ...view(record, clock()), created });
         } catch (err) {
           if (err instanceof ScheduleError && err.code === 'schedule_exists')
@@ -120,7 +131,7 @@ export function scheduleRoutes(deps: { js: JetStreamClient }, clock: () => numbe
       path: `/schedules/:id/${action}`,
       scope: 'schedule',
       async handle({ params, caller }) {
-        const id = idOf(params);
+        const id = idOf(params, caller);
         await visible(caller, id);
         const record = await kv(() => store.setPaused(id, action === 'pause', clock()));
         return ok(200, view(record, clock()));
@@ -131,7 +142,7 @@ export function scheduleRoutes(deps: { js: JetStreamClient }, clock: () => numbe
       path: '/schedules/:id/trigger',
       scope: 'schedule',
       async handle({ params, req, caller }) {
-        const id = idOf(params);
+        const id = idOf(params, caller);
         const body = TriggerBodySchema.safeParse(
           await readJsonBody(req, { maxBytes: 1024, emptyIsObject: true, what: '{"key": "..."}' }),
         );
@@ -150,7 +161,7 @@ export function scheduleRoutes(deps: { js: JetStreamClient }, clock: () => numbe
       path: '/schedules/:id',
       scope: 'schedule',
       async handle({ params, caller }) {
-        const id = idOf(params);
+        const id = idOf(params, caller);
         await visible(caller, id);
         await kv(() => store.remove(id));
         return ok(200, { id, deleted: true });

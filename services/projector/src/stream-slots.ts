@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { HttpResponse } from '@dura/service-kit';
-import { OPEN_CALLER, type Caller } from './auth/caller';
+import type { Caller } from './auth/caller';
 
 /** How many live run streams may be open at once: per credential, and in the whole process. */
 export interface StreamLimits {
@@ -16,17 +16,19 @@ const RETRY_AFTER_S = 5;
 export type SlotResult = { release: () => void } | { refused: HttpResponse };
 
 /**
- * Counts open live streams per credential (the token's or JWT subject's name; callers of an API without
- * credentials are told apart by address) and in total. A stream over either limit is refused with 429.
+ * Counts open live streams per credential and in total; a stream over either limit is refused with 429. A
+ * credential is its kind, issuer, tenant and name together: a JWT of another tenant or issuer that carries
+ * the name of a configured token (or no `sub` at all) has slots of its own and never uses up another's.
+ * Callers of an API without credentials are told apart by address.
  */
 export function createStreamSlots(limits: StreamLimits) {
   const open = new Map<string, number>();
   let total = 0;
 
   function keyOf(caller: Caller, req: IncomingMessage): string {
-    return caller.name === OPEN_CALLER.name
+    return caller.kind === 'open'
       ? `anonymous@${req.socket.remoteAddress ?? '?'}`
-      : `token:${caller.name}`;
+      : JSON.stringify([caller.kind, caller.issuer ?? '', caller.tenant, caller.name]);
   }
 
   function acquire(caller: Caller, req: IncomingMessage): SlotResult {

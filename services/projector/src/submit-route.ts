@@ -20,6 +20,7 @@ import { apiSubmissions, runs } from './db/schema';
 import { publishCommand } from './door-write';
 import { BadQuery } from './query-params';
 import { parseBody, readJsonBody } from './request-body';
+import { tenantRunId } from './tenant-ids';
 
 /** Body of `POST /runs`: a run request as on `dura.submit` (`v` optional; `parent` is the planner's alone). */
 export const SubmitBodySchema = RunRequestSchema.omit({ v: true, parent: true })
@@ -42,9 +43,10 @@ const refusal = (status: number, code: string, message: string): HttpResponse =>
 });
 
 /**
- * `POST /runs`: submits a run over HTTP with the caller's tenant. Idempotent on the run id (`Idempotency-Key`
- * or `runId`): the same id with the same body answers the same run, with another body 409. The request is
- * published to `dura.submit` under its run id, so the planner's intake checks it exactly as a NATS submit.
+ * `POST /runs`: submits a run over HTTP with the caller's tenant. Idempotent on the key (`Idempotency-Key`
+ * or `runId`), which names a run id in the tenant's namespace (`tenantRunId`): the same key with the same
+ * body answers the same run, with another body 409. The request is published to `dura.submit` under its run
+ * id, so the planner's intake checks it exactly as a NATS submit.
  */
 export function submitRoute(deps: { db: Db; js: JetStreamClient }): ApiRoute {
   return {
@@ -61,9 +63,14 @@ export function submitRoute(deps: { db: Db; js: JetStreamClient }): ApiRoute {
         }),
         'a run request',
       );
-      const runId = runIdOf(req.headers[IDEMPOTENCY_HEADER], body.runId);
+      const key = keyOf(req.headers[IDEMPOTENCY_HEADER], body.runId);
       const tenant = tenantOf(caller, body.tenant);
       if (typeof tenant !== 'string') return tenant;
+      // A chosen key names a run id in the tenant's own namespace: another tenant's equal key is another run.
+      const runId =
+        key === undefined
+          ? `run_${crypto.randomUUID().replaceAll('-', '')}`
+          : tenantRunId(tenant, key, key === body.runId ? 'the runId' : 'the Idempotency-Key');
       const request: RunRequest = { ...body, v: RUN_REQUEST_VERSION, runId, tenant };
       const bodyHash = createHash('sha256').update(canonicalJson(request), 'utf8').digest('hex');
 
@@ -104,9 +111,10 @@ export function submitRoute(deps: { db: Db; js: JetStreamClient }): ApiRoute {
   };
 }
 
-function runIdOf(header: string | string[] | undefined, bodyRunId: string | undefined): string {
+/** The id the caller chose (header or body), if any. */
+function keyOf(header: string | string[] | undefined, bodyRunId: string | undefined): string | undefined {
   if (Array.isArray(header)) throw new BadQuery('send one Idempotency-Key header, not several', 'bad_header');
-  if (header === undefined) return bodyRunId ?? `run_${crypto.randomUUID().replaceAll('-', '')}`;
+  if (header === undefined) return bodyRunId;
   const parsed = RunIdSchema.safeParse(header);
   if (!parsed.success)
     throw new BadQuery(

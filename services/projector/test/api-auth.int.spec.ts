@@ -57,6 +57,8 @@ let projector: Projector | undefined;
 let secured: HttpServerHandle | undefined;
 let withCors: HttpServerHandle | undefined;
 let open: HttpServerHandle | undefined;
+/** One live stream per credential. */
+let limited: HttpServerHandle | undefined;
 let jwks: Server | undefined;
 let signingKey: CryptoKey;
 let strangerKey: CryptoKey;
@@ -89,12 +91,14 @@ beforeAll(async () => {
   const cors = corsPolicy('https://ops.example.com');
   withCors = await serve(projectorRoutes({ ...deps, auth, cors }), cors.origins);
   open = await serve(projectorRoutes(deps));
+  limited = await serve(projectorRoutes({ ...deps, auth, streamLimits: { perToken: 1, total: 100 } }));
   await appendInterleaved(setup.store, scripts);
   await caughtUp(setup, projector.position);
 });
 
 afterAll(async () => {
-  await Promise.allSettled([secured?.close(), withCors?.close(), open?.close()]);
+  for (const stream of streams) stream.abort();
+  await Promise.allSettled([secured?.close(), withCors?.close(), open?.close(), limited?.close()]);
   await new Promise((resolve) => (jwks ? jwks.close(resolve) : resolve(undefined)));
   await projector?.stop();
   await conn?.close();
@@ -132,15 +136,17 @@ async function call(
   return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : {} };
 }
 
+/** A JWT of the test issuer; subject `user-7` unless `subject` says otherwise (null: none). */
 function jwt(
   claims: Record<string, unknown>,
-  o: { key?: CryptoKey; expiresIn?: string; audience?: string } = {},
+  o: { key?: CryptoKey; expiresIn?: string; audience?: string; subject?: string | null } = {},
 ) {
-  return new SignJWT({ dura_tenant: 'acme', scope: 'read', ...claims })
+  const token = new SignJWT({ dura_tenant: 'acme', scope: 'read', ...claims })
     .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
     .setIssuer(ISSUER)
-    .setAudience(o.audience ?? AUDIENCE)
-    .setSubject('user-7')
+    .setAudience(o.audience ?? AUDIENCE);
+  if (o.subject !== null) token.setSubject(o.subject ?? 'user-7');
+  return token
     .setIssuedAt()
     .setExpirationTime(o.expiresIn ?? '5m')
     .sign(o.key ?? signingKey);
@@ -415,5 +421,37 @@ describe('an API without credentials configured (local development)', () => {
     const answer = await call('/runs', { server: open });
     expect(answer.status).toBe(200);
     expect(answer.body.runs).toHaveLength(4);
+  });
+});
+
+const streams: AbortController[] = [];
+
+/** Opens a live run stream on the API allowing one per credential, held open: its status. */
+async function openStream(runId: string, token: string): Promise<number> {
+  const controller = new AbortController();
+  streams.push(controller);
+  const response = await fetch(`${limited!.url}/runs/${runId}/stream`, {
+    headers: { authorization: `Bearer ${token}` },
+    signal: controller.signal,
+  });
+  if (response.status !== 200) await response.text();
+  return response.status;
+}
+
+describe('live streams per credential', () => {
+  it('counts a credential by kind, issuer, tenant and name: no credential uses up the slots of another', async () => {
+    expect(await openStream('run-acme', TOKENS.acmeRead)).toBe(200);
+    expect(await openStream('run-acme', TOKENS.acmeRead)).toBe(429); // its one slot is taken
+    // A JWT of another tenant, and one of the same tenant, whose subject is the token's name: slots of their own.
+    const globexNamedLikeToken = await jwt({ dura_tenant: 'globex' }, { subject: 'acme-read' });
+    expect(await openStream('run-globex', globexNamedLikeToken)).toBe(200);
+    expect(await openStream('run-acme', await jwt({}, { subject: 'acme-read' }))).toBe(200);
+    // JWTs without a subject: a tenant's never use up another tenant's, and a client id tells clients apart.
+    expect(await openStream('run-acme', await jwt({}, { subject: null }))).toBe(200);
+    expect(await openStream('run-globex', await jwt({ dura_tenant: 'globex' }, { subject: null }))).toBe(200);
+    expect(await openStream('run-acme', await jwt({ client_id: 'reports' }, { subject: null }))).toBe(200);
+    // Each of them is still held to its own limit.
+    expect(await openStream('run-globex', globexNamedLikeToken)).toBe(429);
+    expect(await openStream('run-acme', await jwt({}, { subject: null }))).toBe(429);
   });
 });

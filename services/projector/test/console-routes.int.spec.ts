@@ -9,6 +9,7 @@ import { ForkRequestSchema, liveSubject, STREAMS, SUBJECTS } from '@dura/contrac
 import type { HttpServerHandle } from '@dura/service-kit';
 import { useTestInfra } from '@dura/testing';
 import { createAuthenticator, parseTokenFile, type Projector } from '../src/index';
+import { tenantPrefix } from '../src/tenant-ids';
 import {
   RunScript,
   appendInterleaved,
@@ -24,11 +25,13 @@ const infra = useTestInfra();
 const TOKENS = {
   acmeRead: 'acme-read-0123456789abcdef',
   acmeAll: 'acme-all-0123456789abcdef',
+  acmeSubmit: 'acme-submit-0123456789abcdef',
   operator: 'operator-0123456789abcdef',
 };
 const tokenFile = JSON.stringify([
   { name: 'acme-read', token: TOKENS.acmeRead, tenant: 'acme', scopes: ['read'] },
   { name: 'acme-all', token: TOKENS.acmeAll, tenant: 'acme', scopes: ['read', 'signal', 'cancel'] },
+  { name: 'acme-submit', token: TOKENS.acmeSubmit, tenant: 'acme', scopes: ['read', 'submit'] },
   { name: 'operator', token: TOKENS.operator, tenant: '*', scopes: ['read', 'signal'] },
 ]);
 const scripts = [
@@ -147,35 +150,61 @@ describe('GET /runs/:id/tokens', () => {
 });
 
 describe('POST /runs/:id/fork', () => {
-  it('publishes a fork request on dura.fork with the msg-id fork:<new run id>', async () => {
+  const forkId = `${tenantPrefix('acme')}-con-fork-1`;
+  it("publishes a fork request on dura.fork with the msg-id fork:<new run id>, the id in the tenant's namespace", async () => {
     const answer = await call('/runs/con-acme-1/fork', {
-      token: TOKENS.acmeAll,
+      token: TOKENS.acmeSubmit,
       body: { atSeq: 1, runId: 'con-fork-1' },
     });
-    expect(answer).toMatchObject({ status: 202, body: { runId: 'con-fork-1', duplicate: false } });
+    expect(answer).toMatchObject({ status: 202, body: { runId: forkId, duplicate: false } });
     const again = await call('/runs/con-acme-1/fork', {
-      token: TOKENS.acmeAll,
-      body: { atSeq: 1, runId: 'con-fork-1' },
+      token: TOKENS.acmeSubmit,
+      body: { atSeq: 1, runId: forkId },
     });
-    expect(again.body).toEqual({ runId: 'con-fork-1', duplicate: true });
+    expect(again.body).toEqual({ runId: forkId, duplicate: true });
     const stored = await setup.jsm.streams.getMessage(STREAMS.requests, { last_by_subj: SUBJECTS.fork });
     expect(ForkRequestSchema.parse(stored?.json())).toEqual({
       v: 1,
       sourceRunId: 'con-acme-1',
       atSeq: 1,
-      runId: 'con-fork-1',
+      runId: forkId,
     });
   });
 
-  it('refuses a token without scope signal, another tenant, and a bad body', async () => {
-    expect((await call('/runs/con-acme-1/fork', { token: TOKENS.acmeRead, body: { atSeq: 1 } })).status).toBe(
-      403,
-    );
+  it('needs scope submit: a fork runs its calls again, so a token that may only signal (or read) is refused', async () => {
+    const forks = async () =>
+      (await setup.jsm.streams.info(STREAMS.requests, { subjects_filter: SUBJECTS.fork })).state.subjects?.[
+        SUBJECTS.fork
+      ] ?? 0;
+    const before = await forks();
+    for (const token of [TOKENS.acmeAll, TOKENS.acmeRead]) {
+      const refused = await call('/runs/con-acme-1/fork', { token, body: { atSeq: 1, runId: 'con-fork-2' } });
+      expect(refused.status).toBe(403);
+      expect(refused.body.error).toMatchObject({
+        code: 'insufficient_scope',
+        message: expect.stringMatching(/needs scope "submit"/),
+      });
+    }
+    expect(await forks()).toBe(before);
+    const allowed = await call('/runs/con-acme-1/fork', {
+      token: TOKENS.acmeSubmit,
+      body: { atSeq: 1, runId: 'con-fork-2' },
+    });
+    expect(allowed.status).toBe(202);
+    expect(await forks()).toBe(before + 1);
+  });
+
+  it('refuses another tenant, a reserved run id and a bad body', async () => {
     expect(
-      (await call('/runs/con-globex-1/fork', { token: TOKENS.acmeAll, body: { atSeq: 1 } })).status,
+      (await call('/runs/con-globex-1/fork', { token: TOKENS.acmeSubmit, body: { atSeq: 1 } })).status,
     ).toBe(404);
+    const reserved = await call('/runs/con-acme-1/fork', {
+      token: TOKENS.acmeSubmit,
+      body: { atSeq: 1, runId: 'sch-nightly-1795889740' },
+    });
+    expect([reserved.status, reserved.body.error?.code]).toEqual([400, 'reserved_run_id']);
     const bad = await call('/runs/con-acme-1/fork', {
-      token: TOKENS.acmeAll,
+      token: TOKENS.acmeSubmit,
       body: { atSeq: 0, extra: true },
     });
     expect(bad.status).toBe(400);

@@ -5,6 +5,7 @@ import { createScheduleStore } from '@dura/event-store';
 import { startHttpServer, type HttpServerHandle } from '@dura/service-kit';
 import { useTestInfra } from '@dura/testing';
 import { createAuthenticator, parseTokenFile, projectorRoutes } from '../src/index';
+import { tenantPrefix } from '../src/tenant-ids';
 import { connect, prepare, testLogger, type Connections } from './support';
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
@@ -60,6 +61,10 @@ async function call(method: string, path: string, token: string, body?: unknown)
   return { status: response.status, body: text ? JSON.parse(text) : {} };
 }
 
+/** The stored id of a tenant's schedule (its tenant's namespace). */
+const idOf = (tenant: string, id: string) => `${tenantPrefix(tenant)}_${id}`;
+const daily = idOf('acme', 'daily');
+
 const spec = (id: string, extra: Record<string, unknown> = {}) => ({
   id,
   cron: '0 9 * * mon-fri',
@@ -75,7 +80,7 @@ describe('/schedules', () => {
     expect(created.body).toMatchObject({
       created: true,
       paused: false,
-      spec: { id: 'daily', tenant: 'acme' },
+      spec: { id: daily, tenant: 'acme' },
     });
     expect((created.body['next'] as string[]).length).toBe(5);
     const again = await call('POST', '/schedules', TOKENS.acme, spec('daily'));
@@ -91,7 +96,7 @@ describe('/schedules', () => {
     expect([otherTenant.status, otherTenant.body.error?.code]).toEqual([403, 'tenant_forbidden']);
     expect((await call('POST', '/schedules/daily/pause', TOKENS.acmeRead)).status).toBe(403);
     const store = createScheduleStore({ js: setup.js });
-    expect((await store.list()).map((r) => r.spec.id)).toEqual(['daily']);
+    expect((await store.list()).map((r) => r.spec.id)).toEqual([daily]);
   });
 
   it('refuses an invalid schedule, saying what is wrong', async () => {
@@ -109,9 +114,7 @@ describe('/schedules', () => {
   it("shows a tenant only its own schedules: another tenant's is not found, to read or to change", async () => {
     await call('POST', '/schedules', TOKENS.globex, spec('globex_daily'));
     const acmeList = await call('GET', '/schedules', TOKENS.acme);
-    expect((acmeList.body['schedules'] as { spec: { id: string } }[]).map((s) => s.spec.id)).toEqual([
-      'daily',
-    ]);
+    expect((acmeList.body['schedules'] as { spec: { id: string } }[]).map((s) => s.spec.id)).toEqual([daily]);
     const operatorList = await call('GET', '/schedules', TOKENS.operator);
     expect((operatorList.body['schedules'] as unknown[]).length).toBe(2);
     for (const [method, path] of [
@@ -119,6 +122,9 @@ describe('/schedules', () => {
       ['POST', '/schedules/globex_daily/pause'],
       ['POST', '/schedules/globex_daily/trigger'],
       ['DELETE', '/schedules/globex_daily'],
+      // By its stored id too.
+      ['GET', `/schedules/${idOf('globex', 'globex_daily')}`],
+      ['DELETE', `/schedules/${idOf('globex', 'globex_daily')}`],
     ] as const) {
       const answer = await call(method, path, TOKENS.acme);
       expect([answer.status, answer.body.error?.code], `${method} ${path}`).toEqual([
@@ -135,14 +141,29 @@ describe('/schedules', () => {
     expect((await call('POST', '/schedules/daily/resume', TOKENS.acme)).body['paused']).toBe(false);
     const triggered = await call('POST', '/schedules/daily/trigger', TOKENS.acme, { key: 'k1' });
     expect(triggered.status).toBe(202);
-    expect(triggered.body['runId']).toBe('sch-daily-mk1');
+    expect(triggered.body['runId']).toBe(`sch-${daily}-mk1`);
     await call('POST', '/schedules/daily/trigger', TOKENS.acme, { key: 'k1' });
     const record = await call('GET', '/schedules/daily', TOKENS.acme);
     expect(record.body['pending']).toEqual({
-      start: [{ tick: expect.any(Number), runId: 'sch-daily-mk1' }],
+      start: [{ tick: expect.any(Number), runId: `sch-${daily}-mk1` }],
       cancel: [],
     });
+    // The stored id the API answered names the same schedule.
+    expect((await call('GET', `/schedules/${daily}`, TOKENS.acme)).status).toBe(200);
     expect((await call('DELETE', '/schedules/daily', TOKENS.acme)).status).toBe(200);
     expect((await call('GET', '/schedules/daily', TOKENS.acme)).status).toBe(404);
+  });
+
+  it("keeps each tenant's schedule ids apart: the same id is another schedule, created as if free", async () => {
+    const acme = await call('POST', '/schedules', TOKENS.acme, spec('nightly'));
+    const globex = await call('POST', '/schedules', TOKENS.globex, spec('nightly', { cron: '0 3 * * *' }));
+    expect([acme.status, globex.status]).toEqual([201, 201]);
+    expect(globex.body).toMatchObject({ created: true, spec: { id: idOf('globex', 'nightly') } });
+    const mine = await call('GET', '/schedules/nightly', TOKENS.acme);
+    expect(mine.body).toMatchObject({ spec: { id: idOf('acme', 'nightly'), cron: '0 9 * * mon-fri' } });
+    // Their runs are apart too: a tick of one is never a tick of the other.
+    const a = await call('POST', '/schedules/nightly/trigger', TOKENS.acme, { key: 'same' });
+    const g = await call('POST', '/schedules/nightly/trigger', TOKENS.globex, { key: 'same' });
+    expect(a.body['runId']).not.toBe(g.body['runId']);
   });
 });

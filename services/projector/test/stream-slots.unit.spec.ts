@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { OPEN_CALLER, type Caller } from '../src/index';
 import { createStreamSlots } from '../src/stream-slots';
 
-const caller = (name: string): Caller => ({ name, tenant: 't1', scopes: new Set(['read']) });
+const caller = (name: string): Caller => ({ name, tenant: 't1', scopes: new Set(['read']), kind: 'token' });
 const from = (address: string) => ({ socket: { remoteAddress: address } }) as unknown as IncomingMessage;
 
 describe('live stream slots', () => {

@@ -7,6 +7,7 @@ import type { HttpServerHandle } from '@dura/service-kit';
 import { useTestInfra } from '@dura/testing';
 import { createAuthenticator, parseTokenFile, type Projector } from '../src/index';
 import { apiSubmissions } from '../src/db/schema';
+import { tenantPrefix } from '../src/tenant-ids';
 import {
   RunScript,
   appendInterleaved,
@@ -88,6 +89,9 @@ async function published(runId: string): Promise<RunRequest[]> {
   return found;
 }
 
+/** The run id of acme's key (acme's namespace). */
+const acme = (key: string) => `${tenantPrefix('acme')}-${key}`;
+
 const plan = (note = 'hello') => ({
   agent: { kind: 'scripted', steps: [{ tool: 'echo', args: { note } }] },
   input: { note },
@@ -110,26 +114,27 @@ describe('POST /runs: credentials', () => {
       code: 'insufficient_scope',
       message: expect.stringMatching(/"submit"/),
     });
-    expect(await published('no-scope')).toHaveLength(0);
+    expect(await published(acme('no-scope'))).toHaveLength(0);
   });
 });
 
 describe('POST /runs: tenants', () => {
   it("submits for the caller's tenant, and answers the run id with links to its page, events and stream", async () => {
     const answer = await submit(plan(), { token: TOKENS.acmeSubmit, key: 'acme-run-1' });
+    const runId = acme('acme-run-1');
+    expect(runId).toMatch(/^t[0-9a-f]{16}-acme-run-1$/);
     expect(answer.status).toBe(202);
     expect(answer.body).toEqual({
-      runId: 'acme-run-1',
+      runId,
       duplicate: false,
-      links: {
-        run: '/runs/acme-run-1',
-        events: '/runs/acme-run-1/events',
-        stream: '/runs/acme-run-1/stream',
-      },
+      links: { run: `/runs/${runId}`, events: `/runs/${runId}/events`, stream: `/runs/${runId}/stream` },
     });
-    expect(answer.headers.get('location')).toBe('/runs/acme-run-1');
-    const [request] = await published('acme-run-1');
-    expect(request).toMatchObject({ v: 1, runId: 'acme-run-1', tenant: 'acme', input: { note: 'hello' } });
+    expect(answer.headers.get('location')).toBe(`/runs/${runId}`);
+    const [request] = await published(runId);
+    expect(request).toMatchObject({ v: 1, runId, tenant: 'acme', input: { note: 'hello' } });
+    // The run id answered, passed back as the key, is the same run.
+    const again = await submit(plan(), { token: TOKENS.acmeSubmit, key: runId });
+    expect(again.body).toMatchObject({ runId, duplicate: true });
   });
 
   it("refuses a body naming another tenant than the caller's (403), and publishes nothing", async () => {
@@ -139,7 +144,8 @@ describe('POST /runs: tenants', () => {
     );
     expect(answer.status).toBe(403);
     expect(answer.body.error?.code).toBe('tenant_forbidden');
-    expect(await published('acme-as-globex')).toHaveLength(0);
+    expect(await published(acme('acme-as-globex'))).toHaveLength(0);
+    expect(await published(`${tenantPrefix('globex')}-acme-as-globex`)).toHaveLength(0);
   });
 
   it('lets an operator (tenant *) name the tenant, default when it names none', async () => {
@@ -147,19 +153,51 @@ describe('POST /runs: tenants', () => {
       (await submit({ ...plan(), tenant: 'globex' }, { token: TOKENS.operator, key: 'op-globex' })).status,
     ).toBe(202);
     expect((await submit(plan(), { token: TOKENS.operator, key: 'op-default' })).status).toBe(202);
-    expect((await published('op-globex'))[0]?.tenant).toBe('globex');
+    expect((await published(`${tenantPrefix('globex')}-op-globex`))[0]?.tenant).toBe('globex');
     expect((await published('op-default'))[0]?.tenant).toBe('default');
   });
 
-  it("never lets a tenant take another tenant's run id: 409, whether submitted over HTTP or NATS", async () => {
-    await submit(plan(), { token: TOKENS.acmeSubmit, key: 'acme-owned' });
-    const overHttp = await submit(plan(), { token: TOKENS.globexSubmit, key: 'acme-owned' });
-    expect(overHttp.status).toBe(409);
-    expect(overHttp.body.error?.code).toBe('run_id_conflict');
-    const overNats = await submit(plan(), { token: TOKENS.acmeSubmit, key: 'nats-globex' });
-    expect(overNats.status).toBe(409);
-    expect(await published('nats-globex')).toHaveLength(0);
-    expect((await published('acme-owned')).map((r) => r.tenant)).toEqual(['acme']);
+  it("keeps each tenant's keys apart: another tenant's key answers as a free one, and starts its own run", async () => {
+    const mine = await submit(plan(), { token: TOKENS.acmeSubmit, key: 'shared-key' });
+    const theirs = await submit(plan('other'), { token: TOKENS.globexSubmit, key: 'shared-key' });
+    const fresh = await submit(plan('other'), { token: TOKENS.globexSubmit, key: 'never-used-key' });
+    expect([mine.status, theirs.status, fresh.status]).toEqual([202, 202, 202]);
+    expect(theirs.body['duplicate']).toBe(fresh.body['duplicate']);
+    expect(theirs.body['runId']).not.toBe(mine.body['runId']);
+    expect((await published(acme('shared-key'))).map((r) => r.tenant)).toEqual(['acme']);
+    expect((await published(String(theirs.body['runId']))).map((r) => r.tenant)).toEqual(['globex']);
+    // A run id of another tenant, sent as a key, is a key of the caller's namespace like any other.
+    const taken = await submit(plan('other'), { token: TOKENS.globexSubmit, key: acme('shared-key') });
+    expect(taken.status).toBe(202);
+    expect(taken.body['runId']).not.toBe(acme('shared-key'));
+    expect((await published(acme('shared-key'))).map((r) => r.tenant)).toEqual(['acme']);
+  });
+
+  it("refuses the scheduler's and event triggers' run id prefixes from every caller (400), publishing nothing", async () => {
+    for (const [key, token] of [
+      ['sch-nightly-1795889740', TOKENS.globexSubmit],
+      ['trg-orders-42', TOKENS.acmeSubmit],
+      ['sch-nightly-1795889741', TOKENS.operator],
+    ] as const) {
+      const answer = await submit(plan(), { token, key });
+      expect(answer.status).toBe(400);
+      expect(answer.body.error).toMatchObject({
+        code: 'reserved_run_id',
+        message: expect.stringMatching(/only runs started by schedules \("sch-"\) and event triggers/),
+      });
+      expect(await published(key)).toHaveLength(0);
+    }
+    const byBody = await submit({ ...plan(), runId: 'sch-nightly-1' }, { token: TOKENS.operator });
+    expect(byBody.body.error?.code).toBe('reserved_run_id');
+  });
+
+  it("refuses an operator's key for tenant default that looks like another tenant's run id", async () => {
+    const answer = await submit(plan(), { token: TOKENS.operator, key: acme('op-tries') });
+    expect(answer.status).toBe(400);
+    expect(answer.body.error?.code).toBe('reserved_run_id');
+    // For another tenant an operator's key is in that tenant's namespace, as the tenant's own would be.
+    const forAcme = await submit({ ...plan(), tenant: 'acme' }, { token: TOKENS.operator, key: 'op-acme' });
+    expect(forAcme.body['runId']).toBe(acme('op-acme'));
   });
 });
 
@@ -169,15 +207,18 @@ describe('POST /runs: idempotency', () => {
     const second = await submit(plan(), { token: TOKENS.acmeSubmit, key: 'idem-1' });
     expect([first.status, second.status]).toEqual([202, 202]);
     expect([first.body['duplicate'], second.body['duplicate']]).toEqual([false, true]);
-    expect(await published('idem-1')).toHaveLength(1);
-    const rows = await conn.db.select().from(apiSubmissions).where(eq(apiSubmissions.runId, 'idem-1'));
+    expect(await published(acme('idem-1'))).toHaveLength(1);
+    const rows = await conn.db
+      .select()
+      .from(apiSubmissions)
+      .where(eq(apiSubmissions.runId, acme('idem-1')));
     expect(rows).toHaveLength(1);
   });
 
   it('runId in the body works as the key; a header and body that disagree are refused', async () => {
     const byBody = await submit({ ...plan(), runId: 'idem-body' }, { token: TOKENS.acmeSubmit });
     const again = await submit(plan(), { token: TOKENS.acmeSubmit, key: 'idem-body' });
-    expect(byBody.body['runId']).toBe('idem-body');
+    expect(byBody.body['runId']).toBe(acme('idem-body'));
     expect(again.body['duplicate']).toBe(true);
     const mismatch = await submit(
       { ...plan(), runId: 'idem-x' },
@@ -192,7 +233,7 @@ describe('POST /runs: idempotency', () => {
     const other = await submit(plan('b'), { token: TOKENS.acmeSubmit, key: 'idem-2' });
     expect(other.status).toBe(409);
     expect(other.body.error?.message).toMatch(/different request/);
-    expect((await published('idem-2')).map((r) => r.input)).toEqual([{ note: 'a' }]);
+    expect((await published(acme('idem-2'))).map((r) => r.input)).toEqual([{ note: 'a' }]);
   });
 
   it('without a key, each submission is a new run', async () => {
@@ -225,7 +266,7 @@ describe('POST /runs: validation and limits', () => {
     await refused(submit(undefined, { ...as, key: 'v-6', raw: '' }), 400, 'bad_body', /no body/);
     await refused(submit(plan(), { ...as, key: 'has spaces' }), 400, 'bad_header');
     for (const key of ['v-1', 'v-2', 'v-3', 'v-4', 'v-5', 'v-6'])
-      expect(await published(key)).toHaveLength(0);
+      expect(await published(acme(key))).toHaveLength(0);
   });
 
   it('holds a body to the limits of dura.submit: 413 over 1 MiB, 400 past the depth limit', async () => {
@@ -239,7 +280,7 @@ describe('POST /runs: validation and limits', () => {
       'bad_body',
       /deep|depth/,
     );
-    expect(await published('too-big')).toHaveLength(0);
-    expect(await published('too-deep')).toHaveLength(0);
+    expect(await published(acme('too-big'))).toHaveLength(0);
+    expect(await published(acme('too-deep'))).toHaveLength(0);
   });
 });

@@ -52,7 +52,7 @@ export function Actions({
   const approvals = run.waits.filter((w) => w.kind === 'approval');
   const operator = run.waits.find((w) => w.kind === 'operator' && w.callId !== undefined);
   const forkAt = selectedSeq ?? run.lastSeq;
-  if (!may('signal') && !may('cancel')) return null;
+  if (!may('signal') && !may('cancel') && !may('submit')) return null;
   return (
     <section className="actions" aria-label="Actions" data-testid="actions">
       {may('signal') &&
@@ -107,7 +107,7 @@ export function Actions({
             Cancel run
           </button>
         )}
-        {may('signal') && (
+        {may('submit') && (
           <button type="button" onClick={() => fork.mutate(forkAt)}>
             Fork at #{forkAt}
           </button>

@@ -47,7 +47,12 @@ export function parseTokenFile(text: string, source: string): Map<string, Caller
     const hash = (entry.sha256 ?? sha256Hex(entry.token ?? '')).toLowerCase();
     if (table.has(hash))
       throw new Error(`${source}: token "${entry.name}" is listed twice; give each its own`);
-    table.set(hash, { name: entry.name, tenant: entry.tenant, scopes: new Set<Scope>(entry.scopes) });
+    table.set(hash, {
+      name: entry.name,
+      tenant: entry.tenant,
+      scopes: new Set<Scope>(entry.scopes),
+      kind: 'token',
+    });
   }
   return table;
 }

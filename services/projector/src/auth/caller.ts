@@ -7,15 +7,27 @@ export type Scope = ApiScope;
 /** The tenant of a caller that may see every tenant's runs (an operator). */
 export const ALL_TENANTS = '*';
 
-/** Who is calling, as the credential says: a name for logs, a tenant (or `*`), and scopes. */
+/**
+ * Who is calling, as the credential says: a name for logs, a tenant (or `*`), and scopes. `kind` and `issuer`
+ * say who vouched for it (the tokens file, a JWT's issuer, or nobody: an API without credentials), so that
+ * two credentials of one name from different sources or tenants are never taken for one.
+ */
 export interface Caller {
   name: string;
   tenant: string;
   scopes: ReadonlySet<Scope>;
+  kind: 'token' | 'jwt' | 'open';
+  /** A JWT's `iss`. */
+  issuer?: string;
 }
 
 /** The caller of an API without credentials configured (local development): everything, every tenant. */
-export const OPEN_CALLER: Caller = { name: 'anonymous', tenant: ALL_TENANTS, scopes: new Set(SCOPES) };
+export const OPEN_CALLER: Caller = {
+  name: 'anonymous',
+  tenant: ALL_TENANTS,
+  scopes: new Set(SCOPES),
+  kind: 'open',
+};
 
 /**
  * 401 (no or bad credential), 403 (a good credential without the scope), 503 (the issuer's keys cannot be

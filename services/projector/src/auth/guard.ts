@@ -67,7 +67,7 @@ export function guardRoutes(routes: readonly ApiRoute[], options: GuardOptions):
 }
 
 /** Never used to authorize anything: public routes take no caller. */
-const anonymous: Caller = { name: 'public', tenant: '', scopes: new Set() };
+const anonymous: Caller = { name: 'public', tenant: '', scopes: new Set(), kind: 'open' };
 
 /** The answer for a failed request, as the HTTP server would give it, plus 401/403/503 for auth. */
 function errorResponse(err: unknown, req: IncomingMessage, log: Logger | undefined): HttpResponse {

@@ -58,7 +58,14 @@ function callerOf(payload: JWTPayload, tenantClaim: string): Caller {
     ...(Array.isArray(scp) ? (scp as unknown[]) : typeof scp === 'string' ? [scp] : []),
   ];
   const scopes = new Set<Scope>(SCOPES.filter((scope) => granted.includes(scope)));
-  return { name: typeof payload.sub === 'string' ? payload.sub : 'jwt', tenant, scopes };
+  return { name: nameOf(payload), tenant, scopes, kind: 'jwt', issuer: payload.iss ?? '' };
+}
+
+/** The subject, else the OAuth client the token was issued to (a client-credentials token has no `sub`). */
+function nameOf(payload: JWTPayload): string {
+  for (const claim of ['sub', 'client_id', 'azp'])
+    if (typeof payload[claim] === 'string' && payload[claim] !== '') return payload[claim];
+  return 'jwt';
 }
 
 function jwtFailure(err: unknown, options: OidcOptions): AuthError {
