@@ -139,7 +139,8 @@ async function api(
   o: { body?: unknown; key?: string } = {},
 ): Promise<Answer> {
   const headers: Record<string, string> = { authorization: `Bearer ${token}` };
-  if (o.body !== undefined) headers['content-type'] = 'application/json';
+  // Every POST is JSON (the API refuses any other with 415), a body-less one too.
+  if (o.body !== undefined || method === 'POST') headers['content-type'] = 'application/json';
   if (o.key !== undefined) headers['idempotency-key'] = o.key;
   const res = await fetch(`${apiUrl}${path}`, {
     method,
@@ -273,7 +274,7 @@ describe('a tenant against another, under the shipped configuration', () => {
     });
     expect([mine.status, mine.body['created']]).toEqual([201, true]);
     expect((mine.body['spec'] as { id: string }).id).not.toBe(stored);
-    await api('POST', '/schedules/nightly/pause', TOKENS.globex);
+    expect((await api('POST', '/schedules/nightly/pause', TOKENS.globex)).status).toBe(200);
     for (const [method, path] of [
       ['GET', `/schedules/${stored}`],
       ['POST', `/schedules/${stored}/trigger`],
