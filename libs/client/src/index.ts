@@ -27,6 +27,8 @@ export type { ScheduleView } from './schedules';
 export { DevStateSchema, devStateFile, readDevState, removeDevState, writeDevState } from './dev-state';
 export type { DevState } from './dev-state';
 export { nextStep, waitStep } from './next-step';
+export { verdictFor, NO_VERDICT_WAIT } from './verdict';
+export type { VerdictRun, VerdictToSend } from './verdict';
 export type { WaitDescription } from './next-step';
 export type { Parked } from './parked';
 export type { LiveDelta } from './live-tokens';
