@@ -2,10 +2,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { DuraError, NATS_SECURITY_FIELDS, type RunRequest } from '@dura/contracts';
+import { CONFIG_ERROR_CODE, DuraError, NATS_SECURITY_FIELDS, type RunRequest } from '@dura/contracts';
 import {
   CONFIG_EXIT_CODE,
-  ConfigError,
   configFields,
   createLogger,
   loadConfig,
@@ -175,7 +174,7 @@ async function main(): Promise<number> {
 main().then(
   (code) => process.exit(code),
   (err: unknown) => {
-    if (err instanceof ConfigError) {
+    if (err instanceof DuraError && err.code === CONFIG_ERROR_CODE) {
       console.error(err.message);
       process.exit(CONFIG_EXIT_CODE);
     }
