@@ -15,17 +15,15 @@ async function answer(approved: boolean, args: ParsedArgs, ctx: CommandContext):
   const callId = stringFlag(args, 'call');
   const reason = stringFlag(args, 'reason');
   const state = await ctx.client.getRun(runId);
-  const { name, payload, wait } = verdictFor(state, { approved, reason }, { callId });
+  const { name, payload } = verdictFor(state, { approved, reason }, { callId });
   const sent = await ctx.client.signal(runId, name, { mustExist: true, payload });
   if (ctx.json) ctx.out.json({ runId, name, payload, ...sent });
-  else {
-    const what = wait.kind === 'approval' ? `call ${wait.callId ?? '?'}` : `the wait for signal ${name}`;
+  else
     ctx.out.line(
       sent.duplicate
         ? `signal ${sent.signalId} was already sent to ${runId}; nothing new recorded`
-        : `sent ${name} ${JSON.stringify(payload)} to ${runId}: ${approved ? 'approves' : 'rejects'} ${what} (signal id ${sent.signalId})`,
+        : `sent ${name} ${JSON.stringify(payload)} to ${runId} (signal id ${sent.signalId})`,
     );
-  }
   return EXIT.ok;
 }
 
