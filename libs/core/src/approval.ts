@@ -2,9 +2,6 @@ import type { JsonValue } from '@dura/contracts';
 import { canonicalJson } from './canonical-json';
 import { APPROVE_SIGNAL, REJECT_SIGNAL } from './signals';
 
-/** The one answer that approves: `{ "approved": true }` (it may carry other fields, such as `callId`). */
-export const APPROVING_PAYLOAD = { approved: true } as const;
-
 /** What an answer to an approval says: approved, or refused (with the person's reason, or what was wrong). */
 export type ApprovalVerdict = { approved: true } | { approved: false; reason?: string };
 
