@@ -1,5 +1,5 @@
 import type { Decision, JsonValue, RunEvent } from '@dura/contracts';
-import { canonicalJson, type EventDraft, type RunState } from '@dura/core';
+import { canonicalJson, RETRY_SIGNAL, type EventDraft, type RunState } from '@dura/core';
 import { decodeJournal, type JournalEntry } from '@dura/code-agents';
 
 const SHOWN = 200;
@@ -97,4 +97,24 @@ export function describeCodeDivergence(
     return at(`recorded ${entryText(was[i])} (value ${i + 1} of the step), the code now ${asked}`);
   }
   return undefined;
+}
+
+/** The wait a code agent's run stops in when its code does not agree with the log. */
+export function isCodeStop(event: RunEvent): boolean {
+  return event.type === 'wait_requested' && event.data.waitId.startsWith('operator:code:');
+}
+
+/**
+ * Whether the code stop at `index` was resolved by an operator: a later `retry` lifted it, so the planner
+ * decided again with the code it served then. The stop itself is an input, like a signal: the code served
+ * before it diverged, which no replay of the code that finished the run can re-derive.
+ */
+export function liftedByRetry(events: readonly RunEvent[], index: number): boolean {
+  if (!isCodeStop(events[index] as RunEvent)) return false;
+  for (const later of events.slice(index + 1)) {
+    if (later.type === 'signal_received' && later.data.name === RETRY_SIGNAL) return true;
+    if (later.type === 'run_completed' || later.type === 'run_failed' || later.type === 'run_cancelled')
+      return false;
+  }
+  return false;
 }

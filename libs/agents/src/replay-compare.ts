@@ -11,6 +11,8 @@ export interface ReplayDivergence {
   reason: string;
   /** A code agent's run: the step (1-based, as the engine counts them) the divergence is in. */
   step?: number;
+  /** The projector's state differs from the fold: `expected` is the fold's value, `actual` the projector's. */
+  projection?: true;
 }
 
 /** Events only the planner appends; every other type arrives from outside (intake, gateway, signals). */

@@ -20,7 +20,7 @@ import {
   type ReplayDivergence,
 } from './replay-compare';
 import { codeAgentMissing, codeAgentRunOf } from './replay-code';
-import { describeCodeDivergence } from './replay-code-divergence';
+import { describeCodeDivergence, liftedByRetry } from './replay-code-divergence';
 import { replayModelFor } from './replay-model';
 
 export interface ReplayInput {
@@ -90,6 +90,7 @@ export async function replayRun(input: ReplayInput): Promise<ReplayResult> {
         expected: difference.expected ?? null,
         actual: difference.actual ?? null,
         reason: `the projector's state differs from the fold of the log at ${difference.path}; rebuild the projection`,
+        projection: true,
       });
     }
   }
@@ -119,6 +120,12 @@ export async function replayRun(input: ReplayInput): Promise<ReplayResult> {
       if (pending.length > 0 || isPlannerEvent(event)) {
         const draft = pending.shift();
         const problem = compare(draft, event, action);
+        if (problem && liftedByRetry(events, index)) {
+          // An operator's `retry` resolved this stop: the code decides again from here, as the planner did.
+          pending = [];
+          state = evolve(state, event);
+          continue;
+        }
         if (problem) {
           const inCode = describeCodeDivergence(state, draft, event);
           return diverged(index, { seq: event.seq, ...problem, ...inCode });

@@ -70,7 +70,7 @@ describe('code agents served next to the base model', () => {
         return [
           {
             type: 'signal_received',
-            data: { signalId: `a-${callId}`, name: 'approve', payload: { callId } },
+            data: { signalId: `a-${callId}`, name: 'approve', payload: { callId, approved: true } },
           },
         ];
       },

@@ -212,6 +212,28 @@ describe('replay of a run whose code changed while it ran', () => {
     expect(original.ok ? '' : original.reason).toMatch(
       /^step 3: the log stopped the code here \(non-determinism at step 1 .*pay\.charge.*pay\.checked.*\); the code now asks to finish with "done"$/,
     );
+
+    // The operator serves the original code again and signals retry: the run finishes. Replayed with that
+    // code, the stop is an operator-resolved input, not a divergence.
+    const retried = await simulateRun(request('code-swapped', 'stepper'), served([stepper('pay.charge')]), {
+      start: [...events],
+      before: (state) =>
+        state.waiting?.kind === 'operator'
+          ? [{ type: 'signal_received', data: { signalId: 'retry-1', name: 'retry' } }]
+          : [],
+    });
+    expect(retried.state.status).toBe('completed');
+    const finished = await replayRun({
+      events: retried.events,
+      model: replayModelFor(retried.events, { codeAgents: [stepper('pay.charge')] }),
+    });
+    expect(finished).toMatchObject({ ok: true, checked: retried.events.length });
+    // The code that stopped it still diverges where it did.
+    const stopping = await replayRun({
+      events: retried.events,
+      model: replayModelFor(retried.events, { codeAgents: [stepper('pay.checked')] }),
+    });
+    expect(stopping).toMatchObject({ ok: false, seq: first.seq });
   });
 });
 

@@ -141,6 +141,7 @@ describe('replayRun', () => {
       actual: 'pending',
       reason:
         "the projector's state differs from the fold of the log at $.calls[2].status; rebuild the projection",
+      projection: true,
     });
   });
 

@@ -36,6 +36,8 @@ export {
 } from './dev-state';
 export type { DevState } from './dev-state';
 export { nextStep, waitStep } from './next-step';
+export { verdictFor, NO_VERDICT_WAIT } from './verdict';
+export type { VerdictRun, VerdictToSend } from './verdict';
 export type { WaitDescription } from './next-step';
 export type { Parked } from './parked';
 export type { LiveDelta } from './live-tokens';

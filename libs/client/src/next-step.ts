@@ -27,6 +27,8 @@ export interface WaitDescription {
   timeoutAt?: string | undefined;
   onTimeout?: string | undefined;
   reason?: string | undefined;
+  /** A signal wait for a person's verdict (`ctx.approve`). */
+  approval?: boolean | undefined;
 }
 
 /** What resolves the run's wait, as commands to copy (undefined for a budget wait: see `nextStep`). */
@@ -40,15 +42,24 @@ export function waitStep(runId: string, wait: WaitDescription, dura = 'dura'): s
         `${dura} approve ${runId}${call}  or  ${dura} reject ${runId}${call} --reason TEXT`
       );
     }
-    case 'signal':
-      return `run ${runId} waits for the signal ${wait.signal ?? '?'}${timeout}: ${dura} signal ${runId} ${wait.signal ?? 'NAME'} --payload '{}'`;
+    case 'signal': {
+      if (!wait.approval)
+        return `run ${runId} waits for the signal ${wait.signal ?? '?'}${timeout}: ${dura} signal ${runId} ${wait.signal ?? 'NAME'} --payload '{}'`;
+      const call = wait.callId ? ` --call ${wait.callId}` : '';
+      return (
+        `run ${runId} waits for a verdict (signal ${wait.signal ?? '?'})${timeout}: ` +
+        `${dura} approve ${runId}${call}  or  ${dura} reject ${runId}${call} --reason TEXT ` +
+        `(or ${dura} signal ${runId} ${wait.signal ?? 'NAME'} --payload '{"approved":true}'; any other payload refuses)`
+      );
+    }
     case 'budget':
       return (
         `run ${runId} waits for more budget: ${dura} signal ${runId} raise_budget --payload '{"maxSteps":N}' ` +
         `(or maxTokens, maxCostUsd, maxWallSeconds)  or  ${dura} cancel ${runId}`
       );
     case 'operator': {
-      const callId = wait.callId ?? 'CALL_ID';
+      if (wait.callId === undefined) return codeStopStep(runId, wait.reason, dura);
+      const callId = wait.callId;
       const why = wait.reason ? `: ${wait.reason}` : ` on the interrupted call ${callId}`;
       return (
         `run ${runId} waits for an operator${why}. Settle it with ` +
@@ -61,6 +72,18 @@ export function waitStep(runId: string, wait: WaitDescription, dura = 'dura'): s
     case 'child':
       return `run ${runId} waits for its child run ${wait.childRunId ?? '?'}: ${dura} watch ${wait.childRunId ?? 'CHILD_ID'}`;
   }
+}
+
+/**
+ * A code agent's run stopped (non-determinism, or code not driven by ctx): no call is in doubt, so `confirm`
+ * and `skip` answer nothing; `retry` decides again with the code served now.
+ */
+function codeStopStep(runId: string, reason: string | undefined, dura: string): string {
+  return (
+    `run ${runId} is stopped for an operator${reason ? `: ${reason}` : ''}. Serve code that agrees with the ` +
+    `log (the version the run started with, or a fix) and  ${dura} signal ${runId} retry  ` +
+    `(it stops again if the code still differs), or  ${dura} cancel ${runId}  or  ${dura} fork ${runId} --at SEQ`
+  );
 }
 
 const LIMIT_FIELD = {

@@ -5,7 +5,7 @@ import {
   type JsonObject,
   type JsonValue,
 } from '@dura/contracts';
-import type { CallState } from '@dura/core';
+import { approvalVerdict, type CallState } from '@dura/core';
 import type {
   AgentTarget,
   ApprovalOutcome,
@@ -75,10 +75,19 @@ export function createCtx(recorder: Recorder): Ctx {
     return recorded.result ?? null;
   };
 
-  const waitForSignal = (name: string, options: { timeout?: number } = {}): Promise<SignalOutcome> =>
+  const waitForSignal = (
+    name: string,
+    options: { timeout?: number } = {},
+    approval = false,
+  ): Promise<SignalOutcome> =>
     call(
       CONTROL_TOOLS.waitForSignal,
-      { name, ...(options.timeout === undefined ? {} : { timeoutSeconds: options.timeout }) },
+      {
+        name,
+        ...(options.timeout === undefined ? {} : { timeoutSeconds: options.timeout }),
+        // Marks the wait as a verdict, so `dura approve`, the console and MCP know to answer it.
+        ...(approval ? { approval: true } : {}),
+      },
       undefined,
       (recorded): SignalOutcome => {
         if (recorded.status === 'completed') return { kind: 'signal', payload: recorded.result ?? null };
@@ -109,13 +118,11 @@ export function createCtx(recorder: Recorder): Ctx {
     loop(request: LoopRequest) {
       return runLoop(ctx, request);
     },
-    waitForSignal,
+    waitForSignal: (name, options) => waitForSignal(name, options),
     async approve(name = 'approval', options = {}): Promise<ApprovalOutcome> {
-      const outcome = await waitForSignal(name, options);
+      const outcome = await waitForSignal(name, options, true);
       if (outcome.kind === 'timeout') return { approved: false, reason: 'nobody answered in time' };
-      const approved = field(outcome.payload, 'approved');
-      const reason = field(outcome.payload, 'reason');
-      return { approved: approved !== false, ...(typeof reason === 'string' ? { reason } : {}) };
+      return approvalVerdict(name, outcome.payload);
     },
     sleep(duration: SleepFor) {
       const args: JsonObject =

@@ -51,7 +51,11 @@ export type SleepFor = number | { until: Date | string };
 /** How `ctx.waitForSignal` ended: the signal's payload, or the timeout. */
 export type SignalOutcome = { kind: 'signal'; payload: JsonValue } | { kind: 'timeout' };
 
-/** What a person answered to `ctx.approve`. A bare signal (no `approved` field) counts as consent. */
+/**
+ * What a person answered to `ctx.approve`. Only the payload `{ approved: true }` approves; `approved: false`
+ * refuses with the `reason` given, and any other payload (`{}`, `null`, `"yes"`, `{ approved: "true" }`) is a
+ * refusal whose `reason` names what arrived.
+ */
 export interface ApprovalOutcome {
   approved: boolean;
   reason?: string;
@@ -119,8 +123,9 @@ export interface Ctx {
   waitForSignal(name: string, options?: { timeout?: number }): Promise<SignalOutcome>;
 
   /**
-   * Waits for a person's verdict, sent as the signal `name` with payload `{ approved, reason? }`.
-   * A timeout counts as a refusal.
+   * Waits for a person's verdict, sent as the signal `name` with payload `{ approved, reason? }`
+   * (`dura approve <run>` sends `{ approved: true }`, `dura reject <run> --reason TEXT` a refusal). Fails
+   * closed: only `approved: true` approves; any other payload, and a timeout, count as a refusal.
    *
    * @example
    * const verdict = await ctx.approve('publish', { timeout: 86_400 });

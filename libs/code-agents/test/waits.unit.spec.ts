@@ -40,6 +40,54 @@ describe('approval', () => {
     expect(run.toolCalls).toEqual([]);
   });
 
+  it.each([
+    ['{}', {}, '{}'],
+    ['null', null, 'null'],
+    ['"yes"', 'yes', '"yes"'],
+    ['{"approved":"true"}', { approved: 'true' }, '{"approved":"true"}'],
+  ] as const)(
+    'given the answer %s, then it is a refusal naming what arrived, and nothing is published',
+    async (_, payload, shown) => {
+      const run = new SimRun(publisher, { tools: { 'site.publish': publish } });
+      await run.drive();
+      run.signal('publish', payload);
+      const end = await run.drive();
+
+      expect(end.state.output).toEqual({
+        published: false,
+        reason: `approval signal 'publish' carried ${shown} — only {"approved": true} approves`,
+      });
+      expect(run.toolCalls).toEqual([]);
+    },
+  );
+
+  it('given a run waiting for a verdict, then its wait is marked as one (dura approve answers it)', async () => {
+    const run = new SimRun(publisher, { tools: { 'site.publish': publish } });
+    const waiting = await run.drive();
+    expect(waiting.state.calls[0]?.args).toEqual({ name: 'publish', timeoutSeconds: 3600, approval: true });
+    expect(waiting.state.waits).toMatchObject([{ kind: 'signal', signal: 'publish', approval: true }]);
+  });
+
+  it('given a verdict wait recorded before waits were marked, then the code goes on from it (no stop)', async () => {
+    const unmarked = defineAgent({
+      name: 'publisher',
+      version: '1',
+      tools: ['site.publish'],
+      async run(ctx) {
+        await ctx.waitForSignal('publish', { timeout: 3600 });
+        return null;
+      },
+    });
+    const run = new SimRun(unmarked, { tools: { 'site.publish': publish } });
+    await run.drive();
+    expect(run.state.calls[0]?.args).toEqual({ name: 'publish', timeoutSeconds: 3600 });
+    run.signal('publish', { approved: true });
+    const end = await run.drive(publisher);
+
+    expect(end.kind).toBe('finished');
+    expect(end.state.output).toEqual({ published: true });
+  });
+
   it('given nobody answers, when the timeout fires, then it counts as a refusal', async () => {
     const run = new SimRun(publisher, { tools: { 'site.publish': publish }, timeOutSignals: true });
     const end = await run.drive();
@@ -76,7 +124,7 @@ describe('approval', () => {
   it('given a tool call under an approval policy, when approved, then the gateway runs it', async () => {
     const run = new SimRun(gated, { tools: { 'site.publish': publish } });
     await run.drive();
-    run.signal('approve');
+    run.signal('approve', { approved: true });
     const end = await run.drive();
 
     expect(end.state.output).toEqual({ published: true });

@@ -39,6 +39,10 @@ export const ControlToolSchemas = {
       .max(MAX_WAIT_SECONDS)
       .optional()
       .describe('Give up waiting after this many seconds.'),
+    approval: z
+      .literal(true)
+      .optional()
+      .describe('The signal is a person\'s verdict: only the payload {"approved": true} approves.'),
   }),
   [CONTROL_TOOLS.runAgent]: z.object({
     /** A registered agent's name, or a whole agent spec (a scripted plan in tests and demos). */

@@ -152,6 +152,8 @@ export const EventDataSchemas = {
     onTimeout: z.enum(['reject', 'approve', 'fail', 'continue']).optional(),
     /** Why an `operator` wait was opened, when it is not an unknown call (e.g. a code agent's non-determinism). */
     reason: z.string().optional(),
+    /** A `signal` wait for a person's verdict (`ctx.approve`): only the payload `{ approved: true }` approves. */
+    approval: z.boolean().optional(),
   }),
   signal_received: z.object({
     signalId: z.string().min(1),
@@ -198,7 +200,7 @@ export const CURRENT_EVENT_VERSIONS: Record<EventType, number> = {
   tool_call_completed: 2,
   tool_call_failed: 1,
   wait_requested: 2,
-  signal_received: 1,
+  signal_received: 2,
   timer_fired: 1,
   child_run_requested: 3,
   child_run_completed: 1,

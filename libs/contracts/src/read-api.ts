@@ -146,6 +146,9 @@ const WaitStateSchema = z.object({
   callId: z.string().optional(),
   timeoutAt: z.string().optional(),
   onTimeout: z.enum(['reject', 'approve', 'fail', 'continue']).optional(),
+  reason: z.string().optional(),
+  /** A signal wait for a person's verdict (`ctx.approve`): only the payload `{ approved: true }` approves. */
+  approval: z.boolean().optional(),
 });
 
 const BudgetStateSchema = z.object({

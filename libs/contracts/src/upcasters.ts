@@ -50,6 +50,21 @@ function parseLegacy<T>(schema: z.ZodType<T>, data: unknown, what: string): T {
  */
 const unchanged: Upcaster = (data) => data;
 
+const SignalReceivedV1 = z.looseObject({ name: z.string(), payload: JsonValueSchema.optional() });
+
+/**
+ * signal_received v1: the signal `approve` approved the call awaiting approval whatever its payload, and
+ * `ctx.approve` took any payload without `approved: false` as consent. From v2 only `{ approved: true }`
+ * approves, so an `approve` recorded before says so in its payload and the run folds as it did.
+ */
+function approveMadeExplicit(data: unknown): unknown {
+  const old = parseLegacy(SignalReceivedV1, data, 'signal_received v1');
+  if (old.name !== 'approve') return old;
+  const payload = old.payload;
+  const fields = payload !== null && typeof payload === 'object' && !Array.isArray(payload) ? payload : {};
+  return fields.approved === false ? old : { ...old, payload: { ...fields, approved: true } };
+}
+
 /** `UPCASTERS[type][v]` turns data of version v into version v + 1. */
 export const UPCASTERS: Partial<Record<EventType, Record<number, Upcaster>>> = {
   run_started: { 1: unchanged },
@@ -57,6 +72,7 @@ export const UPCASTERS: Partial<Record<EventType, Record<number, Upcaster>>> = {
   tool_call_completed: { 1: unchanged },
   wait_requested: { 1: unchanged },
   budget_exceeded: { 1: unchanged },
+  signal_received: { 1: approveMadeExplicit },
   run_requested: {
     1: (data) => {
       const old = parseLegacy(RunRequestedV1, data, 'run_requested v1');

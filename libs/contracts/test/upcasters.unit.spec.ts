@@ -137,6 +137,25 @@ describe('upcasters', () => {
     );
   });
 
+  it('make an approve recorded as signal_received v1 say approved, so the run folds as it did', () => {
+    const approve = (payload?: unknown) =>
+      decodeEvent(
+        wire('signal_received', 1, {
+          signalId: 's',
+          name: 'approve',
+          ...(payload === undefined ? {} : { payload }),
+        }),
+        5,
+      ).data;
+    expect(approve({ callId: 'call-1' })).toMatchObject({ payload: { callId: 'call-1', approved: true } });
+    expect(approve()).toMatchObject({ payload: { approved: true } });
+    expect(approve(true)).toMatchObject({ payload: { approved: true } });
+    // ctx.approve refused on approved: false then as now; other signals are unchanged.
+    expect(approve({ approved: false })).toMatchObject({ payload: { approved: false } });
+    const other = { signalId: 's', name: 'deploy', payload: {} };
+    expect(decodeEvent(wire('signal_received', 1, other), 6).data).toEqual(other);
+  });
+
   it('leave a current version alone', () => {
     const data = { waitId: 'w' };
     expect(upcast('timer_fired', 1, data)).toBe(data);

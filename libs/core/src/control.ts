@@ -99,12 +99,13 @@ function controlWait(state: RunState, call: CallState): EventDraft[] {
       return [{ type: 'wait_requested', data }];
     }
     case CONTROL_TOOLS.waitForSignal: {
-      const args = parsed.data as { name: string; timeoutSeconds?: number };
+      const args = parsed.data as { name: string; timeoutSeconds?: number; approval?: true };
       const data = {
         waitId: `signal:${call.callId}`,
         kind: 'signal' as const,
         callId: call.callId,
         signal: args.name,
+        ...(args.approval ? { approval: true } : {}),
         ...(args.timeoutSeconds === undefined
           ? {}
           : { timeoutAt: plus(call.requestedAt, args.timeoutSeconds), onTimeout: 'continue' as const }),

@@ -8,6 +8,7 @@ import {
 import { InvalidTransition } from './errors';
 import { canApply, STATUS_AFTER } from './lifecycle';
 import { initialRunState, isTerminal, type CallState, type RunState, type WaitState } from './run-state';
+import { callApprovalOf } from './approval';
 import { APPROVE_SIGNAL, RAISE_BUDGET_SIGNAL, REJECT_SIGNAL, RETRY_SIGNAL } from './signals';
 
 /**
@@ -259,14 +260,8 @@ function onSignal(state: RunState, event: RunEventOf<'signal_received'>): RunSta
   const approval =
     name === APPROVE_SIGNAL || name === REJECT_SIGNAL ? approvalWaitFor(state, payload) : undefined;
   if (approval) {
-    const reason = typeof payload.reason === 'string' && payload.reason !== '' ? `: ${payload.reason}` : '';
-    const decided = decideApproval(
-      withSignal,
-      approval,
-      name === APPROVE_SIGNAL,
-      event.seq,
-      `a human rejected it${reason}`,
-    );
+    const [approved, rejection] = callApprovalOf(name, event.data.payload);
+    const decided = decideApproval(withSignal, approval, approved, event.seq, rejection);
     return withoutWait(decided, approval.waitId);
   }
   if (name === RAISE_BUDGET_SIGNAL) {

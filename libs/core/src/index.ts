@@ -28,6 +28,8 @@ export type { ReferenceScope } from './references';
 export { nextAction, followUps, nextCallId, cancelReasonOf } from './next-action';
 export { CANCEL_SIGNAL, APPROVE_SIGNAL, REJECT_SIGNAL, RAISE_BUDGET_SIGNAL, RETRY_SIGNAL } from './signals';
 export { openWaits, isDispatchable, childRunIdFor } from './control';
+export { approvalVerdict, callApprovalOf, verdictWaits, verdictSignal } from './approval';
+export type { ApprovalVerdict, VerdictWait } from './approval';
 export { budgetExcess, budgetExceededEvents } from './budget';
 export type { BudgetExcess, Reservation } from './budget';
 export type { PlannerAction, EventDraft } from './next-action';

@@ -62,6 +62,8 @@ export interface WaitState {
   onTimeout?: 'reject' | 'approve' | 'fail' | 'continue';
   /** Why an operator wait was opened (a code agent's non-determinism names both calls). */
   reason?: string;
+  /** A signal wait for a person's verdict (`ctx.approve`): only `{ approved: true }` approves. */
+  approval?: boolean;
 }
 
 /** Budgets in force and what has been spent and reserved against them; all of it from the log. */

@@ -148,7 +148,11 @@ describe('approval before a call is dispatched', () => {
     const state = record(log);
     expect(state.waits).toMatchObject([{ kind: 'approval', callId: 'call-1', signal: 'approve' }]);
     expect(nextAction(state)).toEqual({ kind: 'idle', reason: 'waiting' });
-    log.add('signal_received', { signalId: 'a1', name: 'approve', payload: { callId: 'call-1' } });
+    log.add('signal_received', {
+      signalId: 'a1',
+      name: 'approve',
+      payload: { callId: 'call-1', approved: true },
+    });
     const approved = fold(log.events);
     expect(approved.status).toBe('running');
     expect(nextAction(approved)).toMatchObject({ kind: 'dispatch', calls: [{ callId: 'call-1' }] });

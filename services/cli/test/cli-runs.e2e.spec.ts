@@ -438,12 +438,14 @@ describe('dura signal and dura cancel', () => {
 
     const approved = await dura(['approve', 'cli-approved', '--call', 'call-1'], { env });
     const rejected = await dura(['reject', 'cli-rejected', '--reason', 'not today', '--json'], { env });
-    expect(approved.output).toMatch(/^sent approve to cli-approved for call-1 \(signal id sig_[0-9a-f]+\)/m);
+    expect(approved.output).toMatch(
+      /^sent approve \{"callId":"call-1","approved":true\} to cli-approved \(signal id sig_[0-9a-f]+\)/m,
+    );
     expect(approved.code).toBe(0);
     expect(JSON.parse(rejected.output)).toMatchObject({
       runId: 'cli-rejected',
       name: 'reject',
-      reason: 'not today',
+      payload: { callId: 'call-1', approved: false, reason: 'not today' },
     });
 
     const [ok, no] = await Promise.all([

@@ -127,6 +127,36 @@ describe('the Dura Console', () => {
     }
   });
 
+  it('approves a ctx.approve-style verdict wait from the page with {approved: true}; reject sends the refusal', async () => {
+    const { client, open } = stack();
+    // A wait for a person's verdict, as ctx.approve opens it: the buttons send the wait's own signal.
+    const verdict = (runId: string): Omit<RunRequest, 'v'> & { runId: string } => ({
+      runId,
+      agent: {
+        kind: 'scripted',
+        steps: [{ tool: 'dura.wait_for_signal', args: { name: 'publish', approval: true } }],
+        output: '$steps.1',
+      },
+    });
+    for (const [runId, button, output] of [
+      ['verdict-yes', 'Approve', { approved: true }],
+      ['verdict-no', 'Reject', { approved: false, reason: 'rejected in the console' }],
+    ] as const) {
+      await client.submitRun(verdict(runId));
+      const { page, context } = await open(TOKENS.operator, `/ui/runs/${runId}`);
+      try {
+        const approval = page.locator('[data-testid="approval"]');
+        await approval.waitFor({ timeout: WAIT_MS });
+        expect(await approval.innerText()).toContain('publish');
+        await approval.getByRole('button', { name: button }).click();
+        await untilStatus(page, 'completed');
+        expect((await client.getRun(runId)).output).toEqual(output);
+      } finally {
+        await context.close();
+      }
+    }
+  });
+
   it('sends a signal with a payload from the page; time travel shows waiting at the wait and completed at the end', async () => {
     const { client, open } = stack();
     await client.submitRun(waitForSignal('signal-1', 'go'));

@@ -2,10 +2,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { DuraError, NATS_SECURITY_FIELDS, type RunRequest } from '@dura/contracts';
+import { CONFIG_ERROR_CODE, DuraError, NATS_SECURITY_FIELDS, type RunRequest } from '@dura/contracts';
 import {
   CONFIG_EXIT_CODE,
-  ConfigError,
   configFields,
   createLogger,
   loadConfig,
@@ -186,7 +185,7 @@ async function main(): Promise<number> {
 main().then(
   (code) => process.exit(code),
   (err: unknown) => {
-    if (err instanceof ConfigError || err instanceof DevStateTaken) {
+    if ((err instanceof DuraError && err.code === CONFIG_ERROR_CODE) || err instanceof DevStateTaken) {
       console.error(err instanceof DevStateTaken ? `dura dev: ${err.message}` : err.message);
       process.exit(CONFIG_EXIT_CODE);
     }

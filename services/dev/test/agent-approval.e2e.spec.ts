@@ -8,6 +8,7 @@
 // survives a kill, and the signal's payload becomes the call's result for later `$steps` references.
 import { describe, expect, it } from 'vitest';
 import { createDuraClient } from '@dura/client';
+import type { JsonValue } from '@dura/contracts';
 import { fold } from '@dura/core';
 import { expectKilledAt, logOf, useCrashSystem, watchToEnd } from './crash-harness';
 import {
@@ -92,7 +93,10 @@ describe('an agent whose charges need a human approval', () => {
     await sys.restart('planner');
     await plannerCaughtUp(sys);
     expect(witnessedKeys(sys, runId)).toEqual([]);
-    await client.signal(runId, 'approve', { signalId: 'approve-1', payload: { callId: 'call-1' } });
+    await client.signal(runId, 'approve', {
+      signalId: 'approve-1',
+      payload: { callId: 'call-1', approved: true },
+    });
     const log = await watchToEnd(sys, runId, 30_000);
     expect(typesOf(log)).toEqual([
       'run_requested',
@@ -157,6 +161,46 @@ describe('an agent whose charges need a human approval', () => {
     expect(state.output).toBe(`Outcome: Error: error rejected: ${rejection}`);
     expect(sys.witness.requests(call?.idempotencyKey ?? '')).toBe(0);
     expect(await ledgerOf(sys, runId)).toEqual([]);
+  });
+
+  it('an approve carrying anything but {"approved": true} is a refusal naming it: never charges', async () => {
+    const sys = crash();
+    const llm = model();
+    const client = createDuraClient(sys.system);
+    const answers: [string, JsonValue | undefined][] = [
+      ['callid', { callId: 'call-1' }],
+      ['empty', {}],
+      ['null', null],
+      ['yes', 'yes'],
+      ['string', { approved: 'true' }],
+    ];
+    const runIds = answers.map(([name]) => `approval-answer-${name}`);
+    for (const [i, runId] of runIds.entries()) {
+      llm.script(`Charge ${runId}.`, chargeOnce(100 + i));
+      await sys.submit({ runId, agent: { kind: 'agent', name: 'cashier' }, input: `Charge ${runId}.` });
+    }
+    for (const runId of runIds)
+      await untilLogged(sys, runId, isApprovalWait, `the approval wait of ${runId}`);
+    for (const [i, [, payload]] of answers.entries())
+      await client.signal(runIds[i]!, 'approve', {
+        signalId: `approve-${i}`,
+        ...(payload === undefined ? {} : { payload }),
+      });
+    for (const [i, [, payload]] of answers.entries()) {
+      const runId = runIds[i]!;
+      const log = await watchToEnd(sys, runId, 30_000);
+      const call = fold(log).calls[0];
+      expect(call).toMatchObject({
+        status: 'failed',
+        approval: { decision: 'rejected' },
+        error: {
+          code: 'rejected',
+          message: `pay.charge (step 1) was not approved: approval signal 'approve' carried ${JSON.stringify(payload)} — only {"approved": true} approves`,
+        },
+      });
+      expect(sys.witness.requests(call?.idempotencyKey ?? '')).toBe(0);
+      expect(await ledgerOf(sys, runId)).toEqual([]);
+    }
   });
 });
 

@@ -1,18 +1,18 @@
 // The code-agent examples (examples/code-agents) on the real stack: planner, gateway and projector as their
 // own processes on real NATS and Postgres, loading the examples module (DURA_AGENTS) and its tools
 // (DURA_TOOLS_MODULES). The research agent asks a fake OpenAI-compatible model (real HTTP) and loops with
-// its bound; the approval flow is approved and rejected by signal; the orchestrator's children all start in
+// its bound; the approval flow is approved and rejected with `dura approve`/`dura reject`, and refuses any
+// other answer sent over HTTP ({}, null, "yes", {"approved":"true"}); the orchestrator's children all start in
 // one decision and all complete; and the research agent and the orchestrator run as documented on
 // `npm run dev`.
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDuraClient } from '@dura/client';
 import type { RunEvent } from '@dura/contracts';
 import { childRunIdFor, fold } from '@dura/core';
 import { spawnTsEntry, startFakeLlmServer, type FakeLlmReply, type FakeLlmServer } from '@dura/testing';
 import { logOf, useCrashSystem, watchToEnd, WITNESS_TOOLS, type CrashSystem } from './crash-harness';
 import { count, ledgerOf, untilLogged, type WireBody } from './agent-support';
-import { eventually, getJson } from './system';
+import { dura, eventually, getJson } from './system';
 
 const EXAMPLES = fileURLToPath(new URL('../../../examples/code-agents/index.ts', import.meta.url));
 const EXAMPLE_TOOLS = fileURLToPath(new URL('../../../examples/code-agents/tools.ts', import.meta.url));
@@ -150,11 +150,14 @@ describe('the approval flow example (approved-release)', () => {
     // Nothing is deployed before the verdict.
     expect(intentsOf(waiting)).toEqual(['demo.build', 'demo.test', 'dura.wait_for_signal']);
     expect(fold(waiting).status).toBe('waiting');
-
-    await createDuraClient(sys.system).signal(runId, 'deploy', {
-      signalId: `${runId}-verdict`,
-      payload: { approved: true },
-    });
+    // `dura get` names what answers the wait, and `dura approve` sends the wait's own signal with the
+    // payload that approves.
+    const advice = await dura(sys, ['get', runId]);
+    expect(advice.output).toContain(`dura approve ${runId} --call call-3`);
+    expect(advice.output).not.toContain("--payload '{}'");
+    const approved = await dura(sys, ['approve', runId]);
+    expect(approved.output).toContain(`sent deploy {"approved":true} to ${runId}`);
+    expect(approved.code).toBe(0);
     const log = await watchToEnd(sys, runId, 120_000);
     expect(log.at(-1)?.type).toBe('run_completed');
     expect(intentsOf(log)).toEqual([
@@ -178,10 +181,9 @@ describe('the approval flow example (approved-release)', () => {
     const input = { service: 'search', commit: '7c1d2e3f00' };
     await sys.submit({ runId, agent: { kind: 'agent', name: 'approved-release' }, input });
     await untilLogged(sys, runId, isApprovalWait, 'the deploy approval wait', 90_000);
-    await createDuraClient(sys.system).signal(runId, 'deploy', {
-      signalId: `${runId}-verdict`,
-      payload: { approved: false, reason: 'release freeze' },
-    });
+    const rejected = await dura(sys, ['reject', runId, '--reason', 'release freeze']);
+    expect(rejected.output).toContain(`sent deploy {"approved":false,"reason":"release freeze"} to ${runId}`);
+    expect(rejected.code).toBe(0);
     const log = await watchToEnd(sys, runId, 120_000);
     expect(log.at(-1)?.type).toBe('run_completed');
     expect(intentsOf(log)).toEqual(['demo.build', 'demo.test', 'dura.wait_for_signal', 'demo.notify']);
@@ -195,6 +197,51 @@ describe('the approval flow example (approved-release)', () => {
       message: 'search:7c1d2e3 was not deployed: release freeze',
     });
     expect((await ledgerOf(sys, runId)).map((row) => row.tool)).not.toContain('demo.deploy');
+    // A run that waits for no approval any more: nothing is sent, exit 3 with what the run is.
+    const late = await dura(sys, ['approve', runId]);
+    expect(late.output).toContain(`run ${runId} is completed: it waits for no approval`);
+    expect(late.code).toBe(3);
+  });
+
+  it('refuses every answer but {"approved": true} sent over HTTP, naming what arrived; nothing is deployed', async () => {
+    const sys = crash();
+    const answers: [string, unknown][] = [
+      ['empty', {}],
+      ['null', null],
+      ['yes', 'yes'],
+      ['string', { approved: 'true' }],
+    ];
+    const runIds = answers.map(([name]) => `example-verdict-${name}`);
+    await Promise.all(
+      runIds.map((runId, i) =>
+        sys.submit({
+          runId,
+          agent: { kind: 'agent', name: 'approved-release' },
+          input: { service: `svc${i}`, commit: '0123456789' },
+        }),
+      ),
+    );
+    await Promise.all(
+      runIds.map((runId) => untilLogged(sys, runId, isApprovalWait, `the deploy wait of ${runId}`, 90_000)),
+    );
+    for (const [i, [, payload]] of answers.entries()) {
+      const response = await fetch(`${sys.system.apiUrl}/runs/${runIds[i]}/signals`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'deploy', payload }),
+      });
+      expect(response.status, await response.text()).toBe(202);
+    }
+    for (const [i, [, payload]] of answers.entries()) {
+      const runId = runIds[i]!;
+      const log = await watchToEnd(sys, runId, 120_000);
+      expect(log.at(-1)?.type).toBe('run_completed');
+      expect(fold(log).output).toMatchObject({
+        deployed: false,
+        reason: `approval signal 'deploy' carried ${JSON.stringify(payload)} — only {"approved": true} approves`,
+      });
+      expect((await ledgerOf(sys, runId)).map((row) => row.tool)).not.toContain('demo.deploy');
+    }
   });
 });
 

@@ -3,13 +3,14 @@
 // A fan-out of two tools in one `Promise.all` is one decision with two intents; each charge reaches the
 // payment witness once. Code changed under a running run (another tool at a recorded position) stops the run
 // in an operator wait naming both calls, and nothing runs past it until an operator serves the code the run
-// started with and signals retry.
+// started with and signals retry: `dura get` says so, and `dura replay` with that code finds no divergence.
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { createDuraClient } from '@dura/client';
 import { fold, RETRY_SIGNAL } from '@dura/core';
 import { logOf, useCrashSystem, watchToEnd } from './crash-harness';
 import { count, killNow, ledgerOf, plannerCaughtUp, untilLogged, witnessedKeys } from './agent-support';
+import { dura } from './system';
 
 const AGENTS = fileURLToPath(new URL('./fixtures/code-agents.ts', import.meta.url));
 const CHANGED = fileURLToPath(new URL('./fixtures/code-agents-changed.ts', import.meta.url));
@@ -99,6 +100,10 @@ describe('a code agent served by the planner', () => {
     expect(witnessedKeys(sys, runId)).toHaveLength(1);
     expect((await ledgerOf(sys, runId)).map((row) => row.tool)).toEqual(['pay.charge']);
     expect(after.at(-1)?.type).toBe('wait_requested');
+    // What `dura get` advises is what lifts this stop: retry (no call is in doubt, so confirm/skip do nothing).
+    const advice = await dura(sys, ['get', runId]);
+    expect(advice.output).toContain(`dura signal ${runId} retry`);
+    expect(advice.output).not.toMatch(/confirm|skip/);
 
     // The operator serves the code the run started with again and signals retry: the run goes on from
     // the recorded position, each charge once.
@@ -112,5 +117,9 @@ describe('a code agent served by the planner', () => {
     const keys = witnessedKeys(sys, runId);
     expect(keys).toHaveLength(2);
     expect(new Set(keys).size).toBe(2);
+    // Replayed against the code it finished with, the operator-resolved stop is an input, not a divergence.
+    const replayed = await dura(sys, ['replay', runId, '--agents', AGENTS]);
+    expect(replayed.output).toContain(`no divergence (${done.length} events checked)`);
+    expect(replayed.code).toBe(0);
   });
 });

@@ -1,3 +1,4 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -34,6 +35,30 @@ describe('service entry points', () => {
       expect(proc.output()).toMatch(message);
     },
   );
+
+  it('the planner exits with code 2 when its agents module cannot import zod, pointing at own-repository.md', async () => {
+    // A module outside the checkout resolves its imports from its own folder, which has no node_modules.
+    const dir = mkdtempSync(join(tmpdir(), 'dura-outside-agents-'));
+    try {
+      const agents = join(dir, 'agents.ts');
+      writeFileSync(
+        agents,
+        "import { z } from 'zod';\nexport const Input = z.object({});\nexport default { agents: [] };\n",
+      );
+      const proc = spawnTsEntry({
+        name: 'planner',
+        entry: 'services/planner/src/main.ts',
+        env: { NATS_URL: 'nats://127.0.0.1:1', DURA_AGENTS: agents },
+      });
+      const exit = await proc.exited;
+      expect(exit.code).toBe(2);
+      expect(proc.output()).toContain(`cannot load agent definitions from ${agents} (DURA_AGENTS)`);
+      expect(proc.output()).toContain("Cannot find module 'zod'");
+      expect(proc.output()).toContain('docs/own-repository.md');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 
   it('`npm run dev -- --once` runs the demo on an embedded nats-server and PGlite', async () => {
     const proc = spawnTsEntry({
@@ -114,7 +139,7 @@ describe('`npm run dev` at a wait', () => {
       args: command,
       env: { NATS_URL: undefined, DURA_API_URL: undefined, DURA_DEV_STATE_FILE: stateFile },
     });
-    expect(approve.output).toMatch(/^sent approve to \S+ for call-3/m);
+    expect(approve.output).toMatch(/^sent approve \{"callId":"call-3","approved":true\} to \S+/m);
     const exit = await proc.exited;
     expect(exit.code, proc.output()).toBe(0);
     expect(proc.output()).toMatch(/run_completed +output \{"image":"checkout:9f2c1e7"/);

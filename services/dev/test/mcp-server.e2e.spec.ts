@@ -228,6 +228,42 @@ describe('dura mcp', () => {
     expect(structured(done)).toMatchObject({ status: 'completed' });
   });
 
+  it('approve answers a ctx.approve-style verdict wait with {approved: true}, and refuses a run that waits for none', async () => {
+    const sys = crash();
+    const { client: ops } = await httpClient(OPS);
+    const runId = 'mcp-verdict-1';
+    // A wait for a person's verdict, as ctx.approve opens it (a scripted plan stands in for the code).
+    await sys.submit({
+      runId,
+      agent: {
+        kind: 'scripted',
+        steps: [{ tool: 'dura.wait_for_signal', args: { name: 'publish', approval: true } }],
+        output: '$steps.1',
+      },
+    });
+    const waiting = await ops.callTool(
+      { name: 'wait_run', arguments: { runId, until: 'waiting', timeoutSeconds: 60 } },
+      undefined,
+      { timeout: 90_000 },
+    );
+    expect(structured(waiting)).toMatchObject({ status: 'waiting', approvals: ['call-1'] });
+    const approved = await ops.callTool({ name: 'approve', arguments: { runId } });
+    expect(approved.isError, textOf(approved)).toBeFalsy();
+    expect(structured(approved)).toMatchObject({ name: 'publish', payload: { approved: true } });
+    const done = await ops.callTool(
+      { name: 'wait_run', arguments: { runId, timeoutSeconds: 60 } },
+      undefined,
+      { timeout: 90_000 },
+    );
+    expect(structured(done)).toMatchObject({ status: 'completed', output: { approved: true } });
+
+    const late = await ops.callTool({ name: 'approve', arguments: { runId } });
+    expect(late.isError).toBe(true);
+    expect(textOf(late)).toContain(
+      `approval_wait_not_found: run ${runId} is completed: it waits for no approval`,
+    );
+  });
+
   it('over HTTP: no token is 401, a bad token cannot read, and a session answers only its own token', async () => {
     const init = {
       jsonrpc: '2.0',

@@ -32,12 +32,14 @@ export interface PlannerServiceParts {
   localTools?: LocalTools;
   /** Waits (not ready) while a JetStream cluster cannot place the streams yet. */
   startWait?: StartWaitOptions;
+  /** `DURA_AGENTS` loaded already (before any connection); loaded here when absent. */
+  agents?: Awaited<ReturnType<typeof loadAgents>>;
 }
 
 /** The planner as its configuration describes it: agents, models, authorization and limits. Not started. */
 export async function buildPlanner(parts: PlannerServiceParts): Promise<Planner> {
   const { config, nats, tools, secrets, log } = parts;
-  const { registry: agents, codeAgents } = await loadAgents(config.DURA_AGENTS);
+  const { registry: agents, codeAgents } = parts.agents ?? (await loadAgents(config.DURA_AGENTS));
   if (agents.names().length > 0)
     log.info('serving agents', {
       agents: agents.names().map((name) => `${name}@${agents.versions(name).join(',')}`),

@@ -91,6 +91,7 @@ const waitShape = {
   timeoutAt: z.string().optional(),
   onTimeout: z.enum(['reject', 'approve', 'fail', 'continue']).optional(),
   reason: z.string().optional(),
+  approval: z.boolean().optional(),
 } satisfies ShapeOf<WaitState>;
 
 const budgetShape = {

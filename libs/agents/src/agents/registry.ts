@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { extname, resolve as resolvePath } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createHash } from 'node:crypto';
-import { DuraError, formatIssues, type PinnedVersion } from '@dura/contracts';
+import { CONFIG_ERROR_CODE, DuraError, formatIssues, type PinnedVersion } from '@dura/contracts';
 import type { AnyCodeAgent } from '@dura/code-agents';
 import { codeAgentsOf, isCodeAgent } from './code-agent-model';
 import { AgentsFileSchema, type AgentDefinition, type AgentsFile, type ModelPrice } from './definition';
@@ -102,18 +102,30 @@ export async function loadAgents(
     }
   } catch (err) {
     throw new DuraError(
-      'invalid_agents',
-      `cannot load agent definitions from ${absolute} (DURA_AGENTS): ${(err as Error).message}`,
+      CONFIG_ERROR_CODE,
+      `cannot load agent definitions from ${absolute} (DURA_AGENTS): ${(err as Error).message}${unresolvedImport(err)}`,
       { cause: err },
     );
   }
   try {
     return { registry: new AgentRegistry(file as AgentsFile), codeAgents };
   } catch (err) {
+    // Definitions the planner cannot serve are bad configuration: the service stops with exit code 2.
     if (err instanceof DuraError)
-      throw new DuraError(err.code, `${absolute} (DURA_AGENTS): ${err.message}`, { cause: err });
+      throw new DuraError(CONFIG_ERROR_CODE, `${absolute} (DURA_AGENTS): ${err.message}`, { cause: err });
     throw err;
   }
+}
+
+/** What to do when the module imports a package its own folder cannot resolve (zod, the Dura SDK). */
+function unresolvedImport(err: unknown): string {
+  const code = (err as { code?: unknown }).code;
+  if (code !== 'MODULE_NOT_FOUND' && code !== 'ERR_MODULE_NOT_FOUND') return '';
+  return (
+    '\n  A module outside the Dura checkout resolves its imports from its own folder: give its project a ' +
+    "package.json that depends on zod and Dura's SDK packages, and npm install there " +
+    '(docs/own-repository.md shows such a project).'
+  );
 }
 
 /** Declares agents in a module: `export default defineAgents({ agents: [...], prices: {...} })`. */

@@ -71,13 +71,13 @@ function describeWait(wait: NonNullable<RunState['waiting']>): string {
     case 'approval':
       return `approval of ${wait.callId ?? 'a call'}`;
     case 'signal':
-      return `the signal ${wait.signal ?? '?'}`;
+      return wait.approval ? `a verdict (signal ${wait.signal ?? '?'})` : `the signal ${wait.signal ?? '?'}`;
     case 'timer':
       return `a timer, until ${wait.until ?? '?'}`;
     case 'child':
       return `the child run ${wait.childRunId ?? '?'}`;
     case 'operator':
-      return `an operator, on ${wait.callId ?? 'the run'}`;
+      return wait.callId ? `an operator, on ${wait.callId}` : 'an operator (the code stopped)';
     case 'budget':
       return 'more budget';
   }

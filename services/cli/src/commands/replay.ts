@@ -110,8 +110,11 @@ function report(ctx: CommandContext, runId: string, result: ReplayResult): void 
     return;
   }
   ctx.out.line(`divergence at seq ${result.seq}: ${result.reason}`);
-  ctx.out.line(`  expected: ${result.expected === null ? 'nothing' : show(result.expected)}`);
-  ctx.out.line(`  actual:   ${result.actual === null ? 'nothing' : show(result.actual)}`);
+  // Named by where each value comes from: `expected` is what replay derives now (or the fold), `actual` what
+  // the log holds (or the projector), and the reason reads "recorded …, the code now asks …".
+  const [held, derived] = result.projection ? ['projector:', 'fold:     '] : ['recorded:', 'now:     '];
+  ctx.out.line(`  ${held} ${result.actual === null ? 'nothing' : show(result.actual)}`);
+  ctx.out.line(`  ${derived} ${result.expected === null ? 'nothing' : show(result.expected)}`);
   ctx.out.line(`(${result.checked} events replayed before it)`);
 }
 

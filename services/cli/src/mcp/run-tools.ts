@@ -1,8 +1,9 @@
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { APPROVE_SIGNAL, REJECT_SIGNAL } from '@dura/core';
-import { JsonValueSchema, RUN_STATUSES, type JsonValue, type RunEvent } from '@dura/contracts';
+import { NO_VERDICT_WAIT, verdictFor } from '@dura/client';
+import { verdictWaits } from '@dura/core';
+import { DuraError, JsonValueSchema, RUN_STATUSES, type JsonValue, type RunEvent } from '@dura/contracts';
 import { DuraApiError, type DuraApi, type RunState } from './dura-api';
 import { waitForRun } from './wait-run';
 
@@ -11,7 +12,9 @@ const CallIdArg = z
   .string()
   .min(1)
   .optional()
-  .describe('The call to answer when several wait (default: the oldest).');
+  .describe(
+    'The call whose approval (or ctx.approve wait) to answer when several wait (default: the oldest).',
+  );
 const MAX_EVENTS = 5_000;
 
 /** A run as a tool answers it: what a client acts on, without the whole fold (read `dura://runs/{id}`). */
@@ -24,7 +27,7 @@ export function runView(state: RunState) {
     steps: state.steps,
     lastSeq: state.lastSeq,
     waiting: state.waiting,
-    approvals: state.waits.filter((wait) => wait.kind === 'approval').map((wait) => wait.callId ?? null),
+    approvals: verdictWaits(state.waits).map((wait) => wait.callId ?? null),
     ...(state.output === undefined ? {} : { output: state.output }),
     ...(state.error === undefined ? {} : { error: state.error }),
   };
@@ -35,11 +38,16 @@ const answer = (value: unknown): CallToolResult => ({
   structuredContent: JSON.parse(JSON.stringify(value)) as Record<string, unknown>,
 });
 
-/** A refusal of the API (401, 403, 404, ...) as a tool error the client reads; anything else propagates. */
+/**
+ * A refusal of the API (401, 403, 404, ...), or a verdict for a run that waits for none, as a tool error the
+ * client reads; anything else propagates.
+ */
 async function guarded(work: () => Promise<unknown>): Promise<CallToolResult> {
   try {
     return answer(await work());
   } catch (err) {
+    if (err instanceof DuraError && err.code === NO_VERDICT_WAIT)
+      return { isError: true, content: [{ type: 'text', text: `${err.code}: ${err.message}` }] };
     if (!(err instanceof DuraApiError)) throw err;
     const status = err.status === 0 ? '' : ` (HTTP ${err.status})`;
     return { isError: true, content: [{ type: 'text', text: `${err.code}${status}: ${err.message}` }] };
@@ -173,36 +181,40 @@ export function createDuraMcpServer(api: DuraApi, version: string): McpServer {
       }),
   );
 
-  const answerCall = (name: string, title: string, description: string) =>
+  // Both answer whichever approval the run waits for (a call awaiting approval, or a code agent's ctx.approve)
+  // with the signal that wait listens for; a run that waits for none is refused, naming what it waits for.
+  const answerApproval = (approved: boolean, title: string, description: string) =>
     server.registerTool(
-      name,
+      approved ? 'approve' : 'reject',
       {
         title,
         description,
         inputSchema: {
           runId: RunIdArg,
           callId: CallIdArg,
-          ...(name === REJECT_SIGNAL ? { reason: z.string().max(2000).optional() } : {}),
+          ...(approved ? {} : { reason: z.string().max(2000).optional() }),
         },
         annotations: { destructiveHint: true, idempotentHint: false },
       },
       (args: { runId: string; callId?: string | undefined; reason?: string | undefined }) =>
-        guarded(() => {
-          const payload: Record<string, JsonValue> = {};
-          if (args.callId) payload.callId = args.callId;
-          if (args.reason) payload.reason = args.reason;
-          return api.signal(args.runId, name, payload);
+        guarded(async () => {
+          const state = await api.getRun(args.runId);
+          const verdict = verdictFor(state, { approved, reason: args.reason }, { callId: args.callId });
+          const sent = await api.signal(args.runId, verdict.name, verdict.payload);
+          return { ...sent, name: verdict.name, payload: verdict.payload };
         }),
     );
-  answerCall(
-    APPROVE_SIGNAL,
-    'Approve a call',
-    'Approves a call that waits for approval; it is then run. Needs scope `signal`.',
+  answerApproval(
+    true,
+    'Approve',
+    'Approves what the run waits for: a call awaiting approval (it is then run) or a ctx.approve verdict ' +
+      '(sent as {"approved": true}). Refused when the run waits for no approval. Needs scopes `read` and `signal`.',
   );
-  answerCall(
-    REJECT_SIGNAL,
-    'Reject a call',
-    'Rejects a call that waits for approval; the model reads the reason. Needs scope `signal`.',
+  answerApproval(
+    false,
+    'Reject',
+    'Rejects what the run waits for: a call awaiting approval (the model reads the reason) or a ctx.approve ' +
+      'verdict (the code gets {approved: false, reason}). Needs scopes `read` and `signal`.',
   );
 
   server.registerTool(

@@ -2,6 +2,7 @@ import { useState, type FormEvent } from 'react';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { z } from 'zod';
 import { ForkAcceptedSchema, type ConsoleSession, type RunStateSchema } from '@dura/contracts';
+import { verdictSignal, verdictWaits } from '@dura/core';
 import { api } from '../api/http';
 import { navigate, runPath } from '../model/router';
 
@@ -11,7 +12,8 @@ const TERMINAL = new Set(['completed', 'failed', 'cancelled', 'rejected']);
 
 /**
  * What may be done to the run, each shown only when the token's scopes allow it (the API checks again):
- * approve or reject a waiting call, confirm or skip an in-doubt unsafe call, send a signal, cancel, fork.
+ * approve or reject what the run waits for (a call awaiting approval, or a code agent's ctx.approve verdict),
+ * confirm or skip an in-doubt unsafe call, send a signal, cancel, fork.
  */
 export function Actions({
   runId,
@@ -49,7 +51,7 @@ export function Actions({
   });
   const may = (scope: ConsoleSession['scopes'][number]) => session.scopes.includes(scope);
   const live = !TERMINAL.has(run.status);
-  const approvals = run.waits.filter((w) => w.kind === 'approval');
+  const approvals = verdictWaits(run.waits);
   const operator = run.waits.find((w) => w.kind === 'operator' && w.callId !== undefined);
   const forkAt = selectedSeq ?? run.lastSeq;
   if (!may('signal') && !may('cancel') && !may('submit')) return null;
@@ -58,23 +60,23 @@ export function Actions({
       {may('signal') &&
         approvals.map((wait) => (
           <div key={wait.waitId} className="action-group" data-testid="approval">
-            <span>
-              Call <code>{wait.callId}</code> waits for approval
-            </span>
-            <button
-              type="button"
-              onClick={() => send.mutate({ name: 'approve', payload: { callId: wait.callId ?? '' } })}
-            >
+            {wait.kind === 'approval' ? (
+              <span>
+                Call <code>{wait.callId}</code> waits for approval
+              </span>
+            ) : (
+              <span>
+                Waits for a verdict (signal <code>{wait.signal}</code>)
+              </span>
+            )}
+            <button type="button" onClick={() => send.mutate(verdictSignal(wait, { approved: true }))}>
               Approve
             </button>
             <button
               type="button"
               className="danger"
               onClick={() =>
-                send.mutate({
-                  name: 'reject',
-                  payload: { callId: wait.callId ?? '', reason: 'rejected in the console' },
-                })
+                send.mutate(verdictSignal(wait, { approved: false, reason: 'rejected in the console' }))
               }
             >
               Reject
