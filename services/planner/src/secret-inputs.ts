@@ -96,7 +96,8 @@ export function registeredSecrets(
     resolving.add(key);
     try {
       const paths = [...new Set([...secrets.declared, ...planSecretInputs(secrets.plan, tools, lookup)])];
-      known.set(key, paths);
+      // Inside a cycle the answer misses what the agents still being resolved add: kept only at the top.
+      if (resolving.size === 1) known.set(key, paths);
       return paths;
     } finally {
       resolving.delete(key);
