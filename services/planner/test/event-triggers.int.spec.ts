@@ -8,13 +8,7 @@ import { createTriggerStore } from '@dura/event-store';
 import { useTestInfra } from '@dura/testing';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import {
-  BUILTIN_TOOLS,
-  createSecretsBox,
-  defineTool,
-  isSecretEnvelope,
-  ToolRegistry,
-} from '@dura/tools';
+import { BUILTIN_TOOLS, createSecretsBox, defineTool, isSecretEnvelope, ToolRegistry } from '@dura/tools';
 import { createScriptedModel } from '@dura/agents';
 import { createPlanner, type Planner } from '../src/index';
 import { createEventSecrets } from '../src/event-secrets';
