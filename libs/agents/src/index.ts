@@ -1,6 +1,6 @@
 // The model and agent layer: what the planner asks to decide a run, and how replay re-derives the planner's
 // appends from a log. Services, the CLI and the bench import it; it holds no connection of its own.
-export type { Model, ModelTurn, SummaryTurn, DecideInput, StartInfo, CodeTurn } from './model';
+export type { Model, ModelTurn, SummaryTurn, DecideInput, StartInfo, CodeTurn, InputSecrets } from './model';
 export { tighterBudget, pinnedVersionOf } from './model';
 export { createModelRouter } from './model-router';
 export { createScriptedModel, scriptedTurn, fileCallLog } from './scripted-model';

@@ -18,6 +18,7 @@ export function createModelRouter(deps: { scripted: Model; agents: Model; tools?
       ),
     start: (request) => (agents.start ?? scripted.start)?.(request) ?? {},
     serves: (pinned) => agents.serves?.(pinned) ?? false,
+    inputSecrets: (agent) => agents.inputSecrets?.(agent),
     reservation: (input) =>
       input.request.agent.kind === 'agent' && agents.reservation
         ? agents.reservation(input)

@@ -1,4 +1,12 @@
-import type { BudgetLimits, Decision, PinnedVersion, PromptRecord, RunRequest, Usage } from '@dura/contracts';
+import type {
+  BudgetLimits,
+  Decision,
+  PinnedVersion,
+  PromptRecord,
+  RunRequest,
+  ScriptedStep,
+  Usage,
+} from '@dura/contracts';
 import type { BudgetExcess, Reservation, RunState } from '@dura/core';
 
 /** What one model call produced; recorded verbatim in a `thought` before anything acts on it. */
@@ -47,11 +55,27 @@ export interface StartInfo {
   budgetPolicy?: 'fail' | 'wait';
 }
 
+/** Where a registered agent's run holds secrets in its input, as the agent's definition tells. */
+export interface InputSecrets {
+  /** Input paths the agent declares secret (`secrets: { input: ["card.token"] }`). */
+  declared: readonly string[];
+  /**
+   * A scripted agent's plan, parallel groups flattened (empty for other agents): the planner follows its
+   * `"$input…"` references to the fields tools declare secret.
+   */
+  plan: readonly ScriptedStep[];
+}
+
 /** The planner's only door to a model. Implementations may do I/O; the state they get is the folded log. */
 export interface Model {
   decide(input: DecideInput): Promise<ModelTurn>;
   /** The version and budgets a new run is pinned to; throws a DuraError when the request names no agent served. */
   start?(request: RunRequest & { runId: string }): StartInfo;
+  /**
+   * Where a run of the registered agent `agent` (at `version`, else the newest served) holds secrets in its
+   * input; undefined when this planner serves no such agent.
+   */
+  inputSecrets?(agent: { name: string; version?: string }): InputSecrets | undefined;
   /** Whether this planner may decide a run pinned to `pinned` (a rolling deploy never mixes brains mid-run). */
   serves?(pinned: PinnedVersion): boolean;
   /** The worst case of the next call, reserved against the run's budgets before it is made (not code runs'). */

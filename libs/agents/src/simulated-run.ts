@@ -4,7 +4,7 @@ import type { JsonValue, RunEvent, RunRequest, ScriptedStep } from '@dura/contra
 import { evolve, initialRunState, nextAction, type EventDraft, type RunState } from '@dura/core';
 import { runEvent } from '@dura/core/testing';
 import type { Model } from './model';
-import { plannerStep } from './planner-step';
+import { plannerStep, type PlannerStepPorts } from './planner-step';
 
 export interface SimulatedRun {
   events: RunEvent[];
@@ -33,6 +33,8 @@ export async function simulateRun(
     start?: RunEvent[];
     firstSeq?: number;
     maxEvents?: number;
+    /** Seals secret arguments of each thought, as the planner does (`sealDecision`). */
+    seal?: PlannerStepPorts['seal'];
   } = {},
 ): Promise<SimulatedRun> {
   const runId = request.runId;
@@ -68,7 +70,8 @@ export async function simulateRun(
         break;
       default: {
         // The planner's own step: the same events the run driver appends.
-        const step = await plannerStep(state, action, { model, now: new Date() });
+        const seal = options.seal ? { seal: options.seal } : {};
+        const step = await plannerStep(state, action, { model, now: new Date(), ...seal });
         if (step.kind !== 'none') step.drafts.forEach(add);
         break;
       }

@@ -1,6 +1,7 @@
 import {
   DuraError,
   formatIssues,
+  secretPathIssue,
   type BudgetLimits,
   type JsonValue,
   type PinnedVersion,
@@ -29,6 +30,8 @@ export interface CodeAgent<I = JsonValue, O = JsonValue> {
   readonly onBudgetExceeded?: 'fail' | 'wait';
   /** Where `ctx.model` is answered; a call without it fails with `agent_misuse`. */
   readonly model?: CodeModelSettings;
+  /** Input fields that hold secrets: sealed before the run's input is recorded, and given to `run` sealed. */
+  readonly secrets?: AgentSecrets;
   readonly run: (ctx: Ctx, input: I) => Promise<O>;
 }
 
@@ -43,7 +46,19 @@ export interface AgentDefinition<I, O> {
   onBudgetExceeded?: 'fail' | 'wait';
   /** The provider and model `ctx.model` calls, as a JSON agent declares them. */
   model?: CodeModelSettingsInput;
+  /**
+   * Input fields that hold secrets, as dot paths (`"card.token"`, `"cards.*.token"`). The planner seals them
+   * before the run's input is recorded, so no log, table or dead letter holds them in clear; `run` gets them
+   * sealed (type them `sealedSecret` in `input`) and can only pass them to a tool field the tool declares
+   * secret, where the gateway opens them. A request holding such a value is refused when no key is set.
+   */
+  secrets?: AgentSecrets;
   run: (ctx: Ctx, input: I) => Promise<O>;
+}
+
+/** What a code agent declares secret, as a tool does (`defineTool({ secrets })`). */
+export interface AgentSecrets {
+  input?: readonly string[];
 }
 
 /** Declares a code agent; pure, so a module can export as many as it likes. */
@@ -58,11 +73,18 @@ export function defineAgent<I = JsonValue, O = JsonValue>(
       `the model settings of code agent ${definition.name}@${definition.version} are invalid: ` +
         formatIssues(settings.error).join('; '),
     );
+  const pathIssues = (definition.secrets?.input ?? []).flatMap((path) => secretPathIssue(path) ?? []);
+  if (pathIssues.length > 0)
+    throw new DuraError(
+      'invalid_agent',
+      `the secrets of code agent ${definition.name}@${definition.version} are invalid: ${pathIssues.join('; ')}`,
+    );
   return Object.freeze({
     kind: 'code' as const,
     ...rest,
     ...(settings ? { model: settings.data } : {}),
     tools: [...definition.tools],
+    ...(definition.secrets ? { secrets: { input: [...(definition.secrets.input ?? [])] } } : {}),
   });
 }
 

@@ -68,7 +68,13 @@ export class Execution implements Recorder {
     this.started = true;
     const parsed = this.agent.input ? this.agent.input.safeParse(state.request?.input) : undefined;
     if (parsed && !parsed.success) {
-      const message = `the input of ${this.agent.name}@${this.agent.version} is invalid: ${parsed.error.message}`;
+      const secret = this.agent.secrets?.input ?? [];
+      // A field declared secret arrives sealed: a schema expecting the clear value fails there.
+      const hint =
+        secret.length === 0
+          ? ''
+          : ` (fields declared secret, ${secret.join(', ')}, reach the code sealed: type them \`sealedSecret\` in the input schema)`;
+      const message = `the input of ${this.agent.name}@${this.agent.version} is invalid: ${parsed.error.message}${hint}`;
       this.outcome = { ok: false, error: new DuraError('invalid_input', message) };
       return;
     }

@@ -1,5 +1,6 @@
 export { defineAgent, pinnedVersion } from './define-agent';
-export type { CodeAgent, AnyCodeAgent, AgentDefinition } from './define-agent';
+export type { CodeAgent, AnyCodeAgent, AgentDefinition, AgentSecrets } from './define-agent';
+export { sealedSecret } from './sealed-secret';
 export type {
   Ctx,
   ModelAnswer,

@@ -167,3 +167,5 @@ export type {
   EventTriggerSpec,
   EventTriggerRecord,
 } from './schedule';
+export { SECRET_TAG, SecretEnvelopeSchema, isSecretEnvelope, secretPathIssue } from './secret-envelope';
+export type { SecretEnvelope } from './secret-envelope';

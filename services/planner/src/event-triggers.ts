@@ -23,6 +23,7 @@ import {
 } from '@dura/contracts';
 import { createTriggerStore, isJsApiError, JS_CODES } from '@dura/event-store';
 import { failpoint, startConsumerLoop, type ConsumerLoop, type Logger } from '@dura/service-kit';
+import { createEventSecrets, type EventSecretPorts } from './event-secrets';
 
 export interface EventTriggerDeps {
   js: JetStreamClient;
@@ -33,6 +34,11 @@ export interface EventTriggerDeps {
   ackWaitMs?: number;
   replicas?: number;
   duplicateWindowMs?: number;
+  /**
+   * Keeps events' secrets out of clear storage (the intake's sealing and redaction, and an eraser of
+   * DURA_EVENTS messages); unset: events are taken as they are.
+   */
+  secrets?: EventSecretPorts;
 }
 
 export const EVENTS_DLQ_SOURCE = 'events';
@@ -46,7 +52,9 @@ export const triggerConsumer = (id: string): string => `trigger-${id}`;
  * Event triggers: each message on a trigger's subject (stream DURA_EVENTS, `dura.event.>`) becomes a run
  * request on `dura.submit`, with the message as input and the trigger's tenant, so the intake applies the
  * same tenant limits and tool authorization as to any request. The run id comes from the message's
- * `Nats-Msg-Id` (else its stream sequence): a redelivered or republished message joins the same run.
+ * `Nats-Msg-Id` (else its stream sequence): a redelivered or republished message joins the same run. An event
+ * holding secrets where the trigger's agent takes them (`secrets`) goes to `dura.submit` sealed and is
+ * erased from DURA_EVENTS; its dead letter keeps them redacted.
  */
 export function createEventTriggers(deps: EventTriggerDeps) {
   const store = createTriggerStore({ js: deps.js, ...(deps.replicas ? { replicas: deps.replicas } : {}) });
@@ -54,6 +62,15 @@ export function createEventTriggers(deps: EventTriggerDeps) {
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
   let stopped = false;
+  const secrets = deps.secrets
+    ? createEventSecrets({
+        ports: deps.secrets,
+        jsm: deps.jsm,
+        triggers: () => store.list(),
+        consumerOf: triggerConsumer,
+        log: deps.log,
+      })
+    : undefined;
 
   async function ensureEventsStream(): Promise<void> {
     const config = {
@@ -118,8 +135,11 @@ export function createEventTriggers(deps: EventTriggerDeps) {
           'invalid_event',
           `event on ${msg.subject} makes no valid run request for trigger ${spec.id}`,
         );
-      await deps.js.publish(SUBJECTS.submit, JSON.stringify(request.data), { msgID: runId });
+      // `dura.submit` gets the request sealed; the event, once its run request is out, is erased.
+      const prepared = secrets?.prepare({ ...request.data, runId }) ?? { request: request.data, held: false };
+      await deps.js.publish(SUBJECTS.submit, JSON.stringify(prepared.request), { msgID: runId });
       failpoint('planner.trigger-after-submit');
+      if (prepared.held) await secrets?.erase(msg, record);
     };
   }
 
@@ -141,6 +161,7 @@ export function createEventTriggers(deps: EventTriggerDeps) {
         concurrency: 16,
         log: deps.log,
         handle: handler(record),
+        ...(secrets ? { redact: (msg: JsMsg) => secrets.deadLetter(msg, record) } : {}),
       }),
     );
     deps.log.info('event trigger bound', { trigger: record.spec.id, subject: record.spec.subject });

@@ -19,6 +19,7 @@ import { refusal, rejectRequest, type Rejection } from './reject-request';
 import type { EraseRequest } from './erase-request';
 import { redactRequest } from './redact-request';
 import { SecretInChildPlan, sealRequest } from './seal-request';
+import { registeredSecrets, type RegisteredSecrets } from './secret-inputs';
 import type { RunDriver } from './run-driver';
 import type { TenantAdmission } from './tenant-admission';
 import { TENANT_LIMIT_CODE, tenantLimit, type TenantLimits } from './tenant-limits';
@@ -45,6 +46,8 @@ export interface IntakeDeps {
   tenants?: { limits: TenantLimits; admission: TenantAdmission; waitMs?: () => number };
   /** Who may start which agents, and whether inline plans are on; default: everything allowed. */
   authorization?: ToolAuthorization;
+  /** Where registered agents' runs hold secrets in their input; default: what `model` tells. */
+  registered?: RegisteredSecrets;
 }
 
 export const REQUESTS_DLQ_SOURCE = 'requests';
@@ -61,6 +64,7 @@ function planLength(request: RunRequest): number {
  */
 export function createIntake(deps: IntakeDeps) {
   const { store, driver, tools, clock } = deps;
+  const registered = deps.registered ?? registeredSecrets(deps.model, tools);
 
   const reject = (msg: JsMsg, runId: string | undefined, rejection: Rejection): Promise<void> =>
     rejectRequest(deps, msg, REQUESTS_DLQ_SOURCE, runId, rejection);
@@ -147,7 +151,7 @@ export function createIntake(deps: IntakeDeps) {
       // JSON within the limits but not a request may still hold a valid plan's secrets: the dead letter keeps
       // them redacted, and the clear request is erased.
       const body: unknown = decoded.failure.code === 'invalid_request' ? JSON.parse(msg.string()) : undefined;
-      const redacted = body === undefined ? body : redactRequest(body, tools);
+      const redacted = body === undefined ? body : redactRequest(body, tools, registered);
       const secret = redacted !== body;
       await reject(msg, hint, {
         ...refusal(decoded.failure),
@@ -158,7 +162,7 @@ export function createIntake(deps: IntakeDeps) {
     }
     const parsed = { data: decoded.value };
     const runId = parsed.data.runId ?? hint ?? `run-${first.seq}`;
-    const redacted = redactRequest({ ...parsed.data, runId }, tools);
+    const redacted = redactRequest({ ...parsed.data, runId }, tools, registered);
     const secret = canonicalJson(redacted) !== canonicalJson({ ...parsed.data, runId });
     // A request with secrets in clear is dead-lettered redacted, and erased from `dura.submit` once handled.
     const tenant = parsed.data.tenant ? { tenant: parsed.data.tenant } : {};
@@ -204,7 +208,7 @@ export function createIntake(deps: IntakeDeps) {
     }
     let sealed: ReturnType<typeof sealRequest>;
     try {
-      sealed = sealRequest({ ...parsed.data, runId }, tools, deps.secrets);
+      sealed = sealRequest({ ...parsed.data, runId }, tools, deps.secrets, { registered });
     } catch (err) {
       if (!(err instanceof SecretsKeyMissing || err instanceof SecretInChildPlan)) throw err;
       await refuseChild({ error: { code: err.code, message: err.message } });

@@ -23,13 +23,14 @@ import { createCancellations } from './cancellations';
 import { createParking } from './parking';
 import { createRequestEraser } from './erase-request';
 import { createIntake } from './intake';
-import { redactRequestBytes } from './redact-request';
+import { redactRequest, redactRequestBytes } from './redact-request';
 import { createSignalIntake } from './signal-intake';
 import { createForkIntake, FORKS_DLQ_SOURCE } from './fork-intake';
 import type { Model } from '@dura/agents';
 import { createRunDriver, DEFAULT_SNAPSHOT_EVERY, type LocalTools } from './run-driver';
 import { openSnapshotBucket } from './snapshot-store';
-import { sealDecision } from './seal-request';
+import { sealDecision, sealRequest } from './seal-request';
+import { registeredSecrets } from './secret-inputs';
 import { createTenantAdmission } from './tenant-admission';
 import type { TenantLimits } from './tenant-limits';
 import type { ToolAuthorization } from './tool-authorization';
@@ -111,6 +112,7 @@ export function createPlanner(deps: PlannerDeps) {
     ? createParking({ js: deps.js, serves, log: deps.log, replicas: deps.streams?.replicas ?? 1 })
     : undefined;
   const cancellations = createCancellations({ js: deps.js, replicas: deps.streams?.replicas ?? 1 });
+  const registered = registeredSecrets(deps.model, deps.tools);
   const driver = createRunDriver({
     store,
     js: deps.js,
@@ -120,7 +122,7 @@ export function createPlanner(deps: PlannerDeps) {
     snapshots: { every: deps.snapshotEvery ?? DEFAULT_SNAPSHOT_EVERY, replicas: deps.streams?.replicas ?? 1 },
     cancellations,
     ...(parking ? { parking } : {}),
-    sealDecision: (decision, scope) => sealDecision(decision, deps.tools, deps.secrets, scope),
+    sealDecision: (decision, scope) => sealDecision(decision, deps.tools, deps.secrets, scope, registered),
     ...(deps.localTools ? { localTools: deps.localTools } : {}),
   });
   const eraseRequest = createRequestEraser({ jsm: deps.jsm, log: deps.log });
@@ -132,6 +134,7 @@ export function createPlanner(deps: PlannerDeps) {
     log: deps.log,
     clock,
     model: deps.model,
+    registered,
     ...(deps.authorization ? { authorization: deps.authorization } : {}),
     ...(deps.secrets ? { secrets: deps.secrets } : {}),
     erase: eraseRequest,
@@ -195,6 +198,11 @@ export function createPlanner(deps: PlannerDeps) {
         ackWaitMs,
         replicas: deps.streams?.replicas ?? 1,
         duplicateWindowMs: (deps.streams ?? DEFAULT_STREAM_OPTIONS).duplicateWindowMs,
+        secrets: {
+          seal: (request) => sealRequest(request, deps.tools, deps.secrets, { registered }).request,
+          redact: (body) => redactRequest(body, deps.tools, registered),
+          erase: createRequestEraser({ jsm: deps.jsm, log: deps.log, stream: STREAMS.events }),
+        },
         ...(deps.eventTriggers.pollMs === undefined ? {} : { pollMs: deps.eventTriggers.pollMs }),
       })
     : undefined;
@@ -225,7 +233,7 @@ export function createPlanner(deps: PlannerDeps) {
           handle: handleSubmit,
           // A request dead-lettered after its last delivery keeps no secret there, nor on `dura.submit`.
           redact: (msg) => {
-            const payload = redactRequestBytes(msg.data, deps.tools);
+            const payload = redactRequestBytes(msg.data, deps.tools, registered);
             return payload ? { payload, erase: () => eraseRequest(msg.seq) } : undefined;
           },
         }),

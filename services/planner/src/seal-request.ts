@@ -9,8 +9,14 @@ import {
   type RunRequest,
 } from '@dura/contracts';
 import { sealSecretFields, type SecretsBox, type ToolRegistry } from '@dura/tools';
-import { inputReferencesAlong, isReference } from './plan-references';
+import { isReference } from './plan-references';
 import { redactRequest } from './redact-request';
+import {
+  NO_REGISTERED_SECRETS,
+  planSecretInputs,
+  registeredOrNewest,
+  type RegisteredSecrets,
+} from './secret-inputs';
 
 type Request = RunRequest & { runId: string };
 
@@ -27,26 +33,42 @@ export class SecretInChildPlan extends DuraError {
   }
 }
 
+/** How a request is sealed: what to do with a child's secret, and where registered agents hold theirs. */
+export interface SealOptions {
+  /** A child run's inline plan or input holding a secret in clear: refused (default), or sealed for this run. */
+  children?: 'refuse' | 'seal';
+  /** The secret input paths of registered agents' runs (none by default: only inline plans are followed). */
+  registered?: RegisteredSecrets;
+}
+
 /**
  * The request as the log may hold it: every plain value at a secret argument field of a plan step is
- * sealed, and so is each part of the run's input that a step passes to a secret field (`"$input.card"`).
- * Sealing is deterministic, so a redelivered request seals to the same record. `changed` tells whether
- * the request held any secret in clear (then its copy on `dura.submit` is erased once it is recorded).
- * Throws SecretsKeyMissing when it holds one and no key is configured. A child run's inline plan or input
- * holding one is refused (SecretInChildPlan), or with `children: 'seal'` sealed for this run's scope.
+ * sealed, and so is each part of the run's input that holds a secret: what a step passes to a secret field
+ * (`"$input.card"`) of an inline plan or a registered scripted agent's plan, and what a registered agent
+ * (JSON or code) declares secret (`secrets: { input }`). Sealing is deterministic, so a redelivered request
+ * seals to the same record. `changed` tells whether the request held any secret in clear (then its copy on
+ * `dura.submit` is erased once it is recorded). Throws SecretsKeyMissing when it holds one and no key is
+ * configured. A child run's inline plan or input holding one is refused (SecretInChildPlan), or with
+ * `children: 'seal'` sealed for this run's scope.
  */
 export function sealRequest(
   request: Request,
   tools: ToolRegistry,
   box: SecretsBox | undefined,
-  children: 'refuse' | 'seal' = 'refuse',
+  options: SealOptions = {},
 ): { request: Request; changed: boolean } {
-  if (request.agent.kind !== 'scripted') return { request, changed: false };
+  const registered = options.registered ?? NO_REGISTERED_SECRETS;
+  if (request.agent.kind === 'agent') {
+    const paths = registeredOrNewest(registered, request.agent.name, request.agent.version) ?? [];
+    const input = sealInput(request.input, paths, box, request.runId);
+    return input === request.input
+      ? { request, changed: false }
+      : { request: { ...request, input }, changed: true };
+  }
   let changed = false;
-  const inputPaths = new Set<string>();
   const steps = request.agent.steps.map((step, index) => {
     if (step.tool === CONTROL_TOOLS.runAgent) {
-      const args = sealChildArgs(step.args, tools, box, request.runId, children, index);
+      const args = sealChildArgs(step.args, tools, box, request.runId, options, index);
       if (args === step.args) return step;
       changed = true;
       return { ...step, args };
@@ -54,24 +76,19 @@ export function sealRequest(
     if (isControlTool(step.tool)) return step;
     const paths = tools.secretFields(step.tool).args;
     if (paths.length === 0) return step;
-    for (const path of paths)
-      for (const found of inputReferencesAlong(step.args, path.split('.'))) inputPaths.add(found);
     const what = `plan step ${index} (${step.tool})`;
     const args = sealSecretFields(step.args, paths, box, request.runId, what, isReference);
     if (args === step.args) return step;
     changed = true;
     return { ...step, args: args as typeof step.args };
   });
-  let input = request.input;
-  if (input !== undefined && inputPaths.size > 0) {
-    // `"$input"` itself names the whole input: it is sealed as one value.
-    const sealed = inputPaths.has('')
-      ? (sealSecretFields({ input }, ['input'], box, request.runId, 'the run input') as { input: JsonValue })
-          .input
-      : sealSecretFields(input, [...inputPaths], box, request.runId, 'the run input');
-    changed ||= sealed !== input;
-    input = sealed;
-  }
+  const input = sealInput(
+    request.input,
+    planSecretInputs(request.agent.steps, tools, registered),
+    box,
+    request.runId,
+  );
+  changed ||= input !== request.input;
   if (!changed) return { request, changed };
   return {
     request: {
@@ -83,6 +100,20 @@ export function sealRequest(
   };
 }
 
+/** The run's input with every plain value at `paths` sealed (`""`: the whole input, sealed as one value). */
+function sealInput(
+  input: JsonValue | undefined,
+  paths: readonly string[],
+  box: SecretsBox | undefined,
+  scope: string,
+): JsonValue | undefined {
+  if (input === undefined || paths.length === 0) return input;
+  if (paths.includes(''))
+    return (sealSecretFields({ input }, ['input'], box, scope, 'the run input') as { input: JsonValue })
+      .input;
+  return sealSecretFields(input, paths, box, scope, 'the run input');
+}
+
 /**
  * A `dura.run_agent` call's arguments with the secrets of its inline plan and input sealed for `scope`
  * (the parent's run), or the arguments themselves when they hold none.
@@ -92,20 +123,20 @@ function sealChildArgs(
   tools: ToolRegistry,
   box: SecretsBox | undefined,
   scope: string,
-  children: 'refuse' | 'seal',
+  options: SealOptions,
   index: number,
 ): JsonObject {
   const child = { agent: args['agent'], input: args['input'] };
-  if (redactRequest(child, tools) === child) return args;
-  if (children === 'refuse') throw new SecretInChildPlan(index);
-  // A secret was found, so `agent` is an inline scripted plan.
+  if (redactRequest(child, tools, options.registered) === child) return args;
+  if ((options.children ?? 'refuse') === 'refuse') throw new SecretInChildPlan(index);
+  // A secret was found, so `agent` is an inline scripted plan or a registered agent's reference.
   const request = {
     v: RUN_REQUEST_VERSION,
     runId: scope,
     agent: args['agent'],
     ...(args['input'] === undefined ? {} : { input: args['input'] }),
   } as Request;
-  const sealed = sealRequest(request, tools, box, 'seal').request;
+  const sealed = sealRequest(request, tools, box, { ...options, children: 'seal' }).request;
   return { ...args, agent: sealed.agent, ...(sealed.input === undefined ? {} : { input: sealed.input }) };
 }
 
@@ -118,6 +149,7 @@ export function sealDecision(
   tools: ToolRegistry,
   box: SecretsBox | undefined,
   scope: string,
+  registered?: RegisteredSecrets,
 ): Decision {
   if (decision.kind !== 'tool_calls') return decision;
   let changed = false;
@@ -125,7 +157,14 @@ export function sealDecision(
     if (call.tool === CONTROL_TOOLS.runAgent) {
       // A child plan the model wrote with a secret: sealed for this run, so no log holds it in clear; the
       // child cannot open it (its call fails with secret_unreadable): a secret never crosses into another run.
-      const args = sealChildArgs(call.args, tools, box, scope, 'seal', 0);
+      const args = sealChildArgs(
+        call.args,
+        tools,
+        box,
+        scope,
+        { children: 'seal', ...(registered ? { registered } : {}) },
+        0,
+      );
       if (args === call.args) return call;
       changed = true;
       return { ...call, args };

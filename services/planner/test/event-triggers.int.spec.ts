@@ -2,12 +2,16 @@
 // messages and triggers that are not acceptable.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { headers as natsHeaders } from '@nats-io/nats-core';
+import { AckPolicy } from '@nats-io/jetstream';
 import { DeadLetterSchema, STREAMS, triggerRunId, type DeadLetter } from '@dura/contracts';
 import { createTriggerStore } from '@dura/event-store';
 import { useTestInfra } from '@dura/testing';
-import { builtinRegistry } from '@dura/tools';
+import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+import { BUILTIN_TOOLS, createSecretsBox, defineTool, isSecretEnvelope, ToolRegistry } from '@dura/tools';
 import { createScriptedModel } from '@dura/agents';
 import { createPlanner, type Planner } from '../src/index';
+import { createEventSecrets } from '../src/event-secrets';
 import { STREAM_OPTIONS, connect, eventually, prepare, testLogger, type Connections } from './support';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
@@ -17,6 +21,18 @@ let setup: Connections;
 let conn: Connections;
 let planner: Planner;
 const triggers = () => createTriggerStore({ js: setup.js });
+const pay = defineTool({
+  name: 'pay',
+  description: 'charges a card',
+  input: z.object({ amount: z.number(), card: z.object({ token: z.string() }) }),
+  safety: 'idempotent',
+  secrets: { args: ['card.token'] },
+  execute: () => Promise.resolve({ ok: true }),
+});
+const payPlan = {
+  v: 1 as const,
+  agent: { kind: 'scripted' as const, steps: [{ tool: 'pay', args: { amount: 1, card: '$input.card' } }] },
+};
 
 beforeAll(async () => {
   setup = await prepare(infra().nats.url);
@@ -24,7 +40,8 @@ beforeAll(async () => {
   planner = createPlanner({
     ...conn,
     model: createScriptedModel(),
-    tools: builtinRegistry(),
+    tools: new ToolRegistry([...BUILTIN_TOOLS, pay]),
+    secrets: createSecretsBox(`k1:${randomBytes(32).toString('base64')}`),
     log: testLogger('planner'),
     streams: STREAM_OPTIONS,
     eventTriggers: { pollMs: 100 },
@@ -160,5 +177,89 @@ describe('a trigger definition', () => {
     await expect(triggers().create({ ...spec, tenant: 'globex' }, Date.now())).rejects.toThrow(
       /exists with another definition/,
     );
+  });
+});
+
+describe("an event holding a secret the trigger's run takes", () => {
+  async function bind(id: string, subject: string, request: object): Promise<void> {
+    await triggers().create({ id, tenant: 'acme', subject, request: request as never }, Date.now());
+    await eventually(
+      async () =>
+        (await setup.jsm.consumers.info(STREAMS.events, `trigger-${id}`).catch(() => null))
+          ? true
+          : undefined,
+      `trigger ${id} bound`,
+    );
+  }
+  const held = async (stream: string, needle: string): Promise<number[]> => {
+    const { state } = await setup.jsm.streams.info(stream);
+    const seqs: number[] = [];
+    for (let seq = state.first_seq; seq <= state.last_seq && state.messages > 0; seq += 1) {
+      const msg = await setup.jsm.streams.getMessage(stream, { seq }).catch(() => null);
+      if (msg && new TextDecoder().decode(msg.data).includes(needle)) seqs.push(seq);
+    }
+    return seqs;
+  };
+
+  it('goes to dura.submit sealed, and is erased from DURA_EVENTS', async () => {
+    await bind('cards', 'dura.event.cards', payPlan);
+    const ack = await setup.js.publish(
+      'dura.event.cards',
+      JSON.stringify({ card: { token: 'tok_event_1' }, note: 'kept' }),
+      withId('c-1'),
+    );
+    const input = (await requestOf('trg-cards-c-1')).input as { card: { token: unknown }; note: string };
+    expect(isSecretEnvelope(input.card.token)).toBe(true);
+    expect(input.note).toBe('kept');
+    await eventually(
+      async () =>
+        (await setup.jsm.streams.getMessage(STREAMS.events, { seq: ack.seq }).catch(() => null)) === null
+          ? true
+          : undefined,
+      'the event erased',
+    );
+    expect(await held(STREAMS.requests, 'tok_event_1')).toEqual([]);
+  });
+
+  it('is not erased before another trigger on its subject has read it', async () => {
+    // Two triggers on one subject, their consumers made here (the planner binds only those in its bucket).
+    const record = (id: string) => ({
+      spec: { id, tenant: 'acme', subject: 'dura.event.manual', request: payPlan },
+      createdAt: Date.now() - 1000,
+    });
+    for (const id of ['manual_a', 'manual_b'])
+      await setup.jsm.consumers.add(STREAMS.events, {
+        durable_name: `trigger-${id}`,
+        filter_subject: 'dura.event.manual',
+        ack_policy: AckPolicy.Explicit,
+      });
+    const erased: number[] = [];
+    const errors: string[] = [];
+    const log = { ...testLogger('secrets'), error: (message: string) => void errors.push(message) };
+    const secrets = createEventSecrets({
+      ports: {
+        seal: (r) => r,
+        redact: (b) => b,
+        erase: (seq) => Promise.resolve(void erased.push(seq)),
+      },
+      jsm: setup.jsm,
+      triggers: () => Promise.resolve([record('manual_a'), record('manual_b')]),
+      consumerOf: (id) => `trigger-${id}`,
+      log,
+    });
+    const ack = await setup.js.publish('dura.event.manual', JSON.stringify({ card: { token: 'tok_m' } }));
+    const next = async (id: string) => {
+      const msg = await (await setup.js.consumers.get(STREAMS.events, `trigger-${id}`)).next();
+      if (!msg) throw new Error(`trigger ${id} got no event`);
+      return msg;
+    };
+    const [a, b] = [await next('manual_a'), await next('manual_b')];
+    await secrets.erase(a, record('manual_a'));
+    expect(erased).toEqual([]);
+    expect(errors.join('\n')).toMatch(new RegExp(`DURA_EVENTS #${ack.seq} .*not erased: triggers manual_b`));
+    await b.ackAck();
+    await secrets.erase(a, record('manual_a'));
+    expect(erased).toEqual([ack.seq]);
+    a.ack();
   });
 });

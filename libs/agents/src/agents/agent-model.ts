@@ -19,7 +19,7 @@ import { tighterBudget } from '../model';
 import { withResolvedResults } from '../resolved-results';
 import { scriptedTurn } from '../scripted-model';
 import { buildConversation, callResultText, type ResultText } from './conversation';
-import type { ModelSettings } from './definition';
+import { callsOf, type ModelSettings } from './definition';
 import { priceOf } from './model-price';
 import { providerCache } from './provider-cache';
 import type { AgentRegistry, ServedAgent } from './registry';
@@ -157,6 +157,15 @@ export function createAgentModel(deps: AgentModelDeps): Model {
     },
 
     serves: (pinned) => deps.agents.serves(pinned),
+
+    inputSecrets(name) {
+      const agent = deps.agents.get(name.name, name.version);
+      if (!agent) return undefined;
+      return {
+        declared: agent.secrets?.input ?? [],
+        plan: agent.model.provider === 'scripted' ? agent.model.steps.flatMap(callsOf) : [],
+      };
+    },
 
     async reservation({ state }): Promise<Reservation> {
       const agent = agentOf(state);

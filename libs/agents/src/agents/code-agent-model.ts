@@ -144,6 +144,11 @@ export function withCodeAgents(deps: CodeAgentModelDeps): Model {
         ...(agent.onBudgetExceeded ? { budgetPolicy: agent.onBudgetExceeded } : {}),
       };
     },
+    inputSecrets: (name) => {
+      if (!versions.has(name.name)) return base.inputSecrets?.(name);
+      const agent = find(name.name, name.version);
+      return agent ? { declared: agent.secrets?.input ?? [], plan: [] } : undefined;
+    },
     serves: (pinned: PinnedVersion) =>
       pinned.provider === 'code'
         ? find(pinned.agent, pinned.version) !== undefined

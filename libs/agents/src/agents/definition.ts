@@ -6,6 +6,7 @@ import {
   BudgetLimitsSchema,
   JsonValueSchema,
   ScriptedStepSchema,
+  secretPathIssue,
   ToolNameSchema,
   type ScriptedStep,
 } from '@dura/contracts';
@@ -83,6 +84,19 @@ export const AgentDefinitionSchema = z.object({
   budget: BudgetLimitsSchema.optional(),
   /** When a budget would be exceeded: fail the run, or wait for an operator's `raise_budget` signal. */
   onBudgetExceeded: z.enum(['fail', 'wait']).default('fail'),
+  /**
+   * Input fields that hold secrets (dot paths, `*` every element), beyond those a scripted plan passes to a
+   * tool's secret field (found by itself): sealed before the run's input is recorded. A model sees them
+   * sealed and can only pass them on to a tool field declared secret, where the gateway opens them.
+   */
+  secrets: z
+    .strictObject({
+      input: z
+        .array(z.string().superRefine((path, ctx) => issueOf(path, ctx)))
+        .min(1)
+        .max(100),
+    })
+    .optional(),
   /** Tools whose calls a human approves first (signal `approve` / `reject`). */
   approvals: z
     .object({ tools: z.array(ToolNameSchema).min(1) })
@@ -98,3 +112,8 @@ export const AgentsFileSchema = z.object({
   prices: z.record(z.string(), ModelPriceSchema).default({}),
 });
 export type AgentsFile = z.input<typeof AgentsFileSchema>;
+
+function issueOf(path: string, ctx: z.RefinementCtx): void {
+  const issue = secretPathIssue(path);
+  if (issue) ctx.addIssue({ code: 'custom', message: issue });
+}
