@@ -140,8 +140,8 @@ describe('dura replay of a code agent run', () => {
     expect(result.output).toContain(
       `divergence at seq ${second.seq}: step 2: recorded pay.charge {"amount":2}, the code now asks pay.checked {"amount":2}`,
     );
-    expect(result.output).toMatch(/\n  now: +\{"type":"thought".*"tool":"pay.checked"/);
-    expect(result.output).toMatch(/\n  recorded: \{"type":"thought".*"tool":"pay.charge"/);
+    expect(result.output).toMatch(/\n {2}now: +\{"type":"thought".*"tool":"pay.checked"/);
+    expect(result.output).toMatch(/\n {2}recorded: \{"type":"thought".*"tool":"pay.charge"/);
     expect(result.code).toBe(1);
     const json = await dura(sys, ['replay', runId, '--agents', CHANGED, '--json']);
     expect(jsonOf(json.output)).toMatchObject({

@@ -70,8 +70,8 @@ describe('dura replay', () => {
     expect(result.output).toContain(
       `divergence at seq ${thought.seq}: the recorded thought differs from what the planner decides now at data.decision.calls[0].args.amount`,
     );
-    expect(result.output).toMatch(/\n  now: +\{"type":"thought".*"amount":301/);
-    expect(result.output).toMatch(/\n  recorded: \{"type":"thought".*"amount":300/);
+    expect(result.output).toMatch(/\n {2}now: +\{"type":"thought".*"amount":301/);
+    expect(result.output).toMatch(/\n {2}recorded: \{"type":"thought".*"amount":300/);
     expect(result.code).toBe(1);
     const json = await dura(sys, ['replay', 'cli-replay-2', '--model', DIVERGING_MODEL, '--json']);
     expect(jsonOf(json.output)).toMatchObject({ ok: false, seq: thought.seq, checked: log.indexOf(thought) });
@@ -234,8 +234,8 @@ describe('dura replay of agent runs', () => {
     expect(result.output).toContain(
       `divergence at seq ${second.seq}: the recorded thought differs from what the planner decides now at data.decision.calls[0].tool`,
     );
-    expect(result.output).toMatch(/\n  now: +\{"type":"thought".*"tool":"pay.charge"/);
-    expect(result.output).toMatch(/\n  recorded: \{"type":"thought".*"tool":"echo"/);
+    expect(result.output).toMatch(/\n {2}now: +\{"type":"thought".*"tool":"pay.charge"/);
+    expect(result.output).toMatch(/\n {2}recorded: \{"type":"thought".*"tool":"echo"/);
     expect(result.code).toBe(1);
   });
 });
