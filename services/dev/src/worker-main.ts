@@ -16,6 +16,7 @@ import {
 import { buildGateway, loadGatewayConfig, migrateGateway } from '@dura/tool-gateway';
 import { loadServiceTools } from '@dura/tools';
 import { attachMcpServers, parseMcpServers } from '@dura/mcp';
+import { loadAgents } from '@dura/agents';
 
 /**
  * A worker's drive holds a run's slot while the run's calls run in place, so it takes more runs at once than
@@ -32,6 +33,8 @@ runMain('worker', async () => {
   const natsSecurity = loadNatsSecurity('worker', plannerConfig);
   // Tools and the secrets key before any connection: a bad key stops the process at once, with exit code 2.
   const { tools, secrets } = await loadServiceTools('worker', gatewayConfig);
+  // So are agent definitions that do not load (exit code 2, before waiting for NATS or Postgres).
+  const agents = await loadAgents(plannerConfig.DURA_AGENTS);
   const log = createLogger({
     service: 'worker',
     level: plannerConfig.LOG_LEVEL,
@@ -70,6 +73,7 @@ runMain('worker', async () => {
     secrets,
     log: log.child({ service: 'planner' }),
     localTools: gateway.local,
+    agents,
     startWait: waitForServer,
   });
   await gateway.start();

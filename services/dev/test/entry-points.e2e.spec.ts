@@ -36,29 +36,40 @@ describe('service entry points', () => {
     },
   );
 
-  it('the planner exits with code 2 when its agents module cannot import zod, pointing at own-repository.md', async () => {
-    // A module outside the checkout resolves its imports from its own folder, which has no node_modules.
-    const dir = mkdtempSync(join(tmpdir(), 'dura-outside-agents-'));
-    try {
-      const agents = join(dir, 'agents.ts');
-      writeFileSync(
-        agents,
-        "import { z } from 'zod';\nexport const Input = z.object({});\nexport default { agents: [] };\n",
-      );
-      const proc = spawnTsEntry({
-        name: 'planner',
-        entry: 'services/planner/src/main.ts',
-        env: { NATS_URL: 'nats://127.0.0.1:1', DURA_AGENTS: agents },
-      });
-      const exit = await proc.exited;
-      expect(exit.code).toBe(2);
-      expect(proc.output()).toContain(`cannot load agent definitions from ${agents} (DURA_AGENTS)`);
-      expect(proc.output()).toContain("Cannot find module 'zod'");
-      expect(proc.output()).toContain('docs/own-repository.md');
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+  it.each([
+    ['planner', 'services/planner/src/main.ts'],
+    ['worker', 'services/dev/src/worker-main.ts'],
+  ])(
+    'the %s exits with code 2 when its agents module cannot import zod, pointing at own-repository.md',
+    async (name, entry) => {
+      // A module outside the checkout resolves its imports from its own folder, which has no node_modules.
+      const dir = mkdtempSync(join(tmpdir(), 'dura-outside-agents-'));
+      try {
+        const agents = join(dir, 'agents.ts');
+        writeFileSync(
+          agents,
+          "import { z } from 'zod';\nexport const Input = z.object({});\nexport default { agents: [] };\n",
+        );
+        // Before any connection: neither NATS nor Postgres is there to wait for.
+        const proc = spawnTsEntry({
+          name,
+          entry,
+          env: {
+            NATS_URL: 'nats://127.0.0.1:1',
+            DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none',
+            DURA_AGENTS: agents,
+          },
+        });
+        const exit = await proc.exited;
+        expect(exit.code).toBe(2);
+        expect(proc.output()).toContain(`cannot load agent definitions from ${agents} (DURA_AGENTS)`);
+        expect(proc.output()).toContain("Cannot find module 'zod'");
+        expect(proc.output()).toContain('docs/own-repository.md');
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  );
 
   it('`npm run dev -- --once` runs the demo on an embedded nats-server and PGlite', async () => {
     const proc = spawnTsEntry({
