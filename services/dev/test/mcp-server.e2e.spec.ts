@@ -1,7 +1,8 @@
 // `dura mcp` driven by the MCP SDK's own client, over stdio and over Streamable HTTP, against the three
 // services with the projector requiring tokens: start a run of a served agent, wait for it (with progress
 // notifications), approve its call, read its state and events. A read-only token can read but not start or
-// approve; a request without a token, or with another token than the session's, is refused.
+// approve; a request without a token, or with another token than the session's, is refused. A client
+// subscribed to a run's resources hears of each new event until it unsubscribes; another tenant cannot subscribe.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -10,7 +11,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { ResourceUpdatedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnTsEntry, type ManagedProcess } from '@dura/testing';
 import { useCrashSystem } from './crash-harness';
@@ -19,6 +20,7 @@ import { eventually } from './system';
 
 const OPS = 'ops-token-0123456789abcdef';
 const VIEWER = 'viewer-token-0123456789abcdef';
+const OTHER_TENANT = 'acme-reader-token-0123456789abcdef';
 const dir = mkdtempSync(join(tmpdir(), 'dura-mcp-server-'));
 const tokensFile = join(dir, 'tokens.json');
 writeFileSync(
@@ -26,6 +28,7 @@ writeFileSync(
   JSON.stringify([
     { name: 'ops', token: OPS, tenant: 'default', scopes: ['read', 'submit', 'signal', 'cancel'] },
     { name: 'viewer', token: VIEWER, tenant: 'default', scopes: ['read'] },
+    { name: 'acme', token: OTHER_TENANT, tenant: 'acme', scopes: ['read'] },
   ]),
 );
 const CLI_MAIN = fileURLToPath(new URL('../../cli/src/main.ts', import.meta.url));
@@ -262,6 +265,85 @@ describe('dura mcp', () => {
     expect(textOf(late)).toContain(
       `approval_wait_not_found: run ${runId} is completed: it waits for no approval`,
     );
+  });
+
+  it('over HTTP: a subscription to a run notifies each new event until unsubscribed; another tenant is refused', async () => {
+    const sys = crash();
+    const runId = 'mcp-subscribed-1';
+    const uri = `dura://runs/${runId}`;
+    const { client: ops } = await httpClient(OPS);
+    expect(ops.getServerCapabilities()?.resources).toMatchObject({ subscribe: true });
+    const heard: string[] = [];
+    ops.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification) => {
+      heard.push(notification.params.uri);
+    });
+    const heardOf = (u: string) => heard.filter((h) => h === u).length;
+    await sys.submit({
+      runId,
+      agent: {
+        kind: 'scripted',
+        steps: [
+          { tool: 'dura.wait_for_signal', args: { name: 'go' } },
+          { tool: 'dura.wait_for_signal', args: { name: 'again' } },
+        ],
+        output: '$steps.2',
+      },
+    });
+    // The run as the API folds it, once it waits for `signal` (or has ended, for undefined).
+    const reached = (signal: string | undefined) =>
+      eventually(
+        async () => {
+          const state = structured(await ops.callTool({ name: 'get_run', arguments: { runId } }));
+          const waiting = state.waiting as { signal?: string } | null;
+          return (signal === undefined ? state.status === 'completed' : waiting?.signal === signal)
+            ? state
+            : undefined;
+        },
+        `run ${runId} waiting for ${signal ?? 'nothing: completed'}`,
+        60_000,
+      );
+    const first = await reached('go');
+
+    // Another tenant's token cannot subscribe, as it cannot read; nor can a uri that names no run.
+    const { client: acme } = await httpClient(OTHER_TENANT);
+    await expect(acme.readResource({ uri })).rejects.toThrow(/run_not_found/);
+    await expect(acme.subscribeResource({ uri })).rejects.toThrow(/run_not_found/);
+    await expect(ops.subscribeResource({ uri: 'dura://schedules/x' })).rejects.toThrow(/cannot subscribe/);
+
+    await ops.subscribeResource({ uri });
+    await ops.subscribeResource({ uri: `${uri}/events` });
+    expect(heard, 'nothing is new yet').toEqual([]);
+    await ops.callTool({ name: 'signal', arguments: { runId, name: 'go', payload: 1 } });
+    const second = await reached('again');
+    const readLog = async () =>
+      JSON.parse(
+        ((await ops.readResource({ uri: `${uri}/events` })).contents[0] as { text: string }).text,
+      ) as { seq: number }[];
+    // One notification per event after the subscription, for each subscribed uri.
+    const sinceFirst = (await readLog()).filter((e) => e.seq > Number(first.lastSeq)).length;
+    expect(sinceFirst).toBeGreaterThan(0);
+    expect(Number(second.lastSeq)).toBeGreaterThan(Number(first.lastSeq));
+    await eventually(
+      () =>
+        Promise.resolve(
+          heardOf(uri) === sinceFirst && heardOf(`${uri}/events`) === sinceFirst ? true : undefined,
+        ),
+      `${sinceFirst} notifications for each uri (heard ${JSON.stringify(heard)})`,
+      60_000,
+    );
+
+    // Unsubscribed from the state: the events uri, still subscribed, hears the rest of the run; the state none.
+    await ops.unsubscribeResource({ uri });
+    await ops.callTool({ name: 'signal', arguments: { runId, name: 'again', payload: 2 } });
+    expect(await reached(undefined)).toMatchObject({ status: 'completed', output: 2 });
+    const total = (await readLog()).filter((e) => e.seq > Number(first.lastSeq)).length;
+    expect(total).toBeGreaterThan(sinceFirst);
+    await eventually(
+      () => Promise.resolve(heardOf(`${uri}/events`) === total ? true : undefined),
+      `${total} notifications for the events uri (heard ${heardOf(`${uri}/events`)})`,
+      60_000,
+    );
+    expect(heardOf(uri), 'no notification after unsubscribing').toBe(sinceFirst);
   });
 
   it('over HTTP: no token is 401, a bad token cannot read, and a session answers only its own token', async () => {

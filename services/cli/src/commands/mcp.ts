@@ -23,7 +23,8 @@ export const mcp: CommandModule = {
   },
   positionals: { min: 0, max: 0 },
   help: `Tools: start_run, get_run, list_runs, wait_run (with progress notifications), approve, reject,
-signal, cancel. Resources: dura://runs/{runId} (state) and dura://runs/{runId}/events. Every tool calls the
+signal, cancel. Resources: dura://runs/{runId} (state) and dura://runs/{runId}/events, which a client may
+subscribe to (notified on each new event of the run). Every tool calls the
 Dura API (--api / DURA_API_URL): over stdio with the token of DURA_API_TOKEN or DURA_API_TOKEN_FILE; over
 HTTP with the bearer token each client sends, so the token's scopes and tenant decide what it may do.
   dura mcp                              # for a local MCP client (command: dura, args: [mcp])

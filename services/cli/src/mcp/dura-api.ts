@@ -76,7 +76,43 @@ export function createDuraApi(options: { apiUrl: string; token?: string | undefi
   }
 
   const run = (runId: string) => `/runs/${encodeURIComponent(runId)}`;
+
+  /**
+   * `GET /runs/{id}/stream` from `fromSeq`: the run's events as Server-Sent Events, as long as `signal` lets it
+   * run. The API checks the token's scope and tenant before the stream starts; a refusal throws.
+   */
+  async function stream(
+    runId: string,
+    fromSeq: number,
+    signal: AbortSignal,
+  ): Promise<ReadableStream<Uint8Array>> {
+    const path = `${run(runId)}/stream?fromSeq=${fromSeq}`;
+    const headers: Record<string, string> = { accept: 'text/event-stream' };
+    if (options.token) headers.authorization = `Bearer ${options.token}`;
+    let response: Response;
+    try {
+      response = await doFetch(`${base}${path}`, { headers, signal });
+    } catch (err) {
+      if (signal.aborted) throw err;
+      throw new DuraApiError(
+        0,
+        'api_unreachable',
+        `the Dura API at ${base} cannot be reached (${(err as Error).message}); check --api / DURA_API_URL`,
+      );
+    }
+    if (!response.ok || !response.body) {
+      const error = ApiErrorSchema.safeParse(await response.json().catch(() => undefined));
+      throw new DuraApiError(
+        response.status,
+        error.success ? error.data.error.code : 'api_error',
+        error.success ? error.data.error.message : `GET ${path} answered ${response.status}`,
+      );
+    }
+    return response.body;
+  }
+
   return {
+    stream,
     submit: (request: Record<string, JsonValue>) => call('POST', '/runs', SubmitAcceptedSchema, request),
     getRun: (runId: string) => call('GET', run(runId), RunStateSchema),
     listRuns: (query: URLSearchParams) => call('GET', `/runs?${query.toString()}`, RunListResponseSchema),

@@ -1,10 +1,12 @@
-import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { NO_VERDICT_WAIT, verdictFor } from '@dura/client';
 import { verdictWaits } from '@dura/core';
-import { DuraError, JsonValueSchema, RUN_STATUSES, type JsonValue, type RunEvent } from '@dura/contracts';
+import { DuraError, JsonValueSchema, RUN_STATUSES, type JsonValue } from '@dura/contracts';
 import { DuraApiError, type DuraApi, type RunState } from './dura-api';
+import { registerRunResources } from './run-resources';
+import { serveRunSubscriptions } from './run-subscriptions';
 import { waitForRun } from './wait-run';
 
 const RunIdArg = z.string().min(1).max(128).describe('The run id.');
@@ -15,7 +17,6 @@ const CallIdArg = z
   .describe(
     'The call whose approval (or ctx.approve wait) to answer when several wait (default: the oldest).',
   );
-const MAX_EVENTS = 5_000;
 
 /** A run as a tool answers it: what a client acts on, without the whole fold (read `dura://runs/{id}`). */
 export function runView(state: RunState) {
@@ -54,26 +55,16 @@ async function guarded(work: () => Promise<unknown>): Promise<CallToolResult> {
   }
 }
 
-/** Every run event, paging through the API. */
-export async function allEvents(api: DuraApi, runId: string): Promise<RunEvent[]> {
-  const events: RunEvent[] = [];
-  let fromSeq = 0;
-  while (events.length < MAX_EVENTS) {
-    const page = await api.events(runId, fromSeq, 500);
-    events.push(...page.events);
-    if (page.nextFromSeq === undefined || page.events.length === 0) break;
-    fromSeq = page.nextFromSeq;
-  }
-  return events;
-}
-
 /**
  * The Dura MCP server for one caller: tools to start, read, list, wait for, approve, reject, signal and
- * cancel runs, and resources for a run's state and events, each a call of the projector's API with the
+ * cancel runs, and resources for a run's state and events (which a client may subscribe to), each a call of the projector's API with the
  * caller's token (its scopes and tenant decide what succeeds).
  */
 export function createDuraMcpServer(api: DuraApi, version: string): McpServer {
-  const server = new McpServer({ name: 'dura', version }, { capabilities: { logging: {} } });
+  const server = new McpServer(
+    { name: 'dura', version },
+    { capabilities: { logging: {}, resources: { subscribe: true } } },
+  );
 
   server.registerTool(
     'start_run',
@@ -240,36 +231,7 @@ export function createDuraMcpServer(api: DuraApi, version: string): McpServer {
     (args) => guarded(() => api.cancel(args.runId, args.reason)),
   );
 
-  server.registerResource(
-    'run',
-    new ResourceTemplate('dura://runs/{runId}', { list: undefined }),
-    { title: 'Run state', description: "The fold of a run's log", mimeType: 'application/json' },
-    async (uri, variables) => {
-      const state = await readOrThrow(() => api.getRun(String(variables.runId)));
-      return { contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(state) }] };
-    },
-  );
-  server.registerResource(
-    'run-events',
-    new ResourceTemplate('dura://runs/{runId}/events', { list: undefined }),
-    { title: 'Run events', description: "A run's log, oldest first", mimeType: 'application/json' },
-    async (uri, variables) => {
-      const events = await readOrThrow(() => allEvents(api, String(variables.runId)));
-      return { contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(events) }] };
-    },
-  );
+  registerRunResources(server, api);
+  serveRunSubscriptions(server, api);
   return server;
-}
-
-async function readOrThrow<T>(read: () => Promise<T>): Promise<T> {
-  try {
-    return await read();
-  } catch (err) {
-    if (err instanceof DuraApiError)
-      throw new McpError(
-        err.status === 404 ? ErrorCode.InvalidParams : ErrorCode.InternalError,
-        `${err.code}: ${err.message}`,
-      );
-    throw err;
-  }
 }
