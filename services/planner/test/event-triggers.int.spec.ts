@@ -209,6 +209,28 @@ describe('a deleted trigger', () => {
     expect(submitted.filter((body) => body.includes('trg-gone-after-1'))).toEqual([]);
     expect(await setup.store.read('trg-gone-after-1')).toEqual([]);
   });
+
+  it('made again under its id, starts on messages published after it was made again, not before', async () => {
+    const createdAt = Date.now();
+    await triggers().create(
+      {
+        id: 'gone',
+        tenant: 'acme',
+        subject: 'dura.event.gone',
+        request: { v: 1, agent: { kind: 'scripted', steps: [] } },
+      },
+      createdAt,
+    );
+    const info = await eventually(
+      async () =>
+        (await setup.jsm.consumers.info(STREAMS.events, 'trigger-gone').catch(() => null)) ?? undefined,
+      'the trigger bound again',
+    );
+    expect(Date.parse(info.config.opt_start_time ?? '')).toBe(createdAt);
+    await setup.js.publish('dura.event.gone', JSON.stringify({ n: 3 }), withId('again-1'));
+    expect((await requestOf('trg-gone-again-1')).input).toEqual({ n: 3 });
+    expect(await setup.store.read('trg-gone-after-1')).toEqual([]);
+  });
 });
 
 describe("an event holding a secret the trigger's run takes", () => {
