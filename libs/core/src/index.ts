@@ -12,6 +12,7 @@ export type {
   PromptState,
 } from './run-state';
 export { evolve, fold, OUTCOME_UNKNOWN } from './evolve';
+export { causeChain } from './causes';
 export { ALLOWED_FROM, STATUS_AFTER, canApply } from './lifecycle';
 export { InvalidTransition } from './errors';
 export { canonicalJson } from './canonical-json';

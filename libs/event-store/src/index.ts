@@ -37,4 +37,4 @@ export { whileBucketSettles, BUCKET_SETTLE_MS } from './bucket-settle';
 export { createScheduleStore, openScheduleBucket, parseScheduleSpec, ScheduleError } from './schedule-store';
 export type { ScheduleStore, StoredSchedule } from './schedule-store';
 export { createTriggerStore, openTriggerBucket, TriggerError } from './trigger-store';
-export type { TriggerStore } from './trigger-store';
+export type { TriggerEntry, TriggerStore } from './trigger-store';

@@ -1,4 +1,4 @@
-import { StorageType, type JetStreamClient } from '@nats-io/jetstream';
+import { StorageType, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import {
   BUCKETS,
@@ -18,6 +18,12 @@ export class TriggerError extends DuraError {
   }
 }
 
+/** A trigger's record and the revision (bucket stream sequence) of the entry holding it. */
+export interface TriggerEntry {
+  record: EventTriggerRecord;
+  revision: number;
+}
+
 /** Opens (creating when missing) the `dura_triggers` bucket: one key per event trigger. */
 export function openTriggerBucket(js: JetStreamClient, replicas = 1): Promise<KV> {
   return new Kvm(js).create(BUCKETS.triggers, {
@@ -31,6 +37,7 @@ export function openTriggerBucket(js: JetStreamClient, replicas = 1): Promise<KV
 /** Event triggers in their KV bucket; planners read it and bind one durable consumer per trigger. */
 export function createTriggerStore(deps: { js: JetStreamClient; replicas?: number }) {
   let bucket: Promise<KV> | undefined;
+  let manager: Promise<JetStreamManager> | undefined;
   const open = (): Promise<KV> => {
     bucket ??= openTriggerBucket(deps.js, deps.replicas).catch((err: unknown) => {
       bucket = undefined;
@@ -41,15 +48,43 @@ export function createTriggerStore(deps: { js: JetStreamClient; replicas?: numbe
 
   const listKeys = bucketKeyLister(deps.js, BUCKETS.triggers);
 
-  async function read(id: string): Promise<EventTriggerRecord | undefined> {
+  async function readEntry(id: string): Promise<TriggerEntry | undefined> {
     const entry = await (await open()).get(id);
     if (!entry || entry.operation !== 'PUT' || entry.length === 0) return undefined;
     const parsed = EventTriggerRecordSchema.safeParse(entry.json());
-    return parsed.success ? parsed.data : undefined;
+    return parsed.success ? { record: parsed.data, revision: entry.revision } : undefined;
+  }
+
+  async function read(id: string): Promise<EventTriggerRecord | undefined> {
+    return (await readEntry(id))?.record;
   }
 
   return {
     read,
+    /** Every trigger now defined, with the revision of its entry (a trigger deleted and made again has another). */
+    async entries(): Promise<TriggerEntry[]> {
+      await open();
+      const entries = await Promise.all((await listKeys()).map((id) => readEntry(id)));
+      return entries.filter((e): e is TriggerEntry => e !== undefined);
+    },
+    /**
+     * The trigger's entry as the bucket's stream leader has it (a message get, not a direct get a lagging
+     * replica may answer): a delete that has returned is seen here. Undefined when deleted or never made.
+     */
+    async current(id: string): Promise<TriggerEntry | undefined> {
+      manager ??= deps.js.jetstreamManager(false).catch((err: unknown) => {
+        manager = undefined;
+        throw err;
+      });
+      const msg = await (
+        await manager
+      ).streams.getMessage(`KV_${BUCKETS.triggers}`, { last_by_subj: `$KV.${BUCKETS.triggers}.${id}` });
+      if (!msg || msg.data.length === 0) return undefined;
+      const operation = msg.header?.get('KV-Operation');
+      if (operation === 'DEL' || operation === 'PURGE') return undefined;
+      const parsed = EventTriggerRecordSchema.safeParse(msg.json());
+      return parsed.success ? { record: parsed.data, revision: msg.seq } : undefined;
+    },
     /** Stores a trigger; the same spec again is a no-op, another spec under its id is refused. */
     async create(input: unknown, now: number): Promise<{ record: EventTriggerRecord; created: boolean }> {
       const parsed = EventTriggerSpecSchema.safeParse(input);

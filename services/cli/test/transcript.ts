@@ -5,7 +5,10 @@
  */
 export interface TranscriptStep {
   command: string;
-  /** Expected output lines (those holding "…" are elided text and not compared). */
+  /**
+   * Expected output lines. A line ending in its only "…" (the CLI cut it there, or it goes on) is compared up
+   * to the "…"; a line with "…" elsewhere is elided text and not compared.
+   */
   expected: string[];
   /** From a `[exit N]` line; default 0. */
   exitCode: number;
@@ -23,7 +26,10 @@ export function parseTranscript(markdown: string): TranscriptStep[] {
         const exit = /^\[exit (\d+)\]$/.exec(line.trim());
         if (!step) continue;
         if (exit) step.exitCode = Number(exit[1]);
-        else if (line.trim() !== '' && !line.includes('…')) step.expected.push(line);
+        else if (line.trim() === '') continue;
+        else if (!line.includes('…')) step.expected.push(line);
+        else if (line.trimEnd().indexOf('…') === line.trimEnd().length - 1)
+          step.expected.push(line.trimEnd().slice(0, -1));
       }
     }
   }

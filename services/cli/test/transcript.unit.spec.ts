@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { missingLines, normalizeLine, parseTranscript, shellWords } from './transcript';
 
 describe('the transcript format of docs/first-hour.md', () => {
-  it('reads `$` commands, their expected output, [exit N], and skips elided lines', () => {
+  it('reads `$` commands, their expected output, [exit N], skips elided lines, keeps cut ones up to the cut', () => {
     const steps = parseTranscript(
       [
         'Intro.',
@@ -10,6 +10,7 @@ describe('the transcript format of docs/first-hour.md', () => {
         '$ npm run dura -- get r1',
         'status  waiting',
         'created 2026-… (elided)',
+        '#  30  wait_requested       {"waitId":"approval:call-3",…',
         '',
         '$ npm run dura -- run x.json',
         'dura: bad',
@@ -21,7 +22,11 @@ describe('the transcript format of docs/first-hour.md', () => {
       ].join('\n'),
     );
     expect(steps).toEqual([
-      { command: 'npm run dura -- get r1', expected: ['status  waiting'], exitCode: 0 },
+      {
+        command: 'npm run dura -- get r1',
+        expected: ['status  waiting', '#  30  wait_requested       {"waitId":"approval:call-3",'],
+        exitCode: 0,
+      },
       { command: 'npm run dura -- run x.json', expected: ['dura: bad'], exitCode: 2 },
     ]);
   });

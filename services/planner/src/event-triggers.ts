@@ -21,7 +21,7 @@ import {
   type EventTriggerRecord,
   type JsonValue,
 } from '@dura/contracts';
-import { createTriggerStore, isJsApiError, JS_CODES } from '@dura/event-store';
+import { createTriggerStore, isJsApiError, JS_CODES, type TriggerEntry } from '@dura/event-store';
 import { failpoint, startConsumerLoop, type ConsumerLoop, type Logger } from '@dura/service-kit';
 import { createEventSecrets, type EventSecretPorts } from './event-secrets';
 
@@ -58,7 +58,7 @@ export const triggerConsumer = (id: string): string => `trigger-${id}`;
  */
 export function createEventTriggers(deps: EventTriggerDeps) {
   const store = createTriggerStore({ js: deps.js, ...(deps.replicas ? { replicas: deps.replicas } : {}) });
-  const bound = new Map<string, ConsumerLoop>();
+  const bound = new Map<string, { loop: ConsumerLoop; revision: number }>();
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
   let stopped = false;
@@ -94,25 +94,33 @@ export function createEventTriggers(deps: EventTriggerDeps) {
 
   async function ensureConsumer(record: EventTriggerRecord): Promise<void> {
     const durable = triggerConsumer(record.spec.id);
-    try {
-      await deps.jsm.consumers.info(STREAMS.events, durable);
-    } catch (err) {
+    const startsAt = new Date(record.createdAt).toISOString();
+    const info = await deps.jsm.consumers.info(STREAMS.events, durable).catch((err: unknown) => {
       if (!isJsApiError(err, JS_CODES.consumerNotFound)) throw err;
-      // From the trigger's creation on: messages published before it existed are not its business.
-      await deps.jsm.consumers.add(STREAMS.events, {
-        durable_name: durable,
-        filter_subject: record.spec.subject,
-        ack_policy: AckPolicy.Explicit,
-        deliver_policy: DeliverPolicy.StartTime,
-        opt_start_time: new Date(record.createdAt).toISOString(),
-        max_deliver: MAX_DELIVER + 1,
-        ack_wait: nanos(deps.ackWaitMs ?? 60_000),
-        max_ack_pending: 1000,
+      return undefined;
+    });
+    if (info) {
+      const at = info.config.opt_start_time;
+      if (at !== undefined && Date.parse(at) === record.createdAt) return;
+      // Left by a deleted trigger of the same id: its position is not this trigger's.
+      await deps.jsm.consumers.delete(STREAMS.events, durable).catch((err: unknown) => {
+        if (!isJsApiError(err, JS_CODES.consumerNotFound)) throw err;
       });
     }
+    // From the trigger's creation on: messages published before it existed are not its business.
+    await deps.jsm.consumers.add(STREAMS.events, {
+      durable_name: durable,
+      filter_subject: record.spec.subject,
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: DeliverPolicy.StartTime,
+      opt_start_time: startsAt,
+      max_deliver: MAX_DELIVER + 1,
+      ack_wait: nanos(deps.ackWaitMs ?? 60_000),
+      max_ack_pending: 1000,
+    });
   }
 
-  function handler(record: EventTriggerRecord) {
+  function handler({ record, revision }: TriggerEntry) {
     const { spec } = record;
     return async (msg: JsMsg): Promise<void> => {
       const key = msg.headers?.get('Nats-Msg-Id') || `s${msg.seq}`;
@@ -136,6 +144,17 @@ export function createEventTriggers(deps: EventTriggerDeps) {
           `event on ${msg.subject} makes no valid run request for trigger ${spec.id}`,
         );
       // `dura.submit` gets the request sealed; the event, once its run request is out, is erased.
+      // The trigger as the bucket's leader has it now, read after the message was stored: a delete that
+      // returned before the message was published is seen, whatever this replica's last poll saw.
+      const current = await store.current(spec.id);
+      if (current?.revision !== revision) {
+        deps.log.info('event not started: its trigger was deleted or replaced', {
+          trigger: spec.id,
+          seq: msg.seq,
+          subject: msg.subject,
+        });
+        return;
+      }
       const prepared = secrets?.prepare({ ...request.data, runId }) ?? { request: request.data, held: false };
       await deps.js.publish(SUBJECTS.submit, JSON.stringify(prepared.request), { msgID: runId });
       failpoint('planner.trigger-after-submit');
@@ -143,12 +162,13 @@ export function createEventTriggers(deps: EventTriggerDeps) {
     };
   }
 
-  async function bind(record: EventTriggerRecord): Promise<void> {
+  async function bind(entry: TriggerEntry): Promise<void> {
+    const { record } = entry;
     await ensureConsumer(record);
     const durable = triggerConsumer(record.spec.id);
-    bound.set(
-      record.spec.id,
-      startConsumerLoop({
+    bound.set(record.spec.id, {
+      revision: entry.revision,
+      loop: startConsumerLoop({
         js: deps.js,
         spec: {
           stream: STREAMS.events,
@@ -160,24 +180,26 @@ export function createEventTriggers(deps: EventTriggerDeps) {
         source: EVENTS_DLQ_SOURCE,
         concurrency: 16,
         log: deps.log,
-        handle: handler(record),
+        handle: handler(entry),
         ...(secrets ? { redact: (msg: JsMsg) => secrets.deadLetter(msg, record) } : {}),
       }),
-    );
+    });
     deps.log.info('event trigger bound', { trigger: record.spec.id, subject: record.spec.subject });
   }
 
   async function sync(): Promise<void> {
-    const records = await store.list();
-    const live = new Set(records.map((r) => r.spec.id));
-    for (const record of records) if (!bound.has(record.spec.id) && !stopped) await bind(record);
-    for (const [id, loop] of bound) {
-      if (live.has(id)) continue;
+    const entries = await store.entries();
+    const live = new Map(entries.map((e) => [e.record.spec.id, e.revision]));
+    for (const [id, { loop, revision }] of bound) {
+      if (live.get(id) === revision) continue;
+      // Deleted, or deleted and made again (another revision: rebound below from its own creation).
       bound.delete(id);
       await loop.stop();
-      await deps.jsm.consumers.delete(STREAMS.events, triggerConsumer(id)).catch(() => undefined);
+      if (!live.has(id))
+        await deps.jsm.consumers.delete(STREAMS.events, triggerConsumer(id)).catch(() => undefined);
       deps.log.info('event trigger removed', { trigger: id });
     }
+    for (const entry of entries) if (!bound.has(entry.record.spec.id) && !stopped) await bind(entry);
   }
 
   function loop(): void {
@@ -200,7 +222,7 @@ export function createEventTriggers(deps: EventTriggerDeps) {
       stopped = true;
       if (timer) clearTimeout(timer);
       await running;
-      await Promise.all([...bound.values()].map((l) => l.stop()));
+      await Promise.all([...bound.values()].map((b) => b.loop.stop()));
       bound.clear();
     },
   };

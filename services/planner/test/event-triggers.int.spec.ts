@@ -180,6 +180,59 @@ describe('a trigger definition', () => {
   });
 });
 
+describe('a deleted trigger', () => {
+  it('starts no run for a message published once its delete has returned', async () => {
+    const spec = {
+      id: 'gone',
+      tenant: 'acme',
+      subject: 'dura.event.gone',
+      request: { v: 1, agent: { kind: 'scripted', steps: [] } },
+    };
+    await triggers().create(spec, Date.now());
+    const consumer = () => setup.jsm.consumers.info(STREAMS.events, 'trigger-gone').catch(() => null);
+    await eventually(async () => ((await consumer()) ? true : undefined), 'the trigger bound');
+    await setup.js.publish('dura.event.gone', JSON.stringify({ n: 1 }), withId('before-1'));
+    expect((await requestOf('trg-gone-before-1')).input).toEqual({ n: 1 });
+    // Every request a trigger publishes, seen as it goes to dura.submit.
+    const submitted: string[] = [];
+    const sub = setup.nc.subscribe('dura.submit', {
+      callback: (_err, msg) => void submitted.push(msg.string()),
+    });
+    await setup.nc.flush();
+
+    expect(await triggers().remove('gone')).toBe(true);
+    await setup.js.publish('dura.event.gone', JSON.stringify({ n: 2 }), withId('after-1'));
+    // The planner removes the consumer once it has seen the delete, after its handlers have finished.
+    await eventually(async () => ((await consumer()) === null ? true : undefined), 'the consumer removed');
+    await setup.nc.flush();
+    sub.unsubscribe();
+    expect(submitted.filter((body) => body.includes('trg-gone-after-1'))).toEqual([]);
+    expect(await setup.store.read('trg-gone-after-1')).toEqual([]);
+  });
+
+  it('made again under its id, starts on messages published after it was made again, not before', async () => {
+    const createdAt = Date.now();
+    await triggers().create(
+      {
+        id: 'gone',
+        tenant: 'acme',
+        subject: 'dura.event.gone',
+        request: { v: 1, agent: { kind: 'scripted', steps: [] } },
+      },
+      createdAt,
+    );
+    const info = await eventually(
+      async () =>
+        (await setup.jsm.consumers.info(STREAMS.events, 'trigger-gone').catch(() => null)) ?? undefined,
+      'the trigger bound again',
+    );
+    expect(Date.parse(info.config.opt_start_time ?? '')).toBe(createdAt);
+    await setup.js.publish('dura.event.gone', JSON.stringify({ n: 3 }), withId('again-1'));
+    expect((await requestOf('trg-gone-again-1')).input).toEqual({ n: 3 });
+    expect(await setup.store.read('trg-gone-after-1')).toEqual([]);
+  });
+});
+
 describe("an event holding a secret the trigger's run takes", () => {
   async function bind(id: string, subject: string, request: object): Promise<void> {
     await triggers().create({ id, tenant: 'acme', subject, request: request as never }, Date.now());

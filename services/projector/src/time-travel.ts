@@ -1,8 +1,8 @@
-import { and, asc, eq, inArray, lte, sql } from 'drizzle-orm';
+import { and, asc, eq, lte } from 'drizzle-orm';
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import { runSubject, type RunEvent } from '@dura/contracts';
-import { evolve, fold, type RunState } from '@dura/core';
-import { rowsOf, type Db } from '@dura/db';
+import { causeChain, evolve, fold, type RunState } from '@dura/core';
+import type { Db } from '@dura/db';
 import { decodeStored, readRaw } from '@dura/event-store';
 import { NotFound } from './query-params';
 import { runEvents, runs } from './db/schema';
@@ -66,18 +66,18 @@ function unknownRun(deps: TimeTravelDeps, runId: string): NotFound {
 }
 
 /**
- * The causation chain of the run's event at `seq`: that event, then the event its `meta.causationId` names,
- * and so on back to the root. Causes always come earlier in the log, so the walk reads the run's event ids
- * up to `seq` once and follows them in memory; a cause outside the run's log ends the chain.
+ * The causation chain of the run's event at `seq`: that event, then its cause, and so on back to the root, by
+ * the log's causation rules (`causeChain`: `meta.causationId`, and the wait and signal that released a call).
+ * Causes always come earlier in the log, so the walk reads the run's events up to `seq` once.
  */
 export async function causesOf(deps: TimeTravelDeps, runId: string, seq: number): Promise<RunEvent[]> {
-  const links = rowsOf<{ seq: number; id: string; cause: string | null }>(
-    await deps.db.execute(sql`
-      select seq::float8 as seq, event -> 'meta' ->> 'id' as id, event -> 'meta' ->> 'causationId' as cause
-      from ${runEvents} where run_id = ${runId} and seq <= ${seq} order by seq`),
-  );
-  const target = links.at(-1);
-  if (target?.seq !== seq) {
+  const rows = await deps.db
+    .select({ seq: runEvents.seq, event: runEvents.event })
+    .from(runEvents)
+    .where(and(eq(runEvents.runId, runId), lte(runEvents.seq, seq)))
+    .orderBy(asc(runEvents.seq));
+  const events = rows.map((row) => ({ ...(row.event as RunEvent), seq: row.seq }));
+  if (events.at(-1)?.seq !== seq) {
     const [run] = await deps.db.select({ lastSeq: runs.lastSeq }).from(runs).where(eq(runs.runId, runId));
     if (!run) throw unknownRun(deps, runId);
     throw new NotFound(
@@ -85,21 +85,6 @@ export async function causesOf(deps: TimeTravelDeps, runId: string, seq: number)
       `run ${runId} has no event at seq ${seq} (its events end at seq ${run.lastSeq}); take seqs from GET /runs/${runId}/events`,
     );
   }
-  // The latest event with each id before a position: ids repeat only for a redelivery after the dedupe window.
-  const chain: number[] = [];
-  let index = links.length - 1;
-  for (let link = links[index]; link;) {
-    chain.push(link.seq);
-    const cause = link.cause;
-    if (cause === null) break;
-    do index -= 1;
-    while (index >= 0 && links[index]?.id !== cause);
-    link = index >= 0 ? links[index] : undefined;
-  }
-  const rows = await deps.db
-    .select({ seq: runEvents.seq, event: runEvents.event })
-    .from(runEvents)
-    .where(inArray(runEvents.seq, chain));
-  const bySeq = new Map(rows.map((row) => [row.seq, row.event as RunEvent]));
-  return chain.map((s) => bySeq.get(s) as RunEvent);
+  const bySeq = new Map(events.map((event) => [event.seq, event]));
+  return causeChain(events, seq).map((s) => bySeq.get(s) as RunEvent);
 }

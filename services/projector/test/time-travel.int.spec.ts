@@ -200,6 +200,54 @@ describe('GET /runs/:id/events/:seq/causes', () => {
     expect(await chainOf('e-req')).toEqual(bySeq(['e-req']));
   });
 
+  it('lists the approval that released a call among the causes of its outcome and of the run end', async () => {
+    // As the planner logs it: the wait is caused by the thought (the same turn), the signal by the wait, the
+    // call outcome by the call's request; only the fold says the signal released the call.
+    const runId = 'run-approved';
+    const plan = [{ tool: 'deploy.run', args: { env: 'prod' }, approval: { onTimeout: 'reject' } }];
+    const log = new RunLog(runId)
+      .request()
+      .start()
+      .think(plan)
+      .intents();
+    log.add('wait_requested', {
+      waitId: 'approval:call-1',
+      kind: 'approval',
+      signal: 'approve',
+      callId: 'call-1',
+      onTimeout: 'reject',
+    });
+    log.add('signal_received', {
+      signalId: 'sig-1',
+      name: 'approve',
+      payload: { callId: 'call-1', approved: true },
+    });
+    log.complete('call-1').finish();
+    const causedBy: Record<number, number> = { 5: 3, 7: 4 };
+    const events = log.events.map(({ seq, ...event }): NewEvent => {
+      const cause = causedBy[seq];
+      return cause === undefined
+        ? event
+        : { ...event, meta: { ...event.meta, causationId: `${runId}#${cause}` } };
+    });
+    await setup.store.append(runId, events, { expectedSeq: 0 });
+    await caughtUp(setup, projector!.position);
+    const stored = await setup.store.read(runId);
+    const chainOf = async (n: number) => {
+      const { body } = await get(`/runs/${runId}/events/${stored[n - 1]!.seq}/causes`);
+      return CausesResponseSchema.parse(body).chain.map((e) => e.type);
+    };
+    const released = ['signal_received', 'wait_requested', 'tool_call_requested', 'thought', 'run_started'];
+    expect(await chainOf(7)).toEqual(['tool_call_completed', ...released, 'run_requested']);
+    expect(await chainOf(9)).toEqual([
+      'run_completed',
+      'thought',
+      'tool_call_completed',
+      ...released,
+      'run_requested',
+    ]);
+  });
+
   it('refuses a seq that is not an event of the run, a bad seq, and an unknown run', async () => {
     const foreign = logged[5]!.seq + 1;
     expect(await refused(`/runs/${RUN}/events/${foreign}/causes`, 404, 'event_not_found')).toBe(

@@ -16,7 +16,8 @@ export const why: CommandModule = {
   flags: {},
   positionals: { min: 2, max: 2 },
   help: `Follows meta.causationId from the event at SEQ back to the run's root (GET /runs/:id/events/:seq/causes
-on --api), printing the chain from the root down: which decision led to a call, which call to a result.
+on --api), printing the chain from the root down: which decision led to a call, which call to a result, and
+which approval (wait_requested, then the signal_received answering it) let a call run.
 \`last\` stands for the run's latest event: why the run is where it is.
 --json prints { chain } with the event at SEQ first, as the API answers.
 
