@@ -1,8 +1,9 @@
 #!/usr/bin/env node
-// Builds the packages a project outside this repository depends on to write tools and code agents (the SDK)
-// and packs each into an npm tarball: JavaScript and .d.ts from `tsc -p tsconfig.build.json`, and a manifest
-// whose `exports` point at the build, whose Dura dependencies are versions (not workspace links), and with
-// zod as a peer so the project and the SDK share one copy. Inside the monorepo the packages keep pointing at
+// Builds the packages a project outside this repository depends on to write tools and code agents and to
+// submit and follow runs (the SDK) and packs each into an npm tarball: JavaScript and .d.ts from
+// `tsc -p tsconfig.build.json`, and a manifest whose `exports` point at the build, whose Dura dependencies are
+// versions (not workspace links), and with zod and @opentelemetry/api as peers so the project and the SDK
+// share one copy. Inside the monorepo the packages keep pointing at
 // their TypeScript sources; only the packed copy changes.
 //
 // Usage: node scripts/sdk-pack.mjs [--out DIR]   (default dist/sdk; `npm run sdk:pack`)
@@ -26,15 +27,43 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 /** The SDK, in build order: each package's Dura dependencies come before it. */
-export const SDK_PACKAGES = ['libs/contracts', 'libs/core', 'libs/tools', 'libs/code-agents'];
+export const SDK_PACKAGES = [
+  'libs/contracts',
+  'libs/core',
+  'libs/tools',
+  'libs/code-agents',
+  'libs/telemetry',
+  'libs/event-store',
+  'libs/client',
+];
 
-/** Dependencies the project provides itself (one copy shared with its own code), not installed per package. */
-export const PEER_DEPENDENCIES = ['zod'];
+/**
+ * Dependencies the project provides itself (one copy shared with its own code), not installed per package:
+ * zod's schemas and OpenTelemetry's global tracer provider must be the project's own.
+ */
+export const PEER_DEPENDENCIES = ['zod', '@opentelemetry/api'];
 
 /** Export entries that stay inside the monorepo (test helpers with development-only dependencies). */
 const INTERNAL_EXPORTS = ['./testing'];
 
 const log = (line) => process.stdout.write(`sdk: ${line}\n`);
+
+/**
+ * The source file an export entry names: a path string, or conditions (`types`, `import`, `default`) that all
+ * name the same source file.
+ */
+function exportSource(name, key, target) {
+  if (typeof target === 'string') return target;
+  const paths = target && typeof target === 'object' ? [...new Set(Object.values(target))] : [];
+  if (paths.length !== 1 || typeof paths[0] !== 'string')
+    throw new Error(
+      `${name}: export ${key} must be a path string or conditions that all name one file, got ${JSON.stringify(target)}`,
+    );
+  return paths[0];
+}
+
+/** A peer's range: an exact version in the monorepo becomes `^version`, so the project's own copy may differ in minor. */
+const peerRange = (range) => (/^\d/.test(range) ? `^${range}` : range);
 
 /** `./src/x.ts` → `./dist/x.js` (ext `.js`) or `./dist/x.d.ts` (ext `.d.ts`). */
 function built(target, ext) {
@@ -51,9 +80,9 @@ function built(target, ext) {
 export function publishedManifest(pkg, versions) {
   const exports = {};
   for (const [key, target] of Object.entries(pkg.exports ?? { '.': './src/index.ts' })) {
-    if (INTERNAL_EXPORTS.includes(key)) continue;
-    if (typeof target !== 'string') throw new Error(`${pkg.name}: export ${key} must be a path string`);
-    exports[key] = { types: built(target, '.d.ts'), default: built(target, '.js') };
+    if (INTERNAL_EXPORTS.includes(key) || key === './package.json') continue;
+    const source = exportSource(pkg.name, key, target);
+    exports[key] = { types: built(source, '.d.ts'), default: built(source, '.js') };
   }
   exports['./package.json'] = './package.json';
   const dependencies = {};
@@ -64,7 +93,7 @@ export function publishedManifest(pkg, versions) {
       if (!version)
         throw new Error(`${pkg.name} depends on ${name}, which is not in the SDK; add it to SDK_PACKAGES`);
       dependencies[name] = version;
-    } else if (PEER_DEPENDENCIES.includes(name)) peerDependencies[name] = range;
+    } else if (PEER_DEPENDENCIES.includes(name)) peerDependencies[name] = peerRange(range);
     else dependencies[name] = range;
   }
   const root = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));

@@ -3,11 +3,13 @@
 // the OS temp dir, copies examples/external-project there (the code docs/own-repository.md shows), installs
 // it with npm from the tarballs, typechecks it against the packed .d.ts, and runs its tool and code agent on
 // the stack: the planner and the gateway load the project's modules, which import the project's own copies
-// of @dura/tools, @dura/code-agents and zod.
+// of @dura/tools, @dura/code-agents and zod. The project's own script (src/submit.ts) submits a run through
+// its installed @dura/client and follows it to its end.
 import { spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunEvent } from '@dura/contracts';
 import { fold } from '@dura/core';
@@ -31,9 +33,17 @@ export const refund = defineTool({
 `;
 
 /** Runs a command to its end; rejects with its output when it fails. */
-function run(command: string, args: string[], cwd: string): Promise<string> {
+function run(
+  command: string,
+  args: string[],
+  cwd: string,
+  extra: Record<string, string> = {},
+): Promise<string> {
   // npm's own variables from an enclosing `npm run` would point the install at the monorepo.
-  const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^npm_/i.test(key)));
+  const env = {
+    ...Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^npm_/i.test(key))),
+    ...extra,
+  };
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
@@ -103,7 +113,7 @@ const dataOf = <T extends RunEvent['type']>(log: RunEvent[], type: T) =>
 
 describe('a project outside the repository', () => {
   it('installed the SDK from the tarballs: its own copies, not links into the checkout', () => {
-    for (const name of ['tools', 'code-agents', 'contracts', 'core']) {
+    for (const name of ['tools', 'code-agents', 'contracts', 'core', 'client', 'event-store', 'telemetry']) {
       const installed = JSON.parse(
         readFileSync(join(project, 'node_modules', '@dura', name, 'package.json'), 'utf8'),
       ) as { exports: Record<string, unknown> };
@@ -135,6 +145,37 @@ describe('a project outside the repository', () => {
     const [completed] = dataOf(log, 'tool_call_completed');
     expect(completed?.result).toMatchObject({ chargeId: expect.stringMatching(/^ch_/), amount: 1500 });
     expect(fold(log).output).toMatchObject({ customer: 'c-42', total: 1500, receipt: completed!.result });
+  });
+
+  it('submits a run from its own script through its installed @dura/client and follows it to run_completed', async () => {
+    const sys = crash();
+    const runId = 'external-client-1';
+    // src/submit.ts as docs/own-repository.md runs it: Node (22.18 or later) runs the TypeScript as it is.
+    const output = await run(
+      process.execPath,
+      [join('src', 'submit.ts'), 'requests/invoice.json', runId],
+      project,
+      {
+        NATS_URL: sys.system.env['NATS_URL']!,
+      },
+    );
+    expect(output).toContain(`submitted ${runId}`);
+    expect(output).toMatch(/run_completed\s+output \{"invoiceId":"[0-9a-f-]{36}"/);
+    // The run the script followed is the one on the stream: completed, its one charge made once.
+    const log = await watchToEnd(sys, runId, 120_000);
+    expect(log.at(-1)?.type).toBe('run_completed');
+    const [call, ...others] = dataOf(log, 'tool_call_requested');
+    expect(others).toEqual([]);
+    expect(sys.witness.effects(call!.idempotencyKey)).toBe(1);
+    // The client resolved from the project's node_modules, not from the checkout.
+    const resolved = await run(
+      process.execPath,
+      ['--input-type=module', '-e', "console.log(import.meta.resolve('@dura/client'))"],
+      project,
+    );
+    expect(resolved.trim()).toBe(
+      pathToFileURL(join(project, 'node_modules', '@dura', 'client', 'dist', 'index.js')).href,
+    );
   });
 
   it('runs on `npm run dev` with DURA_AGENTS and DURA_TOOLS_MODULES naming its modules', async () => {
@@ -194,6 +235,7 @@ describe('docs/own-repository.md', () => {
       'tsconfig.json',
       'src/tools.ts',
       'src/agents.ts',
+      'src/submit.ts',
       'requests/invoice.json',
       'Dockerfile',
     ]) {
