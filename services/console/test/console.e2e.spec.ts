@@ -115,6 +115,9 @@ describe('the Dura Console', () => {
     try {
       const approval = page.locator('[data-testid="approval"]');
       await approval.waitFor({ timeout: WAIT_MS });
+      // The picture shows the page as it settles: the wait in the event list, and the run's trace link.
+      await page.locator('[data-type="wait_requested"]').waitFor({ timeout: WAIT_MS });
+      await page.locator('[data-testid="trace"] a').waitFor({ timeout: WAIT_MS });
       await screenshot(page, 'approval');
       await approval.getByRole('button', { name: 'Approve' }).click();
       await untilStatus(page, 'completed');
