@@ -11,16 +11,15 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  freePort,
-  startPaymentWitness,
-  useTestInfra,
-  type ManagedProcess,
-  type PaymentWitness,
-} from '@dura/testing';
+import { startPaymentWitness, useTestInfra, type PaymentWitness } from '@dura/testing';
 import { WITNESS_TOOLS } from './crash-harness';
-import { envOf, startSecuredNats, type SecuredNats } from './secured-nats';
-import { eventually, startService } from './system';
+import {
+  startSecuredNats,
+  startShippedServices,
+  type SecuredNats,
+  type ShippedServices,
+} from './secured-nats';
+import { eventually } from './system';
 
 const CLI_MAIN = fileURLToPath(new URL('../../cli/src/main.ts', import.meta.url));
 const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
@@ -36,7 +35,7 @@ let witness: PaymentWitness;
 let dir: string;
 let apiUrl: string;
 let mcp: Client | undefined;
-const processes: ManagedProcess[] = [];
+let services: ShippedServices | undefined;
 
 beforeAll(async () => {
   nats = await startSecuredNats();
@@ -89,39 +88,22 @@ beforeAll(async () => {
       { name: 'operator', token: TOKENS.operator, tenant: '*', scopes: ['read'] },
     ]),
   );
-  const port = await freePort();
-  apiUrl = `http://127.0.0.1:${port}`;
-  const common = {
-    NATS_URL: nats.url,
-    DATABASE_URL: infra().db.url,
-    PROJECTOR_HTTP_PORT: String(port),
-    DURA_TOOLS_MODULES: WITNESS_TOOLS,
-    WITNESS_URL: witness.url,
-  };
-  processes.push(
-    await startService('planner', {
-      ...common,
-      ...envOf('planner'),
+  services = await startShippedServices(nats, infra().db.url, {
+    env: { DURA_TOOLS_MODULES: WITNESS_TOOLS, WITNESS_URL: witness.url },
+    planner: {
       // The production default, stated: the harness turns inline plans on for every other test.
       DURA_INLINE_PLANS: 'false',
       DURA_AGENTS: agents,
       PLANNER_TENANT_AGENTS: 'acme=payment|spawner|quick,globex=spawner|quick',
-    }),
-  );
-  processes.push(await startService('tool-gateway', { ...common, ...envOf('gateway') }));
-  processes.push(
-    await startService('projector', {
-      ...common,
-      ...envOf('projector'),
-      PROJECTOR_AUTH_REQUIRED: 'true',
-      PROJECTOR_API_TOKENS_FILE: tokens,
-    }),
-  );
+    },
+    projector: { PROJECTOR_AUTH_REQUIRED: 'true', PROJECTOR_API_TOKENS_FILE: tokens },
+  });
+  apiUrl = services.apiUrl;
 }, 180_000);
 
 afterAll(async () => {
   await mcp?.close();
-  await Promise.allSettled(processes.map((proc) => proc.kill('SIGTERM')));
+  await services?.stop();
   await witness?.close();
   await nats?.close();
   if (dir) rmSync(dir, { recursive: true, force: true });
@@ -300,6 +282,6 @@ describe('a tenant against another, under the shipped configuration', () => {
 
   it('charged exactly once in all: only acme asked, the shipped permissions were never violated', () => {
     expect(witness.totals()).toMatchObject({ effects: 1, keys: 1 });
-    for (const proc of processes) expect(proc.output()).not.toMatch(/Permissions Violation/);
+    for (const output of services?.outputs() ?? []) expect(output).not.toMatch(/Permissions Violation/);
   });
 });

@@ -11,16 +11,17 @@ import type { NatsConnection } from '@nats-io/nats-core';
 import { connectDuraClient, type ConnectedDuraClient } from '@dura/client';
 import { FORK_VERSION, RUN_REQUEST_VERSION, SUBJECTS, type RunEvent } from '@dura/contracts';
 import { fold } from '@dura/core';
-import {
-  freePort,
-  startPaymentWitness,
-  useTestInfra,
-  type ManagedProcess,
-  type PaymentWitness,
-} from '@dura/testing';
+import { startPaymentWitness, useTestInfra, type PaymentWitness } from '@dura/testing';
 import { WITNESS_TOOLS } from './crash-harness';
-import { connectAs, envOf, securityOf, startSecuredNats, type SecuredNats } from './secured-nats';
-import { eventually, startService } from './system';
+import {
+  connectAs,
+  securityOf,
+  startSecuredNats,
+  startShippedServices,
+  type SecuredNats,
+  type ShippedServices,
+} from './secured-nats';
+import { eventually } from './system';
 
 const TOKEN = 'tenant-default-read-token-7d1e';
 const payStep = { tool: 'pay.charge', args: { amount: 5000 } };
@@ -32,7 +33,7 @@ let apiUrl: string;
 let client: NatsConnection;
 let js: JetStreamClient;
 let reader: ConnectedDuraClient;
-const processes: ManagedProcess[] = [];
+let services: ShippedServices | undefined;
 
 beforeAll(async () => {
   nats = await startSecuredNats();
@@ -67,41 +68,24 @@ beforeAll(async () => {
     tokens,
     JSON.stringify([{ name: 'default-app', token: TOKEN, tenant: 'default', scopes: ['read', 'signal'] }]),
   );
-  const port = await freePort();
-  apiUrl = `http://127.0.0.1:${port}`;
-  const common = {
-    NATS_URL: nats.url,
-    DATABASE_URL: infra().db.url,
-    PROJECTOR_HTTP_PORT: String(port),
-    DURA_TOOLS_MODULES: WITNESS_TOOLS,
-    WITNESS_URL: witness.url,
-  };
-  processes.push(
-    await startService('planner', {
-      ...common,
-      ...envOf('planner'),
+  services = await startShippedServices(nats, infra().db.url, {
+    env: { DURA_TOOLS_MODULES: WITNESS_TOOLS, WITNESS_URL: witness.url },
+    planner: {
       // The production default, stated: the harness turns inline plans on for every other test.
       DURA_INLINE_PLANS: 'false',
       DURA_AGENTS: agents,
       PLANNER_TENANT_AGENTS: 'default=support|spawner,*=-',
-    }),
-  );
-  processes.push(await startService('tool-gateway', { ...common, ...envOf('gateway') }));
-  processes.push(
-    await startService('projector', {
-      ...common,
-      ...envOf('projector'),
-      PROJECTOR_AUTH_REQUIRED: 'true',
-      PROJECTOR_API_TOKENS_FILE: tokens,
-    }),
-  );
+    },
+    projector: { PROJECTOR_AUTH_REQUIRED: 'true', PROJECTOR_API_TOKENS_FILE: tokens },
+  });
+  apiUrl = services.apiUrl;
   client = await connectAs(nats.url, 'client');
   js = jetstream(client);
   reader = connectDuraClient({ natsUrl: nats.url, security: securityOf('client') });
 }, 180_000);
 
 afterAll(async () => {
-  await Promise.allSettled(processes.map((proc) => proc.kill('SIGTERM')));
+  await services?.stop();
   await client?.close();
   await reader?.close();
   await witness?.close();
@@ -215,6 +199,6 @@ describe('a tenant holding the client credential cannot reach a tool its agents 
 
   it('the payment witness saw no request at all', () => {
     expect(witness.totals()).toEqual({ requests: 0, effects: 0, lookups: 0, keys: 0 });
-    for (const proc of processes) expect(proc.output()).not.toMatch(/Permissions Violation/);
+    for (const output of services?.outputs() ?? []) expect(output).not.toMatch(/Permissions Violation/);
   });
 });
