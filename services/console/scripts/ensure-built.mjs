@@ -16,6 +16,7 @@ const sources = [
   join(root, 'vite.config.ts'),
   join(root, 'package.json'),
   join(root, '..', '..', 'libs', 'contracts', 'src'),
+  join(root, '..', '..', 'libs', 'core', 'src'),
 ];
 
 function newest(path) {

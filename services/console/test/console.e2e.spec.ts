@@ -174,6 +174,12 @@ describe('the Dura Console', () => {
 
       const waitSeq = await page.locator('[data-type="wait_requested"]').getAttribute('data-seq');
       const lastSeq = await page.locator('[data-type="run_completed"]').getAttribute('data-seq');
+      const lastN = await page.locator('[data-type="run_completed"]').getAttribute('data-n');
+      // Events are numbered within the run from 1, whatever their place in the shared stream.
+      const requested = page.locator('[data-type="run_requested"]');
+      expect(await requested.getAttribute('data-n')).toBe('1');
+      expect(await requested.locator('.seq').textContent()).toBe('1');
+      expect(Number(await requested.getAttribute('data-seq'))).toBeGreaterThan(1);
       await page.getByTestId('step-picker').selectOption(waitSeq ?? '');
       await expect
         .poll(() => page.getByTestId('tt-status').textContent(), { timeout: WAIT_MS })
@@ -188,12 +194,13 @@ describe('the Dura Console', () => {
       await page.keyboard.press('ArrowUp');
       await expect
         .poll(() => page.getByTestId('tt-status').textContent(), { timeout: WAIT_MS })
-        .toContain(`at #${Number(lastSeq) - 1}`);
+        .toContain(`at #${Number(lastN) - 1}`);
 
       // Fork after the run started (before the wait's call): the new run plans again and waits for "go".
       const startedSeq = await page.locator('[data-type="run_started"]').getAttribute('data-seq');
       await page.getByTestId('step-picker').selectOption(startedSeq ?? '');
-      await page.getByRole('button', { name: `Fork at #${startedSeq}` }).click();
+      // The button names the run's own number; the fork request carries the stream sequence.
+      await page.getByRole('button', { name: 'Fork at #2' }).click();
       await page.waitForURL(/\/ui\/runs\/fork_/, { timeout: WAIT_MS });
       await untilStatus(page, 'waiting');
       const forkId = decodeURIComponent(new URL(page.url()).pathname.split('/').at(-1) ?? '');

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { newEvent, type EventData, type EventType, type RunEvent } from '@dura/contracts';
 import { buildWaterfall } from '../src/model/waterfall';
+import { eventLabel, eventNumbers } from '../src/model/event-numbers';
 import { traceIdOf, traceLink } from '../src/model/trace';
 
 /** A run's events, `gapMs` apart, with their seqs stamped as a reader sees them. */
@@ -110,5 +111,19 @@ describe('trace links', () => {
       `http://jaeger/trace/${id}?x=${id}`,
     );
     expect(traceIdOf([first!])).toBeUndefined();
+  });
+
+  it("numbers a run's events from 1 whatever their stream sequences, and labels one the page does not hold by its sequence", () => {
+    const events = log(
+      ['run_requested', { request: { v: 1, runId: 'r1', agent: { kind: 'scripted', steps: [] } } }],
+      ['run_started', {}],
+    ).map((event, i) => ({ ...event, seq: 40 + 3 * i }));
+    expect(buildWaterfall(events).map((row) => [row.n, row.seq])).toEqual([
+      [1, 40],
+      [2, 43],
+    ]);
+    const numberOf = eventNumbers(events);
+    expect([numberOf(40), numberOf(43), numberOf(41)]).toEqual([1, 2, undefined]);
+    expect([eventLabel(numberOf, 43), eventLabel(numberOf, 99)]).toEqual(['#2', 'seq 99']);
   });
 });

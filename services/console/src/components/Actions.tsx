@@ -5,6 +5,7 @@ import { ForkAcceptedSchema, type ConsoleSession, type RunStateSchema } from '@d
 import { verdictSignal, verdictWaits } from '@dura/core';
 import { api } from '../api/http';
 import { navigate, runPath } from '../model/router';
+import { eventLabel } from '../model/event-numbers';
 
 type RunState = z.infer<typeof RunStateSchema>;
 const Accepted = z.object({ runId: z.string(), signalId: z.string(), duplicate: z.boolean() });
@@ -20,11 +21,14 @@ export function Actions({
   run,
   session,
   selectedSeq,
+  numberOf,
 }: {
   runId: string;
   run: RunState;
   session: ConsoleSession;
   selectedSeq: number | undefined;
+  /** The number within the run of an event (by its stream sequence), as the page shows it. */
+  numberOf: (seq: number) => number | undefined;
 }) {
   const client = useQueryClient();
   const [message, setMessage] = useState<string>();
@@ -111,7 +115,7 @@ export function Actions({
         )}
         {may('submit') && (
           <button type="button" onClick={() => fork.mutate(forkAt)}>
-            Fork at #{forkAt}
+            Fork at {eventLabel(numberOf, forkAt)}
           </button>
         )}
       </div>

@@ -1,21 +1,24 @@
 import type { RunEvent } from '@dura/contracts';
 import { useCauses } from '../api/queries';
+import { eventLabel } from '../model/event-numbers';
 
 /** One event's data and meta, and the chain of events that caused it back to the run's request. */
 export function EventDetail({
   runId,
   event,
   onSelect,
+  numberOf,
 }: {
   runId: string;
   event: RunEvent;
   onSelect: (seq: number) => void;
+  numberOf: (seq: number) => number | undefined;
 }) {
   const causes = useCauses(runId, event.seq);
   return (
     <aside className="detail" aria-label={`Event ${event.seq}`} data-testid="event-detail">
       <h2>
-        #{event.seq} {event.type}
+        {eventLabel(numberOf, event.seq)} {event.type}
       </h2>
       <p className="muted">{event.meta.ts}</p>
       <pre className="json">{JSON.stringify(event.data, null, 2)}</pre>
@@ -25,7 +28,7 @@ export function EventDetail({
         {causes.data?.chain.map((cause) => (
           <li key={cause.seq}>
             <button type="button" className="linkish" onClick={() => onSelect(cause.seq)}>
-              #{cause.seq} {cause.type}
+              {eventLabel(numberOf, cause.seq)} {cause.type}
             </button>
           </li>
         ))}

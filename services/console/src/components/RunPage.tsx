@@ -3,6 +3,7 @@ import type { ConsoleSession } from '@dura/contracts';
 import { ApiError } from '../api/http';
 import { useLiveTokens, useRunEvents, useRunState } from '../api/queries';
 import { buildWaterfall } from '../model/waterfall';
+import { eventNumbers } from '../model/event-numbers';
 import { traceIdOf, traceLink } from '../model/trace';
 import { listPath, runPath } from '../model/router';
 import { Actions } from './Actions';
@@ -18,6 +19,7 @@ export function RunPage({ runId, session }: { runId: string; session: ConsoleSes
   const state = useRunState(runId);
   const events = useRunEvents(runId);
   const rows = useMemo(() => buildWaterfall(events.data ?? []), [events.data]);
+  const numberOf = useMemo(() => eventNumbers(events.data ?? []), [events.data]);
   const [selected, setSelected] = useState<number | undefined>();
   const [tokens, setTokens] = useState<{ decision: number; text: string } | undefined>();
   const onDelta = useCallback(
@@ -102,8 +104,16 @@ export function RunPage({ runId, session }: { runId: string; session: ConsoleSes
           ))}
         </p>
       )}
-      {run && <Actions runId={runId} run={run} session={session} selectedSeq={selected} />}
-      <TimeTravel runId={runId} events={events.data ?? []} selected={selected} onSelect={setSelected} />
+      {run && (
+        <Actions runId={runId} run={run} session={session} selectedSeq={selected} numberOf={numberOf} />
+      )}
+      <TimeTravel
+        runId={runId}
+        events={events.data ?? []}
+        selected={selected}
+        onSelect={setSelected}
+        numberOf={numberOf}
+      />
       <div className="run-body">
         <Timeline
           rows={rows}
@@ -112,7 +122,9 @@ export function RunPage({ runId, session }: { runId: string; session: ConsoleSes
           answering={answering?.text}
           {...(nowMs === undefined ? {} : { nowMs })}
         />
-        {selectedEvent && <EventDetail runId={runId} event={selectedEvent} onSelect={setSelected} />}
+        {selectedEvent && (
+          <EventDetail runId={runId} event={selectedEvent} onSelect={setSelected} numberOf={numberOf} />
+        )}
       </div>
       {events.error && <p className="error">{events.error.message}</p>}
     </section>

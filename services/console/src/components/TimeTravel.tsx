@@ -1,5 +1,6 @@
 import type { RunEvent } from '@dura/contracts';
 import { useStateAt } from '../api/queries';
+import { eventLabel } from '../model/event-numbers';
 
 /**
  * Time travel: pick any event (slider or step picker) and see the state the agent saw right after it,
@@ -10,11 +11,13 @@ export function TimeTravel({
   events,
   selected,
   onSelect,
+  numberOf,
 }: {
   runId: string;
   events: RunEvent[];
   selected: number | undefined;
   onSelect: (seq: number) => void;
+  numberOf: (seq: number) => number | undefined;
 }) {
   const at = selected ?? events.at(-1)?.seq;
   const index = Math.max(
@@ -62,7 +65,7 @@ export function TimeTravel({
         >
           {events.map((e) => (
             <option key={e.seq} value={e.seq}>
-              #{e.seq} {e.type}
+              {eventLabel(numberOf, e.seq)} {e.type}
             </option>
           ))}
         </select>
@@ -71,7 +74,7 @@ export function TimeTravel({
       {view && (
         <div className="tt-state">
           <p data-testid="tt-status">
-            at #{state.data?.at}: <code>status: {view.status}</code>
+            at {state.data ? eventLabel(numberOf, state.data.at) : ''}: <code>status: {view.status}</code>
           </p>
           <ul>
             <li>

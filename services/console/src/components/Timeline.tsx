@@ -108,11 +108,14 @@ const EventRow = memo(function EventRow({
       aria-selected={selected}
       className={`event-row kind-${row.kind}${selected ? ' selected' : ''}`}
       data-seq={row.seq}
+      data-n={row.n}
       data-type={row.type}
       onClick={() => onSelect(row.seq)}
       style={{ position: 'absolute', top: 0, transform: `translateY(${top}px)`, height: ROW_HEIGHT }}
     >
-      <span className="seq">{row.seq}</span>
+      <span className="seq" title={`stream sequence ${row.seq}`}>
+        {row.n}
+      </span>
       <span className="label" title={row.label}>
         {row.label}
       </span>

@@ -5,6 +5,8 @@ export type RowKind = 'model' | 'tool' | 'wait' | 'timer' | 'child' | 'budget' |
 /** One event of the run as a waterfall row: where its bar starts and ends, in ms from the run's first event. */
 export interface WaterfallRow {
   seq: number;
+  /** The event's number within its run, from 1 (`seq` is its place in the shared stream). */
+  n: number;
   type: RunEvent['type'];
   kind: RowKind;
   label: string;
@@ -59,10 +61,11 @@ export function buildWaterfall(events: readonly RunEvent[]): WaterfallRow[] {
   const rows: WaterfallRow[] = [];
   let previous = 0;
   let openWaits: WaterfallRow[] = [];
-  for (const event of events) {
+  for (const [index, event] of events.entries()) {
     const start = at(event);
     const row: WaterfallRow = {
       seq: event.seq,
+      n: index + 1,
       type: event.type,
       kind: KIND[event.type] ?? 'run',
       label: event.type,
