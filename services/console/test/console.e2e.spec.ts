@@ -66,9 +66,22 @@ describe('the Dura Console', () => {
       await page
         .locator('[data-run-id="demo-deploy"] [data-status="completed"]')
         .waitFor({ timeout: WAIT_MS });
+      // The list reads as a list of runs: the tab names the page, a favicon, full times, duration and cost.
+      expect(await page.title()).toBe('Runs · Dura Console');
+      expect(await page.locator('link[rel="icon"]').getAttribute('href')).toMatch(/^data:image\/svg\+xml,/);
+      const demoRow = page.locator('[data-run-id="demo-deploy"]');
+      expect(await demoRow.getByTestId('started').textContent()).toMatch(
+        /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/,
+      );
+      expect(await demoRow.getByTestId('duration').textContent()).toMatch(/^\d+(\.\d)? (ms|s)$/);
+      expect(await demoRow.getByTestId('cost').textContent()).toBe('$0');
+      expect(await demoRow.getByTestId('error').textContent()).toBe('');
       await screenshot(page, 'list');
       await page.locator('[data-run-id="demo-deploy"] a').click();
       await page.locator('[data-type="run_completed"]').waitFor({ timeout: WAIT_MS });
+      await expect
+        .poll(() => page.title(), { timeout: WAIT_MS })
+        .toBe('demo-deploy (completed) · Dura Console');
       const types = await page
         .locator('[data-type]')
         .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-type')));

@@ -3,12 +3,15 @@ import { useVirtualizer } from '@tanstack/react-virtual';
 import type { ConsoleSession, RunSummary } from '@dura/contracts';
 import { useRuns } from '../api/queries';
 import { filtersFromSearch, type RunFilters } from '../model/filters';
+import { dollars, fullTime, pageTitle, shortDuration } from '../model/format';
 import { listPath, navigate, runPath } from '../model/router';
 import { Filters } from './Filters';
 import { Link } from './Link';
 import { StatusBadge } from './StatusBadge';
 
 const ROW_HEIGHT = 36;
+/** Statuses of a run that has not ended: its duration runs to now (as of the list's last render). */
+const LIVE = new Set(['pending', 'running', 'waiting']);
 
 /** Every run the token may see, newest activity first, filtered, paged by keyset as the user scrolls. */
 export function RunList({ search, session }: { search: string; session: ConsoleSession }) {
@@ -38,6 +41,9 @@ export function RunList({ search, session }: { search: string; session: ConsoleS
     navigate(listPath(text ? `?${text}` : ''), true);
   };
   const operator = session.tenant === '*';
+  useEffect(() => {
+    document.title = pageTitle('Runs');
+  }, []);
   return (
     <section className="runs" aria-label="Runs">
       <div className="toolbar">
@@ -56,14 +62,17 @@ export function RunList({ search, session }: { search: string; session: ConsoleS
       </div>
       <Filters value={filters} onChange={apply} operator={operator} />
       {runs.error && <p className="error">{runs.error.message}</p>}
-      <div className="table-head run-row" role="row">
+      <div className={`table-head run-row${operator ? ' with-tenant' : ''}`} role="row">
         <span>Run</span>
         <span>Status</span>
         <span>Agent</span>
         {operator && <span>Tenant</span>}
         <span>Steps</span>
         <span>Tokens</span>
-        <span>Updated</span>
+        <span>Cost</span>
+        <span>Started</span>
+        <span>Duration</span>
+        <span>Error</span>
         <span>Tags</span>
       </div>
       <div
@@ -80,7 +89,7 @@ export function RunList({ search, session }: { search: string; session: ConsoleS
             return (
               <div
                 key={run.runId}
-                className="run-row"
+                className={`run-row${operator ? ' with-tenant' : ''}`}
                 role="row"
                 data-run-id={run.runId}
                 style={{
@@ -123,7 +132,22 @@ const RunCells = memo(function RunCells({ run, operator }: { run: RunSummary; op
       {operator && <span>{run.tenant ?? ''}</span>}
       <span>{run.steps}</span>
       <span>{run.usage.inputTokens + run.usage.outputTokens}</span>
-      <span title={run.updatedAt}>{new Date(run.updatedAt).toLocaleString()}</span>
+      <span data-testid="cost">{dollars(run.costUsd)}</span>
+      <span title={run.createdAt} data-testid="started">
+        {fullTime(run.createdAt)}
+      </span>
+      <span title={`last event ${fullTime(run.updatedAt)}`} data-testid="duration">
+        {LIVE.has(run.status)
+          ? `${shortDuration(Date.now() - Date.parse(run.createdAt))} so far`
+          : shortDuration(Date.parse(run.updatedAt) - Date.parse(run.createdAt))}
+      </span>
+      <span
+        className="error-cell"
+        title={run.lastError ? `${run.lastError.code}: ${run.lastError.message}` : ''}
+        data-testid="error"
+      >
+        {run.lastError ? `${run.lastError.code}: ${run.lastError.message}` : ''}
+      </span>
       <span className="tags">{run.tags.join(', ')}</span>
     </>
   );

@@ -1,9 +1,10 @@
-import { useCallback, useMemo, useState } from 'react';
+import { useCallback, useEffect, useMemo, useState } from 'react';
 import type { ConsoleSession } from '@dura/contracts';
 import { ApiError } from '../api/http';
 import { useLiveTokens, useRunEvents, useRunState } from '../api/queries';
 import { buildWaterfall } from '../model/waterfall';
 import { eventNumbers } from '../model/event-numbers';
+import { pageTitle } from '../model/format';
 import { traceIdOf, traceLink } from '../model/trace';
 import { listPath, runPath } from '../model/router';
 import { Actions } from './Actions';
@@ -42,6 +43,9 @@ export function RunPage({ runId, session }: { runId: string; session: ConsoleSes
     () => (live && first ? Date.now() - Date.parse(first.meta.ts) : undefined),
     [live, first, run?.lastSeq],
   );
+  useEffect(() => {
+    document.title = pageTitle(run ? `${runId} (${run.status})` : runId);
+  }, [runId, run?.status]);
   const selectedEvent = useMemo(() => events.data?.find((e) => e.seq === selected), [events.data, selected]);
   if (state.error && !run)
     return (
