@@ -17,6 +17,7 @@ import {
   type ReceivedSpan,
 } from '@dura/testing';
 import { echoPlan, openSystem, startService, type SystemHandles } from './system';
+import { ancestry, decisionsRecorded, describeTrace, traceIdIn } from './telemetry-support';
 
 const infra = useTestInfra();
 let system: SystemHandles;
@@ -50,13 +51,6 @@ async function runToEnd(runId: string): Promise<RunEvent[]> {
   const watched: RunEvent[] = [];
   for await (const event of createDuraClient(system).watchRun(runId)) watched.push(event);
   return watched;
-}
-
-/** The span itself, then its parent, and so on up to the root (as far as the receiver has them). */
-function ancestry(span: ReceivedSpan, byId: Map<string, ReceivedSpan>): ReceivedSpan[] {
-  const chain = [span];
-  for (let at = byId.get(span.parentSpanId ?? ''); at; at = byId.get(at.parentSpanId ?? '')) chain.push(at);
-  return chain;
 }
 
 /** The run's trace once it holds everything the test expects: spans of every event's projection included. */
@@ -190,14 +184,6 @@ describe('a run traced end to end with OTLP export on', () => {
   });
 });
 
-/** A trace id out of the event's `meta.trace` (`00-<trace id>-<span id>-<flags>`). */
-const traceIdIn = (event: RunEvent | undefined) => event?.meta.trace?.split('-')[1];
-
-/** Where a predicate on the receiver's spans stands, for a failure message that says what is missing. */
-function describeTrace(spans: ReceivedSpan[]): string {
-  return spans.map((s) => `${s.service ?? '?'}/${s.name}${s.parentSpanId ? '' : ' (root)'}`).join(', ');
-}
-
 describe('a run resumed from outside', () => {
   it('by a timer and by a signal from a client in another trace: one trace, the run root its only root', async () => {
     const runId = 'traced-sleep-and-signal';
@@ -271,6 +257,34 @@ describe('a run resumed from outside', () => {
   });
 });
 
+describe('a forked run', () => {
+  it('is a trace of its own, its fork span linked to the source run at the fork point', async () => {
+    const sourceRunId = 'traced-sleep-and-signal';
+    const source = await createEventStore(system).read(sourceRunId);
+    const at = source.find((e) => e.type === 'signal_received') as RunEvent;
+    const client = createDuraClient(system);
+    const { runId } = await client.forkRun({ sourceRunId, atSeq: at.seq, runId: 'traced-fork' });
+    const events = await runToEnd(runId);
+    expect(events.at(-1)?.type).toBe('run_completed');
+    const forkTrace = traceIdIn(events[0]);
+    expect(forkTrace).not.toBe(traceIdIn(at));
+    expect(new Set(events.map(traceIdIn))).toEqual(new Set([forkTrace]));
+
+    const spans = await receiver.waitForSpans(
+      (all) =>
+        all.filter((s) => s.traceId === forkTrace && s.name === 'dura.project').length >= events.length,
+      30_000,
+    );
+    const [forked] = spans.filter((s) => s.name === 'dura.fork' && s.traceId === forkTrace);
+    const [, sourceTrace, sourceSpan] = at.meta.trace?.split('-') ?? [];
+    expect(forked?.links).toEqual([
+      { traceId: sourceTrace, spanId: sourceSpan, attributes: { 'dura.fork.source_run_id': sourceRunId } },
+    ]);
+    const roots = spans.filter((s) => s.traceId === forkTrace && !s.parentSpanId);
+    expect(roots.map((s) => s.name)).toEqual(['process dura.fork']);
+  });
+});
+
 describe('a worker driving a run in place', () => {
   it('records one dura.decision span and one decision-histogram count per thought', async () => {
     const runId = 'traced-worker';
@@ -309,14 +323,6 @@ describe('a worker driving a run in place', () => {
       new Set(chats.map((chat) => byId.get(chat.parentSpanId ?? '')?.attributes['dura.run.step'])),
     ).toEqual(new Set([0, 1, 2, 3, 4]));
 
-    const recorded = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
-    const counts = recorded
-      .split('\n')
-      .filter(
-        (line) =>
-          line.startsWith('dura_decision_duration_seconds_count') && line.includes('outcome="recorded"'),
-      )
-      .map((line) => Number(line.split(' ').at(-1)));
-    expect(counts.reduce((sum, n) => sum + n, 0)).toBe(thoughts.length);
+    expect(await decisionsRecorded(`http://127.0.0.1:${metricsPort}/metrics`)).toBe(thoughts.length);
   });
 });
