@@ -8,7 +8,14 @@ import {
 import { headers, nanos } from '@nats-io/nats-core';
 import { DuraError, ContractViolation } from '@dura/contracts';
 import { isJsApiError, JS_CODES } from '@dura/event-store';
-import { DURA_ATTRS, DURA_METRICS, declareCounter, declareGauge, withConsumerSpan } from '@dura/telemetry';
+import {
+  DURA_ATTRS,
+  DURA_METRICS,
+  contextFromTraceparent,
+  declareCounter,
+  declareGauge,
+  withConsumerSpan,
+} from '@dura/telemetry';
 import { deadLetterFromMsg, publishDeadLetter } from './dead-letter';
 import { duraMeter, duraTracer } from './telemetry';
 import type { Logger } from './logger';
@@ -119,6 +126,12 @@ export interface ConsumerLoopOptions {
   now?: () => Date;
   /** Extracts a run id for the dead-letter record, when the message names one. */
   runIdOf?: (msg: JsMsg) => string | undefined;
+  /**
+   * The W3C traceparent a message carries on, looked up before its span starts (e.g. the run a signal is
+   * for, from its log): the span joins that trace whoever sent the message, with the sender's own context
+   * as a link. Undefined, or a failed look-up: the headers' context alone.
+   */
+  continuesTrace?: (msg: JsMsg) => Promise<string | undefined>;
   /** How long `stop()` without a deadline waits for running handlers before handing them back (20 s). */
   drainMs?: number;
   /**
@@ -192,6 +205,7 @@ export function startConsumerLoop(options: ConsumerLoopOptions): ConsumerLoop {
     pending = msg.info.pending;
     if (msg.info.deliveryCount > 1) redeliveries.add(1, labels);
     try {
+      const continues = await continuedTrace(msg);
       // The producer's trace context travels in the headers: the handler's spans and logs join its trace.
       await withConsumerSpan(
         duraTracer(),
@@ -200,6 +214,7 @@ export function startConsumerLoop(options: ConsumerLoopOptions): ConsumerLoop {
           destinationTemplate: spec.filterSubject,
           consumerGroup: spec.durable,
           headers: msg.headers,
+          ...(continues ? { continues: contextFromTraceparent(continues) } : {}),
           attributes: { [DURA_ATTRS.deliveryCount]: msg.info.deliveryCount },
           ...(msg.headers?.get('Nats-Msg-Id') ? { messageId: msg.headers.get('Nats-Msg-Id') } : {}),
         },
@@ -211,6 +226,15 @@ export function startConsumerLoop(options: ConsumerLoopOptions): ConsumerLoop {
       if (!entry.handedBack) await onFailure(msg, err);
     } finally {
       clearInterval(entry.heartbeat);
+    }
+  };
+
+  const continuedTrace = async (msg: JsMsg): Promise<string | undefined> => {
+    try {
+      return await options.continuesTrace?.(msg);
+    } catch (err) {
+      log.debug('no trace to continue for the message; using its headers', { subject: msg.subject, err });
+      return undefined;
     }
   };
 

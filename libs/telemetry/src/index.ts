@@ -6,6 +6,7 @@ export {
   injectContext,
   extractContext,
   contextFromTraceparent,
+  spanContextOf,
   traceparentOf,
   currentTraceIds,
 } from './propagation';

@@ -4,7 +4,17 @@
  * extracts, which is what stitches the planner, the tool gateway and the projector into one trace per run.
  * Generic on purpose: callers name destinations, message ids and consumer groups; no Dura domain here.
  */
-import { SpanKind, type Attributes, type Context, type Span, type Tracer } from '@opentelemetry/api';
+import {
+  isSpanContextValid,
+  ROOT_CONTEXT,
+  SpanKind,
+  trace,
+  type Attributes,
+  type Context,
+  type Link,
+  type Span,
+  type Tracer,
+} from '@opentelemetry/api';
 import type { MsgHdrs } from '@nats-io/nats-core';
 import {
   MESSAGING_ATTRS,
@@ -95,6 +105,12 @@ export interface ConsumerSpanOptions {
   headers?: MsgHdrs;
   /** Parent when the headers carry no trace context (e.g. a recorded `meta.trace`); the active context by default. */
   fallbackParent?: Context;
+  /**
+   * The trace the message carries on whoever sent it (e.g. a run's, from the `meta.trace` of its log): the
+   * span's parent unless the headers already carry a span of that same trace. A sender's context from
+   * another trace (a client with its own trace) becomes a span link, so neither trace loses the hop.
+   */
+  continues?: Context;
   /** `process` (default) for handling a message, `receive` for fetching it. */
   operationType?: typeof MESSAGING_OPERATION.process | typeof MESSAGING_OPERATION.receive;
   operationName?: string;
@@ -112,12 +128,14 @@ export function withConsumerSpan<T>(
 ): Promise<T> {
   const operationType = options.operationType ?? MESSAGING_OPERATION.process;
   const operationName = options.operationName ?? operationType;
+  const { parent, links } = consumerParent(options);
   return withSpan(
     tracer,
     messagingSpanName(operationName, options.destination, options.destinationTemplate),
     {
       kind: SpanKind.CONSUMER,
-      parent: extractContext(options.headers, options.fallbackParent),
+      parent,
+      ...(links.length > 0 ? { links } : {}),
       attributes: {
         ...messagingAttributes({ ...options, operationName, operationType }),
         ...options.attributes,
@@ -125,4 +143,16 @@ export function withConsumerSpan<T>(
     },
     fn,
   );
+}
+
+/** The consumer span's parent and links: the headers' context, or the trace it `continues` (see there). */
+function consumerParent(options: ConsumerSpanOptions): { parent: Context; links: Link[] } {
+  const fromHeaders = extractContext(options.headers, options.fallbackParent);
+  const continued = options.continues ? trace.getSpanContext(options.continues) : undefined;
+  if (!options.continues || !continued || !isSpanContextValid(continued))
+    return { parent: fromHeaders, links: [] };
+  const sender = trace.getSpanContext(extractContext(options.headers, ROOT_CONTEXT));
+  if (!sender || !isSpanContextValid(sender)) return { parent: options.continues, links: [] };
+  if (sender.traceId === continued.traceId) return { parent: fromHeaders, links: [] };
+  return { parent: options.continues, links: [{ context: sender }] };
 }

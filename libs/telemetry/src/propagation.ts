@@ -7,7 +7,9 @@
 import {
   context as contextApi,
   isSpanContextValid,
+  ROOT_CONTEXT,
   trace,
+  type SpanContext,
   type Context,
   type Span,
   type TextMapGetter,
@@ -64,6 +66,12 @@ export function contextFromTraceparent(
 ): Context {
   if (!traceparent) return base;
   return propagator.extract(base, { traceparent, tracestate }, recordGetter);
+}
+
+/** The span context a recorded `traceparent` names (e.g. to link to it); undefined when absent or malformed. */
+export function spanContextOf(traceparent: string | undefined): SpanContext | undefined {
+  const spanContext = trace.getSpanContext(contextFromTraceparent(traceparent, undefined, ROOT_CONTEXT));
+  return spanContext && isSpanContextValid(spanContext) ? spanContext : undefined;
 }
 
 /**

@@ -98,6 +98,57 @@ describe('withConsumerSpan', () => {
     expect(consumer.attributes['messaging.operation.type']).toBe('receive');
   });
 
+  it('continues the trace it is told to, linking a sender from another trace', async () => {
+    const run = tracing.tracer.startSpan('run wait');
+    run.end();
+    const client = await withProducerSpan(
+      tracing.tracer,
+      { destination: 'dura.signal', parent: ROOT_CONTEXT },
+      (h) => h,
+    );
+    const sender = span('publish dura.signal').spanContext();
+    const continues = trace.setSpan(ROOT_CONTEXT, run);
+
+    await withConsumerSpan(
+      tracing.tracer,
+      { destination: 'dura.signal', headers: client, continues },
+      () => undefined,
+    );
+    await withConsumerSpan(
+      tracing.tracer,
+      { destination: 'dura.timer', headers: headers(), continues },
+      () => undefined,
+    );
+
+    const signal = span('process dura.signal');
+    expect(signal.spanContext().traceId).toBe(run.spanContext().traceId);
+    expect(signal.parentSpanContext?.spanId).toBe(run.spanContext().spanId);
+    expect(signal.links.map((link) => link.context.spanId)).toEqual([sender.spanId]);
+    const untraced = span('process dura.timer');
+    expect(untraced.parentSpanContext?.spanId).toBe(run.spanContext().spanId);
+    expect(untraced.links).toEqual([]);
+  });
+
+  it('keeps the sender as parent when it is in the trace it continues', async () => {
+    const run = tracing.tracer.startSpan('run root');
+    const carrier = await withProducerSpan(
+      tracing.tracer,
+      { destination: 'dura.task.timer', parent: trace.setSpan(ROOT_CONTEXT, run) },
+      (h) => h,
+    );
+    run.end();
+
+    await withConsumerSpan(
+      tracing.tracer,
+      { destination: 'dura.task.timer', headers: carrier, continues: trace.setSpan(ROOT_CONTEXT, run) },
+      () => undefined,
+    );
+
+    const consumer = span('process dura.task.timer');
+    expect(consumer.parentSpanContext?.spanId).toBe(span('publish dura.task.timer').spanContext().spanId);
+    expect(consumer.links).toEqual([]);
+  });
+
   it('records a failure on the span (status, exception event, error.type) and rethrows the same error', async () => {
     const failure = new DuraError('tool_unavailable', 'the tool did not answer', { retryable: true });
 

@@ -1,10 +1,15 @@
 // Issue acceptance: a run's trace, exported over OTLP by three separate service processes, is one trace
 // whose parent links follow the run's causal chain, also across a planner killed with SIGKILL mid-run.
+// Issue 31: a run resumed by a timer and by a signal is still one trace with one root, and a worker's
+// drive, which makes several decisions in place, shows one `dura.decision` span per decision.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDuraClient } from '@dura/client';
-import { SUBJECTS, type RunEvent } from '@dura/contracts';
+import { headers as natsHeaders } from '@nats-io/nats-core';
+import { SIGNAL_VERSION, SUBJECTS, type RunEvent } from '@dura/contracts';
 import { createEventStore } from '@dura/event-store';
 import {
+  eventually,
+  freePort,
   startOtlpReceiver,
   useTestInfra,
   type ManagedProcess,
@@ -12,6 +17,7 @@ import {
   type ReceivedSpan,
 } from '@dura/testing';
 import { echoPlan, openSystem, startService, type SystemHandles } from './system';
+import { ancestry, decisionsRecorded, describeTrace, traceIdIn } from './telemetry-support';
 
 const infra = useTestInfra();
 let system: SystemHandles;
@@ -45,13 +51,6 @@ async function runToEnd(runId: string): Promise<RunEvent[]> {
   const watched: RunEvent[] = [];
   for await (const event of createDuraClient(system).watchRun(runId)) watched.push(event);
   return watched;
-}
-
-/** The span itself, then its parent, and so on up to the root (as far as the receiver has them). */
-function ancestry(span: ReceivedSpan, byId: Map<string, ReceivedSpan>): ReceivedSpan[] {
-  const chain = [span];
-  for (let at = byId.get(span.parentSpanId ?? ''); at; at = byId.get(at.parentSpanId ?? '')) chain.push(at);
-  return chain;
 }
 
 /** The run's trace once it holds everything the test expects: spans of every event's projection included. */
@@ -182,5 +181,148 @@ describe('a run traced end to end with OTLP export on', () => {
     expect(new Set(events.map((event) => event.meta.trace?.split('-')[1]))).toEqual(
       new Set([trace[0]?.traceId]),
     );
+  });
+});
+
+describe('a run resumed from outside', () => {
+  it('by a timer and by a signal from a client in another trace: one trace, the run root its only root', async () => {
+    const runId = 'traced-sleep-and-signal';
+    const request = {
+      v: 1,
+      runId,
+      agent: {
+        kind: 'scripted',
+        steps: [
+          { tool: 'dura.sleep', args: { seconds: 1 } },
+          { tool: 'dura.wait_for_signal', args: { name: 'go' } },
+          { tool: 'echo', args: { step: 3, approvedBy: '$steps.2.by' } },
+        ],
+      },
+    };
+    await system.js.publish(SUBJECTS.submit, JSON.stringify(request), { msgID: runId });
+    const store = createEventStore(system);
+    await eventually(async () => {
+      const log = await store.read(runId);
+      return log.some((e) => e.type === 'wait_requested' && e.data.kind === 'signal') || undefined;
+    }, 'the run waits for the signal');
+    // The client sends the signal from a trace of its own, unrelated to the run's.
+    const clientTrace = '0af7651916cd43dd8448eb211c80319c';
+    const headers = natsHeaders();
+    headers.set('traceparent', `00-${clientTrace}-b7ad6b7169203331-01`);
+    const signal = { v: SIGNAL_VERSION, runId, signalId: 'go-1', name: 'go', payload: { by: 'ops' } };
+    await system.js.publish(SUBJECTS.signal, JSON.stringify(signal), {
+      msgID: `signal:${runId}:go-1`,
+      headers,
+    });
+    const events = await runToEnd(runId);
+    expect(events.at(-1)?.type).toBe('run_completed');
+    const runTrace = traceIdIn(events[0]);
+    expect(new Set(events.map(traceIdIn)), 'every event of the run recorded in its trace').toEqual(
+      new Set([runTrace]),
+    );
+
+    // Complete once every event is projected, the resumptions are in, and every span's parent is there.
+    let trace: ReceivedSpan[] = [];
+    await receiver
+      .waitForSpans((all) => {
+        trace = all.filter((s) => s.traceId === runTrace);
+        const ids = new Set(trace.map((s) => s.spanId));
+        return (
+          trace.filter((s) => s.name === 'dura.project').length >= events.length &&
+          trace.some((s) => s.name === 'process dura.signal') &&
+          trace.some((s) => s.name === 'process dura.task.timer') &&
+          trace.some((s) => s.name === 'dura.tool.call echo') &&
+          trace.every((s) => !s.parentSpanId || ids.has(s.parentSpanId))
+        );
+      }, 30_000)
+      .catch((err: unknown) => {
+        throw new Error(`the run's trace is not whole: ${describeTrace(trace)}`, { cause: err });
+      });
+    const naming = receiver.spans().filter((span) => span.attributes['dura.run.id'] === runId);
+    expect(new Set(naming.map((span) => span.traceId)), 'every span naming the run').toEqual(
+      new Set([runTrace]),
+    );
+    const roots = trace.filter((s) => !s.parentSpanId);
+    expect(roots.map((s) => [s.service, s.name])).toEqual([['planner', 'process dura.submit']]);
+    expect(receiver.spans().filter((s) => s.traceId === clientTrace)).toEqual([]);
+    // The signal's handling continues the run's trace and links to the client's.
+    const [handled] = trace.filter((s) => s.name === 'process dura.signal');
+    expect(handled?.links.map((link) => link.traceId)).toEqual([clientTrace]);
+    const byId = new Map(trace.map((span) => [span.spanId, span]));
+    expect(ancestry(handled as ReceivedSpan, byId).map((s) => s.name)).toContain('dura.decision');
+    const projections = trace.filter((s) => s.name === 'dura.project');
+    expect(projections.map((s) => s.attributes['dura.event.seq']).sort()).toEqual(
+      events.map((e) => e.seq).sort(),
+    );
+  });
+});
+
+describe('a forked run', () => {
+  it('is a trace of its own, its fork span linked to the source run at the fork point', async () => {
+    const sourceRunId = 'traced-sleep-and-signal';
+    const source = await createEventStore(system).read(sourceRunId);
+    const at = source.find((e) => e.type === 'signal_received') as RunEvent;
+    const client = createDuraClient(system);
+    const { runId } = await client.forkRun({ sourceRunId, atSeq: at.seq, runId: 'traced-fork' });
+    const events = await runToEnd(runId);
+    expect(events.at(-1)?.type).toBe('run_completed');
+    const forkTrace = traceIdIn(events[0]);
+    expect(forkTrace).not.toBe(traceIdIn(at));
+    expect(new Set(events.map(traceIdIn))).toEqual(new Set([forkTrace]));
+
+    const spans = await receiver.waitForSpans(
+      (all) =>
+        all.filter((s) => s.traceId === forkTrace && s.name === 'dura.project').length >= events.length,
+      30_000,
+    );
+    const [forked] = spans.filter((s) => s.name === 'dura.fork' && s.traceId === forkTrace);
+    const [, sourceTrace, sourceSpan] = at.meta.trace?.split('-') ?? [];
+    expect(forked?.links).toEqual([
+      { traceId: sourceTrace, spanId: sourceSpan, attributes: { 'dura.fork.source_run_id': sourceRunId } },
+    ]);
+    const roots = spans.filter((s) => s.traceId === forkTrace && !s.parentSpanId);
+    expect(roots.map((s) => s.name)).toEqual(['process dura.fork']);
+  });
+});
+
+describe('a worker driving a run in place', () => {
+  it('records one dura.decision span and one decision-histogram count per thought', async () => {
+    const runId = 'traced-worker';
+    // The worker alone plans and runs the calls: the planner and the gateway step aside.
+    for (const name of ['planner', 'tool-gateway']) {
+      const index = processes.findIndex((proc) => proc.name === name);
+      await processes.splice(index, 1)[0]?.kill('SIGTERM');
+    }
+    const metricsPort = await freePort();
+    processes.push(await startService('worker', { ...env, METRICS_PORT: String(metricsPort) }));
+    await system.js.publish(SUBJECTS.submit, JSON.stringify(echoPlan(runId, 4)), { msgID: runId });
+    const events = await runToEnd(runId);
+    expect(events.at(-1)?.type).toBe('run_completed');
+    const thoughts = events.filter((e) => e.type === 'thought');
+    expect(thoughts).toHaveLength(5);
+
+    const decisions = (all: ReceivedSpan[]) =>
+      all.filter((s) => s.name === 'dura.decision' && s.attributes['dura.run.id'] === runId);
+    await receiver
+      .waitForSpans((all) => decisions(all).length >= thoughts.length, 20_000)
+      .catch((err: unknown) => {
+        const got = decisions(receiver.spans()).map((s) => s.attributes['dura.run.step']);
+        throw new Error(`${thoughts.length} decisions, dura.decision spans of steps [${got.join(', ')}]`, {
+          cause: err,
+        });
+      });
+    const spans = decisions(receiver.spans());
+    expect(spans.map((s) => s.attributes['dura.run.step']).sort()).toEqual([0, 1, 2, 3, 4]);
+    expect(new Set(spans.map((s) => s.traceId))).toEqual(new Set([traceIdIn(events[0])]));
+    // Each decision's model call hangs under its own decision.
+    const byId = new Map(receiver.spans().map((span) => [span.spanId, span]));
+    const chats = receiver
+      .spans()
+      .filter((s) => s.name.startsWith('chat ') && s.traceId === traceIdIn(events[0]));
+    expect(
+      new Set(chats.map((chat) => byId.get(chat.parentSpanId ?? '')?.attributes['dura.run.step'])),
+    ).toEqual(new Set([0, 1, 2, 3, 4]));
+
+    expect(await decisionsRecorded(`http://127.0.0.1:${metricsPort}/metrics`)).toBe(thoughts.length);
   });
 });

@@ -12,7 +12,8 @@ import {
 import { canonicalJson, planFork } from '@dura/core';
 import { retryOnConflict, type EventStore } from '@dura/event-store';
 import { duraTracer, withLogFields, type Logger } from '@dura/service-kit';
-import { DURA_ATTRS, traceparentOf, withSpan } from '@dura/telemetry';
+import { DURA_ATTRS, spanContextOf, traceparentOf, withSpan } from '@dura/telemetry';
+import { trace as traces } from '@opentelemetry/api';
 import { pinnedVersionOf, type Model } from '@dura/agents';
 import { refusal, rejectRequest, type Rejection } from './reject-request';
 import { authorizeRequest, OPEN_AUTHORIZATION, type ToolAuthorization } from './tool-authorization';
@@ -79,6 +80,12 @@ export function createForkIntake(deps: ForkIntakeDeps) {
   async function fork(msg: JsMsg, request: ForkRequest & { runId: string }): Promise<void> {
     const { runId, sourceRunId, atSeq } = request;
     const source = await store.read(sourceRunId);
+    // A fork is a run of its own, in a trace of its own, linked to where its source was at the fork point.
+    const forkedFrom = spanContextOf(source.filter((event) => event.seq <= atSeq).at(-1)?.meta.trace);
+    if (forkedFrom)
+      traces
+        .getActiveSpan()
+        ?.addLink({ context: forkedFrom, attributes: { 'dura.fork.source_run_id': sourceRunId } });
     const trace = traceparentOf();
     const plan = planFork({
       source,

@@ -1,6 +1,7 @@
 import type { JetStreamClient } from '@nats-io/jetstream';
 import { newEvent, SUBJECTS, TASK_VERSION, type DecideTask, type JsonValue } from '@dura/contracts';
 import type { EventStore } from '@dura/event-store';
+import { injectContext, traceparentOf } from '@dura/telemetry';
 
 export interface ChildOutcome {
   childRunId: string;
@@ -21,6 +22,8 @@ export async function reportToParent(
   outcome: ChildOutcome,
 ): Promise<void> {
   const { childRunId, status, output } = outcome;
+  // The child's drive, in the parent's trace (the child was submitted from it): the parent goes on in it.
+  const trace = traceparentOf();
   const event = newEvent(
     'child_run_completed',
     { childRunId, status, ...(output === undefined ? {} : { output }) },
@@ -30,11 +33,13 @@ export async function reportToParent(
       ts: deps.clock().toISOString(),
       correlationId: outcome.correlationId,
       causationId: outcome.causationId,
+      ...(trace ? { trace } : {}),
     },
   );
   const result = await deps.store.append(parentRunId, [event], { expectedSeq: 'any' });
   const task: DecideTask = { v: TASK_VERSION, runId: parentRunId, afterSeq: result.lastSeq, reason: 'child' };
   await deps.js.publish(SUBJECTS.decideTask, JSON.stringify(task), {
     msgID: `${parentRunId}@${result.lastSeq}`,
+    headers: injectContext(),
   });
 }

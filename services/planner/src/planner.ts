@@ -24,7 +24,7 @@ import { createParking } from './parking';
 import { createRequestEraser } from './erase-request';
 import { createIntake } from './intake';
 import { redactRequest, redactRequestBytes } from './redact-request';
-import { createSignalIntake } from './signal-intake';
+import { createSignalIntake, createSignalTrace } from './signal-intake';
 import { createForkIntake, FORKS_DLQ_SOURCE } from './fork-intake';
 import type { Model } from '@dura/agents';
 import { createRunDriver, DEFAULT_SNAPSHOT_EVERY, type LocalTools } from './run-driver';
@@ -253,6 +253,7 @@ export function createPlanner(deps: PlannerDeps) {
           concurrency,
           log: deps.log,
           handle: handleSignal,
+          continuesTrace: createSignalTrace({ store, driver }),
           runIdOf: (msg) => runIdInJson(msg.data),
         }),
         startConsumerLoop({

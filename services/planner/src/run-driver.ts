@@ -47,6 +47,7 @@ import {
   GEN_AI_ATTRS,
   declareCounter,
   declareHistogram,
+  injectContext,
   recordError,
   traceparentOf,
   withProducerSpan,
@@ -168,6 +169,8 @@ export interface DriveOptions {
 interface Decision {
   ctx: Context;
   recorded(): void;
+  /** Its thought (or the model's refusal) is in the log: the drive's next model call is another decision. */
+  readonly decided: boolean;
   end(err: unknown): void;
 }
 
@@ -510,10 +513,15 @@ export function createRunDriver(deps: RunDriverDeps) {
         };
         return deps.js.publish(SUBJECTS.timerTask, JSON.stringify(task), {
           msgID: timerTaskMsgId(runId, wait.waitId),
+          headers: injectContext(),
         });
       }),
+      // A child runs in its parent's trace, which its end then carries back to the parent.
       ...children.map((child) =>
-        deps.js.publish(SUBJECTS.submit, JSON.stringify(child.request), { msgID: child.childRunId }),
+        deps.js.publish(SUBJECTS.submit, JSON.stringify(child.request), {
+          msgID: child.childRunId,
+          headers: injectContext(),
+        }),
       ),
     ]);
   }
@@ -601,6 +609,9 @@ export function createRunDriver(deps: RunDriverDeps) {
     let timed = false;
     return {
       ctx: trace.setSpan(otelContext.active(), span),
+      get decided() {
+        return timed;
+      },
       recorded: () => {
         if (!timed) stop({ outcome: 'recorded' });
         timed = true;
@@ -674,8 +685,8 @@ export function createRunDriver(deps: RunDriverDeps) {
   }
 
   async function driveNow(runId: string, options: DriveOptions): Promise<DriveOutcome> {
-    // The decision span stays open for the rest of the drive: the intents it records and the tool calls
-    // they dispatch hang under it.
+    // A decision's span stays open until the drive's next decision starts (or the drive ends): the intents
+    // it records and the tool calls they dispatch (or run in place) hang under it.
     let decision: Decision | undefined;
     const inDecision = <T>(fn: () => Promise<T>): Promise<T> =>
       decision ? otelContext.with(decision.ctx, fn) : fn();
@@ -815,6 +826,11 @@ export function createRunDriver(deps: RunDriverDeps) {
               model: deps.model,
               now: deps.clock(),
               around: (fn) => {
+                // One span per decision: a drive that goes on in place makes several.
+                if (decision?.decided) {
+                  decision.end(undefined);
+                  decision = undefined;
+                }
                 decision ??= startDecision(runId, run.state.steps);
                 return inDecision(fn);
               },

@@ -3,6 +3,7 @@ import { DuraError, newEvent, SignalRequestSchema, type SignalRequest, decodeOrT
 import { CANCEL_SIGNAL, cancelReasonOf, isTerminal } from '@dura/core';
 import { retryOnConflict, type EventStore } from '@dura/event-store';
 import type { Logger } from '@dura/service-kit';
+import { traceparentOf } from '@dura/telemetry';
 import type { Cancellations } from './cancellations';
 import type { RunDriver } from './run-driver';
 
@@ -42,6 +43,8 @@ export function createSignalIntake(deps: SignalIntakeDeps) {
   return async function handleSignal(msg: JsMsg): Promise<void> {
     const signal = parseSignal(msg);
     const { runId } = signal;
+    // The span handling the signal, in the run's trace (see `signalTrace`): its event continues it.
+    const trace = traceparentOf();
     await retryOnConflict(
       async () => {
         const { state, lastEventId } = await deps.driver.load(runId);
@@ -82,6 +85,7 @@ export function createSignalIntake(deps: SignalIntakeDeps) {
             ts: deps.clock().toISOString(),
             correlationId: state.correlationId ?? runId,
             ...(lastEventId ? { causationId: lastEventId } : {}),
+            ...(trace ? { trace } : {}),
           },
         );
         await deps.store.append(runId, [event], { expectedSeq: state.lastSeq });
@@ -93,5 +97,18 @@ export function createSignalIntake(deps: SignalIntakeDeps) {
     if (signal.name === CANCEL_SIGNAL && deps.driver.driving(runId))
       await deps.cancellations?.mark(runId, cancelReasonOf(signal));
     await deps.driver.drive(runId);
+  };
+}
+
+/**
+ * The trace a signal continues: the `meta.trace` of its run's last event (the wait that asked for it, as a
+ * rule), so the run stays one trace whoever sent the signal and whenever. Undefined for a run with no log.
+ */
+export function createSignalTrace(deps: Pick<SignalIntakeDeps, 'store' | 'driver'>) {
+  return async function signalTrace(msg: JsMsg): Promise<string | undefined> {
+    const { runId } = parseSignal(msg);
+    const { state } = await deps.driver.load(runId);
+    if (state.status === 'none') return undefined;
+    return (await deps.store.readAt(runId, state.lastSeq))?.meta.trace;
   };
 }
