@@ -82,6 +82,15 @@ describe('the Dura Console', () => {
       await expect
         .poll(() => page.title(), { timeout: WAIT_MS })
         .toBe('demo-deploy (completed) · Dura Console');
+      // The header: when it started and ended, how long it took, its input and output one click from in full.
+      expect(await page.getByTestId('run-started').textContent()).toMatch(
+        /^Started \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}/,
+      );
+      expect(await page.getByTestId('run-ended').textContent()).toMatch(/^Ended \d{4}-/);
+      expect(await page.getByTestId('run-duration').textContent()).toMatch(/^took \d+(\.\d)? (ms|s)$/);
+      await page.getByTestId('run-output').locator('summary').click();
+      expect(await page.getByTestId('run-output').locator('pre').textContent()).toContain('"deployment"');
+      expect(await page.getByTestId('time-axis').locator('.tick').count()).toBe(5);
       const types = await page
         .locator('[data-type]')
         .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-type')));

@@ -10,6 +10,7 @@ import { listPath, runPath } from '../model/router';
 import { Actions } from './Actions';
 import { EventDetail } from './EventDetail';
 import { Gauges } from './Gauges';
+import { RunFacts } from './RunFacts';
 import { Link } from './Link';
 import { StatusBadge } from './StatusBadge';
 import { TimeTravel } from './TimeTravel';
@@ -91,12 +92,7 @@ export function RunPage({ runId, session }: { runId: string; session: ConsoleSes
           </span>
         )}
       </div>
-      {run?.error && (
-        <div className="error-box" role="alert" data-testid="run-error">
-          <strong>{run.status === 'rejected' ? 'Rejected' : 'Failed'}:</strong> {run.error.code}:{' '}
-          {run.error.message}
-        </div>
-      )}
+      {run && <RunFacts run={run} events={events.data ?? []} />}
       {run && <Gauges run={run} />}
       {run && run.children.length > 0 && (
         <p>

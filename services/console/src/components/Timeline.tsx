@@ -1,6 +1,7 @@
 import { memo, useEffect, useMemo, useRef, type KeyboardEvent } from 'react';
 import { useVirtualizer } from '@tanstack/react-virtual';
 import type { WaterfallRow } from '../model/waterfall';
+import { shortDuration } from '../model/format';
 
 const ROW_HEIGHT = 30;
 
@@ -47,6 +48,7 @@ export function Timeline({
   };
   return (
     <div className="timeline">
+      <TimeAxis total={total} />
       <div
         ref={scroller}
         className="timeline-body"
@@ -129,3 +131,21 @@ const EventRow = memo(function EventRow({
     </div>
   );
 });
+
+/** The waterfall's time axis: from the run's first event to its last (or now), over the bars' column. */
+function TimeAxis({ total }: { total: number }) {
+  return (
+    <div className="event-row time-axis" aria-hidden="true" data-testid="time-axis">
+      <span />
+      <span className="muted">time since the request</span>
+      <span className="axis-track">
+        {[0, 0.25, 0.5, 0.75, 1].map((at) => (
+          <span key={at} className="tick" style={{ left: `${at * 100}%` }}>
+            {shortDuration(total * at)}
+          </span>
+        ))}
+      </span>
+      <span />
+    </div>
+  );
+}
