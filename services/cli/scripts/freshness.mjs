@@ -1,0 +1,37 @@
+// Whether services/cli/dist/dura.mjs is missing or older than a source it was built from. Cheap enough for every
+// `dura` start (one stat per source file, a few milliseconds); used by bin/dura.mjs and scripts/build.mjs.
+/* global process */
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const cliRoot = dirname(dirname(fileURLToPath(import.meta.url)));
+const repoRoot = join(cliRoot, '..', '..');
+
+export const OUTPUT = join(cliRoot, 'dist', 'dura.mjs');
+/** { startedAt: ms, inputs: paths from the repository root }, written by scripts/build.mjs after the bundle. */
+export const BUILD_INFO = join(cliRoot, 'dist', 'build.json');
+
+/** Why the build must run again ("missing", "src/x.ts changed"), or undefined when dist/dura.mjs is current. */
+export function staleReason() {
+  if (!existsSync(OUTPUT) || !existsSync(BUILD_INFO)) return 'dist/dura.mjs is missing';
+  let info;
+  try {
+    info = JSON.parse(readFileSync(BUILD_INFO, 'utf8'));
+  } catch {
+    return 'dist/build.json is unreadable';
+  }
+  if (typeof info?.startedAt !== 'number' || !Array.isArray(info.inputs))
+    return 'dist/build.json is malformed';
+  for (const input of info.inputs) {
+    const mtime = statSync(join(repoRoot, input), { throwIfNoEntry: false })?.mtimeMs;
+    if (mtime === undefined) return `${input} is gone`;
+    if (mtime > info.startedAt) return `${input} changed`;
+  }
+  return undefined;
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const reason = staleReason();
+  process.stdout.write(reason === undefined ? 'fresh\n' : `stale: ${reason}\n`);
+}
