@@ -12,19 +12,22 @@ export const OUTPUT = join(cliRoot, 'dist', 'dura.mjs');
 /** { startedAt: ms, inputs: paths from the repository root }, written by scripts/build.mjs after the bundle. */
 export const BUILD_INFO = join(cliRoot, 'dist', 'build.json');
 
-/** Why the build must run again ("missing", "src/x.ts changed"), or undefined when dist/dura.mjs is current. */
-export function staleReason() {
-  if (!existsSync(OUTPUT) || !existsSync(BUILD_INFO)) return 'dist/dura.mjs is missing';
+/**
+ * Why the build must run again ("dist/dura.mjs is missing", "libs/x/src/y.ts changed"), or undefined when the
+ * build is current. `paths` is for tests: another output, build record and root for the inputs.
+ */
+export function staleReason(paths = { output: OUTPUT, buildInfo: BUILD_INFO, root: repoRoot }) {
+  if (!existsSync(paths.output) || !existsSync(paths.buildInfo)) return 'dist/dura.mjs is missing';
   let info;
   try {
-    info = JSON.parse(readFileSync(BUILD_INFO, 'utf8'));
+    info = JSON.parse(readFileSync(paths.buildInfo, 'utf8'));
   } catch {
     return 'dist/build.json is unreadable';
   }
   if (typeof info?.startedAt !== 'number' || !Array.isArray(info.inputs))
     return 'dist/build.json is malformed';
   for (const input of info.inputs) {
-    const mtime = statSync(join(repoRoot, input), { throwIfNoEntry: false })?.mtimeMs;
+    const mtime = statSync(join(paths.root, input), { throwIfNoEntry: false })?.mtimeMs;
     if (mtime === undefined) return `${input} is gone`;
     if (mtime > info.startedAt) return `${input} changed`;
   }
