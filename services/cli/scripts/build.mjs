@@ -14,11 +14,12 @@ const cliRoot = dirname(dirname(fileURLToPath(import.meta.url)));
 const repoRoot = join(cliRoot, '..', '..');
 
 /**
- * Packages that stay imports, resolved from node_modules at run time: pino finds its worker files by path.
- * Everything else (zod, nats.js, OpenTelemetry's API, the MCP SDK) is bundled: Node then reads a few files
- * instead of ~300 modules, which is most of the start-up time. The @dura/* workspace packages are bundled too.
+ * Packages that stay imports, resolved from node_modules at run time: pino finds its worker files by path, and
+ * yaml is CommonJS without an __esModule mark, so only Node's own loader gives `await import('yaml')` its named
+ * exports. Everything else (zod, nats.js, OpenTelemetry's API, the MCP SDK) is bundled: Node then reads a few
+ * files instead of ~300 modules, which is most of the start-up time. The @dura/* workspace packages are bundled.
  */
-const EXTERNAL = /^(pino|thread-stream|sonic-boom|tsx|esbuild)(\/|$)/;
+const EXTERNAL = /^(pino|thread-stream|sonic-boom|yaml|tsx|esbuild)(\/|$)/;
 
 const externalPackages = {
   name: 'external-packages',

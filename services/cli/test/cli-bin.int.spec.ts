@@ -2,7 +2,7 @@
 // loads is tsx or a TypeScript file (that is what made each command take seconds). No timings are asserted here:
 // `npm run bench -- cli` measures them.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -73,6 +73,18 @@ describe('the dura bin', () => {
     expect(stderr).toMatch(/dura get takes 1 argument, got 0/);
     expect(status).toBe(2);
     expect(loaded.filter((url) => /\/tsx\/|\.[cm]?ts$/.test(url))).toEqual([]);
+  });
+
+  it('loads what a command imports when it runs: yaml for a request file', () => {
+    const request = join(scratch, 'request.yaml');
+    writeFileSync(request, 'agent: scripted\ninput: {}\n');
+    const { status, stderr } = run([bin, 'run', request, '--detach'], join(scratch, 'yaml.log'));
+
+    // Parsed: what the request says is checked (and refused), not the YAML.
+    expect(stderr).not.toMatch(/not valid YAML/);
+    expect(stderr).toMatch(/run request is invalid/);
+    expect(stderr).toMatch(/agent: Invalid input: expected object, received string/);
+    expect(status).toBe(2);
   });
 
   it('the built files import no tsx', () => {
