@@ -23,6 +23,8 @@ export interface BenchSizes {
   waitResumes: number;
   codeSteps: number;
   codeColdRepeats: number;
+  /** K: runs of each `dura` command line timed. */
+  cliRuns: number;
 }
 
 export const SCENARIOS = [
@@ -36,6 +38,7 @@ export const SCENARIOS = [
   'list',
   'waits',
   'code',
+  'cli',
 ] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 /** The issue's letters work too: `npm run bench -- A C`. */
@@ -50,6 +53,7 @@ const LETTERS: Record<string, ScenarioName> = {
   h: 'list',
   i: 'waits',
   j: 'code',
+  k: 'cli',
 };
 
 export const DEFAULT_SIZES: BenchSizes = {
@@ -73,6 +77,7 @@ export const DEFAULT_SIZES: BenchSizes = {
   waitResumes: 100,
   codeSteps: 1_000,
   codeColdRepeats: 5,
+  cliRuns: 20,
 };
 
 /** A run of every scenario in seconds, for the shape test and `--tiny`. */
@@ -97,6 +102,7 @@ export const TINY_SIZES: BenchSizes = {
   waitResumes: 4,
   codeSteps: 20,
   codeColdRepeats: 2,
+  cliRuns: 3,
 };
 
 export interface BenchOptions {
@@ -110,7 +116,8 @@ export const HELP = `npm run bench -- [scenario...] [--out FILE] [--tiny] [--<si
 Scenarios: latency (A), throughput (B), resume (C), idle (D), projector (E), scaling (F), floors (G: round
 trips a step is built from), list (H: GET /runs over projected runs), waits (I: real runs waiting on signals
 and durable timers, idle for --idle-seconds, then --wait-resumes of them signalled), code (J: per-step cost
-of a --code-steps code agent with its continuation kept, and its cold resume); default all.
+of a --code-steps code agent with its continuation kept, and its cold resume), cli (K: start-up to exit of
+\`dura --help\`, \`dura ls\` and \`npx dura --help\`, --cli-runs times each); default all.
 Sizes (flag or BENCH_<NAME> env): ${Object.keys(DEFAULT_SIZES)
   .map((key) => `--${kebab(key)}`)
   .join(' ')}
@@ -153,7 +160,7 @@ export function parseBenchOptions(
   }
   const scenarios = positionals.map((name) => {
     const found = LETTERS[name.toLowerCase()] ?? SCENARIOS.find((s) => s === name.toLowerCase());
-    if (!found) throw new Error(`unknown scenario "${name}"; known: ${SCENARIOS.join(', ')} (or A–J)`);
+    if (!found) throw new Error(`unknown scenario "${name}"; known: ${SCENARIOS.join(', ')} (or A–K)`);
     return found;
   });
   return {

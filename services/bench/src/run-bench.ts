@@ -12,6 +12,7 @@ import { resumeCost } from './scenarios/resume';
 import { stepLatency, throughput } from './scenarios/runs';
 import { waitsCost } from './scenarios/waits';
 import { codeAgentCost } from './scenarios/code';
+import { cliStartup } from './scenarios/cli';
 
 /** A and B on one deployment of one projector, one gateway and `planners` planners. */
 async function latencyAndThroughput(options: BenchOptions, scenarios: BenchScenarios): Promise<void> {
@@ -107,6 +108,10 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   if (want('code')) {
     progress(`J: a ${options.sizes.codeSteps}-step code agent, continuation kept, then resumed cold`);
     scenarios.code = await codeAgentCost(options.sizes);
+  }
+  if (want('cli')) {
+    progress(`K: dura command start-up, ${options.sizes.cliRuns} runs of each`);
+    scenarios.cli = await cliStartup(options.sizes);
   }
   return BenchReportSchema.parse({
     schemaVersion: 1,

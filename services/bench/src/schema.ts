@@ -247,6 +247,15 @@ const CodeSchema = z.object({
   }),
 });
 
+const CliSchema = z.object({
+  mode: ModeSchema,
+  note: z.string(),
+  /** The Node the commands ran on (the bench's own). */
+  node: z.string(),
+  /** Per command line: wall time from spawning the process to its exit. */
+  commands: z.array(z.object({ name: z.string(), wallMs: DistributionSchema })),
+});
+
 const ScalingSchema = z.object({
   mode: ModeSchema,
   points: z.array(ThroughputSchema),
@@ -304,6 +313,7 @@ export const BenchReportSchema = z.object({
     list: ListSchema.optional(),
     waits: WaitsSchema.optional(),
     code: CodeSchema.optional(),
+    cli: CliSchema.optional(),
   }),
 });
 export type BenchReport = z.infer<typeof BenchReportSchema>;

@@ -51,5 +51,11 @@ describe('npm run bench', () => {
     expect(code?.coldResumeMs.count).toBe(TINY_SIZES.codeColdRepeats);
     expect(code?.driver.stepDriveMs.count).toBe(TINY_SIZES.codeSteps);
     expect(code?.services.stepCycleMs.count).toBe(TINY_SIZES.codeSteps);
+    expect(parsed.scenarios.cli?.commands.map((c) => c.name)).toEqual([
+      'dura --help',
+      'dura ls (API unreachable)',
+      'npx dura --help',
+    ]);
+    for (const c of parsed.scenarios.cli?.commands ?? []) expect(c.wallMs.count).toBe(TINY_SIZES.cliRuns);
   });
 });

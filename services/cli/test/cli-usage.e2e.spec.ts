@@ -134,8 +134,8 @@ describe('unreachable servers exit 4 and say what to do', () => {
   });
 });
 
-describe('the bin shim (package.json "bin": dura)', () => {
-  it('runs the CLI through tsx and passes its output and exit code through', async () => {
+describe('the bin (package.json "bin": dura)', () => {
+  it('runs the built CLI and passes its output and exit code through', async () => {
     const run = (args: string[]) =>
       spawnManaged({
         name: 'bin/dura.mjs',

@@ -1,5 +1,13 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { freePort, runTsEntry, spawnTsEntry, type ManagedProcess, type TsEntryResult } from '@dura/testing';
+import {
+  freePort,
+  repoRoot,
+  spawnManaged,
+  spawnTsEntry,
+  type ManagedProcess,
+  type TsEntryResult,
+} from '@dura/testing';
 
 export const SLOW_TOOLS = fileURLToPath(new URL('./fixtures/slow-tools.ts', import.meta.url));
 
@@ -54,30 +62,38 @@ export async function startSystem(natsUrl: string, databaseUrl: string): Promise
 
 export type CliResult = TsEntryResult;
 
-/** Runs `dura <args>` as a real child process and waits for it to exit. */
+/** The package's bin, as `npx dura` runs it: the built CLI in services/cli/dist. */
+const DURA_BIN = fileURLToPath(new URL('../bin/dura.mjs', import.meta.url));
+
+/** Starts `dura <args>` and returns the process (for commands that follow a run). */
+function spawnDura(args: string[], env: Record<string, string | undefined>): ManagedProcess {
+  return spawnManaged({
+    name: `dura ${args[0] ?? ''}`,
+    command: process.execPath,
+    args: [DURA_BIN, ...args],
+    cwd: repoRoot(),
+    // The user's environment must not leak in: each test says where NATS and the API are.
+    env: { NATS_URL: undefined, DURA_API_URL: undefined, ...env },
+  });
+}
+
+/** Runs `dura <args>` as a real child process and waits for it to exit (killed, and failing, after the timeout). */
 export async function dura(
   args: string[],
   options: { env?: Record<string, string | undefined>; timeoutMs?: number } = {},
 ): Promise<CliResult> {
-  return runTsEntry({
-    name: `dura ${args[0] ?? ''}`,
-    entry: 'services/cli/src/main.ts',
-    args,
-    // The user's environment must not leak in: each test says where NATS and the API are.
-    env: { NATS_URL: undefined, DURA_API_URL: undefined, ...options.env },
-    ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
-  });
+  const proc = spawnDura(args, options.env ?? {});
+  const timeoutMs = options.timeoutMs ?? 60_000;
+  const end = await Promise.race([proc.closed, sleep(timeoutMs, 'timeout' as const, { ref: false })]);
+  if (end === 'timeout') {
+    await proc.kill('SIGKILL');
+    throw new Error(`dura ${args.join(' ')} did not exit within ${timeoutMs} ms. Output:\n${proc.output()}`);
+  }
+  return { code: end.code, output: proc.output() };
 }
 
-/** Starts `dura <args>` and returns the process (for commands that follow a run). */
 dura.spawn = (args: string[], env: Record<string, string | undefined> = {}): ManagedProcess =>
-  spawnTsEntry({
-    name: `dura ${args[0] ?? ''}`,
-    entry: 'services/cli/src/main.ts',
-    args,
-    // The user's environment must not leak in: each test says where NATS and the API are.
-    env: { NATS_URL: undefined, DURA_API_URL: undefined, ...env },
-  });
+  spawnDura(args, env);
 
 /** JSON lines of a --json stream. */
 export function jsonLines(output: string): unknown[] {

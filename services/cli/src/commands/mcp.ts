@@ -1,10 +1,18 @@
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { resolveApiToken } from '../api-token';
 import { stringFlag } from '../args';
 import { EXIT, UsageError, type CommandModule } from '../command';
-import { createDuraApi } from '../mcp/dura-api';
-import { startDuraMcpHttpServer } from '../mcp/http-server';
-import { createDuraMcpServer } from '../mcp/run-tools';
+
+// The MCP SDK is loaded when the command runs, not when `dura` starts: every other command starts faster.
+const loadServer = async () => {
+  const [{ StdioServerTransport }, { createDuraApi }, { startDuraMcpHttpServer }, { createDuraMcpServer }] =
+    await Promise.all([
+      import('@modelcontextprotocol/sdk/server/stdio.js'),
+      import('../mcp/dura-api'),
+      import('../mcp/http-server'),
+      import('../mcp/run-tools'),
+    ]);
+  return { StdioServerTransport, createDuraApi, startDuraMcpHttpServer, createDuraMcpServer };
+};
 
 const VERSION = '0.1.0';
 
@@ -33,6 +41,8 @@ HTTP with the bearer token each client sends, so the token's scopes and tenant d
     const http = args.flags.http === true;
     if (!http && (args.flags.port !== undefined || args.flags.host !== undefined || args.flags.anonymous))
       throw new UsageError('--port, --host and --anonymous only apply with --http');
+    const { StdioServerTransport, createDuraApi, startDuraMcpHttpServer, createDuraMcpServer } =
+      await loadServer();
     if (!http) {
       const token = await resolveApiToken({}, process.env, (text) => ctx.out.error(text));
       const server = createDuraMcpServer(createDuraApi({ apiUrl: ctx.apiUrl, token }), VERSION);

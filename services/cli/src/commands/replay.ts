@@ -2,8 +2,8 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ApiUnreachable, RunNotFound } from '@dura/client';
 import type { PinnedVersion, RunEvent } from '@dura/contracts';
-import { loadAgents, replayModelFor, replayRun, type Model, type ReplayResult } from '@dura/agents';
-import { loadToolRegistry, toolModulesFrom, type ToolRegistry } from '@dura/tools';
+import type { loadAgents, Model, ReplayResult } from '@dura/agents';
+import type { ToolRegistry } from '@dura/tools';
 import { booleanFlag, positional, stringFlag } from '../args';
 import { EXIT, UsageError, type CommandContext, type CommandModule } from '../command';
 
@@ -31,7 +31,7 @@ type Agents = Awaited<ReturnType<typeof loadAgents>>;
 /** The agent definitions at `path` (a JSON file or a module of JSON and code agents, as `DURA_AGENTS`). */
 async function agentsAt(path: string): Promise<Agents> {
   try {
-    return await loadAgents(path);
+    return await (await import('@dura/agents')).loadAgents(path);
   } catch (err) {
     throw new UsageError(`--agents ${path}: ${(err as Error).message}`);
   }
@@ -40,6 +40,7 @@ async function agentsAt(path: string): Promise<Agents> {
 /** The tools the planner serves: the built-ins and the modules `list` names (as `DURA_TOOLS_MODULES`). */
 async function toolsAt(list: string): Promise<ToolRegistry> {
   try {
+    const { loadToolRegistry, toolModulesFrom } = await import('@dura/tools');
     return await loadToolRegistry(toolModulesFrom(list));
   } catch (err) {
     throw new UsageError(`--tools ${list}: ${(err as Error).message}`);
@@ -175,6 +176,8 @@ Examples:
 
 Exit code: 0 no divergence; 1 the first divergence is printed; 3 when the run has no events.`,
   async run(args, ctx) {
+    // The planner's code (agents, models, tools) is loaded when replay runs, not on every `dura` start.
+    const { replayModelFor, replayRun } = await import('@dura/agents');
     const runId = positional(args, 0, 'run id');
     const modulePath = stringFlag(args, 'model');
     const agentsPath = stringFlag(args, 'agents');

@@ -1,6 +1,5 @@
 import { readFile } from 'node:fs/promises';
 import { extname, resolve } from 'node:path';
-import { parse as parseYaml } from 'yaml';
 import type { SubmitRunInput } from '@dura/client';
 import { jsonFlag, listFlag, stringFlag, booleanFlag } from '../args';
 import { EXIT, UsageError, type CommandModule, type ParsedArgs } from '../command';
@@ -54,7 +53,7 @@ async function readRequest(file: string): Promise<Record<string, unknown>> {
   const yaml = ['.yaml', '.yml'].includes(extname(path).toLowerCase());
   let value: unknown;
   try {
-    value = yaml ? parseYaml(text) : JSON.parse(text);
+    value = yaml ? (await import('yaml')).parse(text) : JSON.parse(text);
   } catch (err) {
     throw new UsageError(`${path} is not valid ${yaml ? 'YAML' : 'JSON'}: ${(err as Error).message}`);
   }

@@ -1,6 +1,5 @@
 import { readFile } from 'node:fs/promises';
 import { extname, resolve } from 'node:path';
-import { parse as parseYaml } from 'yaml';
 import type { ScheduleView } from '@dura/client';
 import { DuraError, type ScheduleSpecInput } from '@dura/contracts';
 import { intFlag, jsonFlag, positional, stringFlag } from '../args';
@@ -26,7 +25,9 @@ async function readRequestFile(file: string): Promise<Record<string, unknown>> {
   });
   let value: unknown;
   try {
-    value = ['.yaml', '.yml'].includes(extname(path).toLowerCase()) ? parseYaml(text) : JSON.parse(text);
+    value = ['.yaml', '.yml'].includes(extname(path).toLowerCase())
+      ? (await import('yaml')).parse(text)
+      : JSON.parse(text);
   } catch (err) {
     throw new UsageError(`${path} is not a valid request: ${(err as Error).message}`);
   }
