@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { newEvent, type EventData, type EventType, type RunEvent } from '@dura/contracts';
 import { buildWaterfall } from '../src/model/waterfall';
+import { frontierThought, type JournalEntry } from '@dura/code-agents';
+import type { RunState } from '@dura/core';
 import { eventLabel, eventNumbers } from '../src/model/event-numbers';
 import { traceIdOf, traceLink } from '../src/model/trace';
 
@@ -91,6 +93,75 @@ describe('buildWaterfall', () => {
   it('given a failed run: the row is an error with the reason', () => {
     const rows = buildWaterfall(log(['run_failed', { error: { code: 'budget', message: 'out of tokens' } }]));
     expect(rows[0]).toMatchObject({ kind: 'error', facts: ['budget: out of tokens'] });
+  });
+
+  it("given a code agent's steps: each reads as what its code did (calls, now/random/uuid, model calls with tokens), never 0 tokens", () => {
+    // The thoughts exactly as @dura/code-agents records them.
+    const agent = { name: 'refunder', version: '3' };
+    const step = (steps: number, entries: JournalEntry[], decision: Parameters<typeof frontierThought>[3]) =>
+      frontierThought(agent, { steps } as RunState, entries, decision);
+    const answer = {
+      content: 'refund it',
+      usage: { inputTokens: 250, outputTokens: 12 },
+      model: { id: 'gpt-x', promptVersion: '1' },
+      finishReason: 'stop',
+      costUsd: 0.002,
+    };
+    const calls = [
+      { callId: 'c1', tool: 'orders.lookup', args: { id: 7 } },
+      { callId: 'c2', tool: 'pay.refund', args: { id: 7 } },
+    ];
+    const rows = buildWaterfall(
+      log(
+        ['run_requested', { request: { v: 1, runId: 'r1', agent: { kind: 'agent', name: 'refunder' } } }, 0],
+        [
+          'run_started',
+          {
+            pinned: { agent: 'refunder', version: '3', promptVersion: '3', provider: 'code', model: 'code' },
+          },
+        ],
+        [
+          'thought',
+          step(
+            0,
+            [
+              { k: 'now', v: Date.UTC(2026, 0, 1, 12) },
+              { k: 'uuid', v: '0b9f7c1e-1111-4222-8333-444455556666' },
+              { k: 'random', v: 0.25 },
+            ],
+            { kind: 'tool_calls', calls },
+          ),
+        ],
+        ['thought', step(1, [{ k: 'model', h: 'abc123', a: answer }], { kind: 'complete', output: 'ok' })],
+        ['thought', step(2, [], { kind: 'tool_calls', calls: [calls[0]!] })],
+        ['thought', thought],
+      ),
+    );
+    expect(rows[2]).toMatchObject({
+      kind: 'code',
+      label: 'code refunder: 2 calls',
+      facts: [
+        'calls orders.lookup, pay.refund',
+        'now 2026-01-01T12:00:00.000Z',
+        'uuid 0b9f7c1e-1111-4222-8333-444455556666',
+        'random 0.25',
+      ],
+    });
+    // A step that asked the model: the model and its tokens (the thought's model id is then the model's).
+    expect(rows[3]).toMatchObject({
+      kind: 'code',
+      label: 'code refunder: completed',
+      facts: ['model gpt-x: 250 in / 12 out tokens $0.0020'],
+    });
+    // A step with no journal at all still reads as code, and shows no tokens.
+    expect(rows[4]).toMatchObject({
+      kind: 'code',
+      label: 'code refunder: 1 call',
+      facts: ['calls orders.lookup'],
+    });
+    for (const row of rows.slice(2, 5)) expect(row.facts.join(' ')).not.toContain('0 in / 0 out');
+    // A model's own thought is unchanged.
+    expect(rows[5]).toMatchObject({ kind: 'model', label: 'model gpt-x' });
   });
 
   it('given no events: no rows', () => {

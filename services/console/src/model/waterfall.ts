@@ -1,6 +1,8 @@
 import type { RunEvent, RunEventOf } from '@dura/contracts';
+import { describeCodeStep, runAgentName } from './code-steps';
 
-export type RowKind = 'model' | 'tool' | 'wait' | 'timer' | 'child' | 'budget' | 'signal' | 'run' | 'error';
+export type RowKind =
+  'model' | 'code' | 'tool' | 'wait' | 'timer' | 'child' | 'budget' | 'signal' | 'run' | 'error';
 
 /** One event of the run as a waterfall row: where its bar starts and ends, in ms from the run's first event. */
 export interface WaterfallRow {
@@ -61,6 +63,7 @@ export function buildWaterfall(events: readonly RunEvent[]): WaterfallRow[] {
   const rows: WaterfallRow[] = [];
   let previous = 0;
   let openWaits: WaterfallRow[] = [];
+  const agent = runAgentName(events);
   for (const [index, event] of events.entries()) {
     const start = at(event);
     const row: WaterfallRow = {
@@ -78,6 +81,13 @@ export function buildWaterfall(events: readonly RunEvent[]): WaterfallRow[] {
       openWaits = [];
     }
     describe(event, row, previous, resolution, at);
+    // A code agent's step reads as what its code did, not as a model turn.
+    const code = event.type === 'thought' ? describeCodeStep(event.data, agent) : undefined;
+    if (code) {
+      row.kind = 'code';
+      row.label = code.label;
+      row.facts = code.facts;
+    }
     if (row.endMs === undefined && event.type === 'wait_requested') openWaits.push(row);
     rows.push(row);
     previous = start;
