@@ -132,7 +132,12 @@ export function useConsoleStack(): () => ConsoleStack {
       stops.push(() => proc.kill());
       await proc.waitForOutput(SERVICE_READY[name], 90_000);
     };
-    await start('planner', { DURA_AGENTS: agentsPath, DURA_INLINE_PLANS: 'true' });
+    await start('planner', {
+      // A module: the JSON agents above (CONSOLE_AGENTS_JSON) and a code agent.
+      DURA_AGENTS: fileURLToPath(new URL('./fixtures/console-agents.ts', import.meta.url)),
+      CONSOLE_AGENTS_JSON: agentsPath,
+      DURA_INLINE_PLANS: 'true',
+    });
     await start('tool-gateway', {});
     await start('projector', {
       PROJECTOR_HTTP_PORT: String(port),

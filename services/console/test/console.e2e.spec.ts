@@ -357,4 +357,27 @@ describe('the Dura Console', () => {
       await context.close();
     }
   });
+
+  it("shows a code agent's step as what its code did: its calls and the time and id it recorded, no tokens", async () => {
+    const { client, open } = stack();
+    await client.submitRun({ runId: 'code-1', agent: { kind: 'agent', name: 'stamper' }, input: 'hi' });
+    const { page, context } = await open(TOKENS.operator, '/ui/runs/code-1');
+    try {
+      await untilStatus(page, 'completed');
+      const step = page.locator('.event-row.kind-code', { hasText: 'code stamper: 2 calls' });
+      await step.waitFor({ timeout: WAIT_MS });
+      const facts = (await step.locator('.facts').textContent()) ?? '';
+      expect(facts).toContain('calls echo, echo');
+      expect(facts).toMatch(/now \d{4}-\d\d-\d\dT[\d:.]+Z/);
+      expect(facts).toMatch(/uuid [0-9a-f-]{36}/);
+      expect(facts).not.toContain('tokens');
+      // The step that returned: no model was asked, so no "0 in / 0 out tokens".
+      await page
+        .locator('.event-row.kind-code', { hasText: 'code stamper: completed' })
+        .waitFor({ timeout: WAIT_MS });
+      expect(await page.locator('.event-row', { hasText: '0 in / 0 out' }).count()).toBe(0);
+    } finally {
+      await context.close();
+    }
+  });
 });
