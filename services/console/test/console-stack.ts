@@ -38,7 +38,7 @@ export interface ConsoleStack {
   open: (token: string, path?: string) => Promise<{ page: Page; context: BrowserContext }>;
 }
 
-/** An agent whose every `echo` call needs a human's approval, and one that only talks. */
+/** An agent whose every `echo` call needs a human's approval (within an hour, else rejected), and one that only talks. */
 function agentsFile(url: string) {
   const model = { provider: 'openai', model: 'fake-1', baseUrl: url, maxTokens: 100, maxAttempts: 2 };
   return {
@@ -49,7 +49,7 @@ function agentsFile(url: string) {
         systemPrompt: 'You echo amounts; a human approves every echo.',
         model,
         tools: ['echo'],
-        approvals: { tools: ['echo'] },
+        approvals: { tools: ['echo'], timeoutSeconds: 3600, onTimeout: 'reject' },
       },
       { name: 'talker', version: '1', systemPrompt: 'You answer in words.', model, tools: [] },
     ],

@@ -1,7 +1,8 @@
 // The console in Debian's Chromium against a real stack (planner, gateway and projector processes, NATS,
 // Postgres, a fake model): the list and a run page, approving, signalling and cancelling from the page, time
 // travel, a read-only token, and live updates (new runs, streamed model tokens). Screenshots for the docs
-// are taken along the way (docs/images/console-*.png).
+// are taken along the way (docs/images/console-*.png). Longer than 300 lines on purpose: every test shares
+// the one stack this file starts, and a second file would start a second one in CI.
 import { readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -140,6 +141,15 @@ describe('the Dura Console', () => {
       // The picture shows the page as it settles: the wait in the event list, and the run's trace link.
       await page.locator('[data-type="wait_requested"]').waitFor({ timeout: WAIT_MS });
       await page.locator('[data-testid="trace"] a').waitFor({ timeout: WAIT_MS });
+      // The box says what is asked (the tool, its arguments), who may answer, and by when.
+      expect(await approval.getByTestId('approval-tool').innerText()).toMatch(/Call \S+ to echo waits/);
+      expect(await approval.getByTestId('approval-args').innerText()).toContain('{"amount":42}');
+      const who = await approval.getByTestId('approval-who').innerText();
+      expect(who).toContain('scope signal in tenant default');
+      expect(who).toContain('"approve" or "reject"');
+      expect(await approval.getByTestId('approval-deadline').innerText()).toMatch(
+        /^Deadline \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}: if nobody answers, the call is rejected \(reject\)\.$/,
+      );
       await screenshot(page, 'approval');
       await approval.getByRole('button', { name: 'Approve' }).click();
       await untilStatus(page, 'completed');
@@ -147,6 +157,16 @@ describe('the Dura Console', () => {
       expect(state.calls.map((c) => [c.tool, c.status, c.approval?.decision])).toEqual([
         ['echo', 'completed', 'approved'],
       ]);
+      // The call's row says who answered (the signal: no sender is recorded), when in full, and with what.
+      const [answer] = state.signals;
+      const callRow = page.locator('[data-type="tool_call_requested"] .facts').first();
+      await expect
+        .poll(() => callRow.innerText(), { timeout: WAIT_MS })
+        .toMatch(
+          new RegExp(
+            `^approved by signal approve ${answer!.signalId} · at \\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}:\\d{2}`,
+          ),
+        );
     } finally {
       await context.close();
     }
@@ -159,7 +179,9 @@ describe('the Dura Console', () => {
       runId,
       agent: {
         kind: 'scripted',
-        steps: [{ tool: 'dura.wait_for_signal', args: { name: 'publish', approval: true } }],
+        steps: [
+          { tool: 'dura.wait_for_signal', args: { name: 'publish', approval: true, timeoutSeconds: 3600 } },
+        ],
         output: '$steps.1',
       },
     });
@@ -172,10 +194,27 @@ describe('the Dura Console', () => {
       try {
         const approval = page.locator('[data-testid="approval"]');
         await approval.waitFor({ timeout: WAIT_MS });
-        expect(await approval.innerText()).toContain('publish');
+        expect(await approval.getByTestId('approval-tool').innerText()).toBe(
+          'Waits for a verdict (signal publish) through dura.wait_for_signal',
+        );
+        expect(await approval.getByTestId('approval-args').innerText()).toContain('"timeoutSeconds":3600');
+        expect(await approval.getByTestId('approval-who').innerText()).toContain('signal "publish"');
+        expect(await approval.getByTestId('approval-deadline').innerText()).toMatch(
+          /^Deadline \d{4}-.*: if nobody answers, the run goes on without a verdict \(not approved\) \(continue\)\.$/,
+        );
         await approval.getByRole('button', { name: button }).click();
         await untilStatus(page, 'completed');
-        expect((await client.getRun(runId)).output).toEqual(output);
+        const state = await client.getRun(runId);
+        expect(state.output).toEqual(output);
+        // The wait's row says with what, by which signal and when; a refusal gives its reason.
+        const said =
+          button === 'Approve'
+            ? `approved by signal publish ${state.signals[0]!.signalId} · at `
+            : `rejected by signal publish ${state.signals[0]!.signalId} · at `;
+        const waitRow = page.locator('[data-type="wait_requested"] .facts');
+        await expect.poll(() => waitRow.innerText(), { timeout: WAIT_MS }).toContain(said);
+        if (button === 'Reject')
+          expect(await waitRow.innerText()).toContain('reason: rejected in the console');
       } finally {
         await context.close();
       }

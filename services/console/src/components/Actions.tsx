@@ -2,10 +2,11 @@ import { useState, type FormEvent } from 'react';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { z } from 'zod';
 import { ForkAcceptedSchema, type ConsoleSession, type RunStateSchema } from '@dura/contracts';
-import { verdictSignal, verdictWaits } from '@dura/core';
+import { verdictWaits } from '@dura/core';
 import { api } from '../api/http';
 import { navigate, runPath } from '../model/router';
 import { eventLabel } from '../model/event-numbers';
+import { ApprovalBox } from './ApprovalBox';
 
 type RunState = z.infer<typeof RunStateSchema>;
 const Accepted = z.object({ runId: z.string(), signalId: z.string(), duplicate: z.boolean() });
@@ -63,29 +64,7 @@ export function Actions({
     <section className="actions" aria-label="Actions" data-testid="actions">
       {may('signal') &&
         approvals.map((wait) => (
-          <div key={wait.waitId} className="action-group" data-testid="approval">
-            {wait.kind === 'approval' ? (
-              <span>
-                Call <code>{wait.callId}</code> waits for approval
-              </span>
-            ) : (
-              <span>
-                Waits for a verdict (signal <code>{wait.signal}</code>)
-              </span>
-            )}
-            <button type="button" onClick={() => send.mutate(verdictSignal(wait, { approved: true }))}>
-              Approve
-            </button>
-            <button
-              type="button"
-              className="danger"
-              onClick={() =>
-                send.mutate(verdictSignal(wait, { approved: false, reason: 'rejected in the console' }))
-              }
-            >
-              Reject
-            </button>
-          </div>
+          <ApprovalBox key={wait.waitId} wait={wait} run={run} onVerdict={(signal) => send.mutate(signal)} />
         ))}
       {may('signal') && operator && (
         <div className="action-group" data-testid="in-doubt">

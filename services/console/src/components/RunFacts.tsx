@@ -8,7 +8,7 @@ const ENDS = new Set<RunEvent['type']>(['run_completed', 'run_failed', 'run_canc
 const PREVIEW = 80;
 
 /** A JSON value one click from in full: a one-line preview, the whole value (wrapped, never clipped) below. */
-function Value({ name, value, testId }: { name: string; value: unknown; testId: string }) {
+export function Value({ name, value, testId }: { name: string; value: unknown; testId: string }) {
   const text = JSON.stringify(value, null, 2) ?? 'undefined';
   const line = JSON.stringify(value) ?? 'undefined';
   return (

@@ -127,7 +127,9 @@ const EventRow = memo(function EventRow({
           style={{ left: `${left}%`, width: `${Math.min(width, 100 - left)}%` }}
         />
       </span>
-      <span className="facts">{row.facts.filter(Boolean).join(' · ')}</span>
+      <span className="facts" title={row.facts.filter(Boolean).join(' · ')}>
+        {row.facts.filter(Boolean).join(' · ')}
+      </span>
     </div>
   );
 });

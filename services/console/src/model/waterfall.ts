@@ -1,5 +1,6 @@
 import type { RunEvent, RunEventOf } from '@dura/contracts';
 import { describeCodeStep, runAgentName } from './code-steps';
+import { answerFacts, deadlineFacts, verdictAnswers } from './verdicts';
 
 export type RowKind =
   'model' | 'code' | 'tool' | 'wait' | 'timer' | 'child' | 'budget' | 'signal' | 'run' | 'error';
@@ -60,6 +61,7 @@ export function buildWaterfall(events: readonly RunEvent[]): WaterfallRow[] {
   for (const event of events)
     if (event.type === 'tool_call_completed' || event.type === 'tool_call_failed')
       resolution.set(event.data.callId, event);
+  const answers = verdictAnswers(events);
   const rows: WaterfallRow[] = [];
   let previous = 0;
   let openWaits: WaterfallRow[] = [];
@@ -88,6 +90,12 @@ export function buildWaterfall(events: readonly RunEvent[]): WaterfallRow[] {
       row.label = code.label;
       row.facts = code.facts;
     }
+    // A call or wait a person answered: who (the signal), when and with what, first so it is not clipped.
+    const answer =
+      (event.type === 'tool_call_requested' || event.type === 'wait_requested') && event.data.callId
+        ? answers.get(event.data.callId)
+        : undefined;
+    if (answer) row.facts.unshift(...answerFacts(answer));
     if (row.endMs === undefined && event.type === 'wait_requested') openWaits.push(row);
     rows.push(row);
     previous = start;
@@ -149,6 +157,7 @@ function describe(
       if (event.data.until) row.facts.push(`until ${event.data.until}`);
       if (event.data.childRunId) row.facts.push(`child ${event.data.childRunId}`);
       if (event.data.reason) row.facts.push(event.data.reason);
+      row.facts.push(...deadlineFacts(event.data));
       return;
     case 'signal_received':
       row.label = `signal ${event.data.name}`;
