@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineAgent, sealedSecret } from '@dura/code-agents';
 import type { Decision, RunRequest } from '@dura/contracts';
-import { createSecretsBox, defineTool, isSecretEnvelope, sealSecretFields, ToolRegistry } from '@dura/tools';
+import { createSecretsBox, isSecretEnvelope, sealSecretFields, ToolRegistry } from '@dura/tools';
 import {
   AgentRegistry,
   createAgentModel,
@@ -15,15 +15,9 @@ import {
   withCodeAgents,
 } from '../src/index';
 import { simulateRun } from '../src/testing';
+import { secretCardTool } from '@dura/tools/testing';
 
-const pay = defineTool({
-  name: 'pay',
-  description: 'charges a card',
-  input: z.object({ amount: z.number(), card: z.object({ token: z.string() }) }),
-  safety: 'idempotent',
-  secrets: { args: ['card.token'] },
-  execute: () => Promise.resolve({ ok: true }),
-});
+const pay = secretCardTool();
 const tools = new ToolRegistry([pay]);
 const box = createSecretsBox(`k1:${randomBytes(32).toString('base64')}`)!;
 

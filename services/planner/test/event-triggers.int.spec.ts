@@ -7,12 +7,12 @@ import { DeadLetterSchema, STREAMS, triggerRunId, type DeadLetter } from '@dura/
 import { createTriggerStore } from '@dura/event-store';
 import { useTestInfra } from '@dura/testing';
 import { randomBytes } from 'node:crypto';
-import { z } from 'zod';
-import { BUILTIN_TOOLS, createSecretsBox, defineTool, isSecretEnvelope, ToolRegistry } from '@dura/tools';
+import { BUILTIN_TOOLS, createSecretsBox, isSecretEnvelope, ToolRegistry } from '@dura/tools';
 import { createScriptedModel } from '@dura/agents';
 import { createPlanner, type Planner } from '../src/index';
 import { createEventSecrets } from '../src/event-secrets';
 import { STREAM_OPTIONS, connect, eventually, prepare, testLogger, type Connections } from './support';
+import { secretCardTool } from '@dura/tools/testing';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 
@@ -21,14 +21,7 @@ let setup: Connections;
 let conn: Connections;
 let planner: Planner;
 const triggers = () => createTriggerStore({ js: setup.js });
-const pay = defineTool({
-  name: 'pay',
-  description: 'charges a card',
-  input: z.object({ amount: z.number(), card: z.object({ token: z.string() }) }),
-  safety: 'idempotent',
-  secrets: { args: ['card.token'] },
-  execute: () => Promise.resolve({ ok: true }),
-});
+const pay = secretCardTool();
 const payPlan = {
   v: 1 as const,
   agent: { kind: 'scripted' as const, steps: [{ tool: 'pay', args: { amount: 1, card: '$input.card' } }] },

@@ -2,23 +2,16 @@
 // hold secrets, what the intake seals, and what a dead letter keeps.
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import type { InputSecrets } from '@dura/agents';
 import type { ScriptedStep } from '@dura/contracts';
-import { createSecretsBox, defineTool, isSecretEnvelope, SecretsKeyMissing, ToolRegistry } from '@dura/tools';
+import { createSecretsBox, isSecretEnvelope, SecretsKeyMissing, ToolRegistry } from '@dura/tools';
 import { redactRequest } from '../src/redact-request';
 import { SecretInChildPlan, sealDecision, sealRequest } from '../src/seal-request';
 import { registeredSecrets } from '../src/secret-inputs';
 import { subjectMatches } from '../src/event-secrets';
+import { secretCardTool } from '@dura/tools/testing';
 
-const pay = defineTool({
-  name: 'pay',
-  description: 'charges a card',
-  input: z.object({ amount: z.number(), card: z.object({ token: z.string() }) }),
-  safety: 'idempotent',
-  secrets: { args: ['card.token'] },
-  execute: () => Promise.resolve({ ok: true }),
-});
+const pay = secretCardTool();
 const tools = new ToolRegistry([pay]);
 const box = createSecretsBox(`k1:${randomBytes(32).toString('base64')}`);
 

@@ -1,18 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import { createSecretsBox, defineTool, isSecretEnvelope, ToolRegistry } from '@dura/tools';
+import { createSecretsBox, isSecretEnvelope, ToolRegistry } from '@dura/tools';
 import { redactRequest, redactRequestBytes } from '../src/redact-request';
 import { SecretInChildPlan, sealDecision, sealRequest } from '../src/seal-request';
+import { secretCardTool } from '@dura/tools/testing';
 
-const pay = defineTool({
-  name: 'pay',
-  description: 'charges a card',
-  input: z.object({ amount: z.number(), card: z.object({ token: z.string() }) }),
-  safety: 'idempotent',
-  secrets: { args: ['card.token'] },
-  execute: () => Promise.resolve({ ok: true }),
-});
+const pay = secretCardTool();
 const tools = new ToolRegistry([pay]);
 const box = createSecretsBox(`k1:${randomBytes(32).toString('base64')}`);
 
