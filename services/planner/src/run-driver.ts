@@ -58,7 +58,7 @@ import type { Model, ModelTurn } from '@dura/agents';
 import { failedDraft, plannerStep, type PlannerStep } from '@dura/agents';
 import type { Cancellations } from './cancellations';
 import type { Parking } from './parking';
-import { RunStateCache, type CachedRun } from './run-state-cache';
+import { folded, RunStateCache, type CachedRun } from './run-state-cache';
 import { trustedSnapshot } from './snapshot-resume';
 import { createSnapshotStore, type SnapshotStore } from './snapshot-store';
 import { createSnapshotWriter } from './snapshot-writer';
@@ -219,7 +219,7 @@ export function createRunDriver(deps: RunDriverDeps) {
             ...(through !== undefined && through >= fromSeq ? { through } : {}),
           });
     if (tail.length === 0) return from;
-    return { ...from, state: fold(tail, from.state), lastEventId: (tail.at(-1) as RunEvent).meta.id };
+    return folded(from, tail);
   }
 
   /** A run this process does not hold: its trusted snapshot and the log's tail after it, else the whole log. */
@@ -322,7 +322,7 @@ export function createRunDriver(deps: RunDriverDeps) {
     }
     if (result.duplicate) return undefined;
     const recorded = events.map((event, i) => ({ ...event, seq: result.seqs[i] as number }));
-    const next = { ...run, state: fold(recorded, state), lastEventId: (recorded.at(-1) as RunEvent).meta.id };
+    const next = folded(run, recorded);
     cache.set(runId, next);
     return next;
   }
@@ -408,7 +408,7 @@ export function createRunDriver(deps: RunDriverDeps) {
     const only = sentOutcomes.length === 1 ? sentOutcomes[0] : undefined;
     if (only?.sent && only.retryAfterMs === undefined) {
       const observation = only.sent.as(run.state.lastSeq + 1);
-      const known = { ...run, state: fold([observation], run.state), lastEventId: observation.meta.id };
+      const known = folded(run, [observation]);
       return { known, speculation: { before: run, sent: only.sent, calls } };
     }
     const outcomes = await Promise.all(sentOutcomes.map(landedOutcome));
@@ -429,7 +429,7 @@ export function createRunDriver(deps: RunDriverDeps) {
     const followed = outcomes.length === 1 ? outcomes[0]?.event : undefined;
     if (!followed) return { through: Math.max(...(seqs as number[])) };
     // The log took the observation right behind the run's last event: folding it is what a read would give.
-    const known = { ...run, state: fold([followed], run.state), lastEventId: followed.meta.id };
+    const known = folded(run, [followed]);
     cache.set(run.state.runId as string, known);
     return { known };
   }
@@ -486,7 +486,7 @@ export function createRunDriver(deps: RunDriverDeps) {
     const { event } = landed;
     if (!event) return { through: landed.seq };
     const { before } = speculation;
-    const known = { ...before, state: fold([event], before.state), lastEventId: event.meta.id };
+    const known = folded(before, [event]);
     cache.set(before.state.runId as string, known);
     return { known };
   }
@@ -879,11 +879,10 @@ export function createRunDriver(deps: RunDriverDeps) {
    */
   function adopt(runId: string, recorded: readonly RunEvent[]): void {
     if (cache.get(runId) || recorded.length === 0) return;
-    cache.set(runId, {
-      state: fold(recorded, initialRunState()),
-      lastEventId: (recorded.at(-1) as RunEvent).meta.id,
-      snapshotCount: 0,
-    });
+    cache.set(
+      runId,
+      folded({ state: initialRunState(), lastEventId: undefined, snapshotCount: 0 }, recorded),
+    );
   }
 
   /** Whether a drive of the run is under way in this process (a worker's drive holds the run while a call runs in place). */

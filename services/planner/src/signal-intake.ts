@@ -107,8 +107,9 @@ export function createSignalIntake(deps: SignalIntakeDeps) {
 export function createSignalTrace(deps: Pick<SignalIntakeDeps, 'store' | 'driver'>) {
   return async function signalTrace(msg: JsMsg): Promise<string | undefined> {
     const { runId } = parseSignal(msg);
-    const { state } = await deps.driver.load(runId);
-    if (state.status === 'none') return undefined;
-    return (await deps.store.readAt(runId, state.lastSeq))?.meta.trace;
+    const run = await deps.driver.load(runId);
+    if (run.state.status === 'none') return undefined;
+    // Held with the run as folded; read from the log only for a run resumed from a snapshot at its last event.
+    return run.lastTrace ?? (await deps.store.readAt(runId, run.state.lastSeq))?.meta.trace;
   };
 }
