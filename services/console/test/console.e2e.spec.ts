@@ -233,20 +233,19 @@ describe('the Dura Console', () => {
       await untilStatus(page, 'completed');
       expect((await client.getRun('signal-1')).output).toEqual({ approvedBy: 'console' });
 
-      const waitSeq = await page.locator('[data-type="wait_requested"]').getAttribute('data-seq');
-      const lastSeq = await page.locator('[data-type="run_completed"]').getAttribute('data-seq');
+      const waitN = await page.locator('[data-type="wait_requested"]').getAttribute('data-n');
       const lastN = await page.locator('[data-type="run_completed"]').getAttribute('data-n');
       // Events are numbered within the run from 1, whatever their place in the shared stream.
       const requested = page.locator('[data-type="run_requested"]');
       expect(await requested.getAttribute('data-n')).toBe('1');
       expect(await requested.locator('.seq').textContent()).toBe('1');
       expect(Number(await requested.getAttribute('data-seq'))).toBeGreaterThan(1);
-      await page.getByTestId('step-picker').selectOption(waitSeq ?? '');
+      await page.getByTestId('step-picker').fill(waitN ?? '');
       await expect
         .poll(() => page.getByTestId('tt-status').textContent(), { timeout: WAIT_MS })
         .toContain('status: waiting');
       await screenshot(page, 'time-travel');
-      await page.getByTestId('step-picker').selectOption(lastSeq ?? '');
+      await page.getByTestId('step-picker').fill(lastN ?? '');
       await expect
         .poll(() => page.getByTestId('tt-status').textContent(), { timeout: WAIT_MS })
         .toContain('status: completed');
@@ -258,8 +257,8 @@ describe('the Dura Console', () => {
         .toContain(`at #${Number(lastN) - 1}`);
 
       // Fork after the run started (before the wait's call): the new run plans again and waits for "go".
-      const startedSeq = await page.locator('[data-type="run_started"]').getAttribute('data-seq');
-      await page.getByTestId('step-picker').selectOption(startedSeq ?? '');
+      const startedN = await page.locator('[data-type="run_started"]').getAttribute('data-n');
+      await page.getByTestId('step-picker').fill(startedN ?? '');
       // The button names the run's own number; the fork request carries the stream sequence.
       await page.getByRole('button', { name: 'Fork at #2' }).click();
       await page.waitForURL(/\/ui\/runs\/fork_/, { timeout: WAIT_MS });

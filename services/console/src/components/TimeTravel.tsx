@@ -2,6 +2,9 @@ import type { RunEvent } from '@dura/contracts';
 import { useStateAt } from '../api/queries';
 import { eventLabel } from '../model/event-numbers';
 
+/** The calls listed at the travelled-to event: the latest ones; the full state below holds them all. */
+const CALLS_SHOWN = 50;
+
 /**
  * Time travel: pick any event (slider or step picker) and see the state the agent saw right after it,
  * folded by the projector with the same `evolve` every service uses (`GET /runs/:id/state?at=`).
@@ -57,18 +60,23 @@ export function TimeTravel({
         >
           ▶
         </button>
-        <select
-          aria-label="Step picker"
-          data-testid="step-picker"
-          value={at}
-          onChange={(e) => onSelect(Number(e.target.value))}
-        >
-          {events.map((e) => (
-            <option key={e.seq} value={e.seq}>
-              {eventLabel(numberOf, e.seq)} {e.type}
-            </option>
-          ))}
-        </select>
+        {/* A number, not a list: a list of a 10,000-event run's events is 10,000 elements to lay out. */}
+        <label className="step-picker">
+          event #
+          <input
+            type="number"
+            aria-label="Step picker"
+            data-testid="step-picker"
+            min={1}
+            max={events.length}
+            value={index + 1}
+            onChange={(e) => {
+              const event = events[Number(e.target.value) - 1];
+              if (event) onSelect(event.seq);
+            }}
+          />
+          of {events.length}
+        </label>
       </div>
       {state.error && <p className="error">{state.error.message}</p>}
       {view && (
@@ -91,7 +99,12 @@ export function TimeTravel({
                 {view.waiting.callId ? ` (call ${view.waiting.callId})` : ''}
               </li>
             )}
-            {view.calls.map((call) => (
+            {view.calls.length > CALLS_SHOWN && (
+              <li className="muted">
+                {view.calls.length - CALLS_SHOWN} earlier calls (in the full state below)
+              </li>
+            )}
+            {view.calls.slice(-CALLS_SHOWN).map((call) => (
               <li key={call.callId}>
                 {call.callId}: {call.tool} {call.status}
                 {call.approval?.decision

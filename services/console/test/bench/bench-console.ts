@@ -9,7 +9,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { chromium, type Page } from 'playwright-core';
+import { chromium, type CDPSession, type Page } from 'playwright-core';
 import { runSubject, type NewEvent } from '@dura/contracts';
 import { openDatabase } from '@dura/db';
 import { createEventStore, ensureStreams } from '@dura/event-store';
@@ -47,7 +47,20 @@ async function latency(url: string, n = 20): Promise<{ p50Ms: number; p95Ms: num
 }
 
 /** Scrolls `selector` from top to bottom in `steps` frames; the frame-to-frame times the page saw. */
+/** The renderer's main-thread busy time so far (CDP `Performance.getMetrics` TaskDuration), in ms. */
+async function busyMs(cdp: CDPSession): Promise<number> {
+  const { metrics } = await cdp.send('Performance.getMetrics');
+  return (metrics.find((m) => m.name === 'TaskDuration')?.value ?? 0) * 1000;
+}
+
+/**
+ * Frame times while `selector` scrolls top to bottom in `steps` jumps, and the main thread's busy time per
+ * frame: the work a frame costs, which a loaded machine stretches less than the wall-clock frame time.
+ */
 async function scrollFrames(page: Page, selector: string, steps: number) {
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('Performance.enable');
+  const busyBefore = await busyMs(cdp);
   const frames = await page.evaluate(
     async ({ selector, steps }) => {
       const el = document.querySelector(selector) as HTMLElement;
@@ -64,7 +77,10 @@ async function scrollFrames(page: Page, selector: string, steps: number) {
     },
     { selector, steps },
   );
+  const busy = (await busyMs(cdp)) - busyBefore;
+  await cdp.detach();
   return {
+    busyMsPerFrame: round(busy / frames.length),
     frames: frames.length,
     p50FrameMs: round(percentile(frames, 50)),
     p95FrameMs: round(percentile(frames, 95)),
@@ -157,7 +173,7 @@ async function main(): Promise<void> {
     const runDomRows = await page.locator('[data-seq]').count();
     const runScroll = await scrollFrames(page, '[data-testid="timeline"]', 240);
     const [, timeTravelMs] = await timed(async () => {
-      await page.getByTestId('step-picker').selectOption(String(last?.seq ?? 1));
+      await page.getByTestId('step-picker').fill(String(events.length));
       await page.getByTestId('tt-status').getByText('status: completed').waitFor({ timeout: 60_000 });
     });
 
