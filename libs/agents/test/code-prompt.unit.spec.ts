@@ -78,7 +78,12 @@ describe('a code agent run records its ctx.model prompts', () => {
     tools: ['pay.charge'],
     async run(ctx) {
       const plan = await ctx.model({ system: 'Plan.', prompt: 'What to do?' });
-      const done = await ctx.loop({ system: 'Act.', prompt: plan.content, tools: ['pay.charge'], maxTurns: 3 });
+      const done = await ctx.loop({
+        system: 'Act.',
+        prompt: plan.content,
+        tools: ['pay.charge'],
+        maxTurns: 3,
+      });
       return done.text;
     },
   });
@@ -119,7 +124,10 @@ describe('a code agent run records its ctx.model prompts', () => {
         { role: 'user', content: 'What to do?' },
       ],
     });
-    expect(turn1).toMatchObject({ prefix: null, messages: [{ content: 'Act.' }, { content: 'plan: charge 1' }] });
+    expect(turn1).toMatchObject({
+      prefix: null,
+      messages: [{ content: 'Act.' }, { content: 'plan: charge 1' }],
+    });
     expect(turn2?.prefix).toBe(turn1?.hash);
     expect(turn2?.messages.map((m) => m.role)).toEqual(['assistant', 'tool']);
     const byHash = new Map(promptsOf(run.events).map((r) => [r.hash, r]));

@@ -31,7 +31,12 @@ export function withModelAnswer(
   answer: ModelAnswer,
   prompt?: PromptRecord,
 ): Frontier {
-  const entry: JournalEntry = { k: 'model', h: step.requestHash, a: answer, ...(prompt ? { p: prompt } : {}) };
+  const entry: JournalEntry = {
+    k: 'model',
+    h: step.requestHash,
+    a: answer,
+    ...(prompt ? { p: prompt } : {}),
+  };
   const entries: JournalEntry[] = [...step.frontier.entries, entry];
   return { step: step.frontier.step, entries };
 }

@@ -187,9 +187,9 @@ describe('buildConversations', () => {
     );
     expect(only).toMatchObject({ calls: 0, items: [{ role: 'error', code: 'model_unavailable', seq: 11 }] });
     // A run that failed without ever asking a model has no conversation.
-    expect(
-      buildConversations(log(['run_failed', { error: { code: 'tool_failed', message: 'x' } }])),
-    ).toEqual([]);
+    expect(buildConversations(log(['run_failed', { error: { code: 'tool_failed', message: 'x' } }]))).toEqual(
+      [],
+    );
   });
 
   it('given a model that decided to fail the run: its answer, then its error', () => {
@@ -226,7 +226,12 @@ describe('buildConversations', () => {
     // A code agent's prompt records an offloaded result as its reference: read back as one.
     const text = `[payload ${ref.uri} sha256=${ref.sha256} size=${ref.size}]`;
     const [code] = buildConversations(
-      log(['thought', codeStep([modelEntry(prompt(null, [{ role: 'tool', toolCallId: 't', name: 'doc.get', content: text }]), 'ok')])]),
+      log([
+        'thought',
+        codeStep([
+          modelEntry(prompt(null, [{ role: 'tool', toolCallId: 't', name: 'doc.get', content: text }]), 'ok'),
+        ]),
+      ]),
     );
     expect(code!.items[0]).toMatchObject({ role: 'tool', content: '', payload: ref });
   });
@@ -265,7 +270,7 @@ function modelEntry(
 }
 
 describe('buildConversations of a code agent', () => {
-  it("given ctx.model calls in two chains (a plan, then a tool loop): one conversation per chain, each in order", () => {
+  it('given ctx.model calls in two chains (a plan, then a tool loop): one conversation per chain, each in order', () => {
     const plan = prompt(null, [
       { role: 'system', content: 'Plan.' },
       { role: 'user', content: 'Ship it' },
@@ -281,10 +286,13 @@ describe('buildConversations of a code agent', () => {
     ]);
     const chats = buildConversations(
       log(
-        ['thought', codeStep([{ k: 'now', v: 1 }, modelEntry(plan, '1. echo'), modelEntry(loop1, '', [call])], {
-          kind: 'tool_calls',
-          calls: [{ callId: 'r1-c1', tool: 'echo', args: { text: 'hi' } }],
-        })],
+        [
+          'thought',
+          codeStep([{ k: 'now', v: 1 }, modelEntry(plan, '1. echo'), modelEntry(loop1, '', [call])], {
+            kind: 'tool_calls',
+            calls: [{ callId: 'r1-c1', tool: 'echo', args: { text: 'hi' } }],
+          }),
+        ],
         completed('r1-c1', 'hi') as [EventType, unknown],
         ['thought', codeStep([modelEntry(loop2, 'Echoed hi.')])],
       ),

@@ -15,7 +15,10 @@ export function earlierPrompts(state: RunState, entries: readonly JournalEntry[]
  * the rest stored. A call that continues none starts a chain of its own: a code agent may hold several
  * conversations with the model.
  */
-export function chainedPrompt(messages: readonly ChatMessage[], earlier: readonly PromptRecord[]): PromptRecord {
+export function chainedPrompt(
+  messages: readonly ChatMessage[],
+  earlier: readonly PromptRecord[],
+): PromptRecord {
   const wanted = messages.map(canonical);
   const byHash = new Map(earlier.map((record) => [record.hash, record]));
   const expanded = new Map<string, string[] | null>();
@@ -34,7 +37,8 @@ export function chainedPrompt(messages: readonly ChatMessage[], earlier: readonl
   for (const record of earlier) {
     const whole = full(record);
     if (whole === null || whole.length > wanted.length || (best && whole.length < best.length)) continue;
-    if (whole.every((message, i) => message === wanted[i])) best = { hash: record.hash, length: whole.length };
+    if (whole.every((message, i) => message === wanted[i]))
+      best = { hash: record.hash, length: whole.length };
   }
   const prefix = best?.hash ?? null;
   const rest = messages.slice(best?.length ?? 0);

@@ -179,7 +179,8 @@ function chatOf(
       resultIds.add(asked.id);
       items.push({ role: 'tool', callId: asked.id, name: asked.name, ...outcome });
     }
-    if (call.error) items.push({ role: 'error', code: call.error.code, message: call.error.message, seq: call.seq });
+    if (call.error)
+      items.push({ role: 'error', code: call.error.code, message: call.error.message, seq: call.seq });
   }
   return items;
 }

@@ -1,12 +1,5 @@
 import { decodeJournal } from '@dura/code-agents';
-import type {
-  ChatToolCall,
-  ErrorInfo,
-  PayloadRef,
-  PromptRecord,
-  RunEvent,
-  Usage,
-} from '@dura/contracts';
+import type { ChatToolCall, ErrorInfo, PayloadRef, PromptRecord, RunEvent, Usage } from '@dura/contracts';
 
 /** A tool call a model asked for; a JSON agent's carries the Dura call id its events are filed under. */
 export interface AskedCall extends ChatToolCall {
