@@ -266,7 +266,7 @@ function modelEntry(
       costUsd: 0.001,
     },
     ...(p ? { p } : {}),
-  } as JournalEntry;
+  };
 }
 
 describe('buildConversations of a code agent', () => {

@@ -1,4 +1,4 @@
-import type { ChatMessage, JsonValue, PromptRecord } from '@dura/contracts';
+import type { ChatMessage, PromptRecord } from '@dura/contracts';
 import { canonicalJson, type RunState } from '@dura/core';
 import { decodeJournal, type JournalEntry } from '@dura/code-agents';
 import { promptHashOf } from './conversation';
@@ -45,4 +45,4 @@ export function chainedPrompt(
   return { hash: promptHashOf(prefix, rest), prefix, messages: rest };
 }
 
-const canonical = (message: ChatMessage): string => canonicalJson(message as unknown as JsonValue);
+const canonical = (message: ChatMessage): string => canonicalJson(message);
