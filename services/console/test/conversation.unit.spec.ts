@@ -1,21 +1,15 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { newEvent, type ChatMessage, type EventData, type EventType, type RunEvent } from '@dura/contracts';
+import type { ChatMessage, EventData, EventType, RunEvent } from '@dura/contracts';
+import { runEvent } from '@dura/core/testing';
 import { encodeJournal, type JournalEntry } from '@dura/code-agents';
 import { buildConversations, type ChatItem } from '../src/model/conversation';
 
 /** A run's events with their seqs stamped as a reader sees them (from 10, as in a shared stream). */
-function log(...drafts: [EventType, unknown][]): RunEvent[] {
-  return drafts.map(([type, data], i) => {
-    const event = newEvent(type, data as EventData<typeof type>, {
-      id: `e${i}`,
-      runId: 'r1',
-      ts: new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString(),
-      correlationId: 'r1',
-    });
-    return { ...event, seq: 10 + i };
-  });
-}
+const log = (...drafts: [EventType, unknown][]): RunEvent[] =>
+  drafts.map(
+    ([type, data], i) => runEvent(type, data as EventData<typeof type>, { seq: 10 + i }) as RunEvent,
+  );
 
 /** A prompt record as the planner writes it: `messages` new since `previous`, under a hash of both. */
 function prompt(previous: { hash: string } | null, messages: ChatMessage[]) {
