@@ -133,6 +133,28 @@ describe('buildConversations', () => {
     expect(early!.items.at(-1)).toMatchObject({ role: 'assistant', toolCalls: [{ answered: false }] });
   });
 
+  it('given a context summary: the call after it starts a conversation of its own', () => {
+    const summarized = prompt(null, [
+      { role: 'system', content: 'You look up weather.' },
+      { role: 'user', content: 'Weather in Oslo?' },
+      { role: 'user', content: 'Summary of the earlier steps of this run:\nOslo is at -3.' },
+    ]);
+    const chats = buildConversations([
+      ...events.slice(0, 5),
+      ...log(['thought', { ...answered, prompt: summarized }]).map((e) => ({ ...e, seq: 30 })),
+    ]);
+    expect(chats.map((c) => [c.key, c.calls])).toEqual([
+      [first.hash, 1],
+      [summarized.hash, 1],
+    ]);
+    expect(rows(chats[1]!.items).map((row) => (row as unknown[])[0])).toEqual([
+      'system',
+      'user',
+      'user',
+      'answer',
+    ]);
+  });
+
   it('given a run that talked to no model (a scripted plan): no conversation', () => {
     const scripted = log(
       ['run_started', {}],

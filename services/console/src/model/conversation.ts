@@ -68,13 +68,13 @@ export function buildConversations(events: readonly RunEvent[]): Conversation[] 
   const calls = modelCallsOf(events);
   const outcomes = callOutcomes(events);
   const requested = requestedAt(events);
-  const byHash = new Map<string, PromptRecord>();
-  for (const call of calls) if (call.prompt) byHash.set(call.prompt.hash, call.prompt);
-
+  const rootOf = chainRoots(calls);
   const chains = new Map<string, ModelCall[]>();
   for (const call of calls) {
-    const key = call.prompt ? rootOf(call.prompt, byHash) : 'unrecorded';
-    chains.set(key, [...(chains.get(key) ?? []), call]);
+    const key = call.prompt ? rootOf(call.prompt) : 'unrecorded';
+    const chain = chains.get(key);
+    if (chain) chain.push(call);
+    else chains.set(key, [call]);
   }
   const conversations = [...chains].map(([key, chain]) => ({
     key,
@@ -98,16 +98,33 @@ export function buildConversations(events: readonly RunEvent[]): Conversation[] 
   return conversations.map(({ key, calls: n, items }) => ({ key, calls: n, items: linkResults(items) }));
 }
 
-/** The first prompt of the chain `record` continues (the earliest one the run holds). */
-function rootOf(record: PromptRecord, byHash: ReadonlyMap<string, PromptRecord>): string {
-  let current = record;
-  const seen = new Set<string>([record.hash]);
-  for (;;) {
-    const previous = current.prefix === null ? undefined : byHash.get(current.prefix);
-    if (!previous || seen.has(previous.hash)) return current.hash;
-    seen.add(previous.hash);
-    current = previous;
-  }
+/**
+ * The first prompt of the chain each recorded prompt continues (the earliest one the run holds), each
+ * found once: a run of a thousand calls is not walked a thousand times.
+ */
+function chainRoots(calls: readonly ModelCall[]): (record: PromptRecord) => string {
+  const byHash = new Map<string, PromptRecord>();
+  for (const call of calls) if (call.prompt) byHash.set(call.prompt.hash, call.prompt);
+  const roots = new Map<string, string>();
+  return (record) => {
+    const path = new Set<string>();
+    let current = record;
+    let root: string | undefined;
+    for (;;) {
+      root = roots.get(current.hash);
+      if (root !== undefined) break;
+      path.add(current.hash);
+      const previous = current.prefix === null ? undefined : byHash.get(current.prefix);
+      // A chain that starts before what the run holds (or loops) is rooted at its earliest known prompt.
+      if (!previous || path.has(previous.hash)) {
+        root = current.hash;
+        break;
+      }
+      current = previous;
+    }
+    for (const hash of path) roots.set(hash, root);
+    return root;
+  };
 }
 
 /** One chain's chat: per call, what its prompt added that the chat does not show yet, then its answer. */
