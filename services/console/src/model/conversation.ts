@@ -66,8 +66,9 @@ export interface Conversation {
  */
 export function buildConversations(events: readonly RunEvent[]): Conversation[] {
   const calls = modelCallsOf(events);
-  const outcomes = callOutcomes(events);
-  const requested = requestedAt(events);
+  // A run that asked no model (most of a long scripted run's events) costs one pass over its thoughts.
+  const outcomes = calls.length === 0 ? new Map<string, CallOutcome>() : callOutcomes(events);
+  const requested = calls.length === 0 ? new Map<string, number>() : requestedAt(events);
   const rootOf = chainRoots(calls);
   const chains = new Map<string, ModelCall[]>();
   for (const call of calls) {
