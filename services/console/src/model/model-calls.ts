@@ -1,5 +1,14 @@
 import { decodeJournal } from '@dura/code-agents';
-import type { ChatToolCall, ErrorInfo, PayloadRef, PromptRecord, RunEvent, Usage } from '@dura/contracts';
+import type {
+  ChatToolCall,
+  ErrorInfo,
+  EventData,
+  PayloadRef,
+  PromptRecord,
+  RunEvent,
+  RunEventOf,
+  Usage,
+} from '@dura/contracts';
 
 /** A tool call a model asked for; a JSON agent's carries the Dura call id its events are filed under. */
 export interface AskedCall extends ChatToolCall {
@@ -39,32 +48,52 @@ export interface CallOutcome {
  * that asked no model) is not a model call.
  */
 export function modelCallsOf(events: readonly RunEvent[]): ModelCall[] {
-  const calls: ModelCall[] = [];
-  for (const event of events) {
-    if (event.type !== 'thought') continue;
-    const data = event.data;
-    const journal = decodeJournal(data.content);
-    if (journal.length > 0) {
-      for (const entry of journal) {
-        if (entry.k !== 'model') continue;
-        const { a } = entry;
-        calls.push({
-          seq: event.seq,
-          ...(entry.p ? { prompt: entry.p } : {}),
-          ...(a.content === '' ? {} : { content: a.content }),
-          toolCalls: a.toolCalls ?? [],
-          model: a.model.id,
-          usage: a.usage,
-          ...(a.costUsd === undefined ? {} : { costUsd: a.costUsd }),
-          finishReason: a.finishReason,
-        });
-      }
-      continue;
-    }
-    if (!data.prompt) continue;
-    const { decision } = data;
-    calls.push({
-      seq: event.seq,
+  return events.flatMap((event) => (event.type === 'thought' ? callsOfThought(event) : []));
+}
+
+/** What `encodeJournal` writes first: other contents are not parsed at all. */
+const JOURNAL_START = '{"journal":';
+
+// Read once per event: the page rebuilds its conversations on every event the live stream appends.
+const read = new WeakMap<RunEvent, ModelCall[]>();
+
+function callsOfThought(event: RunEventOf<'thought'>): ModelCall[] {
+  const known = read.get(event);
+  if (known) return known;
+  const calls = event.data.content?.startsWith(JOURNAL_START)
+    ? journalCalls(event.seq, event.data.content)
+    : agentCall(event.seq, event.data);
+  read.set(event, calls);
+  return calls;
+}
+
+/** A code step's `ctx.model` calls, from its journal. */
+function journalCalls(seq: number, content: string): ModelCall[] {
+  return decodeJournal(content).flatMap((entry): ModelCall[] => {
+    if (entry.k !== 'model') return [];
+    const { a } = entry;
+    return [
+      {
+        seq,
+        ...(entry.p ? { prompt: entry.p } : {}),
+        ...(a.content === '' ? {} : { content: a.content }),
+        toolCalls: a.toolCalls ?? [],
+        model: a.model.id,
+        usage: a.usage,
+        ...(a.costUsd === undefined ? {} : { costUsd: a.costUsd }),
+        finishReason: a.finishReason,
+      },
+    ];
+  });
+}
+
+/** A JSON agent's model call: a thought that records its prompt. */
+function agentCall(seq: number, data: EventData<'thought'>): ModelCall[] {
+  if (!data.prompt) return [];
+  const { decision } = data;
+  return [
+    {
+      seq,
       prompt: data.prompt,
       ...(data.content === undefined ? {} : { content: data.content }),
       toolCalls:
@@ -81,9 +110,8 @@ export function modelCallsOf(events: readonly RunEvent[]): ModelCall[] {
       ...(data.costUsd === undefined ? {} : { costUsd: data.costUsd }),
       finishReason: data.finishReason,
       ...(decision.kind === 'fail' ? { error: decision.error } : {}),
-    });
-  }
-  return calls;
+    },
+  ];
 }
 
 /**
