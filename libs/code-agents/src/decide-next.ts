@@ -1,4 +1,4 @@
-import { DuraError, type RunEvent } from '@dura/contracts';
+import { DuraError, type PromptRecord, type RunEvent } from '@dura/contracts';
 import { fold, type RunState } from '@dura/core';
 import type { AnyCodeAgent } from './define-agent';
 import type { ModelAnswer } from './ctx';
@@ -25,9 +25,19 @@ export function startExecution(agent: AnyCodeAgent, runId: string): Execution {
   return new Execution(agent, runId);
 }
 
-/** The frontier to advance with once the model answered a `model` step. */
-export function withModelAnswer(step: Extract<CodeStep, { kind: 'model' }>, answer: ModelAnswer): Frontier {
-  const entries: JournalEntry[] = [...step.frontier.entries, { k: 'model', h: step.requestHash, a: answer }];
+/** The frontier to advance with once the model answered a `model` step (`prompt`: what it was sent, recorded). */
+export function withModelAnswer(
+  step: Extract<CodeStep, { kind: 'model' }>,
+  answer: ModelAnswer,
+  prompt?: PromptRecord,
+): Frontier {
+  const entry: JournalEntry = {
+    k: 'model',
+    h: step.requestHash,
+    a: answer,
+    ...(prompt ? { p: prompt } : {}),
+  };
+  const entries: JournalEntry[] = [...step.frontier.entries, entry];
   return { step: step.frontier.step, entries };
 }
 

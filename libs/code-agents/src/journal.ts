@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ChatToolCallSchema, UsageSchema } from '@dura/contracts';
+import { ChatToolCallSchema, PromptRecordSchema, UsageSchema } from '@dura/contracts';
 
 /** A model answer as the journal records it (`ModelAnswer`): what the planner checks before recording one. */
 export const ModelAnswerSchema = z.object({
@@ -25,6 +25,12 @@ export const JournalEntrySchema = z.discriminatedUnion('k', [
     /** Hash of the request's canonical JSON: a replay asking another question is non-determinism. */
     h: z.string().min(1),
     a: ModelAnswerSchema,
+    /**
+     * What the call sent, content-addressed as a JSON agent's prompt is: only the messages new since the
+     * run's earlier call it continues (`prefix`), so a conversation is stored once. Absent in journals
+     * recorded before prompts were.
+     */
+    p: PromptRecordSchema.optional(),
   }),
 ]);
 export type JournalEntry = z.infer<typeof JournalEntrySchema>;

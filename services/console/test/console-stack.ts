@@ -38,7 +38,10 @@ export interface ConsoleStack {
   open: (token: string, path?: string) => Promise<{ page: Page; context: BrowserContext }>;
 }
 
-/** An agent whose every `echo` call needs a human's approval (within an hour, else rejected), and one that only talks. */
+/**
+ * An agent whose every `echo` call needs a human's approval (within an hour, else rejected), one that only
+ * talks, and one that calls `echo` freely.
+ */
 function agentsFile(url: string) {
   const model = { provider: 'openai', model: 'fake-1', baseUrl: url, maxTokens: 100, maxAttempts: 2 };
   return {
@@ -52,6 +55,13 @@ function agentsFile(url: string) {
         approvals: { tools: ['echo'], timeoutSeconds: 3600, onTimeout: 'reject' },
       },
       { name: 'talker', version: '1', systemPrompt: 'You answer in words.', model, tools: [] },
+      {
+        name: 'forecaster',
+        version: '1',
+        systemPrompt: 'You forecast the weather; look it up with echo first.',
+        model,
+        tools: ['echo'],
+      },
     ],
   };
 }

@@ -19,6 +19,7 @@ import { createCodeModelAnswer } from './code-model-answer';
 import type { ModelPrice } from './definition';
 import { createCodeContinuations, type CodeContinuations } from './code-continuations';
 import { codeTurnOf } from './code-turn';
+import { chainedPrompt, earlierPrompts } from './code-prompt';
 
 export interface CodeAgentModelDeps {
   /** Every served version of every code agent. */
@@ -122,7 +123,9 @@ export function withCodeAgents(deps: CodeAgentModelDeps): Model {
       const reply = recordable(await answer(step.request, input, agent), agent);
       answered.tokens += reply.usage.inputTokens + reply.usage.outputTokens;
       answered.costUsd += reply.costUsd ?? 0;
-      frontier = withModelAnswer(step, reply);
+      // What it was sent is recorded with the answer, chained onto the run's earlier prompts.
+      const prompt = chainedPrompt(step.request.messages, earlierPrompts(input.state, step.frontier.entries));
+      frontier = withModelAnswer(step, reply, prompt);
     }
   }
 

@@ -3,11 +3,13 @@ import type { ConsoleSession } from '@dura/contracts';
 import { ApiError } from '../api/http';
 import { useLiveTokens, useRunEvents, useRunState } from '../api/queries';
 import { buildWaterfall } from '../model/waterfall';
+import { buildConversations } from '../model/conversation';
 import { eventNumbers } from '../model/event-numbers';
 import { pageTitle } from '../model/format';
 import { traceIdOf, traceLink } from '../model/trace';
 import { listPath, runPath } from '../model/router';
 import { Actions } from './Actions';
+import { ConversationView, ViewTabs, type RunView } from './Conversation';
 import { EventDetail } from './EventDetail';
 import { Gauges } from './Gauges';
 import { RunFacts } from './RunFacts';
@@ -16,12 +18,17 @@ import { StatusBadge } from './StatusBadge';
 import { TimeTravel } from './TimeTravel';
 import { Timeline } from './Timeline';
 
-/** One run: its status, budgets and error, what may be done to it, its waterfall, time travel and live tokens. */
+/**
+ * One run: its status, budgets and error, what may be done to it, its waterfall (or, when it talked to a
+ * model, its conversation), time travel and live tokens.
+ */
 export function RunPage({ runId, session }: { runId: string; session: ConsoleSession }) {
   const state = useRunState(runId);
   const events = useRunEvents(runId);
   const rows = useMemo(() => buildWaterfall(events.data ?? []), [events.data]);
   const numberOf = useMemo(() => eventNumbers(events.data ?? []), [events.data]);
+  const conversations = useMemo(() => buildConversations(events.data ?? []), [events.data]);
+  const [view, setView] = useState<RunView>('events');
   const [selected, setSelected] = useState<number | undefined>();
   const [tokens, setTokens] = useState<{ decision: number; text: string } | undefined>();
   const onDelta = useCallback(
@@ -114,14 +121,24 @@ export function RunPage({ runId, session }: { runId: string; session: ConsoleSes
         onSelect={setSelected}
         numberOf={numberOf}
       />
+      {conversations.length > 0 && <ViewTabs view={view} onView={setView} />}
       <div className="run-body">
-        <Timeline
-          rows={rows}
-          selected={selected}
-          onSelect={setSelected}
-          answering={answering?.text}
-          {...(nowMs === undefined ? {} : { nowMs })}
-        />
+        {view === 'conversation' && conversations.length > 0 ? (
+          <ConversationView
+            conversations={conversations}
+            numberOf={numberOf}
+            onSelect={setSelected}
+            answering={answering?.text}
+          />
+        ) : (
+          <Timeline
+            rows={rows}
+            selected={selected}
+            onSelect={setSelected}
+            answering={answering?.text}
+            {...(nowMs === undefined ? {} : { nowMs })}
+          />
+        )}
         {selectedEvent && (
           <EventDetail runId={runId} event={selectedEvent} onSelect={setSelected} numberOf={numberOf} />
         )}
