@@ -2,9 +2,7 @@ import type { JetStreamClient } from '@nats-io/jetstream';
 import { z } from 'zod';
 import {
   BUCKETS,
-  DEFAULT_TENANT,
   MESSAGE_LIMITS,
-  ScheduleRecordSchema,
   ScheduleSpecSchema,
   TriggerIdSchema,
   type ScheduleRecord,
@@ -14,6 +12,7 @@ import { createScheduleStore, ScheduleError } from '@dura/event-store';
 import type { HttpResponse } from '@dura/service-kit';
 import { ALL_TENANTS, type Caller } from './auth/caller';
 import type { ApiRoute } from './auth/guard';
+import { bodyTenant } from './body-tenant';
 import { doorWrite } from './door-write';
 import { BadQuery } from './query-params';
 import { readJsonBody } from './request-body';
@@ -31,9 +30,6 @@ export const TriggerBodySchema = z
 
 /** Body of `POST /schedules`: a schedule spec; `tenant` may be left out (the caller's). */
 export const ScheduleBodySchema = ScheduleSpecSchema;
-/** A schedule as the API answers it: the stored record and its next ticks. */
-export const ScheduleViewSchema = ScheduleRecordSchema.extend({ next: z.array(z.string()) });
-export const ScheduleListSchema = z.object({ schedules: z.array(ScheduleViewSchema) });
 
 const view = (record: ScheduleRecord, now: number) => ({
   ...record,
@@ -98,18 +94,9 @@ export function scheduleRoutes(deps: { js: JetStreamClient }, clock: () => numbe
         });
         if (body === null || typeof body !== 'object' || Array.isArray(body))
           throw new BadQuery('the body of a schedule must be a JSON object', 'bad_body');
-        const asked = (body as { tenant?: unknown }).tenant;
-        let tenant: unknown = asked ?? (caller.tenant === ALL_TENANTS ? DEFAULT_TENANT : caller.tenant);
-        if (caller.tenant !== ALL_TENANTS) {
-          if (asked !== undefined && asked !== caller.tenant)
-            return ok(403, {
-              error: {
-                code: 'tenant_forbidden',
-                message: `the credential "${caller.name}" manages schedules of tenant "${caller.tenant}", not ${JSON.stringify(asked)}`,
-              },
-            });
-          tenant = caller.tenant;
-        }
+        const owner = bodyTenant(caller, (body as { tenant?: unknown }).tenant, 'manages schedules');
+        if ('refused' in owner) return owner.refused;
+        const { tenant } = owner;
         // The id in the schedule's tenant's namespace: its runs (sch-<id>-<tick>) are its tenant's alone.
         const asId = (body as { id?: unknown }).id;
         const id =
