@@ -21,7 +21,10 @@ export const EventTriggerListSchema = z.object({ triggers: z.array(EventTriggerV
 /** A message id an event may carry: it becomes part of the run ids its triggers start (`trg-<trigger>-<id>`). */
 export const EventIdSchema = z
   .string()
-  .regex(/^[A-Za-z0-9_-]{1,60}$/, 'an event id is 1 to 60 letters, digits, "_" or "-" (it becomes part of run ids)');
+  .regex(
+    /^[A-Za-z0-9_-]{1,60}$/,
+    'an event id is 1 to 60 letters, digits, "_" or "-" (it becomes part of run ids)',
+  );
 
 /** One subject under `dura.event.` (no wildcards): where an event is published. */
 export const EventSubjectSchema = z

@@ -48,7 +48,9 @@ export function triggerPaths(): Record<string, unknown> {
         responses: {
           '201': json('EventTrigger', 'Created.'),
           '200': json('EventTrigger', 'It existed with this definition.'),
-          '400': error('Not a valid trigger (`bad_body`, `bad_subject`: a wildcard first token, another tenant’s).'),
+          '400': error(
+            'Not a valid trigger (`bad_body`, `bad_subject`: a wildcard first token, another tenant’s).',
+          ),
           '403': error('The credential lacks scope `schedule`, or names another tenant.'),
           '409': error('A trigger with this id exists with another definition.'),
         },
@@ -77,7 +79,10 @@ export function triggerPaths(): Record<string, unknown> {
         parameters: [],
         requestBody: body('EventBody'),
         responses: {
-          '202': json('EventAccepted', 'Published (`duplicate`: this id was published within the duplicate window).'),
+          '202': json(
+            'EventAccepted',
+            'Published (`duplicate`: this id was published within the duplicate window).',
+          ),
           '400': error('Not a valid event: the subject (`bad_subject`), the id or the payload.'),
           '403': error('The credential lacks scope `submit`.'),
           '413': error('The body is larger than a message may be (1 MiB).'),

@@ -124,7 +124,9 @@ export function triggerRoutes(deps: { js: JetStreamClient }, clock: () => number
         );
         const asked = body.id ?? `evt_${crypto.randomUUID().replaceAll('-', '')}`;
         const operator = caller.tenant === ALL_TENANTS;
-        const subject = operator ? body.subject : tenantEventSubject(caller.tenant, body.subject, 'the event subject');
+        const subject = operator
+          ? body.subject
+          : tenantEventSubject(caller.tenant, body.subject, 'the event subject');
         const id = operator ? asked : tenantEventId(caller.tenant, asked);
         const ack = await publishCommand(deps.js, {
           subject,
