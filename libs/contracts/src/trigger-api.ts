@@ -50,6 +50,8 @@ export type EventBody = z.infer<typeof EventBodySchema>;
 export const EventAcceptedSchema = z.object({
   subject: z.string(),
   id: z.string(),
+  /** Its sequence in DURA_EVENTS (for a duplicate: the first one's). */
+  seq: z.number().int().positive(),
   /** True when this id was published before within the duplicate window: nothing new is stored. */
   duplicate: z.boolean(),
 });

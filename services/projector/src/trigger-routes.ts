@@ -134,7 +134,7 @@ export function triggerRoutes(deps: { js: JetStreamClient }, clock: () => number
           msgID: id,
           what: `the event ${id} on ${subject}`,
         });
-        return ok(202, { subject, id, duplicate: ack.duplicate });
+        return ok(202, { subject, id, seq: ack.seq, duplicate: ack.duplicate });
       },
     },
   ];

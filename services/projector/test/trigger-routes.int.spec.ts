@@ -203,7 +203,7 @@ describe('POST /events', () => {
       payload: { order: 42 },
       id: 'order-42',
     });
-    expect(again.body['duplicate']).toBe(true);
+    expect(again.body).toMatchObject({ duplicate: true, seq: sent.body['seq'] });
     // Another tenant's equal id and subject are its own: not a duplicate, not on acme's subject.
     const globex = await call('POST', '/events', TOKENS.globex, {
       subject: 'dura.event.orders.created',
