@@ -35,12 +35,14 @@ export function EventForm({
       <form className="entity-form" onSubmit={submit} aria-label="Send event">
         <input
           aria-label="Event subject"
+          className="wide"
           placeholder="dura.event.orders.created"
           value={subject}
           onChange={(e) => setSubject(e.target.value)}
         />
         <input
           aria-label="Event payload (JSON)"
+          className="wide"
           placeholder='payload, e.g. {"order": 42}'
           value={payload}
           onChange={(e) => setPayload(e.target.value)}

@@ -23,17 +23,23 @@ export function ScheduleForm({
       const seconds = Number(when);
       if (timing === 'every' && !(Number.isInteger(seconds) && seconds >= 1))
         throw new Error('The interval is a whole number of seconds, at least 1');
-      commands.createSchedule.mutate({
-        id: id.trim(),
-        ...(timing === 'cron'
-          ? { cron: when.trim(), ...(timeZone.trim() ? { timeZone: timeZone.trim() } : {}) }
-          : { everyMs: seconds * 1000 }),
-        request: {
-          v: 1,
-          agent: { kind: 'agent', name: agent.trim() },
-          ...(parsed === undefined ? {} : { input: parsed }),
+      const reset = () => {
+        for (const clear of [setId, setAgent, setWhen, setTimeZone, setInput]) clear('');
+      };
+      commands.createSchedule.mutate(
+        {
+          id: id.trim(),
+          ...(timing === 'cron'
+            ? { cron: when.trim(), ...(timeZone.trim() ? { timeZone: timeZone.trim() } : {}) }
+            : { everyMs: seconds * 1000 }),
+          request: {
+            v: 1,
+            agent: { kind: 'agent', name: agent.trim() },
+            ...(parsed === undefined ? {} : { input: parsed }),
+          },
         },
-      });
+        { onSuccess: reset },
+      );
     } catch (err) {
       onProblem((err as Error).message);
     }
@@ -76,6 +82,7 @@ export function ScheduleForm({
       )}
       <input
         aria-label="Schedule input (JSON)"
+        className="wide"
         placeholder='input, e.g. {"report": "daily"}'
         value={input}
         onChange={(e) => setInput(e.target.value)}

@@ -59,11 +59,19 @@ export function TriggerForm({
       onProblem('The subject is under "dura.event.", e.g. dura.event.orders.> or dura.event.orders.created');
       return;
     }
-    commands.createTrigger.mutate({
-      id: id.trim(),
-      subject: subject.trim(),
-      request: { v: 1, agent: { kind: 'agent', name: agent.trim() } },
-    });
+    const reset = () => {
+      setId('');
+      setSubject('dura.event.');
+      setAgent('');
+    };
+    commands.createTrigger.mutate(
+      {
+        id: id.trim(),
+        subject: subject.trim(),
+        request: { v: 1, agent: { kind: 'agent', name: agent.trim() } },
+      },
+      { onSuccess: reset },
+    );
   };
   return (
     <form className="entity-form" onSubmit={submit} aria-label="Create an event trigger">
@@ -75,6 +83,7 @@ export function TriggerForm({
       />
       <input
         aria-label="Trigger subject"
+        className="wide"
         placeholder="dura.event.orders.>"
         value={subject}
         onChange={(e) => setSubject(e.target.value)}
