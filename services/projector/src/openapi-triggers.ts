@@ -6,6 +6,7 @@ import {
   EventTriggerListSchema,
   EventTriggerViewSchema,
 } from '@dura/contracts';
+import { json, ref } from './openapi-console';
 
 /** Components of these routes, merged into the document's. */
 export const TRIGGER_COMPONENTS = {
@@ -16,11 +17,6 @@ export const TRIGGER_COMPONENTS = {
   EventAccepted: EventAcceptedSchema,
 };
 
-const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-const json = (name: string, description: string) => ({
-  description,
-  content: { 'application/json': { schema: ref(name) } },
-});
 const error = (description: string) => json('Error', description);
 const triggerId = {
   name: 'id',

@@ -1,21 +1,14 @@
 import type { JetStreamClient } from '@nats-io/jetstream';
-import {
-  BUCKETS,
-  EventBodySchema,
-  EventTriggerBodySchema,
-  MESSAGE_LIMITS,
-  TriggerIdSchema,
-  type EventTriggerRecord,
-} from '@dura/contracts';
+import { BUCKETS, EventBodySchema, EventTriggerBodySchema, type EventTriggerRecord } from '@dura/contracts';
 import { createTriggerStore, TriggerError } from '@dura/event-store';
 import type { HttpResponse } from '@dura/service-kit';
-import { ALL_TENANTS, type Caller } from './auth/caller';
+import { ALL_TENANTS } from './auth/caller';
 import type { ApiRoute } from './auth/guard';
 import { bodyTenant } from './body-tenant';
 import { doorWrite, publishCommand } from './door-write';
-import { BadQuery } from './query-params';
-import { parseBody, readJsonBody } from './request-body';
+import { readMessageBody } from './request-body';
 import { tenantEventId, tenantEventSubject, tenantTriggerId } from './tenant-ids';
+import { tenantRecords } from './tenant-records';
 
 const ok = (status: number, body: unknown): HttpResponse => ({ status, body });
 
@@ -29,22 +22,16 @@ const ok = (status: number, body: unknown): HttpResponse => ({ status, body });
  */
 export function triggerRoutes(deps: { js: JetStreamClient }, clock: () => number = Date.now): ApiRoute[] {
   const store = createTriggerStore({ js: deps.js });
-  /** The stored id the path names: for a tenant's caller, in the tenant's namespace. */
-  const idOf = (params: Record<string, string>, caller: Caller): string => {
-    const parsed = TriggerIdSchema.safeParse(params['id']);
-    if (!parsed.success) throw new BadQuery('path parameter id is not a trigger id (letters, digits, "_")');
-    return caller.tenant === ALL_TENANTS ? parsed.data : tenantTriggerId(caller.tenant, parsed.data);
-  };
-  /** The trigger, if the caller may see it: another tenant's is "not found", like one that does not exist. */
-  const visible = async (caller: Caller, id: string): Promise<EventTriggerRecord> => {
-    const record = await kv(() => store.read(id));
-    if (!record || (caller.tenant !== ALL_TENANTS && record.spec.tenant !== caller.tenant))
-      throw new TriggerError(
+  const { idOf, visible } = tenantRecords<EventTriggerRecord>({
+    what: 'trigger',
+    namespaced: tenantTriggerId,
+    read: (id) => kv(() => store.read(id)),
+    notFound: (id) =>
+      new TriggerError(
         'trigger_not_found',
         `no event trigger "${id}": check the id (GET /triggers lists yours)`,
-      );
-    return record;
-  };
+      ),
+  });
   return [
     {
       method: 'GET',
@@ -67,14 +54,11 @@ export function triggerRoutes(deps: { js: JetStreamClient }, clock: () => number
       path: '/triggers',
       scope: 'schedule',
       async handle({ req, caller }) {
-        const body = parseBody(
+        const body = await readMessageBody(
+          req,
           EventTriggerBodySchema,
-          await readJsonBody(req, {
-            maxBytes: MESSAGE_LIMITS.maxBytes,
-            emptyIsObject: false,
-            what: 'an event trigger: {"id", "subject", "request"}',
-          }),
           'an event trigger',
+          'an event trigger: {"id", "subject", "request"}',
         );
         const owner = bodyTenant(caller, body.tenant, 'manages event triggers');
         if ('refused' in owner) return owner.refused;
@@ -113,14 +97,11 @@ export function triggerRoutes(deps: { js: JetStreamClient }, clock: () => number
       path: '/events',
       scope: 'submit',
       async handle({ req, caller }) {
-        const body = parseBody(
+        const body = await readMessageBody(
+          req,
           EventBodySchema,
-          await readJsonBody(req, {
-            maxBytes: MESSAGE_LIMITS.maxBytes,
-            emptyIsObject: false,
-            what: 'an event: {"subject": "dura.event.…", "payload": …, "id"?}',
-          }),
           'an event',
+          'an event: {"subject": "dura.event.…", "payload": …, "id"?}',
         );
         const asked = body.id ?? `evt_${crypto.randomUUID().replaceAll('-', '')}`;
         const operator = caller.tenant === ALL_TENANTS;

@@ -4,11 +4,10 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { STREAMS, SUBJECTS } from '@dura/contracts';
 import { createTriggerStore } from '@dura/event-store';
-import { startHttpServer, type HttpServerHandle } from '@dura/service-kit';
 import { useTestInfra } from '@dura/testing';
-import { createAuthenticator, parseTokenFile, projectorRoutes } from '../src/index';
+import { createAuthenticator, parseTokenFile } from '../src/index';
 import { tenantPrefix } from '../src/tenant-ids';
-import { connect, prepare, testLogger, type Connections } from './support';
+import { callApi, startProjectorApi, type ApiAnswer, type ProjectorApi } from './support';
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
 
@@ -30,44 +29,22 @@ const tokenFile = JSON.stringify([
   { name: 'local', token: TOKENS.local, tenant: 'default', scopes: ['read', 'schedule', 'submit'] },
 ]);
 
-let setup: Connections;
-let conn: Connections;
-let server: HttpServerHandle | undefined;
+let api: ProjectorApi | undefined;
+const setup = () => api!.setup;
 
 beforeAll(async () => {
-  setup = await prepare(infra().nats.url, infra().db.url);
-  // DURA_EVENTS is the planner's to create; no planner runs here.
-  await setup.jsm.streams.add({ name: STREAMS.events, subjects: [SUBJECTS.allEvents] });
-  conn = await connect(infra().nats.url, infra().db.url, 'projector');
   const auth = createAuthenticator({ tokens: parseTokenFile(tokenFile, 'tokens.json') });
-  server = await startHttpServer({
-    port: 0,
-    host: '127.0.0.1',
-    routes: projectorRoutes({ ...conn, position: () => 0, log: testLogger('http'), auth }),
-    log: testLogger('http'),
-  });
+  api = await startProjectorApi(infra(), { auth }, { startProjector: false });
+  // DURA_EVENTS is the planner's to create; no planner runs here.
+  await setup().jsm.streams.add({ name: STREAMS.events, subjects: [SUBJECTS.allEvents] });
 });
 
 afterAll(async () => {
-  await server?.close();
-  await conn?.close();
-  await setup?.close();
+  await api?.close();
 });
 
-interface Answer {
-  status: number;
-  body: { error?: { code: string; message: string }; [key: string]: unknown };
-}
-
-async function call(method: string, path: string, token: string, body?: unknown): Promise<Answer> {
-  const response = await fetch(`${server!.url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text ? JSON.parse(text) : {} };
-}
+const call = (method: string, path: string, token: string, body?: unknown): Promise<ApiAnswer> =>
+  callApi(api!.http.url, token, method, path, body);
 
 const acmeToken = tenantPrefix('acme');
 const stored = (tenant: string, id: string) => `${tenantPrefix(tenant)}_${id}`;
@@ -77,13 +54,13 @@ const spec = (id: string, extra: Record<string, unknown> = {}) => ({
   request: { v: 1, agent: { kind: 'agent', name: 'fulfil' } },
   ...extra,
 });
-const idsOf = (answer: Answer) =>
+const idsOf = (answer: ApiAnswer) =>
   (answer.body['triggers'] as { spec: { id: string } }[]).map((t) => t.spec.id).sort();
 
 /** The last message DURA_EVENTS holds on `subject`, with its msg-id. */
 async function lastEvent(subject: string) {
-  const msg = await setup.jsm.streams.getMessage(STREAMS.events, { last_by_subj: subject });
-  return { id: msg?.header?.get('Nats-Msg-Id'), payload: msg?.json() as unknown };
+  const msg = await setup().jsm.streams.getMessage(STREAMS.events, { last_by_subj: subject });
+  return { id: msg?.header?.get('Nats-Msg-Id'), payload: msg?.json<unknown>() };
 }
 
 describe('/triggers', () => {
@@ -118,7 +95,7 @@ describe('/triggers', () => {
     }
     const sneaky = await call('POST', '/triggers', TOKENS.acme, spec('sneaky', { tenant: 'globex' }));
     expect([sneaky.status, sneaky.body.error?.code]).toEqual([403, 'tenant_forbidden']);
-    const store = createTriggerStore({ js: setup.js });
+    const store = createTriggerStore({ js: setup().js });
     expect((await store.list()).map((r) => r.spec.id)).toEqual([stored('acme', 'orders')]);
   });
 
@@ -179,7 +156,7 @@ describe('/triggers', () => {
     const deleted = await call('DELETE', '/triggers/brief', TOKENS.acme);
     expect(deleted).toMatchObject({ status: 200, body: { id: stored('acme', 'brief'), deleted: true } });
     // As the planner reads it before starting a run: from the bucket stream's leader.
-    expect(await createTriggerStore({ js: setup.js }).current(stored('acme', 'brief'))).toBeUndefined();
+    expect(await createTriggerStore({ js: setup().js }).current(stored('acme', 'brief'))).toBeUndefined();
     expect((await call('GET', '/triggers/brief', TOKENS.acme)).status).toBe(404);
     expect((await call('DELETE', '/triggers/brief', TOKENS.acme)).status).toBe(404);
   });
@@ -233,7 +210,7 @@ describe('POST /events', () => {
   });
 
   it('needs scope submit, and refuses a bad subject, id or body, publishing nothing', async () => {
-    const before = (await setup.jsm.streams.info(STREAMS.events)).state.messages;
+    const before = (await setup().jsm.streams.info(STREAMS.events)).state.messages;
     const readOnly = await call('POST', '/events', TOKENS.acmeRead, { subject: 'dura.event.x', payload: 1 });
     expect([readOnly.status, readOnly.body.error?.code]).toEqual([403, 'insufficient_scope']);
     for (const body of [
@@ -261,6 +238,6 @@ describe('POST /events', () => {
       id: `${globexToken}-order-42`,
     });
     expect([local.status, local.body.error?.code]).toEqual([400, 'reserved_run_id']);
-    expect((await setup.jsm.streams.info(STREAMS.events)).state.messages).toBe(before);
+    expect((await setup().jsm.streams.info(STREAMS.events)).state.messages).toBe(before);
   });
 });

@@ -1,6 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import type { JsonValue } from '@dura/contracts';
 import type { ScheduleCommands } from '../api/schedules';
+import { Field } from './Field';
 import { jsonField } from '../model/json-field';
 
 /** Publishes an event on a subject under `dura.event.`: each trigger reading it starts a run with the payload. */
@@ -33,25 +34,25 @@ export function EventForm({
     <section aria-label="Send an event">
       <h2>Send an event</h2>
       <form className="entity-form" onSubmit={submit} aria-label="Send event">
-        <input
-          aria-label="Event subject"
-          className="wide"
+        <Field
+          label="Event subject"
           placeholder="dura.event.orders.created"
           value={subject}
-          onChange={(e) => setSubject(e.target.value)}
+          onChange={setSubject}
+          wide
         />
-        <input
-          aria-label="Event payload (JSON)"
-          className="wide"
+        <Field
+          label="Event payload (JSON)"
           placeholder='payload, e.g. {"order": 42}'
           value={payload}
-          onChange={(e) => setPayload(e.target.value)}
+          onChange={setPayload}
+          wide
         />
-        <input
-          aria-label="Event id (optional)"
+        <Field
+          label="Event id (optional)"
           placeholder="id (optional): the same id is sent once"
           value={id}
-          onChange={(e) => setId(e.target.value)}
+          onChange={setId}
         />
         <button type="submit" disabled={subject.trim() === ''}>
           Send event

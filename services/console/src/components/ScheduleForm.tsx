@@ -1,5 +1,6 @@
 import { useState, type FormEvent } from 'react';
 import type { ScheduleCommands } from '../api/schedules';
+import { Field } from './Field';
 import { jsonField } from '../model/json-field';
 
 /** Creates a schedule that starts a registered agent on a cron expression or a fixed interval. */
@@ -46,18 +47,8 @@ export function ScheduleForm({
   };
   return (
     <form className="entity-form" onSubmit={submit} aria-label="Create a schedule">
-      <input
-        aria-label="Schedule id"
-        placeholder="id, e.g. nightly_report"
-        value={id}
-        onChange={(e) => setId(e.target.value)}
-      />
-      <input
-        aria-label="Schedule agent"
-        placeholder="agent name"
-        value={agent}
-        onChange={(e) => setAgent(e.target.value)}
-      />
+      <Field label="Schedule id" placeholder="id, e.g. nightly_report" value={id} onChange={setId} />
+      <Field label="Schedule agent" placeholder="agent name" value={agent} onChange={setAgent} />
       <select
         aria-label="Timing"
         value={timing}
@@ -66,26 +57,26 @@ export function ScheduleForm({
         <option value="cron">cron</option>
         <option value="every">every (seconds)</option>
       </select>
-      <input
-        aria-label={timing === 'cron' ? 'Cron expression' : 'Interval in seconds'}
+      <Field
+        label={timing === 'cron' ? 'Cron expression' : 'Interval in seconds'}
         placeholder={timing === 'cron' ? '30 2 * * *' : '3600'}
         value={when}
-        onChange={(e) => setWhen(e.target.value)}
+        onChange={setWhen}
       />
       {timing === 'cron' && (
-        <input
-          aria-label="Time zone"
+        <Field
+          label="Time zone"
           placeholder="time zone (default UTC)"
           value={timeZone}
-          onChange={(e) => setTimeZone(e.target.value)}
+          onChange={setTimeZone}
         />
       )}
-      <input
-        aria-label="Schedule input (JSON)"
-        className="wide"
+      <Field
+        label="Schedule input (JSON)"
         placeholder='input, e.g. {"report": "daily"}'
         value={input}
-        onChange={(e) => setInput(e.target.value)}
+        onChange={setInput}
+        wide
       />
       <button type="submit" disabled={id.trim() === '' || agent.trim() === '' || when.trim() === ''}>
         Create schedule

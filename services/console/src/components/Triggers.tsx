@@ -3,6 +3,7 @@ import { useTriggers, type ScheduleCommands } from '../api/schedules';
 import { fullTime } from '../model/format';
 import { agentLabel } from '../model/json-field';
 import { ConfirmButton } from './ConfirmButton';
+import { Field } from './Field';
 
 /** The event triggers: the subject each reads and the agent it starts; with `commands`, delete. */
 export function TriggerTable({ commands, operator }: { commands?: ScheduleCommands; operator: boolean }) {
@@ -75,25 +76,15 @@ export function TriggerForm({
   };
   return (
     <form className="entity-form" onSubmit={submit} aria-label="Create an event trigger">
-      <input
-        aria-label="Trigger id"
-        placeholder="id, e.g. orders"
-        value={id}
-        onChange={(e) => setId(e.target.value)}
-      />
-      <input
-        aria-label="Trigger subject"
-        className="wide"
+      <Field label="Trigger id" placeholder="id, e.g. orders" value={id} onChange={setId} />
+      <Field
+        label="Trigger subject"
         placeholder="dura.event.orders.>"
         value={subject}
-        onChange={(e) => setSubject(e.target.value)}
+        onChange={setSubject}
+        wide
       />
-      <input
-        aria-label="Trigger agent"
-        placeholder="agent name"
-        value={agent}
-        onChange={(e) => setAgent(e.target.value)}
-      />
+      <Field label="Trigger agent" placeholder="agent name" value={agent} onChange={setAgent} />
       <button type="submit" disabled={id.trim() === '' || agent.trim() === ''}>
         Create trigger
       </button>
