@@ -39,13 +39,6 @@ export interface ConsoleStack {
   open: (token: string, path?: string) => Promise<{ page: Page; context: BrowserContext }>;
 }
 
-/** Saves what `page` shows as docs/images/console-<name>.png (the docs' screenshots are taken by the tests). */
-export async function screenshot(page: Page, name: string): Promise<void> {
-  const images = join(repoRoot(), 'docs', 'images');
-  await mkdir(images, { recursive: true });
-  await page.screenshot({ path: join(images, `console-${name}.png`) });
-}
-
 /** An agent whose every `echo` call needs a human's approval (within an hour, else rejected), and one that only talks. */
 function agentsFile(url: string) {
   const model = { provider: 'openai', model: 'fake-1', baseUrl: url, maxTokens: 100, maxAttempts: 2 };
@@ -186,4 +179,11 @@ export function useConsoleStack(): () => ConsoleStack {
     if (!stack) throw new Error('useConsoleStack(): only available inside tests, after beforeAll');
     return stack;
   };
+}
+
+/** Saves what `page` shows as docs/images/console-<name>.png (the docs' screenshots are taken by the tests). */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  const images = join(repoRoot(), 'docs', 'images');
+  await mkdir(images, { recursive: true });
+  await page.screenshot({ path: join(images, `console-${name}.png`) });
 }
