@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { RunIdSchema } from './ids';
 
-/** What a credential of the projector's API may do: read runs, send signals (approve, reject, named events, forks), cancel runs. */
+/** What a credential of the projector's API may do: read runs, send signals (approve, reject, named events), cancel runs, submit runs (forks, events), manage schedules and triggers (`schedule`). */
 export const API_SCOPES = ['read', 'signal', 'cancel', 'submit', 'schedule'] as const;
 export type ApiScope = (typeof API_SCOPES)[number];
 

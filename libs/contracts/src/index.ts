@@ -167,5 +167,17 @@ export type {
   EventTriggerSpec,
   EventTriggerRecord,
 } from './schedule';
+export {
+  ScheduleViewSchema,
+  ScheduleListSchema,
+  EventTriggerBodySchema,
+  EventTriggerViewSchema,
+  EventTriggerListSchema,
+  EventIdSchema,
+  EventSubjectSchema,
+  EventBodySchema,
+  EventAcceptedSchema,
+} from './trigger-api';
+export type { ScheduleView, EventBody, EventAccepted } from './trigger-api';
 export { SECRET_TAG, SecretEnvelopeSchema, isSecretEnvelope, secretPathIssue } from './secret-envelope';
 export type { SecretEnvelope } from './secret-envelope';

@@ -1,7 +1,7 @@
 // A real Dura stack for the console's browser tests: a private nats-server and Postgres database, the planner,
 // tool gateway and projector as their own processes (the projector with API tokens and the built console),
 // a fake OpenAI-compatible model answering per run, and Debian's Chromium driven by playwright-core.
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -14,6 +14,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { createDuraClient, type DuraClient } from '@dura/client';
 import {
   freePort,
+  repoRoot,
   spawnTsEntry,
   startFakeLlmServer,
   startOtlpReceiver,
@@ -116,7 +117,7 @@ export function useConsoleStack(): () => ConsoleStack {
           name: 'operator',
           token: TOKENS.operator,
           tenant: '*',
-          scopes: ['read', 'signal', 'cancel', 'submit'],
+          scopes: ['read', 'signal', 'cancel', 'submit', 'schedule'],
         },
         { name: 'reader', token: TOKENS.reader, tenant: '*', scopes: ['read'] },
       ]),
@@ -188,4 +189,11 @@ export function useConsoleStack(): () => ConsoleStack {
     if (!stack) throw new Error('useConsoleStack(): only available inside tests, after beforeAll');
     return stack;
   };
+}
+
+/** Saves what `page` shows as docs/images/console-<name>.png (the docs' screenshots are taken by the tests). */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  const images = join(repoRoot(), 'docs', 'images');
+  await mkdir(images, { recursive: true });
+  await page.screenshot({ path: join(images, `console-${name}.png`) });
 }

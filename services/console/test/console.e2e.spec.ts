@@ -4,23 +4,15 @@
 // are taken along the way (docs/images/console-*.png). Longer than 300 lines on purpose: every test shares
 // the one stack this file starts, and a second file would start a second one in CI.
 import { readFileSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import type { RunRequest } from '@dura/contracts';
 import { repoRoot } from '@dura/testing';
-import { TOKENS, TRACES_URL, useConsoleStack } from './console-stack';
+import { screenshot, TOKENS, TRACES_URL, useConsoleStack } from './console-stack';
 
 const stack = useConsoleStack();
 const WAIT_MS = 60_000;
-const images = join(repoRoot(), 'docs', 'images');
-
-async function screenshot(page: Page, name: string): Promise<void> {
-  await mkdir(images, { recursive: true });
-  await page.screenshot({ path: join(images, `console-${name}.png`) });
-}
-
 /** The run page's status badge (in the page header, not the time-travel view). */
 const statusOf = (page: Page, status: string) => page.locator(`.run-head [data-status="${status}"]`);
 

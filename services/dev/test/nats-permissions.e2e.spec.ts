@@ -174,7 +174,7 @@ describe('triggers under the shipped users', () => {
   });
 
   it('the client may not write schedules or triggers', async () => {
-    // The projector's HTTP door may write schedules for its callers: projector-write-door.e2e.spec.ts.
+    // The projector's HTTP door may write schedules and triggers for its callers: projector-write-door.e2e.spec.ts.
     const js = jetstream(await as('client'));
     await expectDenied(js.publish('$KV.dura_schedules.forged', '{}'));
     await expectDenied(js.publish('$KV.dura_triggers.forged', '{}'));

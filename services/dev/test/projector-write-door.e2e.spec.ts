@@ -1,6 +1,6 @@
 // The projector's HTTP write door under the shipped NATS permissions: run as the DURA_PROJECTOR user of
-// deploy/nats/permissions.conf (unchanged), it serves POST /runs, signals, cancel, fork and /schedules, and the
-// server still denies it everything else a compromised projector could use. Then what a web page can send
+// deploy/nats/permissions.conf (unchanged), it serves POST /runs, signals, cancel, fork, /schedules, /triggers
+// and POST /events, and the server still denies it everything else a compromised projector could use. Then what a web page can send
 // the open (no credentials, loopback) API: a text/plain POST, a foreign Origin, a rebound Host.
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -28,18 +28,21 @@ const infra = useTestInfra({ nats: false });
 let nats: SecuredNats;
 let services: ShippedServices;
 let projectorNc: NatsConnection;
+let adminNc: NatsConnection;
 let admin: ReturnType<typeof connectDuraClient>;
 
 beforeAll(async () => {
   nats = await startSecuredNats();
   services = await startShippedServices(nats, infra().db.url);
   projectorNc = await connectAs(nats.url, 'projector');
+  adminNc = await connectAs(nats.url, 'admin');
   admin = connectDuraClient({ natsUrl: nats.url, apiUrl: services.apiUrl, security: securityOf('admin') });
 }, 180_000);
 
 afterAll(async () => {
   await admin?.close();
   await projectorNc?.close();
+  await adminNc?.close();
   await services?.stop();
   await nats?.close();
 });
@@ -144,6 +147,65 @@ describe('the write door, served as the shipped DURA_PROJECTOR user', () => {
     expect((await call('GET', '/schedules/door_tick')).status).toBe(404);
   });
 
+  it('/triggers and /events: create a trigger, an event starts its run, delete it, the next event starts none', async () => {
+    const trigger = {
+      id: 'door_orders',
+      subject: 'dura.event.door.orders.>',
+      request: {
+        v: 1,
+        agent: { kind: 'scripted', steps: [{ tool: 'echo', args: { order: '$input.order' } }] },
+      },
+    };
+    const created = await call('POST', '/triggers', trigger);
+    expect(created, JSON.stringify(created.body)).toMatchObject({ status: 201, body: { created: true } });
+    expect((await call('GET', '/triggers')).body['triggers']).toEqual([
+      expect.objectContaining({ spec: expect.objectContaining({ id: 'door_orders' }) }),
+    ]);
+    // Messages published from its creation on start runs, even before a planner has bound its consumer.
+    const sent = await call('POST', '/events', {
+      subject: 'dura.event.door.orders.created',
+      payload: { order: 42 },
+      id: 'door-42',
+    });
+    expect(sent, JSON.stringify(sent.body)).toMatchObject({
+      status: 202,
+      body: { subject: 'dura.event.door.orders.created', id: 'door-42', duplicate: false },
+    });
+    await reaches('trg-door_orders-door-42', 'completed', 'the run the event started to complete');
+    expect((await admin.readEvents('trg-door_orders-door-42')).map((e) => e.type)).toContain(
+      'tool_call_completed',
+    );
+    expect(await call('DELETE', '/triggers/door_orders')).toMatchObject({
+      status: 200,
+      body: { deleted: true },
+    });
+    expect((await call('GET', '/triggers/door_orders')).status).toBe(404);
+    const after = await call('POST', '/events', {
+      subject: 'dura.event.door.orders.created',
+      payload: { order: 0 },
+      id: 'door-after',
+    });
+    expect(after.status).toBe(202);
+    // Handled once the trigger's consumer has acknowledged it (or the planner removed the consumer).
+    const jsm = await jetstreamManager(adminNc);
+    await eventually(
+      async () => {
+        const info = await jsm.consumers.info(STREAMS.events, 'trigger-door_orders').catch(() => undefined);
+        return info === undefined || info.ack_floor.stream_seq >= (after.body['seq'] as number)
+          ? true
+          : undefined;
+      },
+      'the event published after the delete to be handled',
+      60_000,
+    );
+    // A run request it made would now be on the intake, ahead of one submitted next: once that is done, a run of
+    // the event would have started.
+    const control = { runId: 'door-after-control', agent: { kind: 'scripted', steps: [] } };
+    expect((await call('POST', '/runs', control)).status).toBe(202);
+    await reaches('door-after-control', 'completed', 'a run submitted after the last event was handled');
+    expect(await statusOf('trg-door_orders-door-after')).toBeUndefined();
+  });
+
   it('no service was denied anything on the way', () => {
     for (const output of services.outputs()) expect(output).not.toMatch(/NATS denied|Permissions Violation/);
   });
@@ -157,7 +219,7 @@ describe('what the projector user still may not do: denied by the server', () =>
     meta: { runId: 'door-run' },
   });
 
-  it('append to a run, relay forged tokens, publish tasks, dead letters or events', async () => {
+  it('append to a run, relay forged tokens, publish tasks or dead letters', async () => {
     const js = jetstream(projectorNc);
     for (const subject of [
       runSubject('door-run'),
@@ -166,19 +228,17 @@ describe('what the projector user still may not do: denied by the server', () =>
       `${SUBJECTS.toolTaskPrefix}.echo`,
       SUBJECTS.timerTask,
       'dura.dlq.forged',
-      'dura.event.forged',
     ])
       await expectDenied(js.publish(subject, thought));
   });
 
-  it('write any bucket but the schedules, the payload store, or ack a task', async () => {
+  it('write any bucket but the schedules and triggers, the payload store, or ack a task', async () => {
     const js = jetstream(projectorNc);
     for (const subject of [
       '$KV.dura_cancellations.door-run',
       '$KV.dura_snapshots.door-run',
       '$KV.dura_parked_runs.door-run',
       '$KV.dura_tenant_runs.acme',
-      '$KV.dura_triggers.forged',
       '$O.dura_payloads.C.forged',
       '$JS.ACK.DURA_TASKS.planner-decide.1.1.1.1.1',
     ])
@@ -197,8 +257,8 @@ describe('what the projector user still may not do: denied by the server', () =>
 });
 
 describe('a projector user without the door (an older permission set)', () => {
-  it('answers POST /runs and /schedules with 500 naming the subject to allow', async () => {
-    const door = / {6}# The HTTP write door[\s\S]*?"\$JS\.API\.DIRECT\.GET\.KV_dura_schedules\.>"\n/;
+  it('answers POST /runs, /schedules, /triggers and /events with 500 naming the subject to allow', async () => {
+    const door = / {6}# The HTTP write door[\s\S]*?"\$JS\.API\.DIRECT\.GET\.KV_dura_triggers\.>"\n/;
     const older = await startSecuredNats({ patchPermissions: (conf) => conf.replace(door, '') });
     const nc = await connectAs(older.url, 'projector');
     const database = await openDatabase({ url: infra().db.url });
@@ -233,6 +293,18 @@ describe('a projector user without the door (an older permission set)', () => {
       });
       expect(schedule.status).toBe(500);
       expect(schedule.body.error?.message).toMatch(/may publish to "\$KV\.dura_schedules\.>"/);
+      const trigger = await post('/triggers', {
+        id: 'older_orders',
+        subject: 'dura.event.older.>',
+        request: { v: 1, agent: { kind: 'scripted', steps: [] } },
+      });
+      expect(trigger.status).toBe(500);
+      expect(trigger.body.error?.message).toMatch(/may publish to "\$KV\.dura_triggers\.>"/);
+      const event = await post('/events', { subject: 'dura.event.older.x', payload: 1 });
+      expect(event.status).toBe(500);
+      expect(event.body.error?.message).toMatch(
+        /NATS denied the projector's user publishing to "dura\.event\.older\.x"/,
+      );
     } finally {
       await api.close();
       await database.close();

@@ -51,24 +51,28 @@ afterAll(async () => {
   await system?.close();
 });
 
+/** The request of an `http` block (without its Authorization header) sent to the projector. */
+function send(http: string): Promise<Response> {
+  const [head = '', body = ''] = http.split('\n\n');
+  const [requestLine = '', ...headerLines] = head.split('\n');
+  const [method, path] = requestLine.split(' ');
+  const headers = Object.fromEntries(
+    headerLines
+      .map((l) => l.split(': '))
+      .filter(([name]) => name !== 'Authorization')
+      .map(([name = '', value = '']) => [name.toLowerCase(), value]),
+  );
+  return fetch(`${system.apiUrl}${path}`, { method, headers, body: body.trim() });
+}
+
 describe('docs/triggers.md', () => {
   it('POST /runs: the request shown answers the JSON shown, once, and its run completes', async () => {
-    const [http] = blocks('http');
-    const [head = '', body = ''] = (http ?? '').split('\n\n');
-    const [requestLine = '', ...headerLines] = head.split('\n');
-    const [method, path] = requestLine.split(' ');
-    const headers = Object.fromEntries(
-      headerLines
-        .map((l) => l.split(': '))
-        .filter(([name]) => name !== 'Authorization')
-        .map(([name = '', value = '']) => [name.toLowerCase(), value]),
-    );
-    const send = () => fetch(`${system.apiUrl}${path}`, { method, headers, body: body.trim() });
-    const first = await send();
+    const http = blocks('http')[0] ?? '';
+    const first = await send(http);
     expect(first.status).toBe(202);
     const expected: unknown = JSON.parse(blocks('json')[0] ?? '');
     expect(await first.json()).toEqual(expected);
-    const again = await send();
+    const again = await send(http);
     expect(((await again.json()) as { duplicate: boolean }).duplicate).toBe(true);
     await completed('report-2026-11-27');
   });
@@ -114,5 +118,22 @@ describe('docs/triggers.md', () => {
     const events = await completed('trg-orders-order-42');
     const call = events.find((e) => e.type === 'tool_call_requested');
     if (call?.type === 'tool_call_requested') expect(call.data.args).toEqual({ order: 42 });
+  });
+
+  it('POST /triggers and POST /events as shown: the event starts the run named, with the payload as input', async () => {
+    const [, createTrigger = '', sendEvent = ''] = blocks('http');
+    const created = await send(createTrigger);
+    expect(created.status, await created.clone().text()).toBe(201);
+    const sent = await send(sendEvent);
+    expect(sent.status).toBe(202);
+    const shown = JSON.parse(blocks('json').find((b) => b.includes('"seq"')) ?? '') as Record<
+      string,
+      unknown
+    >;
+    expect(await sent.json()).toEqual({ ...shown, seq: expect.any(Number) });
+    const events = await completed('trg-signups-signup-ada');
+    const call = events.find((e) => e.type === 'tool_call_requested');
+    if (call?.type === 'tool_call_requested') expect(call.data.args).toEqual({ user: 'ada' });
+    expect((await fetch(`${system.apiUrl}/triggers/signups`, { method: 'DELETE' })).status).toBe(200);
   });
 });

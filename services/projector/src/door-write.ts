@@ -45,10 +45,13 @@ export async function doorWrite<T>(
   }
 }
 
-/** Publishes a command of the HTTP door to its intake with its msg-id, in a producer span; see `doorWrite`. */
+/**
+ * Publishes a command of the HTTP door to its intake with its msg-id, in a producer span; see `doorWrite`.
+ * `runId` is the run it is about, when there is one (an event names none: its triggers start runs).
+ */
 export function publishCommand(
   js: JetStreamClient,
-  command: { subject: string; body: unknown; msgID: string; runId: string; what: string },
+  command: { subject: string; body: unknown; msgID: string; runId?: string; what: string },
 ): Promise<PubAck> {
   const { subject, msgID, runId } = command;
   return doorWrite(
@@ -56,10 +59,14 @@ export function publishCommand(
     () =>
       withProducerSpan(
         trace.getTracer('dura-projector'),
-        { destination: subject, messageId: msgID, attributes: { [DURA_ATTRS.runId]: runId } },
+        {
+          destination: subject,
+          messageId: msgID,
+          attributes: runId === undefined ? {} : { [DURA_ATTRS.runId]: runId },
+        },
         (headers) => js.publish(subject, JSON.stringify(command.body), { msgID, headers }),
       ),
-    (err) => mapAppendError(err, runId, undefined),
+    (err) => mapAppendError(err, runId ?? subject, undefined),
   );
 }
 

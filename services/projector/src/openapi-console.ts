@@ -1,6 +1,6 @@
 // The OpenAPI paths of the routes the web console adds (console-routes.ts, console-static.ts).
-const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-const json = (name: string, description: string) => ({
+export const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+export const json = (name: string, description: string) => ({
   description,
   content: { 'application/json': { schema: ref(name) } },
 });

@@ -19,17 +19,15 @@ import {
   ConsoleSessionSchema,
   ForkAcceptedSchema,
   ForkBodySchema,
+  ScheduleListSchema,
+  ScheduleViewSchema,
 } from '@dura/contracts';
 import { CONSOLE_LIST_PARAMETERS, META_PARAMETER, consolePaths } from './openapi-console';
+import { TRIGGER_COMPONENTS, triggerPaths } from './openapi-triggers';
 import { EVENTS_MAX_LIMIT } from './query-params';
 import { CancelBodySchema, SignalAcceptedSchema, SignalBodySchema } from './signal-routes';
 import { SubmitAcceptedSchema, SubmitBodySchema } from './submit-route';
-import {
-  ScheduleBodySchema,
-  ScheduleListSchema,
-  ScheduleViewSchema,
-  TriggerBodySchema,
-} from './schedule-routes';
+import { ScheduleBodySchema, TriggerBodySchema } from './schedule-routes';
 
 /** Where `npm run openapi` writes the document; a test checks the committed file equals `openApiDocument()`. */
 export const OPENAPI_FILE = fileURLToPath(new URL('../openapi.json', import.meta.url));
@@ -74,6 +72,7 @@ const COMPONENTS = {
   Schedule: ScheduleViewSchema,
   ScheduleList: ScheduleListSchema,
   TriggerBody: TriggerBodySchema,
+  ...TRIGGER_COMPONENTS,
 } satisfies Record<string, z.ZodType>;
 type ComponentName = keyof typeof COMPONENTS;
 
@@ -394,6 +393,7 @@ export function openApiDocument(): Record<string, unknown> {
         [{ name: 'beforeSeq', in: 'query', description: 'Only messages below this seq.', schema: seqSchema }],
         { '200': json('ProjectionErrors', 'A page of errors.') },
       ),
+      ...triggerPaths(),
       ...consolePaths(),
     },
     components: {

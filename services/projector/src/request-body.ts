@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { z } from 'zod';
-import { decodeMessage, formatIssues } from '@dura/contracts';
+import { decodeMessage, formatIssues, MESSAGE_LIMITS } from '@dura/contracts';
 import { BODY_TOO_LARGE } from '@dura/service-kit';
 import { z as zod } from 'zod';
 import { BadQuery } from './query-params';
@@ -14,6 +14,24 @@ export function parseBody<S extends z.ZodType>(schema: S, body: unknown, what: s
       'bad_body',
     );
   return parsed.data;
+}
+
+/**
+ * A JSON body of at most one message's size (`MESSAGE_LIMITS`), parsed with `schema`: 413, or 400 naming what is
+ * wrong with `what` (`an event`); `holds` says what it should hold, for the 413 and an empty body.
+ */
+export async function readMessageBody<S extends z.ZodType>(
+  req: IncomingMessage,
+  schema: S,
+  what: string,
+  holds: string,
+): Promise<z.infer<S>> {
+  const body = await readJsonBody(req, {
+    maxBytes: MESSAGE_LIMITS.maxBytes,
+    emptyIsObject: false,
+    what: holds,
+  });
+  return parseBody(schema, body, what);
 }
 
 export interface ReadBodyOptions {

@@ -2,9 +2,7 @@ import type { JetStreamClient } from '@nats-io/jetstream';
 import { z } from 'zod';
 import {
   BUCKETS,
-  DEFAULT_TENANT,
   MESSAGE_LIMITS,
-  ScheduleRecordSchema,
   ScheduleSpecSchema,
   TriggerIdSchema,
   type ScheduleRecord,
@@ -12,12 +10,14 @@ import {
 import { nextTicks, timingOf } from '@dura/core';
 import { createScheduleStore, ScheduleError } from '@dura/event-store';
 import type { HttpResponse } from '@dura/service-kit';
-import { ALL_TENANTS, type Caller } from './auth/caller';
+import { ALL_TENANTS } from './auth/caller';
 import type { ApiRoute } from './auth/guard';
+import { bodyTenant } from './body-tenant';
 import { doorWrite } from './door-write';
 import { BadQuery } from './query-params';
 import { readJsonBody } from './request-body';
 import { tenantScheduleId } from './tenant-ids';
+import { tenantRecords } from './tenant-records';
 
 /** Body of `POST /schedules/:id/trigger` (may be empty). */
 export const TriggerBodySchema = z
@@ -31,9 +31,6 @@ export const TriggerBodySchema = z
 
 /** Body of `POST /schedules`: a schedule spec; `tenant` may be left out (the caller's). */
 export const ScheduleBodySchema = ScheduleSpecSchema;
-/** A schedule as the API answers it: the stored record and its next ticks. */
-export const ScheduleViewSchema = ScheduleRecordSchema.extend({ next: z.array(z.string()) });
-export const ScheduleListSchema = z.object({ schedules: z.array(ScheduleViewSchema) });
 
 const view = (record: ScheduleRecord, now: number) => ({
   ...record,
@@ -51,22 +48,16 @@ const view = (record: ScheduleRecord, now: number) => ({
  */
 export function scheduleRoutes(deps: { js: JetStreamClient }, clock: () => number = Date.now): ApiRoute[] {
   const store = createScheduleStore({ js: deps.js });
-  /** The stored id the path names: for a tenant's caller, in the tenant's namespace (`tenantScheduleId`). */
-  const idOf = (params: Record<string, string>, caller: Caller): string => {
-    const parsed = TriggerIdSchema.safeParse(params['id']);
-    if (!parsed.success) throw new BadQuery('path parameter id is not a schedule id (letters, digits, "_")');
-    return caller.tenant === ALL_TENANTS ? parsed.data : tenantScheduleId(caller.tenant, parsed.data);
-  };
-  /** The schedule, if the caller may see it: another tenant's is "not found", like one that does not exist. */
-  const visible = async (caller: Caller, id: string): Promise<ScheduleRecord> => {
-    const record = await kv(() => store.get(id));
-    if (caller.tenant !== ALL_TENANTS && record.spec.tenant !== caller.tenant)
-      throw new ScheduleError(
+  const { idOf, visible } = tenantRecords<ScheduleRecord>({
+    what: 'schedule',
+    namespaced: tenantScheduleId,
+    read: (id) => kv(() => store.get(id)),
+    notFound: (id) =>
+      new ScheduleError(
         'schedule_not_found',
         `no schedule "${id}": check the id (GET /schedules lists yours)`,
-      );
-    return record;
-  };
+      ),
+  });
   const ok = (status: number, body: unknown): HttpResponse => ({ status, body });
   return [
     {
@@ -98,18 +89,9 @@ export function scheduleRoutes(deps: { js: JetStreamClient }, clock: () => numbe
         });
         if (body === null || typeof body !== 'object' || Array.isArray(body))
           throw new BadQuery('the body of a schedule must be a JSON object', 'bad_body');
-        const asked = (body as { tenant?: unknown }).tenant;
-        let tenant: unknown = asked ?? (caller.tenant === ALL_TENANTS ? DEFAULT_TENANT : caller.tenant);
-        if (caller.tenant !== ALL_TENANTS) {
-          if (asked !== undefined && asked !== caller.tenant)
-            return ok(403, {
-              error: {
-                code: 'tenant_forbidden',
-                message: `the credential "${caller.name}" manages schedules of tenant "${caller.tenant}", not ${JSON.stringify(asked)}`,
-              },
-            });
-          tenant = caller.tenant;
-        }
+        const owner = bodyTenant(caller, (body as { tenant?: unknown }).tenant, 'manages schedules');
+        if ('refused' in owner) return owner.refused;
+        const { tenant } = owner;
         // The id in the schedule's tenant's namespace: its runs (sch-<id>-<tick>) are its tenant's alone.
         const asId = (body as { id?: unknown }).id;
         const id =

@@ -4,7 +4,6 @@ import { eq } from 'drizzle-orm';
 import { z } from 'zod';
 import {
   DEFAULT_TENANT,
-  MESSAGE_LIMITS,
   RUN_REQUEST_VERSION,
   RunIdSchema,
   RunRequestSchema,
@@ -19,7 +18,7 @@ import type { ApiRoute } from './auth/guard';
 import { apiSubmissions, runs } from './db/schema';
 import { publishCommand } from './door-write';
 import { BadQuery } from './query-params';
-import { parseBody, readJsonBody } from './request-body';
+import { readMessageBody } from './request-body';
 import { tenantRunId } from './tenant-ids';
 
 /** Body of `POST /runs`: a run request as on `dura.submit` (`v` optional; `parent` is the planner's alone). */
@@ -54,14 +53,11 @@ export function submitRoute(deps: { db: Db; js: JetStreamClient }): ApiRoute {
     path: '/runs',
     scope: 'submit',
     async handle({ req, caller }) {
-      const body = parseBody(
+      const body = await readMessageBody(
+        req,
         SubmitBodySchema,
-        await readJsonBody(req, {
-          maxBytes: MESSAGE_LIMITS.maxBytes,
-          emptyIsObject: false,
-          what: 'a run request such as {"agent": {"kind": "agent", "name": "support"}, "input": {...}}',
-        }),
         'a run request',
+        'a run request such as {"agent": {"kind": "agent", "name": "support"}, "input": {...}}',
       );
       const key = keyOf(req.headers[IDEMPOTENCY_HEADER], body.runId);
       const tenant = tenantOf(caller, body.tenant);

@@ -51,6 +51,9 @@ describe('the OpenAPI document', () => {
         '/schedules/{id}/pause',
         '/schedules/{id}/resume',
         '/schedules/{id}/trigger',
+        '/triggers',
+        '/triggers/{id}',
+        '/events',
       ].sort(),
     );
   });

@@ -2,11 +2,10 @@
 // validation, idempotent create, pause, resume, trigger and delete, against a real KV bucket.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createScheduleStore } from '@dura/event-store';
-import { startHttpServer, type HttpServerHandle } from '@dura/service-kit';
 import { useTestInfra } from '@dura/testing';
-import { createAuthenticator, parseTokenFile, projectorRoutes } from '../src/index';
+import { createAuthenticator, parseTokenFile } from '../src/index';
 import { tenantPrefix } from '../src/tenant-ids';
-import { connect, prepare, testLogger, type Connections } from './support';
+import { callApi, startProjectorApi, type ApiAnswer, type ProjectorApi } from './support';
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
 
@@ -24,42 +23,19 @@ const tokenFile = JSON.stringify([
   { name: 'operator', token: TOKENS.operator, tenant: '*', scopes: ['read', 'schedule'] },
 ]);
 
-let setup: Connections;
-let conn: Connections;
-let server: HttpServerHandle | undefined;
+let api: ProjectorApi | undefined;
 
 beforeAll(async () => {
-  setup = await prepare(infra().nats.url, infra().db.url);
-  conn = await connect(infra().nats.url, infra().db.url, 'projector');
   const auth = createAuthenticator({ tokens: parseTokenFile(tokenFile, 'tokens.json') });
-  server = await startHttpServer({
-    port: 0,
-    host: '127.0.0.1',
-    routes: projectorRoutes({ ...conn, position: () => 0, log: testLogger('http'), auth }),
-    log: testLogger('http'),
-  });
+  api = await startProjectorApi(infra(), { auth }, { startProjector: false });
 });
 
 afterAll(async () => {
-  await server?.close();
-  await conn?.close();
-  await setup?.close();
+  await api?.close();
 });
 
-interface Answer {
-  status: number;
-  body: { error?: { code: string; message: string }; [key: string]: unknown };
-}
-
-async function call(method: string, path: string, token: string, body?: unknown): Promise<Answer> {
-  const response = await fetch(`${server!.url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text ? JSON.parse(text) : {} };
-}
+const call = (method: string, path: string, token: string, body?: unknown): Promise<ApiAnswer> =>
+  callApi(api!.http.url, token, method, path, body);
 
 /** The stored id of a tenant's schedule (its tenant's namespace). */
 const idOf = (tenant: string, id: string) => `${tenantPrefix(tenant)}_${id}`;
@@ -95,7 +71,7 @@ describe('/schedules', () => {
     const otherTenant = await call('POST', '/schedules', TOKENS.acme, spec('sneaky', { tenant: 'globex' }));
     expect([otherTenant.status, otherTenant.body.error?.code]).toEqual([403, 'tenant_forbidden']);
     expect((await call('POST', '/schedules/daily/pause', TOKENS.acmeRead)).status).toBe(403);
-    const store = createScheduleStore({ js: setup.js });
+    const store = createScheduleStore({ js: api!.setup.js });
     expect((await store.list()).map((r) => r.spec.id)).toEqual([daily]);
   });
 

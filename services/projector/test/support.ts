@@ -314,3 +314,26 @@ export async function startProjectorApi(
     },
   };
 }
+
+/** The status and JSON body of an API answer. */
+export interface ApiAnswer {
+  status: number;
+  body: { error?: { code: string; message: string }; [key: string]: unknown };
+}
+
+/** A JSON call to the API at `url`, presenting `token`. */
+export async function callApi(
+  url: string,
+  token: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<ApiAnswer> {
+  const response = await fetch(`${url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text ? (JSON.parse(text) as ApiAnswer['body']) : {} };
+}

@@ -32,7 +32,7 @@ export function authHeaders(): Record<string, string> {
 export async function api<S extends z.ZodType>(
   schema: S,
   path: string,
-  init: { method?: 'GET' | 'POST'; body?: unknown; signal?: AbortSignal } = {},
+  init: { method?: 'GET' | 'POST' | 'DELETE'; body?: unknown; signal?: AbortSignal } = {},
 ): Promise<z.infer<S>> {
   const response = await fetch(path, {
     method: init.method ?? 'GET',

@@ -2,10 +2,11 @@ import { useState, type FormEvent } from 'react';
 import { useQueryClient } from '@tanstack/react-query';
 import { ApiError, tokenStore } from '../api/http';
 import { useSession } from '../api/queries';
-import { useRoute } from '../model/router';
+import { schedulesPath, useRoute } from '../model/router';
 import { Link } from './Link';
 import { RunList } from './RunList';
 import { RunPage } from './RunPage';
+import { SchedulesPage } from './SchedulesPage';
 import { ThemeToggle } from './ThemeToggle';
 
 export function App() {
@@ -24,6 +25,10 @@ export function App() {
         <Link to="/ui/" className="brand">
           Dura Console
         </Link>
+        <nav className="nav" aria-label="Pages">
+          <Link to="/ui/">Runs</Link>
+          <Link to={schedulesPath}>Schedules &amp; triggers</Link>
+        </nav>
         <span className="spacer" />
         {session.data && (
           <span className="who" data-testid="session">
@@ -44,6 +49,8 @@ export function App() {
         {session.data &&
           (route.page === 'run' ? (
             <RunPage key={route.runId} runId={route.runId} session={session.data} />
+          ) : route.page === 'schedules' ? (
+            <SchedulesPage session={session.data} />
           ) : (
             <RunList search={route.search} session={session.data} />
           ))}

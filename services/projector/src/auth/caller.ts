@@ -1,6 +1,6 @@
 import { API_SCOPES, DuraError, type ApiScope } from '@dura/contracts';
 
-/** What a credential may do: read runs (and schedules), send signals (approve, reject, named events), cancel runs, submit runs, manage schedules. */
+/** What a credential may do: read runs (and schedules and triggers), send signals (approve, reject, named events), cancel runs, submit runs (and send events), manage schedules and triggers. */
 export const SCOPES = API_SCOPES;
 export type Scope = ApiScope;
 
