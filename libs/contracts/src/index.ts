@@ -183,4 +183,12 @@ export {
   ToolLimitsSchema,
   ToolListSchema,
 } from './catalogue';
-export type { AgentAccess, AgentKind, AgentList, CatalogueAgent, CatalogueTool, ToolLimits, ToolList } from './catalogue';
+export type {
+  AgentAccess,
+  AgentKind,
+  AgentList,
+  CatalogueAgent,
+  CatalogueTool,
+  ToolLimits,
+  ToolList,
+} from './catalogue';

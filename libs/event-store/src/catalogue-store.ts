@@ -46,7 +46,8 @@ export function createCatalogueWriter(deps: { js: JetStreamClient; replicas?: nu
         throw err;
       });
       const kv = await bucket;
-      for (const { key, value } of entries) await whileBucketSettles(() => kv.put(key, JSON.stringify(value)));
+      for (const { key, value } of entries)
+        await whileBucketSettles(() => kv.put(key, JSON.stringify(value)));
     },
   };
 }

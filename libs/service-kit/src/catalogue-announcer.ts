@@ -72,7 +72,10 @@ interface StartStop {
 }
 
 /** `service`, announcing to the catalogue from when it has started until it stops. */
-export function announcingWhileStarted<S extends StartStop>(service: S, options: CatalogueAnnouncerOptions): S {
+export function announcingWhileStarted<S extends StartStop>(
+  service: S,
+  options: CatalogueAnnouncerOptions,
+): S {
   let announcer: CatalogueAnnouncer | undefined;
   return {
     ...service,

@@ -1,10 +1,5 @@
 import { z } from 'zod';
-import {
-  CATALOGUE_VERSION,
-  catalogueAgentKey,
-  type AgentAccess,
-  type CatalogueAgent,
-} from '@dura/contracts';
+import { CATALOGUE_VERSION, catalogueAgentKey, type AgentAccess, type CatalogueAgent } from '@dura/contracts';
 import type { loadAgents } from '@dura/agents';
 import type { CatalogueEntry } from '@dura/event-store';
 import { agentAllowed, type ToolAuthorization } from './tool-authorization';

@@ -19,6 +19,8 @@ import {
   ConsoleSessionSchema,
   ForkAcceptedSchema,
   ForkBodySchema,
+  AgentListSchema,
+  ToolListSchema,
 } from '@dura/contracts';
 import { CONSOLE_LIST_PARAMETERS, META_PARAMETER, consolePaths } from './openapi-console';
 import { EVENTS_MAX_LIMIT } from './query-params';
@@ -74,6 +76,8 @@ const COMPONENTS = {
   Schedule: ScheduleViewSchema,
   ScheduleList: ScheduleListSchema,
   TriggerBody: TriggerBodySchema,
+  AgentList: AgentListSchema,
+  ToolList: ToolListSchema,
 } satisfies Record<string, z.ZodType>;
 type ComponentName = keyof typeof COMPONENTS;
 
@@ -393,6 +397,16 @@ export function openApiDocument(): Record<string, unknown> {
         'Stream messages the projection could not apply, newest first (100 per page).',
         [{ name: 'beforeSeq', in: 'query', description: 'Only messages below this seq.', schema: seqSchema }],
         { '200': json('ProjectionErrors', 'A page of errors.') },
+      ),
+      '/agents': get(
+        'The agents the caller’s tenant may start (every agent for an operator), each with its versions, kind and input JSON Schema, as the running planners announce them. Scope `read`.',
+        [],
+        { '200': json('AgentList', 'The agents, by name; versions oldest first.') },
+      ),
+      '/tools': get(
+        'The tools the running gateways run, with safety class and limits. Scope `read`.',
+        [],
+        { '200': json('ToolList', 'The tools, by name.') },
       ),
       ...consolePaths(),
     },

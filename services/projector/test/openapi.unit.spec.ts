@@ -51,6 +51,8 @@ describe('the OpenAPI document', () => {
         '/schedules/{id}/pause',
         '/schedules/{id}/resume',
         '/schedules/{id}/trigger',
+        '/agents',
+        '/tools',
       ].sort(),
     );
   });

@@ -53,7 +53,8 @@ export function buildGateway(parts: GatewayServiceParts): ToolGateway {
     js: nats.js,
     log,
     replicas: config.DURA_STREAM_REPLICAS,
-    entries: () => toolCatalogue(tools, { toolConcurrency, maxAttempts: config.GATEWAY_MAX_ATTEMPTS }, new Date()),
+    entries: () =>
+      toolCatalogue(tools, { toolConcurrency, maxAttempts: config.GATEWAY_MAX_ATTEMPTS }, new Date()),
     onChange: (changed) => tools.onChange(changed),
   });
 }
