@@ -2,7 +2,8 @@ import { useState, type FormEvent } from 'react';
 import { useQueryClient } from '@tanstack/react-query';
 import { ApiError, tokenStore } from '../api/http';
 import { useSession } from '../api/queries';
-import { useRoute } from '../model/router';
+import { agentsPath, useRoute } from '../model/router';
+import { CataloguePage } from './CataloguePage';
 import { Link } from './Link';
 import { RunList } from './RunList';
 import { RunPage } from './RunPage';
@@ -24,6 +25,9 @@ export function App() {
         <Link to="/ui/" className="brand">
           Dura Console
         </Link>
+        <Link to={agentsPath()} className="nav">
+          Agents and tools
+        </Link>
         <span className="spacer" />
         {session.data && (
           <span className="who" data-testid="session">
@@ -42,7 +46,9 @@ export function App() {
         {needsToken && <SignIn onDone={() => void session.refetch()} />}
         {session.error && !needsToken && <p className="error">{session.error.message}</p>}
         {session.data &&
-          (route.page === 'run' ? (
+          (route.page === 'agents' ? (
+            <CataloguePage session={session.data} />
+          ) : route.page === 'run' ? (
             <RunPage key={route.runId} runId={route.runId} session={session.data} />
           ) : (
             <RunList search={route.search} session={session.data} />

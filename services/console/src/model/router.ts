@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'react';
 
 /** Where the console is: the run list (with its filters in the query) or one run. */
-export type Route = { page: 'runs'; search: string } | { page: 'run'; runId: string };
+export type Route = { page: 'runs'; search: string } | { page: 'run'; runId: string } | { page: 'agents' };
 
 const BASE = '/ui/';
 
@@ -9,11 +9,13 @@ export function routeOf(pathname: string, search: string): Route {
   const rest = pathname.startsWith(BASE) ? pathname.slice(BASE.length) : '';
   const match = /^runs\/([^/]+)\/?$/.exec(rest);
   if (match?.[1]) return { page: 'run', runId: decodeURIComponent(match[1]) };
+  if (/^agents\/?$/.test(rest)) return { page: 'agents' };
   return { page: 'runs', search };
 }
 
 export const runPath = (runId: string) => `${BASE}runs/${encodeURIComponent(runId)}`;
 export const listPath = (search = '') => `${BASE}${search}`;
+export const agentsPath = () => `${BASE}agents`;
 
 /** Moves to `path` without a reload. */
 export function navigate(path: string, replace = false): void {
