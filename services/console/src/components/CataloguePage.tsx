@@ -53,7 +53,14 @@ export function CataloguePage({ session }: { session: ConsoleSession }) {
                 <AgentRow
                   key={agent.name}
                   agent={agent}
-                  onStart={mayStart ? () => setChosen(agent.name) : undefined}
+                  onStart={
+                    mayStart
+                      ? () => {
+                          setChosen(agent.name);
+                          window.scrollTo({ top: 0 });
+                        }
+                      : undefined
+                  }
                 />
               ))}
             </tbody>
@@ -97,7 +104,7 @@ function AgentRow({ agent, onStart }: { agent: Agent; onStart: (() => void) | un
         <strong>{agent.name}</strong>
         {newest?.description && <div className="muted">{newest.description}</div>}
         {onStart && (
-          <button type="button" className="linkish" onClick={onStart}>
+          <button type="button" className="linkish start-link" onClick={onStart}>
             Start a run…
           </button>
         )}
@@ -209,7 +216,11 @@ function StartRun({
         field={form}
         draft={draft}
         errors={errors}
-        onChange={(path, value) => setDraftState((d) => setDraft(d, path, value))}
+        onChange={(path, value) => {
+          setDraftState((d) => setDraft(d, path, value));
+          // An edited field's error is stale: it is checked again on the next start.
+          setErrors(({ [path]: _edited, ...rest }) => rest);
+        }}
       />
       {Object.keys(errors).length > 0 && (
         <p className="error" role="alert">
