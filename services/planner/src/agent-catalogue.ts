@@ -23,7 +23,7 @@ export function accessOf(
 function inputSchemaOf(schema: z.ZodType | undefined): Record<string, unknown> | undefined {
   if (!schema) return undefined;
   try {
-    return z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+    return z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' });
   } catch {
     return undefined;
   }

@@ -33,7 +33,7 @@ export function limitsOf(tool: ToolDefinition, settings: ToolLimitSettings): Too
 function inputSchemaOf(tool: ToolDefinition): Record<string, unknown> | undefined {
   if (tool.inputJsonSchema) return tool.inputJsonSchema;
   try {
-    return z.toJSONSchema(tool.input, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+    return z.toJSONSchema(tool.input, { io: 'input', unrepresentable: 'any' });
   } catch {
     return undefined;
   }
