@@ -39,15 +39,7 @@ export function CataloguePage({ session }: { session: ConsoleSession }) {
         {agents.data && list.length === 0 && <p className="muted">No agent is announced for this tenant.</p>}
         {list.length > 0 && (
           <table className="catalogue-table" data-testid="agents">
-            <thead>
-              <tr>
-                <th>Name</th>
-                <th>Versions</th>
-                <th>Kind</th>
-                <th>Tools</th>
-                <th>Input schema</th>
-              </tr>
-            </thead>
+            <Head columns={['Name', 'Versions', 'Kind', 'Tools', 'Input schema']} />
             <tbody>
               {list.map((agent) => (
                 <AgentRow
@@ -73,17 +65,9 @@ export function CataloguePage({ session }: { session: ConsoleSession }) {
         {tools.data && tools.data.tools.length === 0 && <p className="muted">No tool is announced.</p>}
         {tools.data && tools.data.tools.length > 0 && (
           <table className="catalogue-table" data-testid="tools">
-            <thead>
-              <tr>
-                <th>Name</th>
-                <th>Safety</th>
-                <th>Concurrency</th>
-                <th>Timeout</th>
-                <th>Attempts</th>
-                <th>Approval</th>
-                <th>Description</th>
-              </tr>
-            </thead>
+            <Head
+              columns={['Name', 'Safety', 'Concurrency', 'Timeout', 'Attempts', 'Approval', 'Description']}
+            />
             <tbody>
               {tools.data.tools.map((tool) => (
                 <ToolRow key={tool.name} tool={tool} />
@@ -93,6 +77,18 @@ export function CataloguePage({ session }: { session: ConsoleSession }) {
         )}
       </section>
     </div>
+  );
+}
+
+function Head({ columns }: { columns: string[] }) {
+  return (
+    <thead>
+      <tr>
+        {columns.map((column) => (
+          <th key={column}>{column}</th>
+        ))}
+      </tr>
+    </thead>
   );
 }
 
