@@ -403,11 +403,9 @@ export function openApiDocument(): Record<string, unknown> {
         [],
         { '200': json('AgentList', 'The agents, by name; versions oldest first.') },
       ),
-      '/tools': get(
-        'The tools the running gateways run, with safety class and limits. Scope `read`.',
-        [],
-        { '200': json('ToolList', 'The tools, by name.') },
-      ),
+      '/tools': get('The tools the running gateways run, with safety class and limits. Scope `read`.', [], {
+        '200': json('ToolList', 'The tools, by name.'),
+      }),
       ...consolePaths(),
     },
     components: {
