@@ -8,7 +8,7 @@ import { readCatalogue, type CatalogueEntry } from '@dura/event-store';
 import { startCatalogueAnnouncer } from '../src/index';
 import { eventually, recordingLogger, sleep, useNatsConnections, useTestInfra } from './infra';
 
-const infra = useTestInfra({ db: false });
+const infra = useTestInfra({ database: false });
 const nats = useNatsConnections(infra);
 
 const tool = (name: string, announcedAt: string): CatalogueEntry => {
@@ -53,7 +53,7 @@ describe('startCatalogueAnnouncer', () => {
       // Refreshed without being told: each write stamps a later time.
       const before = (await readCatalogue(js)).tools[0]?.announcedAt ?? '';
       await eventually(async () =>
-        expect((await readCatalogue(js)).tools[0]?.announcedAt > before).toBe(true),
+        expect(((await readCatalogue(js)).tools[0]?.announcedAt ?? '') > before).toBe(true),
       );
     } finally {
       await announcer.stop();
