@@ -181,3 +181,26 @@ export {
 export type { ScheduleView, EventBody, EventAccepted } from './trigger-api';
 export { SECRET_TAG, SecretEnvelopeSchema, isSecretEnvelope, secretPathIssue } from './secret-envelope';
 export type { SecretEnvelope } from './secret-envelope';
+export {
+  AGENT_KINDS,
+  AgentAccessSchema,
+  AgentListSchema,
+  CATALOGUE_VERSION,
+  CatalogueAgentSchema,
+  CatalogueToolSchema,
+  catalogueAgentKey,
+  catalogueToolKey,
+  mayStart,
+  TOOL_SAFETY_CLASSES,
+  ToolLimitsSchema,
+  ToolListSchema,
+} from './catalogue';
+export type {
+  AgentAccess,
+  AgentKind,
+  AgentList,
+  CatalogueAgent,
+  CatalogueTool,
+  ToolLimits,
+  ToolList,
+} from './catalogue';

@@ -34,6 +34,8 @@ export const BUCKETS = {
   triggers: 'dura_triggers',
   /** runId → `{ pinned, afterSeq }`: runs no running planner serves, parked until one that does comes up. */
   parked: 'dura_parked_runs',
+  /** `agent.<name>.<version>` and `tool.<name>` → what the running planners and gateways serve (expires). */
+  catalogue: 'dura_catalogue',
 } as const;
 
 /** Core NATS, not stored: token deltas and progress of a run while a model answers. */

@@ -38,3 +38,11 @@ export { createScheduleStore, openScheduleBucket, parseScheduleSpec, ScheduleErr
 export type { ScheduleStore, StoredSchedule } from './schedule-store';
 export { createTriggerStore, openTriggerBucket, TriggerError } from './trigger-store';
 export type { TriggerEntry, TriggerStore } from './trigger-store';
+export {
+  CATALOGUE_REFRESH_MS,
+  CATALOGUE_TTL_MS,
+  createCatalogueWriter,
+  openCatalogueBucket,
+  readCatalogue,
+} from './catalogue-store';
+export type { CatalogueContents, CatalogueEntry } from './catalogue-store';

@@ -52,3 +52,5 @@ export {
   INSTRUMENTATION_SCOPE,
 } from './telemetry';
 export type { ServiceTelemetry } from './telemetry';
+export { announcingWhileStarted, startCatalogueAnnouncer } from './catalogue-announcer';
+export type { CatalogueAnnouncer, CatalogueAnnouncerOptions } from './catalogue-announcer';

@@ -5,6 +5,7 @@ import type { ToolDefinition } from './tool';
 /** The tools a deployment offers. The planner checks plans against it; the gateway executes from it. */
 export class ToolRegistry {
   readonly #tools = new Map<string, ToolDefinition>();
+  readonly #listeners = new Set<() => void>();
 
   constructor(tools: readonly ToolDefinition[]) {
     for (const tool of tools) this.#add(tool);
@@ -26,6 +27,13 @@ export class ToolRegistry {
       for (const tool of previous) this.#tools.set(tool.name, tool);
       throw err;
     }
+    for (const listener of this.#listeners) listener();
+  }
+
+  /** Calls `listener` after every change of the set of tools (`replaceGroup`); answers how to stop. */
+  onChange(listener: () => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
   }
 
   #add(tool: ToolDefinition): void {

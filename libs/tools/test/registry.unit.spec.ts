@@ -34,13 +34,21 @@ describe('ToolRegistry', () => {
         execute: () => Promise.resolve(null),
       });
     const live = new ToolRegistry([tool('echo.x'), tool('mcp.a.one'), tool('mcp.a.two'), tool('mcp.b.one')]);
+    // Who announces the tools hears of each change that took effect (and of none that was refused).
+    const seen: string[][] = [];
+    const stop = live.onChange(() => seen.push(live.names()));
     live.replaceGroup('mcp.a.', [tool('mcp.a.three')]);
     expect(live.names()).toEqual(['echo.x', 'mcp.a.three', 'mcp.b.one']);
+    expect(seen).toEqual([['echo.x', 'mcp.a.three', 'mcp.b.one']]);
     expect(() => live.replaceGroup('mcp.a.', [tool('mcp.b.two')])).toThrow(/outside the group "mcp\.a\."/);
     expect(() => live.replaceGroup('mcp.a.', [tool('mcp.a.four'), tool('mcp.a.four')])).toThrow(
       /registered twice/,
     );
     expect(live.names()).toEqual(['echo.x', 'mcp.a.three', 'mcp.b.one']);
+    expect(seen).toHaveLength(1);
+    stop();
+    live.replaceGroup('mcp.a.', []);
+    expect(seen).toHaveLength(1);
   });
 
   it('refuses two tools with the same name', () => {

@@ -61,5 +61,6 @@ describe('routeOf', () => {
     expect(routeOf('/ui/', '?tag=x')).toEqual({ page: 'runs', search: '?tag=x' });
     expect(routeOf('/ui/runs/a%2Fb', '')).toEqual({ page: 'run', runId: 'a/b' });
     expect(routeOf('/elsewhere', '')).toEqual({ page: 'runs', search: '' });
+    expect(routeOf('/ui/agents', '')).toEqual({ page: 'agents' });
   });
 });

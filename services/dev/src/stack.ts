@@ -9,18 +9,24 @@ import {
   loadAgents,
   withCodeAgents,
 } from '@dura/agents';
-import { createPayloadAccess, createPlanner } from '@dura/planner';
+import { agentCatalogue, createPayloadAccess, createPlanner } from '@dura/planner';
 import { createProjector, migrateProjector, projectorRoutes } from '@dura/projector';
 import {
   connectNats,
   DEFAULT_BIND_HOST,
+  startCatalogueAnnouncer,
   startHttpServer,
   type HttpServerHandle,
   type Logger,
   type NatsHandles,
   type Route,
 } from '@dura/service-kit';
-import { createToolGateway, migrateGateway } from '@dura/tool-gateway';
+import {
+  createToolGateway,
+  DEFAULT_GATEWAY_ATTEMPTS,
+  migrateGateway,
+  toolCatalogue,
+} from '@dura/tool-gateway';
 import { loadToolRegistry } from '@dura/tools';
 import { attachMcpServers, type McpServers } from '@dura/mcp';
 import { startEmbeddedNats, type EmbeddedNats } from './embedded-nats';
@@ -103,7 +109,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       options.log.child({ service: 'mcp' }),
     );
     stops.push(() => mcp.close());
-    const { registry: agents, codeAgents } = await loadAgents(options.agentsFile);
+    const loaded = await loadAgents(options.agentsFile);
+    const { registry: agents, codeAgents } = loaded;
     // The planner and the gateway share one connection, as in a worker: an observation and the next turn
     // then reach the server in the order they were sent (see docs/workers.md).
     const plannerNats = await connect('dura-dev-worker');
@@ -154,6 +161,17 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     stops.push(() => gateway.stop());
     await planner.start();
     stops.push(() => planner.stop());
+    // What it serves, for the console's catalogue: every agent to every tenant, as the planner here allows.
+    const catalogue = startCatalogueAnnouncer({
+      js: plannerNats.js,
+      log: options.log,
+      entries: () => [
+        ...agentCatalogue(loaded, undefined, new Date()),
+        ...toolCatalogue(tools, { maxAttempts: DEFAULT_GATEWAY_ATTEMPTS }, new Date()),
+      ],
+      onChange: (changed) => tools.onChange(changed),
+    });
+    stops.push(() => catalogue.stop());
     await projector.start();
     stops.push(() => projector.stop());
     progress('planner, tool-gateway and projector started');

@@ -34,3 +34,4 @@ export type { Model, ModelTurn, AgentsFile } from '@dura/agents';
 export { buildPlanner } from './service';
 export type { PlannerServiceParts } from './service';
 export type { LocalTools } from './run-driver';
+export { agentCatalogue } from './agent-catalogue';

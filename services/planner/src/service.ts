@@ -1,5 +1,5 @@
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
-import type { Logger, StartWaitOptions } from '@dura/service-kit';
+import { announcingWhileStarted, type Logger, type StartWaitOptions } from '@dura/service-kit';
 import type { SecretsBox, ToolRegistry } from '@dura/tools';
 import {
   createAgentModel,
@@ -10,6 +10,7 @@ import {
   loadAgents,
   withCodeAgents,
 } from '@dura/agents';
+import { agentCatalogue } from './agent-catalogue';
 import type { PlannerConfig } from './config';
 import { createPayloadAccess } from './payload-access';
 import { createPlanner, type Planner } from './planner';
@@ -39,7 +40,8 @@ export interface PlannerServiceParts {
 /** The planner as its configuration describes it: agents, models, authorization and limits. Not started. */
 export async function buildPlanner(parts: PlannerServiceParts): Promise<Planner> {
   const { config, nats, tools, secrets, log } = parts;
-  const { registry: agents, codeAgents } = parts.agents ?? (await loadAgents(config.DURA_AGENTS));
+  const loaded = parts.agents ?? (await loadAgents(config.DURA_AGENTS));
+  const { registry: agents, codeAgents } = loaded;
   if (agents.names().length > 0)
     log.info('serving agents', {
       agents: agents.names().map((name) => `${name}@${agents.versions(name).join(',')}`),
@@ -70,7 +72,7 @@ export async function buildPlanner(parts: PlannerServiceParts): Promise<Planner>
     payloads,
     ...(config.DURA_SCRIPTED_MODEL_LOG ? { callLog: fileCallLog(config.DURA_SCRIPTED_MODEL_LOG) } : {}),
   });
-  return createPlanner({
+  const planner = createPlanner({
     ...nats,
     model: withCodeAgents({
       agents: codeAgents,
@@ -102,5 +104,12 @@ export async function buildPlanner(parts: PlannerServiceParts): Promise<Planner>
       duplicateWindowMs: config.DURA_DUPLICATE_WINDOW_MS,
       storage: 'file',
     },
+  });
+  // The agents it serves, and which tenants may start each, for the API's catalogue (GET /agents).
+  return announcingWhileStarted(planner, {
+    js: nats.js,
+    log,
+    replicas: config.DURA_STREAM_REPLICAS,
+    entries: () => agentCatalogue(loaded, authorization.tenantAgents, new Date()),
   });
 }

@@ -125,7 +125,8 @@ function grantsOf(policy: ToolAuthorization, tenant: string): AgentGrants {
   return tenants.byTenant.get(tenant) ?? tenants.fallback ?? [];
 }
 
-function agentAllowed(grants: AgentGrants, name: string, version: string | undefined): boolean {
+/** Whether `grants` let a tenant start agent `name` at `version`. */
+export function agentAllowed(grants: AgentGrants, name: string, version: string | undefined): boolean {
   if (grants === 'all') return true;
   return grants.some((g) => g.name === name && (g.version === undefined || g.version === version));
 }

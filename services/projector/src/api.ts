@@ -28,6 +28,7 @@ import { consoleStaticRoutes, DEFAULT_CONSOLE_DIR } from './console-static';
 import { submitRoute } from './submit-route';
 import { scheduleRoutes } from './schedule-routes';
 import { triggerRoutes } from './trigger-routes';
+import { catalogueRoutes } from './catalogue-routes';
 import { causesOf, stateAt } from './time-travel';
 import { projectionErrors, runEvents, runs } from './db/schema';
 
@@ -56,7 +57,8 @@ export interface ReadApiDeps {
 /**
  * The projector's API (paths and shapes: docs/reference.md, and `GET /openapi.json`): reads need scope `read`, signals
  * `signal`, cancelling `cancel`, submitting runs and sending events `submit`, managing schedules and triggers
- * `schedule`; a caller of one tenant sees and touches only that tenant's runs.
+ * `schedule`; a caller of one tenant sees and touches only that tenant's runs (and, in `GET /agents`, only the
+ * agents its tenant may start).
  */
 export function projectorRoutes(deps: ReadApiDeps): Route[] {
   return guardRoutes(apiRoutes(deps), {
@@ -230,6 +232,7 @@ function apiRoutes(deps: ReadApiDeps): ApiRoute[] {
     submitRoute(deps),
     ...scheduleRoutes(deps),
     ...triggerRoutes(deps),
+    ...catalogueRoutes(deps),
     ...signalRoutes(deps, unknownRun),
     ...consoleRoutes(consoleDeps, unknownRun),
     ...consoleStaticRoutes(deps.console?.dir ?? DEFAULT_CONSOLE_DIR),

@@ -21,6 +21,8 @@ import {
   ForkBodySchema,
   ScheduleListSchema,
   ScheduleViewSchema,
+  AgentListSchema,
+  ToolListSchema,
 } from '@dura/contracts';
 import { CONSOLE_LIST_PARAMETERS, META_PARAMETER, consolePaths } from './openapi-console';
 import { TRIGGER_COMPONENTS, triggerPaths } from './openapi-triggers';
@@ -73,6 +75,8 @@ const COMPONENTS = {
   ScheduleList: ScheduleListSchema,
   TriggerBody: TriggerBodySchema,
   ...TRIGGER_COMPONENTS,
+  AgentList: AgentListSchema,
+  ToolList: ToolListSchema,
 } satisfies Record<string, z.ZodType>;
 type ComponentName = keyof typeof COMPONENTS;
 
@@ -394,6 +398,14 @@ export function openApiDocument(): Record<string, unknown> {
         { '200': json('ProjectionErrors', 'A page of errors.') },
       ),
       ...triggerPaths(),
+      '/agents': get(
+        'The agents the caller’s tenant may start (every agent for an operator), each with its versions, kind and input JSON Schema, as the running planners announce them. Scope `read`.',
+        [],
+        { '200': json('AgentList', 'The agents, by name; versions oldest first.') },
+      ),
+      '/tools': get('The tools the running gateways run, with safety class and limits. Scope `read`.', [], {
+        '200': json('ToolList', 'The tools, by name.'),
+      }),
       ...consolePaths(),
     },
     components: {

@@ -54,6 +54,8 @@ describe('the OpenAPI document', () => {
         '/triggers',
         '/triggers/{id}',
         '/events',
+        '/agents',
+        '/tools',
       ].sort(),
     );
   });

@@ -139,9 +139,12 @@ interface LocalCall {
  * its outcome together with the observation to publish (the outbox). The relay then appends observations
  * to the run logs.
  */
+/** Attempts of a tool without its own retry policy, unless `maxAttempts` says otherwise. */
+export const DEFAULT_GATEWAY_ATTEMPTS = 3;
+
 export function createToolGateway(deps: GatewayDeps) {
   const clock = deps.clock ?? (() => new Date());
-  const maxAttempts = deps.maxAttempts ?? 3;
+  const maxAttempts = deps.maxAttempts ?? DEFAULT_GATEWAY_ATTEMPTS;
   // Rows the relay published at once are in the log, not ahead of a new row (see `inLog`).
   const ledger: EffectLedger = createEffectLedger(deps.db, clock, {
     inLog: () => relay.publishedUnmarked(),

@@ -1,4 +1,4 @@
-export { createToolGateway, GATEWAY_CONSUMER } from './gateway';
+export { createToolGateway, DEFAULT_GATEWAY_ATTEMPTS, GATEWAY_CONSUMER } from './gateway';
 export type { ToolGateway, GatewayDeps } from './gateway';
 export { createRelay, OBSERVATIONS_PUBLISHED } from './relay';
 export type { PublishCounts, Relay } from './relay';
@@ -21,3 +21,4 @@ export type { GatewayConfig } from './config';
 export type { LocalCallOutcome } from './gateway';
 export { buildGateway } from './service';
 export type { GatewayServiceParts } from './service';
+export { toolCatalogue } from './tool-catalogue';

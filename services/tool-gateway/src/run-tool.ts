@@ -22,7 +22,8 @@ export interface ToolFailure {
   cancelled?: 'before_start' | 'while_running';
 }
 
-const DEFAULT_TIMEOUT_MS = 60_000;
+/** A tool's attempt timeout unless it sets `timeoutMs`. */
+export const DEFAULT_TIMEOUT_MS = 60_000;
 
 /**
  * Runs one attempt of a tool: validates the arguments, enforces the timeout through the abort signal, and

@@ -1,9 +1,10 @@
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import type { Db } from '@dura/db';
-import { ConfigError, type Logger, type StartWaitOptions } from '@dura/service-kit';
+import { announcingWhileStarted, ConfigError, type Logger, type StartWaitOptions } from '@dura/service-kit';
 import type { SecretsBox, ToolRegistry } from '@dura/tools';
 import type { GatewayConfig } from './config';
 import { createToolGateway, type ToolGateway } from './gateway';
+import { toolCatalogue } from './tool-catalogue';
 import { parseToolConcurrency } from './tool-slots';
 
 export interface GatewayServiceParts {
@@ -22,7 +23,8 @@ export interface GatewayServiceParts {
 /** The tool gateway as its configuration describes it. Not started. */
 export function buildGateway(parts: GatewayServiceParts): ToolGateway {
   const { config, nats, db, tools, secrets, log } = parts;
-  return createToolGateway({
+  const toolConcurrency = toolConcurrencyConfig(config.GATEWAY_TOOL_CONCURRENCY);
+  const gateway = createToolGateway({
     ...nats,
     db,
     tools,
@@ -30,7 +32,7 @@ export function buildGateway(parts: GatewayServiceParts): ToolGateway {
     ...(parts.refreshTools ? { refreshTools: parts.refreshTools } : {}),
     ...(parts.startWait ? { startWait: parts.startWait } : {}),
     ...(secrets ? { secrets } : {}),
-    toolConcurrency: toolConcurrencyConfig(config.GATEWAY_TOOL_CONCURRENCY),
+    toolConcurrency,
     slotLeaseMs: config.GATEWAY_SLOT_LEASE_MS,
     throttleWaitMs: config.GATEWAY_THROTTLE_WAIT_MS,
     concurrency: config.GATEWAY_CONCURRENCY,
@@ -45,6 +47,15 @@ export function buildGateway(parts: GatewayServiceParts): ToolGateway {
       duplicateWindowMs: config.DURA_DUPLICATE_WINDOW_MS,
       storage: 'file',
     },
+  });
+  // The tools it runs and their limits, for the API's catalogue (GET /tools); again when an MCP server's change.
+  return announcingWhileStarted(gateway, {
+    js: nats.js,
+    log,
+    replicas: config.DURA_STREAM_REPLICAS,
+    entries: () =>
+      toolCatalogue(tools, { toolConcurrency, maxAttempts: config.GATEWAY_MAX_ATTEMPTS }, new Date()),
+    onChange: (changed) => tools.onChange(changed),
   });
 }
 

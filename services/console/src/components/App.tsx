@@ -2,7 +2,8 @@ import { useState, type FormEvent } from 'react';
 import { useQueryClient } from '@tanstack/react-query';
 import { ApiError, tokenStore } from '../api/http';
 import { useSession } from '../api/queries';
-import { schedulesPath, useRoute } from '../model/router';
+import { agentsPath, schedulesPath, useRoute } from '../model/router';
+import { CataloguePage } from './CataloguePage';
 import { Link } from './Link';
 import { RunList } from './RunList';
 import { RunPage } from './RunPage';
@@ -27,6 +28,7 @@ export function App() {
         </Link>
         <nav className="nav" aria-label="Pages">
           <Link to="/ui/">Runs</Link>
+          <Link to={agentsPath()}>Agents and tools</Link>
           <Link to={schedulesPath}>Schedules &amp; triggers</Link>
         </nav>
         <span className="spacer" />
@@ -47,7 +49,9 @@ export function App() {
         {needsToken && <SignIn onDone={() => void session.refetch()} />}
         {session.error && !needsToken && <p className="error">{session.error.message}</p>}
         {session.data &&
-          (route.page === 'run' ? (
+          (route.page === 'agents' ? (
+            <CataloguePage session={session.data} />
+          ) : route.page === 'run' ? (
             <RunPage key={route.runId} runId={route.runId} session={session.data} />
           ) : route.page === 'schedules' ? (
             <SchedulesPage session={session.data} />

@@ -1,7 +1,11 @@
 import { useEffect, useState } from 'react';
 
-/** Where the console is: the run list (with its filters in the query), one run, or schedules and triggers. */
-export type Route = { page: 'runs'; search: string } | { page: 'run'; runId: string } | { page: 'schedules' };
+/** Where the console is: the run list (with its filters in the query), one run, the agents and tools, or schedules and triggers. */
+export type Route =
+  | { page: 'runs'; search: string }
+  | { page: 'run'; runId: string }
+  | { page: 'agents' }
+  | { page: 'schedules' };
 
 const BASE = '/ui/';
 
@@ -10,12 +14,14 @@ export function routeOf(pathname: string, search: string): Route {
   const match = /^runs\/([^/]+)\/?$/.exec(rest);
   if (match?.[1]) return { page: 'run', runId: decodeURIComponent(match[1]) };
   if (/^schedules\/?$/.test(rest)) return { page: 'schedules' };
+  if (/^agents\/?$/.test(rest)) return { page: 'agents' };
   return { page: 'runs', search };
 }
 
 export const runPath = (runId: string) => `${BASE}runs/${encodeURIComponent(runId)}`;
 export const listPath = (search = '') => `${BASE}${search}`;
 export const schedulesPath = `${BASE}schedules`;
+export const agentsPath = () => `${BASE}agents`;
 
 /** Moves to `path` without a reload. */
 export function navigate(path: string, replace = false): void {

@@ -1,0 +1,107 @@
+import { StorageType, type JetStreamClient } from '@nats-io/jetstream';
+import { Kvm, type KV } from '@nats-io/kv';
+import {
+  BUCKETS,
+  CatalogueAgentSchema,
+  CatalogueToolSchema,
+  formatIssues,
+  type CatalogueAgent,
+  type CatalogueTool,
+} from '@dura/contracts';
+import { bucketKeyLister } from './bucket-keys';
+import { whileBucketSettles } from './bucket-settle';
+import { isJsApiError, JS_CODES } from './jetstream-errors';
+
+/**
+ * How long an entry of the catalogue lives unless written again: services announce theirs again well within
+ * it (`CATALOGUE_REFRESH_MS`), so what no running service serves any more leaves the catalogue by itself.
+ */
+export const CATALOGUE_TTL_MS = 15 * 60_000;
+export const CATALOGUE_REFRESH_MS = 5 * 60_000;
+
+/** Opens (creating when missing) the `dura_catalogue` bucket. */
+export function openCatalogueBucket(js: JetStreamClient, replicas = 1): Promise<KV> {
+  return new Kvm(js).create(BUCKETS.catalogue, {
+    history: 1,
+    storage: StorageType.File,
+    replicas,
+    ttl: CATALOGUE_TTL_MS,
+    description: 'Dura catalogue: agent.<name>.<version> and tool.<name> -> what running services serve',
+  });
+}
+
+/** One entry to announce: its key (`catalogueAgentKey`, `catalogueToolKey`) and its value. */
+export interface CatalogueEntry {
+  key: string;
+  value: CatalogueAgent | CatalogueTool;
+}
+
+/** Writes a service's entries into the catalogue (each put refreshes the entry's time to live). */
+export function createCatalogueWriter(deps: { js: JetStreamClient; replicas?: number }) {
+  let bucket: Promise<KV> | undefined;
+  return {
+    async put(entries: readonly CatalogueEntry[]): Promise<void> {
+      bucket ??= openCatalogueBucket(deps.js, deps.replicas).catch((err: unknown) => {
+        bucket = undefined;
+        throw err;
+      });
+      const kv = await bucket;
+      for (const { key, value } of entries)
+        await whileBucketSettles(() => kv.put(key, JSON.stringify(value)));
+    },
+  };
+}
+
+/** The catalogue as read: its valid entries, and those skipped with what was wrong with each. */
+export interface CatalogueContents {
+  agents: CatalogueAgent[];
+  tools: CatalogueTool[];
+  skipped: { key: string; problem: string }[];
+}
+
+/**
+ * Reads every entry of the catalogue, validating each: a bad one is skipped (and named in `skipped`), never
+ * thrown. Keys are listed by stream info and read by message get, so a reader needs no consumer and no
+ * right to create the bucket; while no service has created it yet, the catalogue is empty.
+ */
+export async function readCatalogue(js: JetStreamClient): Promise<CatalogueContents> {
+  const contents: CatalogueContents = { agents: [], tools: [], skipped: [] };
+  let keys: string[];
+  try {
+    keys = await bucketKeyLister(js, BUCKETS.catalogue)();
+  } catch (err) {
+    if (isJsApiError(err, JS_CODES.streamNotFound)) return contents;
+    throw err;
+  }
+  const jsm = await js.jetstreamManager(false);
+  const stream = `KV_${BUCKETS.catalogue}`;
+  const read = await Promise.all(
+    keys.map(async (key) => ({
+      key,
+      msg: await jsm.streams.getMessage(stream, { last_by_subj: `$KV.${BUCKETS.catalogue}.${key}` }),
+    })),
+  );
+  for (const { key, msg } of read) {
+    if (!msg || msg.data.length === 0) continue;
+    const operation = msg.header?.get('KV-Operation');
+    if (operation === 'DEL' || operation === 'PURGE') continue;
+    const skip = (problem: string) => contents.skipped.push({ key, problem });
+    let value: unknown;
+    try {
+      value = msg.json();
+    } catch {
+      skip('not JSON');
+      continue;
+    }
+    if (key.startsWith('agent.')) {
+      const parsed = CatalogueAgentSchema.safeParse(value);
+      if (parsed.success) contents.agents.push(parsed.data);
+      else skip(formatIssues(parsed.error).join('; '));
+    } else if (key.startsWith('tool.')) {
+      const parsed = CatalogueToolSchema.safeParse(value);
+      if (parsed.success) contents.tools.push(parsed.data);
+      else skip(formatIssues(parsed.error).join('; '));
+    } else skip('a key outside agent.> and tool.>');
+  }
+  return contents;
+}
