@@ -30,6 +30,8 @@ const READ_SIDE = [
   '$JS.API.CONSUMER.INFO.DURA_RUNS.>',
   '$JS.API.CONSUMER.MSG.NEXT.DURA_RUNS.>',
   '$JS.API.CONSUMER.DELETE.DURA_RUNS.>',
+  // GET /agents, GET /tools: the catalogue the planners and gateways announce, read by message get.
+  '$JS.API.STREAM.MSG.GET.KV_dura_catalogue',
 ];
 
 /** The write door, by route: what each publishes after checking the caller. */
