@@ -61,10 +61,18 @@ function orderProblems(runId: string, log: readonly RunEvent[]): string[] {
     seen(log, (e) => (e.type === 'timer_fired' ? e.data.waitId : undefined)),
   );
   const requested = new Set<string>();
+  const completed = new Set<string>();
   for (const [i, event] of log.entries()) {
     if (event.type === 'tool_call_requested') requested.add(event.data.callId);
-    if ((event.type === 'tool_call_completed' || event.type === 'tool_call_failed') && !requested.has(event.data.callId))
-      problems.push(`${runId}: #${event.seq} ${event.type} of ${event.data.callId} before its intent`);
+    if (event.type === 'tool_call_completed' || event.type === 'tool_call_failed') {
+      const { callId } = event.data;
+      if (!requested.has(callId))
+        problems.push(`${runId}: #${event.seq} ${event.type} of ${callId} before its intent`);
+      // A late attempt's outcome, recorded by a replica that no longer held the call.
+      if (completed.has(callId))
+        problems.push(`${runId}: #${event.seq} ${event.type} of ${callId} after it completed`);
+      if (event.type === 'tool_call_completed') completed.add(callId);
+    }
     if (TERMINAL.has(event.type) && i !== log.length - 1)
       problems.push(`${runId}: #${event.seq} ${event.type} is followed by ${log.length - 1 - i} events`);
   }
@@ -135,7 +143,7 @@ export async function checkLogs(cluster: Cluster, runIds: readonly string[]): Pr
 export async function modelAskProblems(
   cluster: Cluster,
   asks: readonly ModelAsk[],
-  promptOf: (thought: RunEvent & { type: 'thought' }) => string | undefined,
+  promptsOf: (thought: RunEvent & { type: 'thought' }) => string[],
   runIds: readonly string[],
 ): Promise<{ problems: string[]; asked: number; recorded: number }> {
   const store = createEventStore(cluster);
@@ -144,13 +152,15 @@ export async function modelAskProblems(
   for (const runId of runIds) {
     for (const event of await store.read(runId)) {
       if (event.type !== 'thought') continue;
-      const prompt = promptOf(event);
-      if (prompt === undefined) continue;
-      recorded += 1;
+      const prompts = promptsOf(event);
+      if (prompts.length === 0) continue;
       const at = await storedAt(cluster, event.seq);
-      const later = asks.filter((ask) => ask.runId === runId && ask.prompt === prompt && ask.at > at);
-      if (later.length > 0)
-        problems.push(`${runId}: "${prompt}" asked ${later.length} more times after its answer was recorded`);
+      for (const prompt of prompts) {
+        recorded += 1;
+        const later = asks.filter((ask) => ask.runId === runId && ask.prompt === prompt && ask.at > at);
+        if (later.length > 0)
+          problems.push(`${runId}: "${prompt}" asked ${later.length} more times after its answer was recorded`);
+      }
     }
   }
   return { problems, asked: asks.filter((ask) => runIds.includes(ask.runId)).length, recorded };

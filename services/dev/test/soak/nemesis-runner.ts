@@ -55,6 +55,11 @@ export interface NemesisFigures {
   reexecutions: number;
   modelAsks: number;
   modelAnswersRecorded: number;
+  /**
+   * Asks of a recorded prompt that arrived after it was recorded, from a process paused between deciding to
+   * ask and its request leaving (allowed in pause rounds only: its answer is refused at append).
+   */
+  lateModelAsks: number;
   timersFired: number;
   scheduleRuns: number;
   wallMs: number;
@@ -77,11 +82,24 @@ export const SHORT_NEMESIS: Omit<NemesisSoakOptions, 'nemeses'> = {
   diskMb: 128,
 };
 
-/** The model's answers, by the first word of the prompt; what the checker matches a recorded thought to. */
-function promptOfThought(thought: RunEvent & { type: 'thought' }): string | undefined {
-  if (thought.data.content === JSON.stringify(NEMESIS_PLAN)) return 'plan';
-  if (thought.data.content === String(NEMESIS_JUDGE)) return 'judge';
-  return undefined;
+/**
+ * The prompts whose answers a thought records, known by the answers the fake model gives them: a code agent's
+ * thought carries its step's model answers in a journal (`{"entries":[{"k":"model","a":{"content"}}]}`).
+ */
+function promptsOfThought(thought: RunEvent & { type: 'thought' }): string[] {
+  let entries: unknown;
+  try {
+    entries = (JSON.parse(thought.data.content ?? '') as { entries?: unknown }).entries;
+  } catch {
+    return [];
+  }
+  if (!Array.isArray(entries)) return [];
+  return entries.flatMap((entry: { k?: unknown; a?: { content?: unknown } }) => {
+    if (entry.k !== 'model') return [];
+    if (entry.a?.content === JSON.stringify(NEMESIS_PLAN)) return ['plan'];
+    if (entry.a?.content === String(NEMESIS_JUDGE)) return ['judge'];
+    return [];
+  });
 }
 
 function lastUserText(body: unknown): string {
@@ -128,6 +146,7 @@ export async function runNemesisSoak(options: NemesisSoakOptions): Promise<Nemes
     reexecutions: 0,
     modelAsks: 0,
     modelAnswersRecorded: 0,
+    lateModelAsks: 0,
     timersFired: 0,
     scheduleRuns: 0,
     wallMs: 0,
@@ -233,7 +252,7 @@ async function runRound(
 
   const verdict = await verifyRuns(cluster, runIds);
   const logs = await checkLogs(cluster, runIds);
-  const models = await modelAskProblems(cluster, asks, promptOfThought, runIds);
+  const models = await modelAskProblems(cluster, asks, promptsOfThought, runIds);
   const totals = cluster.witness.totals();
   figures.rounds += 1;
   figures.runs += runIds.length;
@@ -246,7 +265,9 @@ async function runRound(
   figures.modelAsks += models.asked;
   figures.modelAnswersRecorded += models.recorded;
   figures.timersFired += logs.timersFired;
-  const problems = [...verdict.problems, ...logs.problems, ...models.problems];
+  // A paused process may send a request it decided on before the pause; nowhere else is a late ask allowed.
+  if (nemesis === 'pause') figures.lateModelAsks += models.problems.length;
+  const problems = [...verdict.problems, ...logs.problems, ...(nemesis === 'pause' ? [] : models.problems)];
   if (open.length === 0 && verdict.completed === runIds.length && problems.length === 0) return undefined;
   return [
     `round ${round} (${nemesis}) failed: ${open.length} runs open, ${verdict.completed}/${runIds.length} completed`,
