@@ -167,7 +167,8 @@ export async function runNemesisSoak(options: NemesisSoakOptions): Promise<Nemes
       gateways: 2,
       workers: 1,
       natsStoreDir: disk.dir,
-      env: { DURA_AGENTS: AGENTS, NEMESIS_MODEL_URL: model.url },
+      // Attempts enough for a call to outlast the slow nemesis: a late answer and a burst of six 5xx.
+      env: { DURA_AGENTS: AGENTS, NEMESIS_MODEL_URL: model.url, GATEWAY_MAX_ATTEMPTS: '8' },
       envFor: (label) => (CLOCKED.has(label) ? clockEnv : {}),
     });
     say(`cluster ready: ${cluster.slots.map((slot) => slot.label).join(', ')}`);
