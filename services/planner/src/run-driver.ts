@@ -64,6 +64,7 @@ import { createSnapshotStore, type SnapshotStore } from './snapshot-store';
 import { createSnapshotWriter } from './snapshot-writer';
 import { reportToParent } from './parent-report';
 import { watchSuperseded } from './superseded-watch';
+import { relativeDelayMs } from './timer-delay';
 
 export interface RunDriverDeps {
   store: EventStore;
@@ -503,6 +504,7 @@ export function createRunDriver(deps: RunDriverDeps) {
     const trace = traceparentOf();
     await Promise.all([
       ...timers.map((wait) => {
+        const delayMs = relativeDelayMs(run.state, wait);
         const task: TimerTask = {
           v: TASK_VERSION,
           runId,
@@ -511,6 +513,7 @@ export function createRunDriver(deps: RunDriverDeps) {
           causationId: run.lastEventId ?? runId,
           correlationId,
           ...(trace ? { trace } : {}),
+          ...(delayMs === undefined ? {} : { delayMs }),
         };
         return deps.js.publish(SUBJECTS.timerTask, JSON.stringify(task), {
           msgID: timerTaskMsgId(runId, wait.waitId),
