@@ -51,7 +51,7 @@ export const TimerTaskSchema = z.object({
    * For a relative wait (a sleep of N seconds, a timeout), its length: the gateway counts it from the broker's
    * timestamp of this task instead of trusting `dueAt`, which the planner's wall clock computed.
    */
-  delayMs: z.number().int().nonnegative().optional(),
+  delayMs: z.number().int().nonnegative().max(4_294_967_295).optional(),
 });
 export type TimerTask = z.infer<typeof TimerTaskSchema>;
 

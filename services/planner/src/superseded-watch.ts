@@ -20,13 +20,14 @@ export interface SupersededWatch {
 /**
  * Watches a run's log while a model call decides on its state through `lastSeq`: when another replica records
  * a decision meanwhile (this one was paused, or both took the run), the call is aborted instead of asking the
- * model again and again for an answer whose append would be refused. Looks every `everyMs`.
+ * model again and again for an answer whose append would be refused. Looks every `everyMs`: a retry that
+ * starts between a look and the other replica's record may still go out, one look at most.
  */
 export function watchSuperseded(
   store: Pick<EventStore, 'readTail'>,
   runId: string,
   lastSeq: number,
-  everyMs = 1_000,
+  everyMs = 250,
 ): SupersededWatch {
   const controller = new AbortController();
   let timer: NodeJS.Timeout | undefined;

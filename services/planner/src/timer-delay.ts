@@ -11,5 +11,6 @@ export function relativeDelayMs(state: RunState, wait: WaitState): number | unde
   if (due === undefined || call?.requestedAt === undefined) return undefined;
   if (wait.until !== undefined && (call.args as { until?: unknown }).until !== undefined) return undefined;
   const delay = Date.parse(due) - Date.parse(call.requestedAt);
-  return Number.isFinite(delay) && delay >= 0 ? Math.round(delay) : undefined;
+  // The wire carries 32 bits of milliseconds (49 days); a longer wait keeps its absolute due time.
+  return Number.isFinite(delay) && delay >= 0 && delay <= 4_294_967_295 ? Math.round(delay) : undefined;
 }

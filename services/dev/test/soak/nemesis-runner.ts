@@ -56,8 +56,9 @@ export interface NemesisFigures {
   modelAsks: number;
   modelAnswersRecorded: number;
   /**
-   * Asks of a recorded prompt that arrived after it was recorded, from a process paused between deciding to
-   * ask and its request leaving (allowed in pause rounds only: its answer is refused at append).
+   * Asks of a recorded prompt that arrived after it was recorded: retries of a replica that asked side by side
+   * (within 2 s), or, in pause rounds only, a request a paused process decided on before the pause. Their
+   * answers are refused at append, never recorded.
    */
   lateModelAsks: number;
   timersFired: number;
@@ -267,7 +268,7 @@ async function runRound(
   figures.modelAnswersRecorded += models.recorded;
   figures.timersFired += logs.timersFired;
   // A paused process may send a request it decided on before the pause; nowhere else is a late ask allowed.
-  if (nemesis === 'pause') figures.lateModelAsks += models.problems.length;
+  figures.lateModelAsks += models.racing + (nemesis === 'pause' ? models.problems.length : 0);
   const problems = [...verdict.problems, ...logs.problems, ...(nemesis === 'pause' ? [] : models.problems)];
   if (open.length === 0 && verdict.completed === runIds.length && problems.length === 0) return undefined;
   return [
