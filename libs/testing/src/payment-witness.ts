@@ -208,7 +208,11 @@ export async function startPaymentWitness(): Promise<PaymentWitness> {
       return held.release;
     },
     misbehave: (wanted) => {
-      const current = { failNext: wanted.failNext ?? 0, status: wanted.status ?? 503, lateMs: wanted.lateMs ?? 0 };
+      const current = {
+        failNext: wanted.failNext ?? 0,
+        status: wanted.status ?? 503,
+        lateMs: wanted.lateMs ?? 0,
+      };
       faults = current;
       return () => {
         if (faults === current) faults = undefined;

@@ -53,7 +53,10 @@ function orderProblems(runId: string, log: readonly RunEvent[]): string[] {
   const twice = (what: string, found: string[]) => {
     if (found.length > 0) problems.push(`${runId}: ${what} twice: ${found.slice(0, 3).join(', ')}`);
   };
-  twice('event id', seen(log, (e) => e.meta.id));
+  twice(
+    'event id',
+    seen(log, (e) => e.meta.id),
+  );
   twice(
     'decision for step',
     seen(log, (e) => (e.type === 'thought' ? String(e.data.step) : undefined)),
@@ -86,7 +89,11 @@ function orderProblems(runId: string, log: readonly RunEvent[]): string[] {
 }
 
 /** Timers of `dura.sleep` calls: fired at most once, and not before the intent's time plus the sleep. */
-async function timerProblems(cluster: Cluster, runId: string, log: readonly RunEvent[]): Promise<{ problems: string[]; fired: number }> {
+async function timerProblems(
+  cluster: Cluster,
+  runId: string,
+  log: readonly RunEvent[],
+): Promise<{ problems: string[]; fired: number }> {
   const problems: string[] = [];
   let fired = 0;
   const intents = new Map<string, RunEvent & { type: 'tool_call_requested' }>();
@@ -101,22 +108,32 @@ async function timerProblems(cluster: Cluster, runId: string, log: readonly RunE
     const intent = intents.get(waits.get(event.data.waitId) ?? '');
     const seconds = (intent?.data.args as { seconds?: unknown } | undefined)?.seconds;
     if (!intent || typeof seconds !== 'number') continue;
-    const [askedAt, firedAt] = await Promise.all([storedAt(cluster, intent.seq), storedAt(cluster, event.seq)]);
+    const [askedAt, firedAt] = await Promise.all([
+      storedAt(cluster, intent.seq),
+      storedAt(cluster, event.seq),
+    ]);
     const early = askedAt + seconds * 1000 - TIMER_SLACK_MS - firedAt;
     if (early > 0)
-      problems.push(`${runId}: timer ${event.data.waitId} (${seconds} s) fired ${early} ms early by the broker's clock`);
+      problems.push(
+        `${runId}: timer ${event.data.waitId} (${seconds} s) fired ${early} ms early by the broker's clock`,
+      );
   }
   return { problems, fired };
 }
 
 /** Every outbox row the relay marked sent is in its run's log: an acknowledged observation was not lost. */
-async function lostObservations(cluster: Cluster, runIds: readonly string[], logs: Map<string, readonly RunEvent[]>): Promise<{ problems: string[]; checked: number }> {
+async function lostObservations(
+  cluster: Cluster,
+  runIds: readonly string[],
+  logs: Map<string, readonly RunEvent[]>,
+): Promise<{ problems: string[]; checked: number }> {
   const rows = await cluster.sql<{ run_id: string; msg_id: string }[]>`
     select run_id, msg_id from outbox where sent_at is not null and run_id in ${cluster.sql(runIds as string[])}`;
   const problems: string[] = [];
   for (const row of rows) {
     const ids = new Set((logs.get(row.run_id) ?? []).map((e) => e.meta.id));
-    if (!ids.has(row.msg_id)) problems.push(`${row.run_id}: observation ${row.msg_id} marked sent is not in the log`);
+    if (!ids.has(row.msg_id))
+      problems.push(`${row.run_id}: observation ${row.msg_id} marked sent is not in the log`);
   }
   return { problems, checked: rows.length };
 }
@@ -130,7 +147,8 @@ export async function checkLogs(cluster: Cluster, runIds: readonly string[]): Pr
   for (const runId of runIds) {
     const log = await store.read(runId);
     logs.set(runId, log);
-    if (log[0]?.type !== 'run_requested') problems.push(`${runId}: the log does not start with run_requested`);
+    if (log[0]?.type !== 'run_requested')
+      problems.push(`${runId}: the log does not start with run_requested`);
     problems.push(...orderProblems(runId, log));
     const timers = await timerProblems(cluster, runId, log);
     problems.push(...timers.problems);

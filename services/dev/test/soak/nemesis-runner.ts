@@ -179,11 +179,16 @@ export async function runNemesisSoak(options: NemesisSoakOptions): Promise<Nemes
       if (round >= options.rounds && (options.minutes === undefined || overTime)) break;
       const nemesis = options.nemeses[round % options.nemeses.length] as NemesisName;
       const failure = await runRound(ctx, nemesis, round, options, figures, asks);
-      if (failure) return { ok: false, figures: done(figures, started), explanation: [failure, ...lines].join('\n') };
+      if (failure)
+        return { ok: false, figures: done(figures, started), explanation: [failure, ...lines].join('\n') };
     }
     return { ok: true, figures: done(figures, started), explanation: '' };
   } catch (err) {
-    return { ok: false, figures: done(figures, started), explanation: [String((err as Error).stack ?? err), ...lines].join('\n') };
+    return {
+      ok: false,
+      figures: done(figures, started),
+      explanation: [String((err as Error).stack ?? err), ...lines].join('\n'),
+    };
   } finally {
     await clock?.set(0).catch(() => undefined);
     await cluster?.close();
@@ -280,6 +285,8 @@ async function runRound(
 
 /** The runs the schedule started, from the log's subjects (`sch-<id>-<tick seconds>`). */
 async function scheduleRunIds(cluster: Cluster): Promise<string[]> {
-  const info = await cluster.jsm.streams.info(STREAMS.runs, { subjects_filter: `dura.run.sch-${SCHEDULE}-*` });
-  return Object.keys(info.state.subjects ?? {}).map((subject) => subject.slice('dura.run.'.length));
+  const info = await cluster.jsm.streams.info(STREAMS.runs, { subjects_filter: 'dura.run.*' });
+  return Object.keys(info.state.subjects ?? {})
+    .map((subject) => subject.slice('dura.run.'.length))
+    .filter((runId) => runId.startsWith(`sch-${SCHEDULE}-`));
 }

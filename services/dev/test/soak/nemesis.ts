@@ -120,7 +120,10 @@ export const INJECT: Record<NemesisName, (ctx: NemesisContext) => Promise<number
 
 /** `pause,slow` → the names, `all` → every nemesis; throws naming what it does not know. */
 export function parseNemeses(list: string): NemesisName[] {
-  const names = list.split(',').map((name) => name.trim()).filter(Boolean);
+  const names = list
+    .split(',')
+    .map((name) => name.trim())
+    .filter(Boolean);
   if (names.includes('all')) return [...NEMESES];
   const unknown = names.filter((name) => !(NEMESES as readonly string[]).includes(name));
   if (unknown.length > 0 || names.length === 0)
