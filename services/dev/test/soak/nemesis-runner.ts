@@ -211,7 +211,8 @@ async function runRound(
   figures: NemesisFigures,
   asks: readonly ModelAsk[],
 ): Promise<string | undefined> {
-  const { cluster, say } = ctx;
+  const { cluster } = ctx;
+  const say = (line: string) => ctx.say(line);
   const client = createDuraClient(cluster);
   const prefix = `${nemesis}-${round}`;
   const runIds: string[] = [];
