@@ -36,6 +36,11 @@ export interface DecideInput {
   /** Streams text deltas while the model answers (to `dura.run.<id>.live`); never part of the record. */
   live?: (delta: string) => void;
   /**
+   * Aborts the model call when its answer is no longer wanted (another replica recorded the decision this
+   * call would make): no further attempt is made.
+   */
+  signal?: AbortSignal;
+  /**
    * The run's budgets, asked before each model call a code agent makes (`call`: its worst case; `answered`:
    * what the step's earlier answers spent, not recorded yet). The planner applies the JSON agents' rule.
    */

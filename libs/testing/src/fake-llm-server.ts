@@ -40,6 +40,8 @@ export interface FakeLlmRequest {
   body: any;
   /** Lower-case header names. */
   headers: Record<string, string>;
+  /** When it arrived (Date.now of the test process). */
+  receivedAt: number;
 }
 
 export interface FakeLlmServer extends AsyncDisposable {
@@ -83,7 +85,7 @@ export async function startFakeLlmServer(options: StartFakeLlmServerOptions): Pr
     } catch {
       return sendJson(res, 400, errorBody(provider, 'the request body is not JSON'));
     }
-    const request: FakeLlmRequest = { body, headers: flatHeaders(req) };
+    const request: FakeLlmRequest = { body, headers: flatHeaders(req), receivedAt: Date.now() };
     const index = requests.push(request) - 1;
     const reply = await options.respond({ ...request, index });
     if (reply.delayMs) await sleep(reply.delayMs, timers);

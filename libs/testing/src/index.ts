@@ -34,3 +34,10 @@ export {
   type NodeStreamState,
   type StartNatsClusterOptions,
 } from './nats-cluster';
+export {
+  createClockControl,
+  mountLimitedDisk,
+  pauseProcess,
+  type ClockControl,
+  type LimitedDisk,
+} from './nemesis';

@@ -43,11 +43,13 @@ export function findNatsServerBinary(): string {
 
 export async function startLocalNatsServer(opts: StartNatsServerOptions): Promise<NatsServerHandle> {
   const bin = findNatsServerBinary();
-  const storeDir = await mkdtemp(join(tmpdir(), 'dura-nats-'));
-  const forgetDir = onProcessExit(() => rmSync(storeDir, { recursive: true, force: true }));
+  const storeDir = opts.storeDir ?? (await mkdtemp(join(tmpdir(), 'dura-nats-')));
+  const forgetDir = opts.storeDir
+    ? () => undefined
+    : onProcessExit(() => rmSync(storeDir, { recursive: true, force: true }));
   const removeStore = async () => {
     forgetDir();
-    await rm(storeDir, { recursive: true, force: true });
+    if (!opts.storeDir) await rm(storeDir, { recursive: true, force: true });
   };
   let port = opts.port ?? 0;
   let proc: ManagedProcess | undefined;

@@ -3,6 +3,8 @@ export interface StartNatsServerOptions {
   /** JetStream max_file_store, e.g. "64MB"; nats-server 2.9 has no flag for it, so it goes in a config file. */
   jetStreamMaxFileStore?: string;
   extraArgs?: string[];
+  /** The JetStream store directory, owned by the caller (e.g. on a small mount); default a fresh temp dir. */
+  storeDir?: string;
 }
 
 /** The config file body that sets limits nats-server only accepts from a config file. */

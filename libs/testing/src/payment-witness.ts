@@ -36,11 +36,20 @@ export interface PaymentWitness extends AsyncDisposable {
    * clock. Answers already held are released together; `close()` releases them too.
    */
   holdAnswers(): () => void;
+  /**
+   * A provider having a bad moment, until the returned function heals it: `failNext` POSTs answer `status`
+   * (default 503) without charging (a burst of 5xx); with `lateMs`, every first answer is held back that
+   * long after the charge (longer than the caller's timeout: it gave up, and the effect happened anyway).
+   */
+  misbehave(faults: { failNext?: number; status?: number; lateMs?: number }): () => void;
+  /** POSTs answered with an injected failure, for `key` (counted in `requests` too). */
+  refused(key: string): number;
   close(): Promise<void>;
 }
 
 interface KeyRecord {
   requests: number;
+  refused: number;
   lookups: number;
   authorizations: string[];
   charge?: WitnessCharge;
@@ -74,11 +83,12 @@ export async function startPaymentWitness(): Promise<PaymentWitness> {
   let inFlight = 0;
   let maxConcurrent = 0;
   let held: { promise: Promise<void>; release: () => void } | undefined;
+  let faults: { failNext: number; status: number; lateMs: number } | undefined;
 
   const recordFor = (key: string): KeyRecord => {
     let record = records.get(key);
     if (!record) {
-      record = { requests: 0, lookups: 0, authorizations: [] };
+      record = { requests: 0, refused: 0, lookups: 0, authorizations: [] };
       records.set(key, record);
     }
     return record;
@@ -93,7 +103,12 @@ export async function startPaymentWitness(): Promise<PaymentWitness> {
     const authorization = req.headers.authorization;
     if (authorization !== undefined) record.authorizations.push(authorization);
     const amount = parseAmount(await readBody(req));
-    const delayMs = parseDelay(url.searchParams.get('delayMs'));
+    if (faults && faults.failNext > 0) {
+      faults.failNext -= 1;
+      record.refused += 1;
+      throw new HttpProblem(faults.status, `injected failure ${faults.status} (nothing charged)`);
+    }
+    const delayMs = Math.max(parseDelay(url.searchParams.get('delayMs')), faults?.lateMs ?? 0);
     if (record.charge && record.charge.amount !== amount)
       throw new HttpProblem(
         422,
@@ -192,6 +207,18 @@ export async function startPaymentWitness(): Promise<PaymentWitness> {
       }
       return held.release;
     },
+    misbehave: (wanted) => {
+      const current = {
+        failNext: wanted.failNext ?? 0,
+        status: wanted.status ?? 503,
+        lateMs: wanted.lateMs ?? 0,
+      };
+      faults = current;
+      return () => {
+        if (faults === current) faults = undefined;
+      };
+    },
+    refused: (key) => records.get(key)?.refused ?? 0,
     close,
     [Symbol.asyncDispose]: close,
   };

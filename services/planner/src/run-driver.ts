@@ -63,6 +63,8 @@ import { trustedSnapshot } from './snapshot-resume';
 import { createSnapshotStore, type SnapshotStore } from './snapshot-store';
 import { createSnapshotWriter } from './snapshot-writer';
 import { reportToParent } from './parent-report';
+import { watchSuperseded } from './superseded-watch';
+import { relativeDelayMs } from './timer-delay';
 
 export interface RunDriverDeps {
   store: EventStore;
@@ -502,6 +504,7 @@ export function createRunDriver(deps: RunDriverDeps) {
     const trace = traceparentOf();
     await Promise.all([
       ...timers.map((wait) => {
+        const delayMs = relativeDelayMs(run.state, wait);
         const task: TimerTask = {
           v: TASK_VERSION,
           runId,
@@ -510,6 +513,7 @@ export function createRunDriver(deps: RunDriverDeps) {
           causationId: run.lastEventId ?? runId,
           correlationId,
           ...(trace ? { trace } : {}),
+          ...(delayMs === undefined ? {} : { delayMs }),
         };
         return deps.js.publish(SUBJECTS.timerTask, JSON.stringify(task), {
           msgID: timerTaskMsgId(runId, wait.waitId),
@@ -585,7 +589,20 @@ export function createRunDriver(deps: RunDriverDeps) {
       { kind: SpanKind.CLIENT, attributes: { [GEN_AI_ATTRS.operationName]: 'chat' } },
       async (span) => {
         const live = liveFor(request.runId, state.decisions);
-        const turn = await deps.model.decide({ state, request, live });
+        const watch = watchSuperseded(deps.store, request.runId, state.lastSeq);
+        let turn: ModelTurn;
+        try {
+          turn = await deps.model.decide({ state, request, live, signal: watch.signal });
+        } catch (err) {
+          if (!watch.signal.aborted) throw err;
+          // Re-read and re-decided by the next delivery, which finds the other replica's decision.
+          throw new DuraError('decision_superseded', (watch.signal.reason as Error).message, {
+            retryable: true,
+            cause: err,
+          });
+        } finally {
+          watch.stop();
+        }
         span.updateName(`chat ${turn.model.id}`);
         span.setAttributes({
           [GEN_AI_ATTRS.requestModel]: turn.model.id,

@@ -24,6 +24,11 @@ export interface Finished {
    * the ledger's row is what stands.
    */
   conflict?: boolean;
+  /**
+   * The attempt finished no longer held its key: another replica took the call over meanwhile (this process
+   * stood still past its lease, say). Nothing was recorded or queued; the ledger's row is the taker's.
+   */
+  fenced?: boolean;
 }
 
 /** A call run without a claim (a `read_only` tool's): its row is inserted with its outcome, as attempt 1. */
@@ -38,6 +43,8 @@ type Outcome =
 
 interface FinishItem {
   key: string;
+  /** The attempt that holds the key's claim; unset for an unclaimed call. */
+  attempt?: number;
   outcome: Outcome;
   observation: NewEvent;
   durationMs: number;
@@ -161,16 +168,24 @@ export function createEffectLedger(
    * must publish it with `Relay.sendNow`, and relays leave it to the caller until the claim runs out.
    * Finishes that arrive while one is being written go out together (see `createGroupCommit`).
    * With `unclaimed`, the call ran without a claim: its row is inserted here, unless the key has one already,
-   * in which case nothing is recorded or queued and the result says `conflict`.
+   * in which case nothing is recorded or queued and the result says `conflict`. Otherwise `holder` is the
+   * attempt (a number, or an `Unclaimed` call) this process claimed the key for: the outcome is recorded
+   * only while the row is still that attempt's `started` row, else nothing is and the result says `fenced`.
    */
   const finish = (
     key: string,
     outcome: Outcome,
     observation: NewEvent,
     durationMs: number,
-    unclaimed?: Unclaimed,
+    holder: number | Unclaimed,
   ): Promise<Finished> =>
-    groupFinish({ key, outcome, observation, durationMs, ...(unclaimed ? { unclaimed } : {}) });
+    groupFinish({
+      key,
+      outcome,
+      observation,
+      durationMs,
+      ...(typeof holder === 'number' ? { attempt: holder } : { unclaimed: holder }),
+    });
 
   const groupFinish = createGroupCommit(finishMany, FINISH_BATCH);
 
@@ -202,6 +217,7 @@ export function createEffectLedger(
         return {
           ord,
           key: item.key,
+          attempt: item.attempt ?? null,
           unclaimed: unclaimed !== undefined,
           call_id: unclaimed?.task.callId ?? null,
           step: unclaimed?.task.step ?? null,
@@ -225,11 +241,17 @@ export function createEffectLedger(
     // A claimed key's row is updated; an unclaimed one's is inserted, unless the key has a row (`conflict`),
     // and only a row that went in queues its observation.
     const finishedAt = clock().toISOString();
-    const result = rowsOf<{ ord: number; id: string | number | null; ahead: boolean; conflict: boolean }>(
+    const result = rowsOf<{
+      ord: number;
+      id: string | number | null;
+      ahead: boolean;
+      conflict: boolean;
+      fenced: boolean;
+    }>(
       await db.execute(sql`
         with input as materialized (
           select * from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as x(
-            ord int, key text, unclaimed boolean, call_id text, step int, tool text, args text,
+            ord int, key text, attempt int, unclaimed boolean, call_id text, step int, tool text, args text,
             started_at timestamptz, status text, result text, error text, duration_ms int, run_id text,
             msg_id text, subject text, payload text)
         ), recorded as (
@@ -237,6 +259,8 @@ export function createEffectLedger(
           set status = input.status, result = input.result::jsonb, error = input.error::jsonb,
               finished_at = ${finishedAt}::timestamptz, duration_ms = input.duration_ms
           from input where ${effects.idempotencyKey} = input.key and not input.unclaimed
+            and ${effects.attempts} = input.attempt and ${effects.status} = 'started'
+          returning ${effects.idempotencyKey} as key
         ), inserted as (
           insert into ${effects} (idempotency_key, run_id, call_id, step, tool, args, status, attempts, result,
                                   error, lease_until, started_at, finished_at, duration_ms)
@@ -262,19 +286,21 @@ export function createEffectLedger(
                  case when ahead.ahead then null
                       else now() + make_interval(secs => ${fastPathLeaseMs / 1000}::float8) end
           from input join ahead on ahead.ord = input.ord
-          where not input.unclaimed or input.key in (select key from inserted)
+          where input.key in (select key from recorded) or input.key in (select key from inserted)
           order by input.run_id, input.ord
           on conflict (msg_id) do nothing
           returning id, msg_id
         )
         select ahead.ord, queued.id, ahead.ahead,
-               input.unclaimed and input.key not in (select key from inserted) as conflict
+               input.unclaimed and input.key not in (select key from inserted) as conflict,
+               not input.unclaimed and input.key not in (select key from recorded) as fenced
         from ahead join input on input.ord = ahead.ord left join queued on queued.msg_id = input.msg_id`),
     );
     const byOrd = new Map(result.map((row) => [Number(row.ord), row]));
     return items.map((item, ord) => {
       const row = byOrd.get(ord);
       if (row?.conflict) return { queued: undefined, ahead: true, conflict: true };
+      if (row?.fenced) return { queued: undefined, ahead: true, fenced: true };
       if (row?.id === null || row?.id === undefined) return { queued: undefined, ahead: true };
       const runId = item.observation.meta.runId;
       return {

@@ -234,8 +234,10 @@ export function createToolGateway(deps: GatewayDeps) {
     attempt: number,
     local?: LocalCall,
     unclaimed?: Unclaimed,
+    claimedAt?: number,
   ): Promise<boolean> {
     trace.getActiveSpan()?.setAttribute(DURA_ATTRS.attempt, attempt);
+    if (claimedAt !== undefined) assertLeaseHolds(task, claimedAt);
     // A call run in place comes from a drive that has just folded its run's log through the intent and
     // found no cancellation in it; one recorded after that reaches the call through the watcher, which aborts it.
     const outcome = await runOpened(task, tool, attempt, local === undefined);
@@ -252,9 +254,10 @@ export function createToolGateway(deps: GatewayDeps) {
         { status: 'succeeded', result: outcome.result },
         await completed(task, outcome.result, attempt, outcome.durationMs, now),
         outcome.durationMs,
-        unclaimed,
+        unclaimed ?? attempt,
       );
       if (finished.conflict) return false;
+      if (finished.fenced) return fencedOut(task, attempt);
       failpoint('gateway.after-commit');
       await deliver(finished, local);
       return true;
@@ -272,9 +275,10 @@ export function createToolGateway(deps: GatewayDeps) {
         { status: retry ? 'retry' : 'failed', error },
         failedEvent(task, error, attempt, retry, now, failRun),
         outcome.durationMs,
-        unclaimed,
+        unclaimed ?? attempt,
       );
       if (finished.conflict) return false;
+      if (finished.fenced) return fencedOut(task, attempt);
       await deliver(finished, local);
       if (retry) {
         retries.add(1, { operation: 'tool_call' });
@@ -286,6 +290,33 @@ export function createToolGateway(deps: GatewayDeps) {
       }
       return true;
     }
+  }
+
+  /**
+   * A claim's lease covers the tool's timeout plus the margin, counted from the claim: an effect started later
+   * than the margin after it could still run when the lease ran out and another replica took the call over
+   * (this process stood still: a pause, a stop-the-world, a swapped-out host). It is not started; the task
+   * comes again and the call is settled by whoever holds it then. Monotonic time: wall clock steps do not count.
+   */
+  function assertLeaseHolds(task: ToolTask, claimedAt: number): void {
+    const idleMs = performance.now() - claimedAt;
+    const marginMs = deps.leaseMarginMs ?? DEFAULT_LEASE_MARGIN_MS;
+    if (idleMs <= marginMs) return;
+    throw new RetryLater(
+      `the claim on ${task.idempotencyKey} was made ${Math.round(idleMs)} ms ago, more than the lease margin (${marginMs} ms): its effect is not started, another replica may hold the call by now`,
+      0,
+    );
+  }
+
+  /**
+   * An attempt that lost its key before it finished (another replica took the call over, or a database crash
+   * lost an unflushed claim): its outcome is dropped, and the task comes again to be settled by the ledger.
+   */
+  function fencedOut(task: ToolTask, attempt: number): never {
+    throw new RetryLater(
+      `attempt ${attempt} of ${task.idempotencyKey} no longer held its claim when it finished; its outcome is dropped and the ledger settles the call`,
+      0,
+    );
   }
 
   /**
@@ -396,6 +427,7 @@ export function createToolGateway(deps: GatewayDeps) {
         { status: 'succeeded', result },
         await completed(task, result, row.attempts, 0, now),
         0,
+        row.attempts,
       );
     } else if (status.state === 'failed') {
       finished = await ledger.finish(
@@ -403,13 +435,15 @@ export function createToolGateway(deps: GatewayDeps) {
         { status: 'failed', error: status.error },
         failedEvent(task, status.error, row.attempts, false, now),
         0,
+        row.attempts,
       );
     } else if (mayRunAgain(tool.safety)) {
+      const claimedAt = performance.now();
       const attempt = await ledger.reclaim(task.idempotencyKey, leaseFor(tool));
       // Another replica took the attempt over first (or finished it): its verdict is waited for.
       if (attempt === undefined) return claimAndRun(task, tool, local, false);
       deps.log.warn('re-running an interrupted idempotent call', { key: task.idempotencyKey, attempt });
-      await execute(task, tool, attempt, local);
+      await execute(task, tool, attempt, local, undefined, claimedAt);
       return;
     } else {
       const error = {
@@ -421,6 +455,7 @@ export function createToolGateway(deps: GatewayDeps) {
         { status: 'failed', error },
         failedEvent(task, error, row.attempts, false, now),
         0,
+        row.attempts,
       );
     }
     await deliver(finished, local);
@@ -520,11 +555,12 @@ export function createToolGateway(deps: GatewayDeps) {
     // A tool with a status check is settled by asking it after a crash, never by running it again: its claim
     // must survive a database crash too. Only a tool that may run again without one may lose its claim.
     const durable = !mayRunAgain(tool.safety) || tool.status !== undefined;
+    const claimedAt = performance.now();
     const claim = await ledger.claim(task, leaseFor(tool), { durable });
     trace.getActiveSpan()?.setAttribute(DURA_ATTRS.deduped, claim.kind === 'finished');
     switch (claim.kind) {
       case 'claimed':
-        await execute(task, tool, claim.attempt, local);
+        await execute(task, tool, claim.attempt, local, undefined, claimedAt);
         return;
       case 'finished':
         deduplicated.add(1, { tool: task.tool });

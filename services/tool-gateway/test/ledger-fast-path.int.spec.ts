@@ -41,6 +41,7 @@ describe('finish and the fast path', () => {
       { status: 'succeeded', result: { n: 1 } },
       completedEvent(first, { n: 1 }, 1, 1, clock()),
       1,
+      1,
     );
     expect(one.ahead).toBe(false);
     // The first row is unsent: without `inLog` it is ahead of the second; published (in the log), it is not.
@@ -49,6 +50,7 @@ describe('finish and the fast path', () => {
       second.idempotencyKey,
       { status: 'succeeded', result: { n: 2 } },
       completedEvent(second, { n: 2 }, 1, 1, clock()),
+      1,
       1,
     );
     expect(two.ahead).toBe(false);
@@ -61,6 +63,7 @@ describe('finish and the fast path', () => {
       third.idempotencyKey,
       { status: 'succeeded', result: { n: 3 } },
       completedEvent(third, { n: 3 }, 1, 1, clock()),
+      1,
       1,
     );
     expect(three.ahead, 'the second row is unsent and not known to be in the log').toBe(true);
@@ -76,6 +79,7 @@ describe('finish and the fast path', () => {
       { status: 'succeeded', result: { n: 1 } },
       observation,
       3,
+      1,
     );
     expect(finished.ahead).toBe(false);
     expect(finished.queued).toMatchObject({
@@ -97,6 +101,7 @@ describe('finish and the fast path', () => {
       { status: 'succeeded', result: { n: 1 } },
       observation,
       3,
+      1,
     );
     expect(again.queued).toBeUndefined();
     expect(await outboxRows(conn.db, 'fast-1')).toHaveLength(1);
@@ -112,6 +117,7 @@ describe('finish and the fast path', () => {
       { status: 'succeeded', result: 1 },
       completedEvent(first, 1, 1, 0, clock()),
       0,
+      1,
     );
     expect(one.ahead).toBe(false);
     const error = { code: 'boom', message: 'no' };
@@ -120,6 +126,7 @@ describe('finish and the fast path', () => {
       { status: 'failed', error },
       completedEvent(second, 2, 1, 0, clock()),
       0,
+      1,
     );
     expect(two.queued).toBeDefined();
     expect(two.ahead).toBe(true);
@@ -146,6 +153,7 @@ describe('finish and the fast path', () => {
           { status: 'succeeded', result: i },
           completedEvent(task, i, 1, 0, clock()),
           i,
+          1,
         ),
       ),
     );
@@ -200,6 +208,7 @@ describe('finish and the fast path', () => {
       { status: 'succeeded', result: { n: 3 } },
       observation,
       0,
+      1,
     );
     await relay.sendNow(finished.queued!);
     await relay.marked();

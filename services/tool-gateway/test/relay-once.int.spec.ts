@@ -140,6 +140,7 @@ describe('an observation is published once', () => {
         { status: 'succeeded', result: 1 },
         completedEvent(first, 1, 1, 0, new Date()),
         0,
+        1,
       );
       expect(one.ahead).toBe(false);
       // The second row queues behind it, unclaimed: the relay must not let it overtake the first.
@@ -148,6 +149,7 @@ describe('an observation is published once', () => {
         { status: 'succeeded', result: 2 },
         completedEvent(second, 2, 1, 0, new Date()),
         0,
+        1,
       );
       expect(two.ahead).toBe(true);
       relay.wake();

@@ -217,7 +217,7 @@ export function createAgentModel(deps: AgentModelDeps): Model {
       };
     },
 
-    async decide({ state, request, live }: DecideInput): Promise<ModelTurn> {
+    async decide({ state, request, live, signal }: DecideInput): Promise<ModelTurn> {
       const agent = agentOf(state);
       const settings = agent.model;
       if (settings.provider === 'scripted') {
@@ -243,6 +243,7 @@ export function createAgentModel(deps: AgentModelDeps): Model {
         maxTokens: settings.maxTokens,
         ...(settings.temperature === undefined ? {} : { temperature: settings.temperature }),
         ...(live ? { onDelta: live } : {}),
+        ...(signal ? { signal } : {}),
       });
       const decision = await toDecision(state, agent, response.toolCalls, response.content);
       return {

@@ -47,7 +47,7 @@ export function createCodeModelAnswer(deps: CodeModelAnswerDeps = {}): CodeModel
   }
 
   return {
-    async answer(request, { live }, agent) {
+    async answer(request, { live, signal }, agent) {
       const settings = agent.model;
       if (!settings)
         throw new DuraError(
@@ -61,6 +61,7 @@ export function createCodeModelAnswer(deps: CodeModelAnswerDeps = {}): CodeModel
         maxTokens: request.maxTokens,
         ...(typeof request.temperature === 'number' ? { temperature: request.temperature } : {}),
         ...(live ? { onDelta: live } : {}),
+        ...(signal ? { signal } : {}),
       });
       return {
         content: response.content ?? '',

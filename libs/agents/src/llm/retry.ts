@@ -1,4 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
+import { DuraError } from '@dura/contracts';
 import { AttemptFailure, abortedError, finalError, type CallTarget } from './errors';
 import type { ProviderSettings } from './types';
 
@@ -71,6 +72,7 @@ export async function withRetries<T>(
     if (signal?.aborted) throw abortedError(target, signal);
     attempts += 1;
     let failure: AttemptFailure;
+    const began = performance.now();
     try {
       return await attempt();
     } catch (err) {
@@ -78,6 +80,7 @@ export async function withRetries<T>(
       if (!(err instanceof AttemptFailure)) throw err;
       failure = err;
     }
+    assertNotStalled(target, performance.now() - began, settings.timeoutMs, attempts);
     if (failure.kind === 'rejected' || attempts >= settings.maxAttempts)
       throw finalError(target, failure, attempts);
     const wait = failure.retryAfterMs ?? backoffMs(attempts, settings);
@@ -91,11 +94,31 @@ export async function withRetries<T>(
         ),
         attempts,
       );
+    const slept = performance.now();
     try {
       await settings.sleep(wait, signal);
     } catch (err) {
       if (signal?.aborted) throw abortedError(target, signal);
       throw err;
     }
+    assertNotStalled(target, performance.now() - slept, wait, attempts);
   }
+}
+
+/** How much longer than its limit an attempt (or a backoff sleep) may take before the process counts as stalled. */
+const STALL_GRACE_MS = 2_000;
+
+/**
+ * An attempt that took far longer than its own limit, or a backoff sleep that overslept, means this process
+ * stood still (a pause, a stop-the-world, a swapped-out host): the message that drives the call has likely
+ * gone to another replica meanwhile, which may have recorded an answer already. Asking again would ask a
+ * recorded question, so the call ends with a retryable error and the driving message settles it.
+ */
+function assertNotStalled(target: CallTarget, tookMs: number, limitMs: number, attempts: number): void {
+  if (tookMs <= limitMs + STALL_GRACE_MS) return;
+  throw new DuraError(
+    'model_call_stalled',
+    `the ${target.provider} call for model "${target.model}" stood still: attempt ${attempts} or the wait after it took ${Math.round(tookMs)} ms of at most ${limitMs} ms, so this process was paused; it asks no more and the next delivery of the run's message settles the call`,
+    { retryable: true },
+  );
 }

@@ -42,6 +42,10 @@ export interface ClusterOptions {
   workers?: number;
   /** Extra environment for every service. */
   env?: Record<string, string>;
+  /** Extra environment for one replica, by its label (`planner-1`, ...): a fake clock, say. */
+  envFor?: (label: string) => Record<string, string>;
+  /** The nats-server's JetStream store directory (default a fresh temp dir): a small mount, say. */
+  natsStoreDir?: string;
 }
 
 export interface Cluster extends AsyncDisposable {
@@ -74,7 +78,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     cleanups.length = 0;
   };
   try {
-    const nats = await startNatsServer();
+    const nats = await startNatsServer(options.natsStoreDir ? { storeDir: options.natsStoreDir } : {});
     cleanups.push(() => nats[Symbol.asyncDispose]());
     const pg = await startPrivatePostgres();
     cleanups.push(() => pg[Symbol.asyncDispose]());
@@ -109,7 +113,10 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     const slots: ServiceSlot[] = [];
     cleanups.push(() => Promise.allSettled(slots.map((slot) => slot.stop())));
     for (const [name, count] of plan)
-      for (let i = 1; i <= count; i += 1) slots.push(superviseService(name, `${name}-${i}`, () => env));
+      for (let i = 1; i <= count; i += 1) {
+        const label = `${name}-${i}`;
+        slots.push(superviseService(name, label, () => ({ ...env, ...options.envFor?.(label) })));
+      }
 
     const cluster: Cluster = {
       nats,

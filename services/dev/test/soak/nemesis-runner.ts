@@ -1,0 +1,293 @@
+// The nemesis soak: rounds of runs (scripted charge plans, code agents sleeping on timers, code agents asking a
+// model) on two planners, two gateways, a worker and a projector, each round with one nemesis injected while
+// its runs are in flight and healed before they are checked. After each round every run must have ended,
+// completed, and pass verifyRuns and the log checks. Used by nemesis-short.e2e.spec.ts and `npm run soak`.
+import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createDuraClient } from '@dura/client';
+import { STREAMS, type RunEvent } from '@dura/contracts';
+import {
+  createClockControl,
+  mountLimitedDisk,
+  startFakeLlmServer,
+  type ClockControl,
+  type FakeLlmServer,
+  type LimitedDisk,
+} from '@dura/testing';
+import { NEMESIS_JUDGE, NEMESIS_PLAN } from '../fixtures/nemesis-agents';
+import { startCluster, type Cluster } from './cluster';
+import { checkLogs, modelAskProblems, type ModelAsk } from './log-checks';
+import { CLOCKED, INJECT, type ModelFaults, type NemesisContext, type NemesisName } from './nemesis';
+import { explain, verifyRuns } from './verify';
+import { chargePlan, waitForRunsToEnd } from './workload';
+
+const AGENTS = fileURLToPath(new URL('../fixtures/nemesis-agents.ts', import.meta.url));
+const SCHEDULE = 'nemesis_tick';
+
+export interface NemesisSoakOptions {
+  nemeses: readonly NemesisName[];
+  /** Rounds to run (one nemesis each, in turn); with `minutes`, rounds go on until that long has passed. */
+  rounds: number;
+  minutes?: number;
+  /** Per round: scripted charge plans of `steps` steps, sleeping agents, model-asking agents. */
+  plans: number;
+  steps: number;
+  sleepers: number;
+  thinkers: number;
+  /** How long the witness holds back each answer, so calls are in flight when the nemesis strikes. */
+  delayMs: number;
+  /** How long a round's runs may take to end after the nemesis healed. */
+  settleMs: number;
+  /** Size of the tmpfs the nats-server stores JetStream on (the disk nemesis fills it). */
+  diskMb: number;
+  progress?: (line: string) => void;
+}
+
+export interface NemesisFigures {
+  rounds: number;
+  runs: number;
+  completed: number;
+  faults: Partial<Record<NemesisName, number>>;
+  effects: number;
+  keys: number;
+  duplicates: number;
+  lost: number;
+  reexecutions: number;
+  modelAsks: number;
+  modelAnswersRecorded: number;
+  /**
+   * Asks of a recorded prompt that arrived after it was recorded: retries of a replica that asked side by side
+   * (within 2 s), or, in pause rounds only, a request a paused process decided on before the pause. Their
+   * answers are refused at append, never recorded.
+   */
+  lateModelAsks: number;
+  timersFired: number;
+  scheduleRuns: number;
+  wallMs: number;
+}
+
+export interface NemesisReport {
+  ok: boolean;
+  figures: NemesisFigures;
+  explanation: string;
+}
+
+export const SHORT_NEMESIS: Omit<NemesisSoakOptions, 'nemeses'> = {
+  rounds: 1,
+  plans: 4,
+  steps: 4,
+  sleepers: 2,
+  thinkers: 2,
+  delayMs: 300,
+  settleMs: 90_000,
+  diskMb: 128,
+};
+
+/**
+ * The prompts whose answers a thought records, known by the answers the fake model gives them: a code agent's
+ * thought carries its step's model answers in a journal (`{"entries":[{"k":"model","a":{"content"}}]}`).
+ */
+function promptsOfThought(thought: RunEvent & { type: 'thought' }): string[] {
+  let entries: unknown;
+  try {
+    entries = (JSON.parse(thought.data.content ?? '') as { entries?: unknown }).entries;
+  } catch {
+    return [];
+  }
+  if (!Array.isArray(entries)) return [];
+  return entries.flatMap((entry: { k?: unknown; a?: { content?: unknown } }) => {
+    if (entry.k !== 'model') return [];
+    if (entry.a?.content === JSON.stringify(NEMESIS_PLAN)) return ['plan'];
+    if (entry.a?.content === String(NEMESIS_JUDGE)) return ['judge'];
+    return [];
+  });
+}
+
+function lastUserText(body: unknown): string {
+  const messages = (body as { messages?: { role: string; content?: unknown }[] }).messages ?? [];
+  const user = messages.filter((m) => m.role === 'user').at(-1);
+  return typeof user?.content === 'string' ? user.content : '';
+}
+
+/** A fake OpenAI-compatible provider whose mood `faults` sets; every request is noted in `asks`. */
+function startModel(faults: ModelFaults, asks: ModelAsk[]): Promise<FakeLlmServer> {
+  return startFakeLlmServer({
+    provider: 'openai',
+    respond: ({ body, receivedAt }) => {
+      const [prompt = '', runId = ''] = lastUserText(body).split(' ');
+      asks.push({ runId, prompt, at: receivedAt });
+      if (faults.failNext > 0) {
+        faults.failNext -= 1;
+        return { kind: 'status', status: 503 };
+      }
+      const content = prompt === 'plan' ? JSON.stringify(NEMESIS_PLAN) : String(NEMESIS_JUDGE);
+      return { kind: 'message', content, ...(faults.lateMs > 0 ? { delayMs: faults.lateMs } : {}) };
+    },
+  });
+}
+
+/** Starts the deployment on a fake clock and a small disk, runs the rounds, checks each; tears all down. */
+export async function runNemesisSoak(options: NemesisSoakOptions): Promise<NemesisReport> {
+  const started = Date.now();
+  const lines: string[] = [];
+  const say = (line: string) => {
+    const stamped = `[nemesis +${((Date.now() - started) / 1000).toFixed(1)}s] ${line}`;
+    lines.push(stamped);
+    options.progress?.(stamped);
+  };
+  const figures: NemesisFigures = {
+    rounds: 0,
+    runs: 0,
+    completed: 0,
+    faults: {},
+    effects: 0,
+    keys: 0,
+    duplicates: 0,
+    lost: 0,
+    reexecutions: 0,
+    modelAsks: 0,
+    modelAnswersRecorded: 0,
+    lateModelAsks: 0,
+    timersFired: 0,
+    scheduleRuns: 0,
+    wallMs: 0,
+  };
+  const modelFaults: ModelFaults = { failNext: 0, lateMs: 0 };
+  const asks: ModelAsk[] = [];
+  let clock: ClockControl | undefined;
+  let disk: LimitedDisk | undefined;
+  let model: FakeLlmServer | undefined;
+  let cluster: Cluster | undefined;
+  try {
+    clock = await createClockControl();
+    disk = await mountLimitedDisk(options.diskMb);
+    model = await startModel(modelFaults, asks);
+    const clockEnv = clock.env;
+    cluster = await startCluster({
+      planners: 2,
+      gateways: 2,
+      workers: 1,
+      natsStoreDir: disk.dir,
+      // Attempts enough for a call to outlast the slow nemesis: a late answer and a burst of six 5xx.
+      env: { DURA_AGENTS: AGENTS, NEMESIS_MODEL_URL: model.url, GATEWAY_MAX_ATTEMPTS: '8' },
+      envFor: (label) => (CLOCKED.has(label) ? clockEnv : {}),
+    });
+    say(`cluster ready: ${cluster.slots.map((slot) => slot.label).join(', ')}`);
+    const ctx: NemesisContext = { cluster, clock, disk, model: modelFaults, say };
+    for (let round = 0; ; round += 1) {
+      const overTime = options.minutes !== undefined && Date.now() - started > options.minutes * 60_000;
+      if (round >= options.rounds && (options.minutes === undefined || overTime)) break;
+      const nemesis = options.nemeses[round % options.nemeses.length] as NemesisName;
+      const failure = await runRound(ctx, nemesis, round, options, figures, asks);
+      if (failure)
+        return { ok: false, figures: done(figures, started), explanation: [failure, ...lines].join('\n') };
+    }
+    return { ok: true, figures: done(figures, started), explanation: '' };
+  } catch (err) {
+    return {
+      ok: false,
+      figures: done(figures, started),
+      explanation: [String((err as Error).stack ?? err), ...lines].join('\n'),
+    };
+  } finally {
+    await clock?.set(0).catch(() => undefined);
+    await cluster?.close();
+    await model?.close();
+    await disk?.close();
+    await clock?.close();
+  }
+}
+
+function done(figures: NemesisFigures, started: number): NemesisFigures {
+  return { ...figures, wallMs: Date.now() - started };
+}
+
+/** One round: submit, strike while calls are in flight, heal, wait for every run to end, check. */
+async function runRound(
+  ctx: NemesisContext,
+  nemesis: NemesisName,
+  round: number,
+  options: NemesisSoakOptions,
+  figures: NemesisFigures,
+  asks: readonly ModelAsk[],
+): Promise<string | undefined> {
+  const { cluster } = ctx;
+  const say = (line: string) => ctx.say(line);
+  const client = createDuraClient(cluster);
+  const prefix = `${nemesis}-${round}`;
+  const runIds: string[] = [];
+  const submit = async (runId: string, request: Parameters<typeof client.submitRun>[0]) => {
+    await client.submitRun(request);
+    runIds.push(runId);
+  };
+  const effectsBefore = cluster.witness.totals().effects;
+  for (let i = 0; i < options.plans; i += 1) {
+    const runId = `${prefix}-p${i}`;
+    await submit(runId, chargePlan(runId, options.steps, options.delayMs));
+  }
+  for (let i = 0; i < options.sleepers; i += 1) {
+    const runId = `${prefix}-s${i}`;
+    await submit(runId, { runId, agent: { kind: 'agent', name: 'nemesis-sleeper' }, input: null });
+  }
+  for (let i = 0; i < options.thinkers; i += 1) {
+    const runId = `${prefix}-t${i}`;
+    await submit(runId, { runId, agent: { kind: 'agent', name: 'nemesis-thinker' }, input: null });
+  }
+  if (nemesis === 'clock')
+    await client.schedules.create({
+      id: SCHEDULE,
+      tenant: 'default',
+      everyMs: 2_000,
+      request: { v: 1, agent: { kind: 'scripted', steps: [] } },
+      overlap: 'allow_all',
+      catchUp: { policy: 'skip', windowMs: 60_000, graceMs: 2_000 },
+    });
+  // Strike once calls are in flight: a few charges made, most still to come.
+  for (let i = 0; i < 40 && cluster.witness.totals().effects - effectsBefore < runIds.length; i += 1)
+    await sleep(250);
+  say(`round ${round}: ${runIds.length} runs in flight, injecting ${nemesis}`);
+  const faults = await INJECT[nemesis](ctx);
+  figures.faults[nemesis] = (figures.faults[nemesis] ?? 0) + faults;
+  if (nemesis === 'clock') {
+    await client.schedules.pause(SCHEDULE);
+    const scheduled = await scheduleRunIds(cluster);
+    figures.scheduleRuns = scheduled.length;
+    runIds.push(...scheduled.filter((runId) => !runIds.includes(runId)));
+  }
+  await cluster.ready(options.settleMs);
+  const open = await waitForRunsToEnd(cluster, runIds, options.settleMs);
+  say(`round ${round} (${nemesis}) healed: ${runIds.length - open.length}/${runIds.length} runs ended`);
+
+  const verdict = await verifyRuns(cluster, runIds);
+  const logs = await checkLogs(cluster, runIds);
+  const models = await modelAskProblems(cluster, asks, promptsOfThought, runIds);
+  const totals = cluster.witness.totals();
+  figures.rounds += 1;
+  figures.runs += runIds.length;
+  figures.completed += verdict.completed;
+  figures.effects = totals.effects;
+  figures.keys = totals.keys;
+  figures.duplicates += verdict.duplicates;
+  figures.lost += logs.problems.filter((problem) => problem.includes('not in the log')).length;
+  figures.reexecutions += verdict.reexecutions;
+  figures.modelAsks += models.asked;
+  figures.modelAnswersRecorded += models.recorded;
+  figures.timersFired += logs.timersFired;
+  // A paused process may send a request it decided on before the pause; nowhere else is a late ask allowed.
+  figures.lateModelAsks += models.racing + (nemesis === 'pause' ? models.problems.length : 0);
+  const problems = [...verdict.problems, ...logs.problems, ...(nemesis === 'pause' ? [] : models.problems)];
+  if (open.length === 0 && verdict.completed === runIds.length && problems.length === 0) return undefined;
+  return [
+    `round ${round} (${nemesis}) failed: ${open.length} runs open, ${verdict.completed}/${runIds.length} completed`,
+    ...problems.slice(0, 30).map((problem) => `  problem: ${problem}`),
+    explain(verdict, cluster.slots.map((slot) => slot.outputTail()).join('\n')),
+  ].join('\n');
+}
+
+/** The runs the schedule started, from the log's subjects (`sch-<id>-<tick seconds>`). */
+async function scheduleRunIds(cluster: Cluster): Promise<string[]> {
+  const info = await cluster.jsm.streams.info(STREAMS.runs, { subjects_filter: 'dura.run.*' });
+  return Object.keys(info.state.subjects ?? {})
+    .map((subject) => subject.slice('dura.run.'.length))
+    .filter((runId) => runId.startsWith(`sch-${SCHEDULE}-`));
+}

@@ -1,0 +1,132 @@
+// The faults of the nemesis soak, each injected while runs are in flight and healed before it returns:
+// pause (SIGSTOP past the ack wait and the claim lease), slow (the model provider and the payment API hang,
+// answer after the caller gave up, fail in bursts), clock (a service's wall clock jumps minutes forward and
+// back), disk (the broker's store fills up, then is freed).
+import { setTimeout as sleep } from 'node:timers/promises';
+import { pauseProcess, type ClockControl, type LimitedDisk } from '@dura/testing';
+import type { Cluster } from './cluster';
+import type { ServiceName } from './supervisor';
+
+export const NEMESES = ['pause', 'slow', 'clock', 'disk'] as const;
+export type NemesisName = (typeof NEMESES)[number];
+
+/** The fake model provider's mood, set by the slow nemesis. */
+export interface ModelFaults {
+  /** Requests still to answer with a 503. */
+  failNext: number;
+  /** Every answer held back this long (past the agent's 1.5 s attempt limit when > 1500). */
+  lateMs: number;
+}
+
+export interface NemesisContext {
+  cluster: Cluster;
+  /** The wall clock of the replicas started on it (see `CLOCKED`). */
+  clock: ClockControl;
+  /** The small mount the nats-server stores JetStream on. */
+  disk: LimitedDisk;
+  model: ModelFaults;
+  say(line: string): void;
+}
+
+/** Replicas whose wall clock the clock nemesis moves: a planner, a gateway and the worker. */
+export const CLOCKED = new Set(['planner-2', 'tool-gateway-2', 'worker-1']);
+
+/** Longer than the services' ack wait (3 s) and a witness call's lease (3 s timeout + 1 s margin). */
+export const PAUSE_MS = 6_000;
+
+function slotOf(cluster: Cluster, name: ServiceName, index: number) {
+  const slots = cluster.slots.filter((slot) => slot.name === name && slot.current() !== undefined);
+  return slots[index % Math.max(1, slots.length)];
+}
+
+/** Pauses a planner, a gateway and a worker together, twice; returns the pauses made. */
+async function pause(ctx: NemesisContext): Promise<number> {
+  let pauses = 0;
+  for (let round = 0; round < 2; round += 1) {
+    const victims = (['planner', 'tool-gateway', 'worker'] as const)
+      .map((name) => slotOf(ctx.cluster, name, round))
+      .flatMap((slot) => (slot?.current() ? [{ label: slot.label, pid: slot.current()!.pid }] : []));
+    ctx.say(`SIGSTOP ${victims.map((v) => v.label).join(', ')} for ${PAUSE_MS} ms`);
+    const paused = await Promise.all(victims.map((victim) => pauseProcess(victim.pid, PAUSE_MS)));
+    pauses += paused.filter(Boolean).length;
+    ctx.say('SIGCONT');
+    await sleep(2_000);
+  }
+  return pauses;
+}
+
+/** The payment API and the model provider: late answers, then a burst of 5xx from each; returns the faults. */
+async function slow(ctx: NemesisContext): Promise<number> {
+  const { witness } = ctx.cluster;
+  ctx.say('payment API and model answer 5 s late (callers time out at 3 s and 1.5 s)');
+  const healLate = witness.misbehave({ lateMs: 5_000 });
+  ctx.model.lateMs = 4_000;
+  await sleep(6_000);
+  healLate();
+  ctx.model.lateMs = 0;
+  ctx.say('payment API and model answer 503 to the next 6 requests each');
+  const healBurst = witness.misbehave({ failNext: 6, status: 503 });
+  ctx.model.failNext = 6;
+  await sleep(4_000);
+  healBurst();
+  ctx.model.failNext = 0;
+  return 4;
+}
+
+/** Steps the clocked replicas' wall clock 5 minutes forward, then 5 minutes back, then home; returns steps. */
+async function clock(ctx: NemesisContext): Promise<number> {
+  const steps = [300, -300, 0];
+  for (const offset of steps) {
+    ctx.say(`wall clock of ${[...CLOCKED].join(', ')} set to real time ${offset >= 0 ? '+' : ''}${offset} s`);
+    await ctx.clock.set(offset);
+    await sleep(5_000);
+  }
+  return steps.length;
+}
+
+/** Fills the broker's store to the last byte, keeps it full, frees it; the broker restarted if it gave up. */
+async function disk(ctx: NemesisContext): Promise<number> {
+  const written = await ctx.disk.fill();
+  ctx.say(`the nats-server's store is full (${Math.round(written / 2 ** 20)} MB of ballast)`);
+  await sleep(5_000);
+  await ctx.disk.free();
+  ctx.say('store freed');
+  if (!(await jetStreamAnswers(ctx.cluster))) {
+    ctx.say('JetStream stayed disabled after the disk filled: restarting the nats-server');
+    await ctx.cluster.nats.restart();
+  }
+  return 1;
+}
+
+/** Whether JetStream takes a request within a few seconds (2.9 disables itself on a store write error). */
+async function jetStreamAnswers(cluster: Cluster): Promise<boolean> {
+  for (let i = 0; i < 10; i += 1) {
+    try {
+      await cluster.jsm.getAccountInfo();
+      return true;
+    } catch {
+      await sleep(500);
+    }
+  }
+  return false;
+}
+
+export const INJECT: Record<NemesisName, (ctx: NemesisContext) => Promise<number>> = {
+  pause,
+  slow,
+  clock,
+  disk,
+};
+
+/** `pause,slow` → the names, `all` → every nemesis; throws naming what it does not know. */
+export function parseNemeses(list: string): NemesisName[] {
+  const names = list
+    .split(',')
+    .map((name) => name.trim())
+    .filter(Boolean);
+  if (names.includes('all')) return [...NEMESES];
+  const unknown = names.filter((name) => !(NEMESES as readonly string[]).includes(name));
+  if (unknown.length > 0 || names.length === 0)
+    throw new Error(`--nemesis takes a comma-separated list of ${NEMESES.join(', ')} or all; got "${list}"`);
+  return names as NemesisName[];
+}

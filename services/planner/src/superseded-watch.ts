@@ -1,0 +1,58 @@
+import type { EventStore } from '@dura/event-store';
+
+/** Events only a deciding planner appends: one past the state a model call decides on means it was superseded. */
+const DECISIONS = new Set([
+  'thought',
+  'budget_reserved',
+  'tool_call_requested',
+  'wait_requested',
+  'run_completed',
+  'run_failed',
+  'run_cancelled',
+]);
+
+export interface SupersededWatch {
+  /** Aborts once another replica recorded a decision after `lastSeq`. */
+  readonly signal: AbortSignal;
+  stop(): void;
+}
+
+/**
+ * Watches a run's log while a model call decides on its state through `lastSeq`: when another replica records
+ * a decision meanwhile (this one was paused, or both took the run), the call is aborted instead of asking the
+ * model again and again for an answer whose append would be refused. Looks every `everyMs`: a retry that
+ * starts between a look and the other replica's record may still go out, one look at most.
+ */
+export function watchSuperseded(
+  store: Pick<EventStore, 'readTail'>,
+  runId: string,
+  lastSeq: number,
+  everyMs = 250,
+): SupersededWatch {
+  const controller = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  const look = async () => {
+    try {
+      const after = await store.readTail(runId, { fromSeq: lastSeq + 1 });
+      const decided = after.find((event) => DECISIONS.has(event.type));
+      if (decided && !stopped) {
+        controller.abort(
+          new Error(`another replica recorded ${decided.type} at #${decided.seq} of run ${runId} meanwhile`),
+        );
+        return;
+      }
+    } catch {
+      // A failed look is no verdict: the next one decides.
+    }
+    if (!stopped) timer = setTimeout(() => void look(), everyMs).unref();
+  };
+  timer = setTimeout(() => void look(), everyMs).unref();
+  return {
+    signal: controller.signal,
+    stop() {
+      stopped = true;
+      clearTimeout(timer);
+    },
+  };
+}
