@@ -59,6 +59,7 @@ export {
 export type { ApiScope, ConsoleSession, ForkBody, TokenDelta } from './console';
 export {
   EventDataSchemas,
+  CODE_JOURNAL_TAG,
   EVENT_TYPES,
   CURRENT_EVENT_VERSIONS,
   DecisionSchema,
@@ -109,12 +110,24 @@ export {
   SUBJECTS,
   BUCKETS,
   runSubject,
-  liveSubject,
+  tokensSubject,
   natsServers,
   runIdFromSubject,
   toolTaskSubject,
   deadLetterSubject,
 } from './wire-layout';
+export {
+  TokenMessageSchema,
+  TokenDiscardSchema,
+  TokenGapSchema,
+  TokenFinalSchema,
+  TokenEndSchema,
+  TOKEN_CURSOR_START,
+  parseTokenFeedEvent,
+  formatTokenCursor,
+  parseTokenCursor,
+} from './tokens';
+export type { TokenMessage, TokenFeedEvent, TokenCursor } from './tokens';
 export { DuraError, ContractViolation, CONFIG_ERROR_CODE } from './errors';
 export { formatIssues } from './format-issues';
 export { ChatMessageSchema, ChatToolCallSchema, PromptRecordSchema } from './chat';
