@@ -127,7 +127,7 @@ export {
   formatTokenCursor,
   parseTokenCursor,
 } from './tokens';
-export type { TokenMessage, TokenFeedEvent, TokenCursor } from './tokens';
+export type { LiveText, TokenMessage, TokenFeedEvent, TokenCursor } from './tokens';
 export { DuraError, ContractViolation, CONFIG_ERROR_CODE } from './errors';
 export { formatIssues } from './format-issues';
 export { ChatMessageSchema, ChatToolCallSchema, PromptRecordSchema } from './chat';

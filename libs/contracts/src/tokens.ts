@@ -97,3 +97,11 @@ export function parseTokenCursor(id: string): TokenCursor | undefined {
   if (!match) return undefined;
   return { tokens: Number(match[1]), log: Number(match[2]) };
 }
+
+/** Where a decision's model calls send their text while the model answers: for display only, never recorded. */
+export interface LiveText {
+  /** A piece of the answer of the decision's model call `call` (0 for an agent's one call; k for a code agent's k-th `ctx.model` of the step). */
+  delta(call: number, text: string): void;
+  /** The text sent so far for `call` is void: the provider is asked again and its answer starts over. */
+  restart(call: number): void;
+}

@@ -31,20 +31,20 @@ interface CallFeed {
 export interface TokenFeed {
   token(message: TokenMessage): TokenFeedEvent[];
   event(event: RunEvent): TokenFeedEvent[];
-  /** Whether the run's terminal event was taken in. */
-  readonly ended: boolean;
+  /** The run's final status once its terminal event was taken in. */
+  readonly ended: string | undefined;
 }
 
 export function createTokenFeed(runId: string): TokenFeed {
   /** Thoughts recorded so far: decisions below it are final. */
   let recorded = 0;
   let code = false;
-  let ended = false;
+  let ended: string | undefined;
   const open = new Map<string, CallFeed>();
   const keyOf = (decision: number, call: number): string => `${decision}.${call}`;
 
   function token(message: TokenMessage): TokenFeedEvent[] {
-    if (ended || message.runId !== runId || message.decision < recorded) return [];
+    if (ended !== undefined || message.runId !== runId || message.decision < recorded) return [];
     const key = keyOf(message.decision, message.call);
     const feed = open.get(key) ?? { attempt: undefined, next: 0, dropped: new Set<string>() };
     open.set(key, feed);
@@ -72,12 +72,12 @@ export function createTokenFeed(runId: string): TokenFeed {
   }
 
   function event(e: RunEvent): TokenFeedEvent[] {
-    if (ended) return [];
+    if (ended !== undefined) return [];
     if (e.type === 'run_started') code = e.data.pinned?.provider === 'code';
     if (e.type === 'thought') return recordThought(e.data);
     const status = STATUS_AFTER[e.type];
     if (status === undefined || !isTerminal(status)) return [];
-    ended = true;
+    ended = status;
     const out = dropOpen(() => true);
     out.push({ event: 'end', data: { status } });
     return out;

@@ -20,7 +20,8 @@ export interface TokenFrames {
   /** An event of the run's log. */
   event(event: RunEvent): TokenFrame[];
   readonly cursor: TokenCursor;
-  readonly ended: boolean;
+  /** The run's final status once its terminal event was taken in. */
+  readonly ended: string | undefined;
 }
 
 /**

@@ -38,3 +38,10 @@ export { createScheduleStore, openScheduleBucket, parseScheduleSpec, ScheduleErr
 export type { ScheduleStore, StoredSchedule } from './schedule-store';
 export { createTriggerStore, openTriggerBucket, TriggerError } from './trigger-store';
 export type { TriggerEntry, TriggerStore } from './trigger-store';
+export { RUN_LOG, RUN_TOKENS } from './run-reads';
+export type { PerRunStream } from './run-reads';
+export { createLiveTokens } from './live-tokens';
+export type { LiveTokensOptions } from './live-tokens';
+export { followTokenFeed } from './follow-tokens';
+export type { FollowTokensOptions, TokenFeedSources } from './follow-tokens';
+export { TOKEN_RETENTION } from './streams';
