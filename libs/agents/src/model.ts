@@ -1,5 +1,6 @@
 import type {
   BudgetLimits,
+  LiveText,
   Decision,
   PinnedVersion,
   PromptRecord,
@@ -33,8 +34,8 @@ export interface SummaryTurn {
 export interface DecideInput {
   state: RunState;
   request: RunRequest & { runId: string };
-  /** Streams text deltas while the model answers (to `dura.run.<id>.live`); never part of the record. */
-  live?: (delta: string) => void;
+  /** Streams the text of the decision's model calls while the model answers (to `DURA_TOKENS`); never recorded. */
+  live?: LiveText;
   /**
    * The run's budgets, asked before each model call a code agent makes (`call`: its worst case; `answered`:
    * what the step's earlier answers spent, not recorded yet). The planner applies the JSON agents' rule.
