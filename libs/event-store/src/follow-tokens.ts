@@ -61,8 +61,12 @@ export async function* followTokenFeed(
     return;
   }
   let tokensNext = 1;
-  for (const msg of await sources.tokens.reader.readAll(runId, 1)) {
-    yield* take('tokens', msg);
+  const stored = await sources.tokens.reader.readAll(runId, 1);
+  // Text of an attempt the stored text already supersedes is not replayed: a page loaded later never shows it.
+  const superseded = supersededAttempts(stored);
+  for (const msg of stored) {
+    const frames = take('tokens', msg);
+    yield* frames.filter((f) => f.event.event !== 'token' || !superseded.has(f.event.data.attempt));
     tokensNext = msg.seq + 1;
   }
   const follow = (source: 'log' | 'tokens', fromSeq: number) =>
@@ -149,6 +153,29 @@ async function* merge<T>(sources: AsyncGenerator<T>[], signal: AbortSignal): Asy
   }
 }
 
+/** Attempts of a call that a later attempt of the same call replaced, among `stored`. */
+function supersededAttempts(stored: readonly StoredRunMessage[]): Set<string> {
+  const latest = new Map<string, string>();
+  const superseded = new Set<string>();
+  for (const msg of stored) {
+    const parsed = TokenMessageSchema.safeParse(safeJson(msg.data));
+    if (!parsed.success) continue;
+    const key = `${parsed.data.decision}.${parsed.data.call}`;
+    const before = latest.get(key);
+    if (before !== undefined && before !== parsed.data.attempt) superseded.add(before);
+    latest.set(key, parsed.data.attempt);
+  }
+  return superseded;
+}
+
+function safeJson(data: Uint8Array): unknown {
+  try {
+    return JSON.parse(new TextDecoder().decode(data)) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
 function eventOf(msg: StoredRunMessage, runId: string): RunEvent {
   const event = decodeStored(msg);
   if (event.meta.runId !== runId) throw new Error(`it names run ${event.meta.runId}`);
@@ -156,7 +183,7 @@ function eventOf(msg: StoredRunMessage, runId: string): RunEvent {
 }
 
 function tokenOf(frames: TokenFrames, msg: StoredRunMessage): TokenFrame[] {
-  const parsed = TokenMessageSchema.safeParse(JSON.parse(new TextDecoder().decode(msg.data)));
+  const parsed = TokenMessageSchema.safeParse(safeJson(msg.data));
   if (!parsed.success) throw new Error(`not a token message: ${parsed.error.message}`);
   return frames.token(msg.seq, parsed.data);
 }

@@ -17,11 +17,15 @@ export interface SseConnection {
 }
 
 /** Opens `url` as an event stream (a minimal EventSource: no reconnects, so tests drive them). */
-export async function openSse(url: string, lastEventId?: number): Promise<SseConnection> {
+export async function openSse(
+  url: string,
+  lastEventId?: number | string,
+  headers: Record<string, string> = {},
+): Promise<SseConnection> {
   const abort = new AbortController();
   const response = await fetch(url, {
     signal: abort.signal,
-    headers: lastEventId === undefined ? {} : { 'last-event-id': String(lastEventId) },
+    headers: { ...headers, ...(lastEventId === undefined ? {} : { 'last-event-id': String(lastEventId) }) },
   });
   if (!response.ok || !response.body)
     return {
