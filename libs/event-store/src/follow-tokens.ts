@@ -2,6 +2,7 @@ import { formatTokenCursor, TokenMessageSchema, type RunEvent, type TokenCursor 
 import { createTokenFrames, type TokenFrame, type TokenFrames } from '@dura/core';
 import { decodeStored } from './event-store';
 import { followRun } from './follow-run';
+import { jsonOf } from './live-tokens';
 import { pause } from './pause';
 import type { RunReader, StoredRunMessage } from './run-reads';
 import type { RunWakeups } from './run-wakeups';
@@ -158,7 +159,7 @@ function supersededAttempts(stored: readonly StoredRunMessage[]): Set<string> {
   const latest = new Map<string, string>();
   const superseded = new Set<string>();
   for (const msg of stored) {
-    const parsed = TokenMessageSchema.safeParse(safeJson(msg.data));
+    const parsed = TokenMessageSchema.safeParse(jsonOf(msg.data));
     if (!parsed.success) continue;
     const key = `${parsed.data.decision}.${parsed.data.call}`;
     const before = latest.get(key);
@@ -168,14 +169,6 @@ function supersededAttempts(stored: readonly StoredRunMessage[]): Set<string> {
   return superseded;
 }
 
-function safeJson(data: Uint8Array): unknown {
-  try {
-    return JSON.parse(new TextDecoder().decode(data)) as unknown;
-  } catch {
-    return undefined;
-  }
-}
-
 function eventOf(msg: StoredRunMessage, runId: string): RunEvent {
   const event = decodeStored(msg);
   if (event.meta.runId !== runId) throw new Error(`it names run ${event.meta.runId}`);
@@ -183,7 +176,7 @@ function eventOf(msg: StoredRunMessage, runId: string): RunEvent {
 }
 
 function tokenOf(frames: TokenFrames, msg: StoredRunMessage): TokenFrame[] {
-  const parsed = TokenMessageSchema.safeParse(safeJson(msg.data));
+  const parsed = TokenMessageSchema.safeParse(jsonOf(msg.data));
   if (!parsed.success) throw new Error(`not a token message: ${parsed.error.message}`);
   return frames.token(msg.seq, parsed.data);
 }

@@ -40,7 +40,7 @@ export { createTriggerStore, openTriggerBucket, TriggerError } from './trigger-s
 export type { TriggerEntry, TriggerStore } from './trigger-store';
 export { RUN_LOG, RUN_TOKENS } from './run-reads';
 export type { PerRunStream } from './run-reads';
-export { createLiveTokens } from './live-tokens';
+export { createLiveTokens, readStoredTokens } from './live-tokens';
 export type { LiveTokensOptions } from './live-tokens';
 export { followTokenFeed } from './follow-tokens';
 export type { FollowTokensOptions, TokenFeedSources } from './follow-tokens';

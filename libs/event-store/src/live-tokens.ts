@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import type { JetStreamClient } from '@nats-io/jetstream';
-import { tokensSubject, type LiveText, type TokenMessage } from '@dura/contracts';
+import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
+import { TokenMessageSchema, tokensSubject, type LiveText, type TokenMessage } from '@dura/contracts';
+import { createRunReader, RUN_TOKENS } from './run-reads';
 
 export interface LiveTokensOptions {
   /** A new attempt's id (default: 16 random hex characters). */
@@ -104,4 +105,22 @@ export function createLiveTokens(
       while (sending.size > 0) await Promise.all([...sending]);
     },
   };
+}
+
+/** The run's token messages still retained, in stream order (malformed ones left out): for inspection and tests. */
+export async function readStoredTokens(jsm: JetStreamManager, runId: string): Promise<TokenMessage[]> {
+  const stored = await createRunReader(jsm, RUN_TOKENS).readAll(runId, 1);
+  return stored.flatMap((msg) => {
+    const parsed = TokenMessageSchema.safeParse(jsonOf(msg.data));
+    return parsed.success ? [parsed.data] : [];
+  });
+}
+
+/** The JSON in `data`, or undefined when it is not JSON. */
+export function jsonOf(data: Uint8Array): unknown {
+  try {
+    return JSON.parse(new TextDecoder().decode(data)) as unknown;
+  } catch {
+    return undefined;
+  }
 }

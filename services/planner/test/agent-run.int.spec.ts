@@ -1,14 +1,8 @@
 // A registered agent decided by an OpenAI-compatible model (a local server speaking the API), end to end on
 // a real NATS: pinning, the conversation recorded once, control tools, budgets and live token deltas.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import {
-  RUN_REQUEST_VERSION,
-  SIGNAL_VERSION,
-  SUBJECTS,
-  TokenMessageSchema,
-  type RunEvent,
-} from '@dura/contracts';
-import { createRunReader, RUN_TOKENS } from '@dura/event-store';
+import { RUN_REQUEST_VERSION, SIGNAL_VERSION, SUBJECTS, type RunEvent } from '@dura/contracts';
+import { readStoredTokens } from '@dura/event-store';
 import { fold } from '@dura/core';
 import {
   retryUntil,
@@ -174,12 +168,9 @@ describe('a registered agent on an OpenAI-compatible model', () => {
     });
     // Each answer streamed to DURA_TOKENS as it came, tagged with its decision (published off the path: soon).
     const streamed = async () => {
-      const stored = await createRunReader(setup.jsm, RUN_TOKENS).readAll('agent-a1', 1);
       const texts: string[] = [];
-      for (const msg of stored) {
-        const token = TokenMessageSchema.parse(JSON.parse(new TextDecoder().decode(msg.data)));
+      for (const token of await readStoredTokens(setup.jsm, 'agent-a1'))
         texts[token.decision] = (texts[token.decision] ?? '') + token.delta;
-      }
       return texts;
     };
     await retryUntil(async () =>
