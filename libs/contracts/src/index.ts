@@ -49,14 +49,8 @@ export { SIGNAL_VERSION, SignalRequestSchema } from './signal';
 export type { SignalRequest } from './signal';
 export { FORK_VERSION, ForkRequestSchema, ForkOfSchema } from './fork';
 export type { ForkRequest, ForkOf } from './fork';
-export {
-  API_SCOPES,
-  ConsoleSessionSchema,
-  ForkBodySchema,
-  ForkAcceptedSchema,
-  TokenDeltaSchema,
-} from './console';
-export type { ApiScope, ConsoleSession, ForkBody, TokenDelta } from './console';
+export { API_SCOPES, ConsoleSessionSchema, ForkBodySchema, ForkAcceptedSchema } from './console';
+export type { ApiScope, ConsoleSession, ForkBody } from './console';
 export {
   EventDataSchemas,
   CODE_JOURNAL_TAG,

@@ -75,6 +75,7 @@ export async function* followTokenFeed(
   const reading = new AbortController();
   const stop = (): void => reading.abort();
   signal?.addEventListener('abort', stop, { once: true });
+  if (signal?.aborted) stop();
   try {
     for await (const [source, msg] of merge(
       [follow('log', logNext), follow('tokens', tokensNext)],

@@ -147,4 +147,22 @@ describe('live text through DURA_TOKENS', () => {
     expect(frames.at(-1)?.event.event).toBe('end');
     abort.abort();
   });
+
+  it('ends as soon as its reader aborts, even while it replays the stored text', async () => {
+    const runId = 'tok-abort';
+    const { js } = await open();
+    const live = createLiveTokens(js, runId, 0);
+    live.delta(0, 'stored before the reader came');
+    await live.flush();
+    const abort = new AbortController();
+    const frames: TokenFrame[] = [];
+    for await (const frame of followTokenFeed(sources, runId, {
+      from: TOKEN_CURSOR_START,
+      signal: abort.signal,
+    })) {
+      frames.push(frame);
+      abort.abort();
+    }
+    expect(frames.map((f) => f.event.event)).toEqual(['token']);
+  });
 });
