@@ -34,3 +34,5 @@ export {
   type NodeStreamState,
   type StartNatsClusterOptions,
 } from './nats-cluster';
+export { openSse } from './sse-client';
+export type { SseConnection, SseMessage } from './sse-client';

@@ -4,9 +4,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parseTokenFeedEvent, type TokenFeedEvent } from '@dura/contracts';
 import { createTokenText } from '@dura/core';
 import { createLiveTokens } from '@dura/event-store';
-import { useTestInfra } from '@dura/testing';
+import { useTestInfra, openSse, type SseConnection } from '@dura/testing';
 import { RunScript, startProjectorApi, type ProjectorApi } from './support';
-import { openSse, type SseConnection } from './sse-client';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 
