@@ -93,7 +93,7 @@ function worldOf(plan: { decisions: CallPlan[][]; late: number[]; code: boolean;
     const at = (event as { at?: number }).at ?? (event.type === 'run_completed' ? Infinity : 0);
     while (ti < arrivals.length && (tokens[ti]?.at ?? 0) <= at) merged.push(arrivals[ti++]!);
     const { at: _at, ...clean } = event as RunEvent & { at?: number };
-    merged.push({ log: clean as RunEvent });
+    merged.push({ log: clean });
   }
   merged.push(...arrivals.slice(ti));
   // Shuffle neighbours a little: the two sources reach a reader in any interleaving.
