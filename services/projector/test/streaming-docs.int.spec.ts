@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { tokensSubject } from '@dura/contracts';
 import { openSse, repoRoot, useTestInfra } from '@dura/testing';
-import { RunScript, startProjectorApi, type ProjectorApi } from './support';
+import { RunScript, startProjectorApi, thoughtWith, type ProjectorApi } from './support';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 
@@ -38,15 +38,7 @@ beforeAll(async () => {
   await token('7f3a', 1, ' a ti');
   await token('c41d', 0, ANSWER);
   const done = script.events.length;
-  script.add('thought', {
-    step: 0,
-    model: { id: 'gpt-4o-mini', promptVersion: '1' },
-    content: ANSWER,
-    decision: { kind: 'complete', output: ANSWER },
-    usage: { inputTokens: 12, outputTokens: 9 },
-    finishReason: 'stop',
-  });
-  script.add('run_completed', { output: ANSWER });
+  thoughtWith(script, ANSWER).add('run_completed', { output: ANSWER });
   await sys.setup.store.append(RUN, script.events.slice(done), { expectedSeq: 'any' });
 });
 afterAll(async () => {
@@ -60,7 +52,9 @@ describe('docs/streaming.md', () => {
     for (const { request, events } of shown) {
       const [line = '', ...headers] = request.trim().split('\n');
       const path = line.split(' ')[1] ?? '';
-      const lastEventId = headers.find((h) => h.startsWith('Last-Event-ID: '))?.slice('Last-Event-ID: '.length);
+      const lastEventId = headers
+        .find((h) => h.startsWith('Last-Event-ID: '))
+        ?.slice('Last-Event-ID: '.length);
       const sse = await openSse(`${sys.http.url}${path}`, lastEventId);
       expect(sse.status).toBe(200);
       const got: string[] = [];

@@ -5,7 +5,7 @@ import { parseTokenFeedEvent, type TokenFeedEvent } from '@dura/contracts';
 import { createTokenText } from '@dura/core';
 import { createLiveTokens } from '@dura/event-store';
 import { useTestInfra, openSse, type SseConnection } from '@dura/testing';
-import { RunScript, startProjectorApi, type ProjectorApi } from './support';
+import { RunScript, startProjectorApi, thoughtWith, type ProjectorApi } from './support';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 
@@ -36,17 +36,6 @@ async function take(sse: SseConnection, until: (got: Got[]) => boolean): Promise
     if (until(got)) break;
   }
   return got;
-}
-
-function thoughtWith(script: RunScript, content: string): RunScript {
-  return script.add('thought', {
-    step: 0,
-    model: { id: 'fake', promptVersion: '1' },
-    content,
-    decision: { kind: 'complete', output: content },
-    usage: { inputTokens: 1, outputTokens: 1 },
-    finishReason: 'stop',
-  });
 }
 
 /** A reader of the feed that keeps what it took in: the text per call and every token's number. */
