@@ -205,7 +205,11 @@ describe('GET /runs/:id/events/:seq/causes', () => {
     // call outcome by the call's request; only the fold says the signal released the call.
     const runId = 'run-approved';
     const plan = [{ tool: 'deploy.run', args: { env: 'prod' }, approval: { onTimeout: 'reject' } }];
-    const log = new RunLog(runId).request().start().think(plan).intents();
+    const log = new RunLog(runId)
+      .request()
+      .start()
+      .think(plan)
+      .intents();
     log.add('wait_requested', {
       waitId: 'approval:call-1',
       kind: 'approval',
