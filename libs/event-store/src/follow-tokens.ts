@@ -51,7 +51,10 @@ export async function* followTokenFeed(
   let logNext = 1;
   for (;;) {
     if (logNext > from.log) break;
-    const msg = await sources.runs.reader.next(runId, logNext);
+    // A replica that lags answers null for what the leader holds: the leader is asked then.
+    const msg =
+      (await sources.runs.reader.next(runId, logNext)) ??
+      (await sources.runs.reader.next(runId, logNext, { leader: true }));
     if (msg === null || msg.seq > from.log) break;
     take('log', msg);
     logNext = msg.seq + 1;
