@@ -46,3 +46,44 @@ describe('deploy/nats/server.example.conf with deploy/nats/permissions.conf', ()
     expect(permissions.match(/"\$JS\.API\.STREAM\.DELETE\.>"/g)).toHaveLength(4);
   });
 });
+
+/** The quoted subjects of one list (`allow = [...]`/`deny = [...]`) of a permission set's publish or subscribe. */
+function listOf(set: string, direction: 'publish' | 'subscribe', list: 'allow' | 'deny'): string[] {
+  const permissions = readRepoFile('deploy/nats/permissions.conf');
+  const block = new RegExp(`^${set} = \\{([\\s\\S]*?)^\\}`, 'm').exec(permissions)?.[1] ?? '';
+  const part = block.slice(block.indexOf(`${direction} = {`));
+  const found = new RegExp(`${list} = \\[([^\\]]*)\\]`).exec(part)?.[1] ?? '';
+  return [...found.matchAll(/"([^"]+)"/g)].map((m) => m[1]!);
+}
+
+describe('the live model text stream DURA_TOKENS in permissions.conf', () => {
+  it('only the planner may publish the text or change the stream; the others are denied both', () => {
+    expect(listOf('DURA_PLANNER', 'publish', 'allow')).toEqual(
+      expect.arrayContaining([
+        'dura.tokens.*',
+        '$JS.API.STREAM.CREATE.DURA_TOKENS',
+        '$JS.API.STREAM.UPDATE.DURA_TOKENS',
+      ]),
+    );
+    expect(listOf('DURA_PLANNER', 'publish', 'deny')).toContain('$JS.API.STREAM.MSG.DELETE.DURA_TOKENS');
+    for (const set of ['DURA_GATEWAY', 'DURA_PROJECTOR', 'DURA_CLIENT']) {
+      const allow = listOf(set, 'publish', 'allow');
+      expect(allow.filter((s) => s.startsWith('dura.tokens'))).toEqual([]);
+      expect(allow).not.toContain('$JS.API.STREAM.UPDATE.DURA_TOKENS');
+      expect(listOf(set, 'publish', 'deny')).toEqual(expect.arrayContaining(['dura.tokens.>']));
+    }
+  });
+
+  it('readers read it by message get and are woken by its subject, with no consumer and no core live subject', () => {
+    for (const set of ['DURA_PROJECTOR', 'DURA_CLIENT']) {
+      expect(listOf(set, 'publish', 'allow')).toEqual(
+        expect.arrayContaining(['$JS.API.DIRECT.GET.DURA_TOKENS', '$JS.API.STREAM.MSG.GET.DURA_TOKENS']),
+      );
+      expect(
+        listOf(set, 'publish', 'allow').filter((s) => s.includes('CONSUMER') && s.includes('DURA_TOKENS')),
+      ).toEqual([]);
+      expect(listOf(set, 'subscribe', 'allow')).toContain('dura.tokens.*');
+    }
+    expect(readRepoFile('deploy/nats/permissions.conf')).not.toContain('.live"');
+  });
+});

@@ -1,5 +1,6 @@
 import type {
   BudgetLimits,
+  LiveText,
   Decision,
   PinnedVersion,
   PromptRecord,
@@ -33,8 +34,8 @@ export interface SummaryTurn {
 export interface DecideInput {
   state: RunState;
   request: RunRequest & { runId: string };
-  /** Streams text deltas while the model answers (to `dura.run.<id>.live`); never part of the record. */
-  live?: (delta: string) => void;
+  /** Streams the text of the decision's model calls while the model answers (to `DURA_TOKENS`); never recorded. */
+  live?: LiveText;
   /**
    * Aborts the model call when its answer is no longer wanted (another replica recorded the decision this
    * call would make): no further attempt is made.

@@ -1,4 +1,4 @@
-import { DuraError, type Decision } from '@dura/contracts';
+import { DuraError, type Decision, type LiveText } from '@dura/contracts';
 import {
   budgetExceededEvents,
   budgetExcess,
@@ -31,8 +31,8 @@ export interface PlannerStepPorts {
   ask?: (input: DecideInput) => Promise<ModelTurn>;
   /** Seals the secret argument fields of a decision before it is recorded. */
   seal?: (decision: Decision, scope: string) => Decision;
-  /** Streams a code agent's model answers as they come (the driver publishes them to the live subject). */
-  live?: (delta: string) => void;
+  /** Streams a code agent's model answers as they come (the driver publishes them to `DURA_TOKENS`). */
+  live?: LiveText;
 }
 
 const NOTHING: Reservation = { tokens: 0, costUsd: 0 };

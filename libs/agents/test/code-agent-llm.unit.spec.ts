@@ -256,14 +256,18 @@ describe('ctx.model served by the planner', () => {
     expect(run.state.error?.message).toMatch(/cannot be recorded/);
   });
 
-  it('given a live port, when the model answers, then its text is streamed as it comes', async () => {
+  it('given a live port, when the model answers, then its text is streamed as it comes, tagged by call', async () => {
     const { provider } = fakeProvider(() => ({ content: 'one two three' }));
     const echo = defineAgent({
       name: 'echo',
       version: '1',
       model: MODEL,
       tools: [],
-      run: async (ctx) => (await ctx.model({ prompt: 'say' })).content,
+      run: async (ctx) => {
+        const first = await ctx.model({ prompt: 'say' });
+        const second = await ctx.model({ prompt: 'again' });
+        return `${first.content} ${second.content}`;
+      },
     });
     const model = served([echo], provider);
     let state: RunState = initialRunState();
@@ -277,11 +281,12 @@ describe('ctx.model served by the planner', () => {
     const step = await plannerStep(state, nextAction(state), {
       model,
       now: new Date(),
-      live: (delta) => deltas.push(delta),
+      live: { delta: (call, text) => deltas.push(`${call}:${text}`), restart: () => undefined },
     });
 
     expect(step.kind).toBe('thought');
-    expect(deltas).toEqual(['one', 'two', 'three']);
+    // The step's two ctx.model calls, as calls 0 and 1 of its thought's journal.
+    expect(deltas).toEqual(['0:one', '0:two', '0:three', '1:one', '1:two', '1:three']);
   });
 });
 

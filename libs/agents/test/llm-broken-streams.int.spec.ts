@@ -72,10 +72,13 @@ describe.each(PROVIDERS)('the %s adapter reading a broken stream', (provider) =>
       { chunks: wholeAnswer(provider), then: 'end' },
     ]);
     const deltas: string[] = [];
-    const answer = await t.adapter.chat(request({ onDelta: (text) => deltas.push(text) }));
+    const answer = await t.adapter.chat(
+      request({ onDelta: (text) => deltas.push(text), onRestart: () => deltas.push('<restart>') }),
+    );
     expect(answer.content).toBe('Hello there.');
     expect(answer.usage.inputTokens).toBe(5);
-    expect(deltas).toEqual(['Hello ', 'Hello ', 'there.']);
+    // The retry's text starts over, and the caller is told so before it comes.
+    expect(deltas).toEqual(['Hello ', '<restart>', 'Hello ', 'there.']);
     expect(t.server.requests).toHaveLength(2);
   });
 

@@ -11,13 +11,14 @@ import {
   type RunEvent,
   type RunRequest,
 } from '@dura/contracts';
-import { fold, type RunState } from '@dura/core';
+import { fold, type RunState, type TokenFrame } from '@dura/core';
 import {
   connectionOf,
   createRunReader,
   createRunWakeups,
   decodeStored,
   mapAppendError,
+  RUN_TOKENS,
   type RunReader,
   type RunWakeups,
 } from '@dura/event-store';
@@ -26,7 +27,7 @@ import { trace } from '@opentelemetry/api';
 import { ClientNotConfigured, RunNotFound } from './errors';
 import { forkRun, type ForkRunInput } from './fork';
 import { createTriggerApi } from './schedules';
-import { subscribeLive, type LiveDelta } from './live-tokens';
+import { followTokens, type FollowTokensOptions, type LiveDelta } from './live-tokens';
 import { readParked, type Parked } from './parked';
 import { createReadApi } from './read-api';
 import { watchRunEvents, type WatchOptions } from './watch-run';
@@ -94,7 +95,15 @@ export function createDuraClient(options: DuraClientOptions) {
   function nats(): Promise<NatsReads> {
     // A failed connect is not remembered: the next call tries again.
     handles ??= resolveHandles(options).then(
-      (h) => ({ ...h, reader: createRunReader(h.jsm), wakeups: createRunWakeups(connectionOf(h.js)) }),
+      (h) => ({
+        ...h,
+        reader: createRunReader(h.jsm),
+        wakeups: createRunWakeups(connectionOf(h.js)),
+        tokens: {
+          reader: createRunReader(h.jsm, RUN_TOKENS),
+          wakeups: createRunWakeups(connectionOf(h.js), RUN_TOKENS.subject),
+        },
+      }),
       (err: unknown) => {
         handles = undefined;
         throw err;
@@ -206,24 +215,46 @@ export function createDuraClient(options: DuraClientOptions) {
   }
 
   /**
-   * Model token deltas of the run as they are published (core NATS: only those sent while subscribed);
-   * resolves once subscribed. Stops when `signal` aborts.
+   * The run's token feed (live model text, tagged by call and attempt, with `discard`, `gap`, `final` and
+   * `end`), from `options.from` (the last frame's id) or the start of the retained text; resolves at `end` or
+   * when `signal` aborts.
+   */
+  async function followRunTokens(
+    runId: string,
+    onFrame: (frame: TokenFrame) => void,
+    options: FollowTokensOptions,
+  ): Promise<void> {
+    const { reader, wakeups, tokens } = await nats();
+    await followTokens({ runs: { reader, wakeups }, tokens }, runId, onFrame, options);
+  }
+
+  /**
+   * The text of the run's model calls as it streams, piece by piece; a piece of an attempt that is later
+   * dropped is not taken back here (use `followRunTokens` for `discard` and the recorded text). Resolves when
+   * `signal` aborts or the run ends.
    */
   async function onLiveTokens(
     runId: string,
     onDelta: (delta: LiveDelta) => void,
     signal: AbortSignal,
   ): Promise<void> {
-    const { js } = await nats();
-    const nc = connectionOf(js);
-    if (!nc) throw new ClientNotConfigured('nats_not_configured', 'live tokens need a NATS connection');
-    await subscribeLive(nc, runId, onDelta, signal);
+    await followRunTokens(
+      runId,
+      ({ event }) => {
+        if (event.event === 'token') {
+          const { decision, call, attempt, delta } = event.data;
+          onDelta({ decision, call, attempt, delta });
+        }
+      },
+      { signal },
+    );
   }
 
   const triggers = createTriggerApi(nats);
 
   return {
     onLiveTokens,
+    followRunTokens,
     parkedFor,
     submitRun,
     /** Recurring runs: create, list, get (past and next ticks), pause, resume, trigger, delete. */
@@ -244,7 +275,11 @@ export function createDuraClient(options: DuraClientOptions) {
   };
 }
 
-type NatsReads = JetStreamHandles & { reader: RunReader; wakeups: RunWakeups };
+type NatsReads = JetStreamHandles & {
+  reader: RunReader;
+  wakeups: RunWakeups;
+  tokens: { reader: RunReader; wakeups: RunWakeups };
+};
 
 export type DuraClient = ReturnType<typeof createDuraClient>;
 

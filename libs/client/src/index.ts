@@ -40,4 +40,4 @@ export { verdictFor, NO_VERDICT_WAIT } from './verdict';
 export type { VerdictRun, VerdictToSend } from './verdict';
 export type { WaitDescription } from './next-step';
 export type { Parked } from './parked';
-export type { LiveDelta } from './live-tokens';
+export type { LiveDelta, FollowTokensOptions } from './live-tokens';

@@ -1,39 +1,36 @@
-import type { NatsConnection } from '@nats-io/nats-core';
-import { z } from 'zod';
-import { liveSubject } from '@dura/contracts';
+import { TOKEN_CURSOR_START, type TokenCursor } from '@dura/contracts';
+import type { TokenFrame } from '@dura/core';
+import { followTokenFeed, type TokenFeedSources } from '@dura/event-store';
 
-/** A piece of a model's answer while it streams; ephemeral (core NATS), never part of the record. */
+/** A piece of a model's answer while it streams (a `token` of the run's token feed). */
 export interface LiveDelta {
-  /** Which model call of the run (counts from 0). */
+  /** The thought the answer will be recorded in (counts from 0). */
   decision: number;
+  /** Which model call of that decision (0 for an agent's one call). */
+  call: number;
+  /** The asking of the model it belongs to: text of an attempt dropped later is discarded by a `discard`. */
+  attempt: string;
   delta: string;
 }
 
-const LiveMessageSchema = z.object({ decision: z.number().int().nonnegative(), delta: z.string() });
+export interface FollowTokensOptions {
+  signal: AbortSignal;
+  /** The id of the last frame taken in (`frame.id`); from the start of the retained text by default. */
+  from?: TokenCursor;
+}
 
 /**
- * Calls `onDelta` for each token delta published on the run's live subject until `signal` aborts; resolves
- * once the subscription is in place (deltas sent before that are not seen: they are not stored anywhere).
+ * Calls `onFrame` with each frame of the run's token feed (`token`, `discard`, `gap`, `final`, `end`) read from
+ * `DURA_TOKENS` and the run's log by message get (no consumer), until `end` or `signal` aborts. Resuming with
+ * `from` set to the last frame's id sends the rest with no gap and no repeat; `createTokenText` from
+ * `@dura/core` turns the frames into each call's text.
  */
-export async function subscribeLive(
-  nc: NatsConnection,
+export async function followTokens(
+  sources: TokenFeedSources,
   runId: string,
-  onDelta: (delta: LiveDelta) => void,
-  signal: AbortSignal,
+  onFrame: (frame: TokenFrame) => void,
+  options: FollowTokensOptions,
 ): Promise<void> {
-  const sub = nc.subscribe(liveSubject(runId), {
-    callback: (err, msg) => {
-      if (err) return;
-      let value: unknown;
-      try {
-        value = msg.json();
-      } catch {
-        return; // not ours to interpret: the subject is open to any publisher with the right
-      }
-      const parsed = LiveMessageSchema.safeParse(value);
-      if (parsed.success) onDelta(parsed.data);
-    },
-  });
-  signal.addEventListener('abort', () => sub.unsubscribe(), { once: true });
-  await nc.flush();
+  const from = options.from ?? TOKEN_CURSOR_START;
+  for await (const frame of followTokenFeed(sources, runId, { from, signal: options.signal })) onFrame(frame);
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ChatToolCallSchema, PromptRecordSchema, UsageSchema } from '@dura/contracts';
+import { ChatToolCallSchema, CODE_JOURNAL_TAG, PromptRecordSchema, UsageSchema } from '@dura/contracts';
 
 /** A model answer as the journal records it (`ModelAnswer`): what the planner checks before recording one. */
 export const ModelAnswerSchema = z.object({
@@ -35,7 +35,7 @@ export const JournalEntrySchema = z.discriminatedUnion('k', [
 ]);
 export type JournalEntry = z.infer<typeof JournalEntrySchema>;
 
-const JOURNAL_TAG = 'dura.code/1';
+const JOURNAL_TAG = CODE_JOURNAL_TAG;
 const JournalSchema = z.object({ journal: z.literal(JOURNAL_TAG), entries: z.array(JournalEntrySchema) });
 
 /** The thought content that carries `entries`. */

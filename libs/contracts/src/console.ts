@@ -29,11 +29,3 @@ export type ForkBody = z.infer<typeof ForkBodySchema>;
 
 /** Answer of `POST /runs/:id/fork`. */
 export const ForkAcceptedSchema = z.object({ runId: RunIdSchema, duplicate: z.boolean() });
-
-/** One `token` event of `GET /runs/:id/tokens`: a piece of the model's answer for the run's decision. */
-export const TokenDeltaSchema = z.object({
-  runId: z.string(),
-  decision: z.number().int().nonnegative(),
-  delta: z.string().max(64 * 1024),
-});
-export type TokenDelta = z.infer<typeof TokenDeltaSchema>;

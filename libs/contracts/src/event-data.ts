@@ -32,6 +32,12 @@ export const ToolCallSchema = z.object({
 });
 export type ToolCall = z.infer<typeof ToolCallSchema>;
 
+/**
+ * Tag of a code agent's journal, the JSON a code agent's `thought` carries as its `content`: each `ctx.model`
+ * answer of the step is one of its entries (`{ k: "model", a: { content } }`), in the order the code asked.
+ */
+export const CODE_JOURNAL_TAG = 'dura.code/1';
+
 /** What the model decided; recorded in a `thought` before anything acts on it. */
 export const DecisionSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('tool_calls'), calls: z.array(ToolCallSchema).min(1) }),

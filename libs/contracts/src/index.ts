@@ -49,16 +49,11 @@ export { SIGNAL_VERSION, SignalRequestSchema } from './signal';
 export type { SignalRequest } from './signal';
 export { FORK_VERSION, ForkRequestSchema, ForkOfSchema } from './fork';
 export type { ForkRequest, ForkOf } from './fork';
-export {
-  API_SCOPES,
-  ConsoleSessionSchema,
-  ForkBodySchema,
-  ForkAcceptedSchema,
-  TokenDeltaSchema,
-} from './console';
-export type { ApiScope, ConsoleSession, ForkBody, TokenDelta } from './console';
+export { API_SCOPES, ConsoleSessionSchema, ForkBodySchema, ForkAcceptedSchema } from './console';
+export type { ApiScope, ConsoleSession, ForkBody } from './console';
 export {
   EventDataSchemas,
+  CODE_JOURNAL_TAG,
   EVENT_TYPES,
   CURRENT_EVENT_VERSIONS,
   DecisionSchema,
@@ -109,12 +104,24 @@ export {
   SUBJECTS,
   BUCKETS,
   runSubject,
-  liveSubject,
+  tokensSubject,
   natsServers,
   runIdFromSubject,
   toolTaskSubject,
   deadLetterSubject,
 } from './wire-layout';
+export {
+  TokenMessageSchema,
+  TokenDiscardSchema,
+  TokenGapSchema,
+  TokenFinalSchema,
+  TokenEndSchema,
+  TOKEN_CURSOR_START,
+  parseTokenFeedEvent,
+  formatTokenCursor,
+  parseTokenCursor,
+} from './tokens';
+export type { LiveText, TokenMessage, TokenFeedEvent, TokenCursor } from './tokens';
 export { DuraError, ContractViolation, CONFIG_ERROR_CODE } from './errors';
 export { formatIssues } from './format-issues';
 export { ChatMessageSchema, ChatToolCallSchema, PromptRecordSchema } from './chat';

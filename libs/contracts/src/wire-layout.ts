@@ -6,6 +6,8 @@ export const STREAMS = {
   deadLetters: 'DURA_DLQ',
   /** Messages that event triggers turn into runs (`dura.event.>`). */
   events: 'DURA_EVENTS',
+  /** Live model text per run, model call and attempt; bounded retention, never needed to rebuild a run. */
+  tokens: 'DURA_TOKENS',
 } as const;
 
 export const SUBJECTS = {
@@ -21,6 +23,8 @@ export const SUBJECTS = {
   deadLetterPrefix: 'dura.dlq',
   allDeadLetters: 'dura.dlq.>',
   allEvents: 'dura.event.>',
+  tokensPrefix: 'dura.tokens',
+  allTokens: 'dura.tokens.*',
 } as const;
 
 export const BUCKETS = {
@@ -38,7 +42,6 @@ export const BUCKETS = {
   catalogue: 'dura_catalogue',
 } as const;
 
-/** Core NATS, not stored: token deltas and progress of a run while a model answers. */
 /** `NATS_URL` may list several servers of a cluster, comma-separated; clients get them as a list. */
 export function natsServers(url: string): string[] {
   return url
@@ -47,8 +50,9 @@ export function natsServers(url: string): string[] {
     .filter((server) => server.length > 0);
 }
 
-export function liveSubject(runId: string): string {
-  return `${SUBJECTS.runPrefix}.${runId}.live`;
+/** The run's live model text in `DURA_TOKENS` (one subject per run, read by sequence from a cursor). */
+export function tokensSubject(runId: string): string {
+  return `${SUBJECTS.tokensPrefix}.${runId}`;
 }
 
 /** The run's log subject. All of a run's events share it, so one expected-sequence check guards the whole run. */

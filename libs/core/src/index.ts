@@ -44,3 +44,9 @@ export { assertTimeZone, zoneOffset, toLocal, instantsOf, UnknownTimeZone } from
 export { timingOf, checkSchedule, nextTicks, planTicks } from './schedule-plan';
 export type { Timing, TickPlan } from './schedule-plan';
 export { decideTicks, needsLastRunStatus, withHistory } from './schedule-decide';
+export { createTokenFeed, answerTexts } from './token-feed';
+export type { TokenFeed } from './token-feed';
+export { createTokenFrames } from './token-frames';
+export type { TokenFrame, TokenFrames } from './token-frames';
+export { createTokenText } from './token-text';
+export type { AnswerText, TokenText } from './token-text';

@@ -1,6 +1,6 @@
 import type { JetStreamManager } from '@nats-io/jetstream';
 import type { MsgHdrs } from '@nats-io/nats-core';
-import { runSubject, STREAMS } from '@dura/contracts';
+import { runSubject, STREAMS, tokensSubject } from '@dura/contracts';
 
 /** One stored message of a run's log. */
 export interface StoredRunMessage {
@@ -31,14 +31,25 @@ export interface RunReader {
   readAll(runId: string, fromSeq: number): Promise<StoredRunMessage[]>;
 }
 
-export function createRunReader(jsm: JetStreamManager): RunReader {
+/** A stream with one subject per run, read by sequence: the run log, or the run's live model text. */
+export interface PerRunStream {
+  stream: string;
+  subject: (runId: string) => string;
+}
+
+export const RUN_LOG: PerRunStream = { stream: STREAMS.runs, subject: runSubject };
+export const RUN_TOKENS: PerRunStream = { stream: STREAMS.tokens, subject: tokensSubject };
+
+/** Reads of a run's messages in `source` (default: the run log) by message get. */
+export function createRunReader(jsm: JetStreamManager, source: PerRunStream = RUN_LOG): RunReader {
+  const { stream, subject: subjectOf } = source;
   // Until the stream is seen to answer direct gets (allow_direct, set by the planner's stream update), the
   // leader answers them all: a stream created by an older version answers a direct get with no responders.
   let direct = true;
 
   async function leaderNext(subject: string, seq: number): Promise<StoredRunMessage | null> {
     // STREAM.MSG.GET with `next_by_subj` (server 2.9+); nats.js types only know seq and last_by_subj.
-    const msg = await jsm.streams.getMessage(STREAMS.runs, { next_by_subj: subject, seq } as never);
+    const msg = await jsm.streams.getMessage(stream, { next_by_subj: subject, seq } as never);
     if (msg === null || msg.subject !== subject) return null;
     return { seq: msg.seq, subject: msg.subject, data: msg.data, header: msg.header };
   }
@@ -48,11 +59,11 @@ export function createRunReader(jsm: JetStreamManager): RunReader {
     seq: number,
     options: { leader?: boolean } = {},
   ): Promise<StoredRunMessage | null> {
-    const subject = runSubject(runId);
+    const subject = subjectOf(runId);
     const from = Math.max(1, seq);
     if (options.leader || !direct) return leaderNext(subject, from);
     try {
-      const msg = await jsm.direct.getMessage(STREAMS.runs, { next_by_subj: subject, seq: from });
+      const msg = await jsm.direct.getMessage(stream, { next_by_subj: subject, seq: from });
       if (msg === null || msg.subject !== subject) return null;
       return { seq: msg.seq, subject: msg.subject, data: msg.data, header: msg.header };
     } catch (err) {
@@ -63,7 +74,7 @@ export function createRunReader(jsm: JetStreamManager): RunReader {
   }
 
   async function lastSeq(runId: string): Promise<number> {
-    const msg = await jsm.streams.getMessage(STREAMS.runs, { last_by_subj: runSubject(runId) });
+    const msg = await jsm.streams.getMessage(stream, { last_by_subj: subjectOf(runId) });
     return msg?.seq ?? 0;
   }
 

@@ -26,12 +26,15 @@ interface Interest {
 }
 
 /**
- * Core-NATS wake-ups for followers of runs: one plain subscription on `dura.run.<runId>` per followed run,
+ * Core-NATS wake-ups for followers of runs: one plain subscription on `dura.run.<runId>` (or `subjectOf`) per followed run,
  * shared by its followers and dropped with the last one. Unlike a consumer, it leaves nothing on the
  * server once unsubscribed or disconnected. A wake-up can come before the message is readable, or be lost
  * (a reconnect, a denied subscription): followers re-read after each and poll on a timer as well.
  */
-export function createRunWakeups(nc: NatsConnection | undefined): RunWakeups {
+export function createRunWakeups(
+  nc: NatsConnection | undefined,
+  subjectOf: (runId: string) => string = runSubject,
+): RunWakeups {
   const interests = new Map<string, Interest>();
   let closed = false;
 
@@ -52,7 +55,7 @@ export function createRunWakeups(nc: NatsConnection | undefined): RunWakeups {
   function subscribe(runId: string, interest: Interest): Subscription | undefined {
     if (!nc || nc.isClosed()) return undefined;
     try {
-      return nc.subscribe(runSubject(runId), { callback: () => wake(interest) });
+      return nc.subscribe(subjectOf(runId), { callback: () => wake(interest) });
     } catch {
       // Without wake-ups followers still poll; a permission error also ends up here or in `closed`.
       return undefined;

@@ -33,9 +33,25 @@ const DAY_MS = 24 * 60 * 60 * 1000;
  * credential from piling up consumers on the server. nats-server 2.9 and 2.10 refuse to change the limit of
  * an existing stream, so a stream created without it keeps none (docs/security/nats-consumers.md).
  */
-export const MAX_CONSUMERS = { requests: 32, runs: 512, tasks: 64, deadLetters: 16 } as const;
+export const MAX_CONSUMERS = { requests: 32, runs: 512, tasks: 64, deadLetters: 16, tokens: 16 } as const;
 
-/** The four streams of the wire layout (DESIGN.md). Runs are kept forever: the log is the truth. */
+/**
+ * Live model text is kept long enough for a reader to reconnect (a reload, a network change, a redeploy of the
+ * projector), and no longer: it is never needed to rebuild a run, whose thought records the answer. The byte
+ * limit bounds the server's disk whatever the traffic; the oldest text goes first, and a reader that asks for
+ * text gone is told (`gap`) and gets the recorded answer once the thought is in the log.
+ */
+export const TOKEN_RETENTION = {
+  maxAgeMs: 15 * 60 * 1000,
+  maxBytes: 512 * 1024 * 1024,
+  maxMsgSize: 128 * 1024,
+};
+
+/**
+ * The streams of the wire layout (DESIGN.md). Runs are kept forever: the log is the truth. `DURA_TOKENS` takes
+ * the deployment's storage (file in production): its sequences then survive a server restart, so a reader's
+ * cursor never points into a stream that started again from 1 and silently skips text.
+ */
 export type NamedStreamConfig = Partial<StreamConfig> & { name: string };
 
 export function streamConfigs(options: StreamOptions): NamedStreamConfig[] {
@@ -77,6 +93,19 @@ export function streamConfigs(options: StreamOptions): NamedStreamConfig[] {
       retention: RetentionPolicy.Limits,
       max_age: nanos(30 * DAY_MS),
       max_consumers: MAX_CONSUMERS.deadLetters,
+    },
+    {
+      ...common,
+      name: STREAMS.tokens,
+      subjects: [SUBJECTS.allTokens],
+      retention: RetentionPolicy.Limits,
+      max_age: nanos(TOKEN_RETENTION.maxAgeMs),
+      max_bytes: TOKEN_RETENTION.maxBytes,
+      max_msg_size: TOKEN_RETENTION.maxMsgSize,
+      duplicate_window: nanos(Math.min(options.duplicateWindowMs, TOKEN_RETENTION.maxAgeMs)),
+      // Read by message get, as the run log is: readers need no consumer.
+      allow_direct: true,
+      max_consumers: MAX_CONSUMERS.tokens,
     },
   ];
 }

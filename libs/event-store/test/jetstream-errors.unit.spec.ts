@@ -117,15 +117,24 @@ describe('decodeStored', () => {
 });
 
 describe('streamConfigs', () => {
-  it('describes the four streams; only the task stream is a work queue, and runs never expire', () => {
+  it('describes the five streams; only the task stream is a work queue, runs never expire, live text soon does', () => {
     const configs = streamConfigs(DEFAULT_STREAM_OPTIONS);
     expect(configs.map((c) => [c.name, c.retention])).toEqual([
       [STREAMS.requests, RetentionPolicy.Limits],
       [STREAMS.runs, RetentionPolicy.Limits],
       [STREAMS.tasks, RetentionPolicy.Workqueue],
       [STREAMS.deadLetters, RetentionPolicy.Limits],
+      [STREAMS.tokens, RetentionPolicy.Limits],
     ]);
     expect(configs.find((c) => c.name === STREAMS.runs)).not.toHaveProperty('max_age');
+    // Bounded in time and bytes, read by message get like the run log.
+    expect(configs.find((c) => c.name === STREAMS.tokens)).toMatchObject({
+      subjects: ['dura.tokens.*'],
+      max_age: nanos(15 * 60 * 1000),
+      max_bytes: 512 * 1024 * 1024,
+      allow_direct: true,
+      discard: 'old',
+    });
     for (const config of configs) {
       expect(config).toMatchObject({
         num_replicas: 1,

@@ -37,7 +37,7 @@ beforeEach(async () => {
 });
 
 describe('ensureStreams', () => {
-  it('creates the four streams of the wire layout', async () => {
+  it('creates the streams of the wire layout', async () => {
     const { jsm } = await open();
     await ensureStreams(jsm);
 
@@ -115,6 +115,7 @@ describe('ensureStreams', () => {
     expect((await configOf(jsm, STREAMS.runs)).max_consumers).toBe(MAX_CONSUMERS.runs);
     expect((await configOf(jsm, STREAMS.tasks)).max_consumers).toBe(MAX_CONSUMERS.tasks);
     expect((await configOf(jsm, STREAMS.deadLetters)).max_consumers).toBe(MAX_CONSUMERS.deadLetters);
+    expect((await configOf(jsm, STREAMS.tokens)).max_consumers).toBe(MAX_CONSUMERS.tokens);
   });
 
   it('leaves the consumer limit of an existing stream as it is (the server refuses to change it) and still updates the rest', async () => {

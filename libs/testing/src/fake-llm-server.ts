@@ -32,7 +32,12 @@ export type FakeLlmReply = (
     }
   | { kind: 'status'; status: number; body?: unknown; headers?: Record<string, string> }
   | { kind: 'raw'; status?: number; body: string; contentType?: string }
-) & { delayMs?: number; pieceDelayMs?: number };
+) & {
+  delayMs?: number;
+  pieceDelayMs?: number;
+  /** Characters per streamed text piece (default: the text in three pieces). */
+  pieceChars?: number;
+};
 
 export interface FakeLlmRequest {
   // Request bodies are whatever the adapter under test sent; tests assert on them field by field.
@@ -42,6 +47,8 @@ export interface FakeLlmRequest {
   headers: Record<string, string>;
   /** When it arrived (Date.now of the test process). */
   receivedAt: number;
+  /** When the first piece of a streamed answer's text was written (ms since the epoch, sub-ms precision). */
+  firstPieceAt?: number;
 }
 
 export interface FakeLlmServer extends AsyncDisposable {
@@ -89,7 +96,7 @@ export async function startFakeLlmServer(options: StartFakeLlmServerOptions): Pr
     const index = requests.push(request) - 1;
     const reply = await options.respond({ ...request, index });
     if (reply.delayMs) await sleep(reply.delayMs, timers);
-    await send(res, provider, reply, request.body as RequestBody, index, timers);
+    await send(res, provider, reply, request, index, timers);
   }
 
   const server = createServer((req, res) => {
@@ -127,11 +134,12 @@ async function send(
   res: ServerResponse,
   provider: FakeLlmProvider,
   reply: FakeLlmReply,
-  body: RequestBody,
+  request: FakeLlmRequest,
   index: number,
   timers: Set<NodeJS.Timeout>,
 ): Promise<void> {
   if (res.destroyed) return;
+  const body = request.body as RequestBody;
   switch (reply.kind) {
     case 'status':
       res.writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers });
@@ -149,9 +157,12 @@ async function send(
       if (body.stream !== true) return sendJson(res, 200, renderMessage(provider, message, index));
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
       // One write per event, each after a turn of the event loop, so the client really reads them piecemeal.
+      const first = pieces(message.content ?? '', reply.pieceChars)[0];
       for (const event of streamEvents(provider, message, index, body)) {
         if (res.destroyed) return;
         res.write(event);
+        if (first !== undefined && request.firstPieceAt === undefined && event.includes(JSON.stringify(first)))
+          request.firstPieceAt = performance.timeOrigin + performance.now();
         if (reply.pieceDelayMs) await sleep(reply.pieceDelayMs, timers);
         else await new Promise((resolve) => setImmediate(resolve));
       }
@@ -238,7 +249,7 @@ function* openAIStream(message: Message, index: number, includeUsage: boolean): 
     sse(undefined, { ...base, choices: [{ index: 0, delta, finish_reason: finish }] });
   const calls = message.toolCalls ?? [];
   yield chunk({ role: 'assistant', content: '' });
-  for (const piece of pieces(message.content ?? '')) yield chunk({ content: piece });
+  for (const piece of pieces(message.content ?? '', message.pieceChars)) yield chunk({ content: piece });
   for (const [i, call] of calls.entries()) {
     const id = call.id ?? openAICallId(index, i);
     yield chunk({
@@ -277,7 +288,7 @@ function* anthropicStream(message: Message, index: number): Generator<string> {
       index: block,
       content_block: { type: 'text', text: '' },
     });
-    for (const text of pieces(message.content))
+    for (const text of pieces(message.content, message.pieceChars))
       yield sse('content_block_delta', {
         type: 'content_block_delta',
         index: block,
@@ -315,9 +326,9 @@ function sse(event: string | undefined, data: unknown): string {
 }
 
 /** Splits text into up to three pieces, as providers split their output into deltas. */
-function pieces(text: string): string[] {
+function pieces(text: string, chars?: number): string[] {
   if (text.length <= 1) return text === '' ? [] : [text];
-  const size = Math.ceil(text.length / 3);
+  const size = chars ?? Math.ceil(text.length / 3);
   const out: string[] = [];
   for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
   return out;

@@ -41,3 +41,5 @@ export {
   type ClockControl,
   type LimitedDisk,
 } from './nemesis';
+export { openSse } from './sse-client';
+export type { SseConnection, SseMessage } from './sse-client';

@@ -29,6 +29,8 @@ export interface ServiceProcess {
   proc: ManagedProcess;
   /** Spawn → ready line, ms. */
   startupMs: number;
+  /** A projector's HTTP API. */
+  apiUrl?: string;
 }
 
 export interface Deployment extends AsyncDisposable {
@@ -92,7 +94,13 @@ export async function openDeployment(prefix: string, env: Record<string, string>
           env: { ...serviceEnv, ...port },
           nodeArgs: profileArgs(`${name}-${n}`),
         });
-        const service = { label: `${name}-${n}`, proc, startupMs: 0 };
+        const apiUrl = port.PROJECTOR_HTTP_PORT && `http://127.0.0.1:${port.PROJECTOR_HTTP_PORT}`;
+        const service: ServiceProcess = {
+          label: `${name}-${n}`,
+          proc,
+          startupMs: 0,
+          ...(apiUrl ? { apiUrl } : {}),
+        };
         services.push(service);
         await proc.waitForOutput(READY[name], 120_000);
         service.startupMs = performance.now() - began;

@@ -25,6 +25,8 @@ export interface BenchSizes {
   codeColdRepeats: number;
   /** K: runs of each `dura` command line timed. */
   cliRuns: number;
+  /** L: runs whose first token is timed through GET /runs/:id/tokens. */
+  tokenRuns: number;
 }
 
 export const SCENARIOS = [
@@ -39,6 +41,7 @@ export const SCENARIOS = [
   'waits',
   'code',
   'cli',
+  'tokens',
 ] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 /** The issue's letters work too: `npm run bench -- A C`. */
@@ -54,6 +57,7 @@ const LETTERS: Record<string, ScenarioName> = {
   i: 'waits',
   j: 'code',
   k: 'cli',
+  l: 'tokens',
 };
 
 export const DEFAULT_SIZES: BenchSizes = {
@@ -78,6 +82,7 @@ export const DEFAULT_SIZES: BenchSizes = {
   codeSteps: 1_000,
   codeColdRepeats: 5,
   cliRuns: 20,
+  tokenRuns: 20,
 };
 
 /** A run of every scenario in seconds, for the shape test and `--tiny`. */
@@ -103,6 +108,7 @@ export const TINY_SIZES: BenchSizes = {
   codeSteps: 20,
   codeColdRepeats: 2,
   cliRuns: 3,
+  tokenRuns: 2,
 };
 
 export interface BenchOptions {
@@ -117,7 +123,8 @@ Scenarios: latency (A), throughput (B), resume (C), idle (D), projector (E), sca
 trips a step is built from), list (H: GET /runs over projected runs), waits (I: real runs waiting on signals
 and durable timers, idle for --idle-seconds, then --wait-resumes of them signalled), code (J: per-step cost
 of a --code-steps code agent with its continuation kept, and its cold resume), cli (K: start-up to exit of
-\`dura --help\`, \`dura ls\` and \`npx dura --help\`, --cli-runs times each); default all.
+\`dura --help\`, \`dura ls\` and \`npx dura --help\`, --cli-runs times each), tokens (L: first-token latency
+through GET /runs/:id/tokens against the fake model server's first token, --token-runs runs); default all.
 Sizes (flag or BENCH_<NAME> env): ${Object.keys(DEFAULT_SIZES)
   .map((key) => `--${kebab(key)}`)
   .join(' ')}

@@ -13,6 +13,7 @@ import { stepLatency, throughput } from './scenarios/runs';
 import { waitsCost } from './scenarios/waits';
 import { codeAgentCost } from './scenarios/code';
 import { cliStartup } from './scenarios/cli';
+import { tokenLatency } from './scenarios/tokens';
 
 /** A and B on one deployment of one projector, one gateway and `planners` planners. */
 async function latencyAndThroughput(options: BenchOptions, scenarios: BenchScenarios): Promise<void> {
@@ -112,6 +113,10 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   if (want('cli')) {
     progress(`K: dura command start-up, ${options.sizes.cliRuns} runs of each`);
     scenarios.cli = await cliStartup(options.sizes);
+  }
+  if (want('tokens')) {
+    progress(`L: first token through GET /runs/:id/tokens, ${options.sizes.tokenRuns} runs`);
+    scenarios.tokens = await tokenLatency(options.sizes);
   }
   return BenchReportSchema.parse({
     schemaVersion: 1,

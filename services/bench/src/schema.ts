@@ -256,6 +256,14 @@ const CliSchema = z.object({
   commands: z.array(z.object({ name: z.string(), wallMs: DistributionSchema })),
 });
 
+const TokensSchema = z.object({
+  mode: ModeSchema,
+  note: z.string(),
+  runs: z.number().int(),
+  /** From the fake model server writing the answer's first text piece to the client reading the first `token` event. */
+  firstTokenMs: DistributionSchema,
+});
+
 const ScalingSchema = z.object({
   mode: ModeSchema,
   points: z.array(ThroughputSchema),
@@ -314,6 +322,7 @@ export const BenchReportSchema = z.object({
     waits: WaitsSchema.optional(),
     code: CodeSchema.optional(),
     cli: CliSchema.optional(),
+    tokens: TokensSchema.optional(),
   }),
 });
 export type BenchReport = z.infer<typeof BenchReportSchema>;

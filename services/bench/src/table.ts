@@ -32,7 +32,7 @@ function cpuRows(cpuMsPerStep: Record<string, number>, cpu: CpuDetail): [string,
 /** The report as aligned `scenario | figure | value` lines for a terminal. */
 export function formatTable(report: BenchReport): string {
   const rows: [string, string, string][] = [];
-  const { latency, throughput, resume, idle, projector, scaling, floors, list, waits, code, cli } =
+  const { latency, throughput, resume, idle, projector, scaling, floors, list, waits, code, cli, tokens } =
     report.scenarios;
   if (latency) {
     const label = `A latency (${latency.runs}×${latency.steps})`;
@@ -154,6 +154,7 @@ export function formatTable(report: BenchReport): string {
       rows.push([i === 0 ? `K cli start-up (node ${cli.node})` : '', c.name, ms(c.wallMs)]);
     });
   }
+  if (tokens) rows.push(['L token stream', "first token after the model's", ms(tokens.firstTokenMs)]);
   const widths = [0, 1].map((i) => Math.max(...rows.map((r) => r[i]?.length ?? 0)));
   const lines = rows.map(([a, b, c]) => `${a.padEnd(widths[0] ?? 0)}  ${b.padEnd(widths[1] ?? 0)}  ${c}`);
   const { machine, versions, durability } = report;

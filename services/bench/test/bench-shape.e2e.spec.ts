@@ -57,5 +57,6 @@ describe('npm run bench', () => {
       'npx dura --help',
     ]);
     for (const c of parsed.scenarios.cli?.commands ?? []) expect(c.wallMs.count).toBe(TINY_SIZES.cliRuns);
+    expect(parsed.scenarios.tokens?.firstTokenMs.count).toBe(TINY_SIZES.tokenRuns);
   });
 });

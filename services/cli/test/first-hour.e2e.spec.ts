@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DevStateSchema, type DevState } from '@dura/client';
-import { liveSubject } from '@dura/contracts';
+import { tokensSubject } from '@dura/contracts';
 import { openNatsConnection } from '@dura/event-store';
 import {
   eventually,
@@ -196,7 +196,7 @@ describe('the dev stack beyond the page', () => {
     expect(dev.output()).not.toMatch(/^\{\s*$/m);
   });
 
-  it('dura watch --live streams the tokens published while a model answers', async () => {
+  it('dura watch --live streams the text of a model call as it answers, and says when an attempt is dropped', async () => {
     const submit = await dura(['run', 'examples/agents/wait-for-reply.json', '--id', 'live-1', '--detach'], {
       env,
     });
@@ -210,10 +210,22 @@ describe('the dev stack beyond the page', () => {
     );
     const nc = await openNatsConnection({ url: state.natsUrl, name: 'first-hour-live' });
     try {
-      for (const delta of ['Ship', ' it', ' now.'])
-        nc.publish(liveSubject('live-1'), JSON.stringify({ runId: 'live-1', decision: 0, delta }));
+      // The run's next decision (its second thought) streams; a first attempt is dropped for a second one.
+      // (A plain publish on the stream's subject is stored as the planner's would be.)
+      const token = (attempt: string, n: number, delta: string) =>
+        nc.publish(
+          tokensSubject('live-1'),
+          JSON.stringify({ runId: 'live-1', decision: 1, call: 0, attempt, n, delta }),
+        );
+      token('first', 0, 'Ship it la');
       await nc.flush();
-      await watch.waitForOutput(/… Ship it now\./, 30_000);
+      await watch.waitForOutput(/… Ship it la/, 30_000);
+      ['Ship', ' it', ' now.'].forEach((delta, n) => token('second', n, delta));
+      await nc.flush();
+      await watch.waitForOutput(
+        /the text above is dropped: the model was asked again\)\n\s+… Ship it now\./,
+        30_000,
+      );
     } finally {
       await nc.close();
     }

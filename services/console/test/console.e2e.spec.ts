@@ -388,6 +388,41 @@ describe('the Dura Console', () => {
     }
   });
 
+  it('shows the answer from its first word after each reload while it streams, then the recorded answer', async () => {
+    const { client, open, script } = stack();
+    const input = 'Tell me a story worth reloading for.';
+    const story =
+      'Once upon a time, a page was reloaded three times while a durable run told it a story, and lost no word.';
+    script(input, () => ({
+      kind: 'message',
+      content: story,
+      delayMs: 2_000,
+      pieceChars: 6,
+      pieceDelayMs: 600,
+    }));
+    await client.submitRun({ runId: 'tokens-reload', agent: { kind: 'agent', name: 'talker' }, input });
+    const { page, context } = await open(TOKENS.operator, '/ui/runs/tokens-reload');
+    try {
+      const live = page.getByTestId('live-tokens');
+      const shown = async () => ((await live.count()) > 0 ? ((await live.textContent()) ?? '') : '');
+      let seen = 'Once u';
+      for (let reload = 0; reload < 3; reload += 1) {
+        await expect.poll(shown, { timeout: WAIT_MS }).toContain(seen);
+        const before = await shown();
+        await page.reload();
+        // The reloaded page shows what had streamed, from the first word: none of it lost.
+        const after = before.slice(before.indexOf('Once'));
+        await expect.poll(shown, { timeout: WAIT_MS }).toContain(after.slice(0, Math.min(after.length, 40)));
+        seen = after.slice(0, Math.min(after.length, 40));
+      }
+      await untilStatus(page, 'completed');
+      await expect.poll(() => live.count(), { timeout: WAIT_MS }).toBe(0);
+      await page.locator('[data-type="thought"]').waitFor({ timeout: WAIT_MS });
+    } finally {
+      await context.close();
+    }
+  });
+
   it("shows a code agent's step as what its code did: its calls and the time and id it recorded, no tokens", async () => {
     const { client, open } = stack();
     await client.submitRun({ runId: 'code-1', agent: { kind: 'agent', name: 'stamper' }, input: 'hi' });

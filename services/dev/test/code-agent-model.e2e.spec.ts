@@ -7,9 +7,10 @@
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeJournal } from '@dura/code-agents';
-import { liveSubject, type RunEvent } from '@dura/contracts';
+import type { RunEvent } from '@dura/contracts';
 import { fold } from '@dura/core';
-import { startFakeLlmServer, type FakeLlmReply, type FakeLlmServer } from '@dura/testing';
+import { readStoredTokens } from '@dura/event-store';
+import { eventually, startFakeLlmServer, type FakeLlmReply, type FakeLlmServer } from '@dura/testing';
 import { expectKilledAt, logOf, useCrashSystem, watchToEnd } from './crash-harness';
 import { count, witnessedKeys, type WireBody } from './agent-support';
 
@@ -66,13 +67,7 @@ describe('ctx.model served by the planner', () => {
   it('records each answer in its thought with usage and cost, reserved before, streamed live, asked once', async () => {
     const sys = crash();
     const runId = 'code-model-1';
-    const deltas: string[] = [];
-    const live = sys.system.nc.subscribe(liveSubject(runId), {
-      callback: (_err, msg) => {
-        deltas.push(msg.json<{ delta: string }>().delta);
-      },
-    });
-    try {
+    {
       await sys.submit({ runId, agent: { kind: 'agent', name: 'code-model-planner' }, input: 'alpha' });
       const log = await watchToEnd(sys, runId);
       expect(log.at(-1)?.type).toBe('run_completed');
@@ -100,9 +95,17 @@ describe('ctx.model served by the planner', () => {
       // The fake server was asked exactly once per recorded call.
       expect(asked('alpha')).toEqual(['plan alpha', 'summarize alpha: 2 charges']);
       expect(witnessedKeys(sys, runId)).toHaveLength(2);
-      expect(deltas.join('')).toContain('charged twice, all good');
-    } finally {
-      live.unsubscribe();
+      // Each call's answer streamed to DURA_TOKENS as it came, tagged with its decision and call.
+      await eventually(async () => {
+        const texts = new Map<string, string>();
+        for (const t of await readStoredTokens(sys.system.jsm, runId))
+          texts.set(`${t.decision}.${t.call}`, (texts.get(`${t.decision}.${t.call}`) ?? '') + t.delta);
+        const want = new Map([
+          ['0.0', '100,200'],
+          ['1.0', 'charged twice, all good'],
+        ]);
+        return JSON.stringify([...texts]) === JSON.stringify([...want]) ? texts : undefined;
+      }, 'the streamed text of both calls in DURA_TOKENS');
     }
   });
 

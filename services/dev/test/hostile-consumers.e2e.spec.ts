@@ -212,6 +212,7 @@ describe('the client credential cannot create, use or delete consumers', () => {
       [STREAMS.runs]: MAX_CONSUMERS.runs,
       [STREAMS.tasks]: MAX_CONSUMERS.tasks,
       [STREAMS.deadLetters]: MAX_CONSUMERS.deadLetters,
+      [STREAMS.tokens]: MAX_CONSUMERS.tokens,
     };
     for (const [stream, limit] of Object.entries(limits))
       expect((await admin.streams.info(stream)).config.max_consumers, stream).toBe(limit);

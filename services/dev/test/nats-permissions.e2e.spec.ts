@@ -2,8 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { connectDuraClient } from '@dura/client';
-import { runSubject, STREAMS, SUBJECTS, type DuraError } from '@dura/contracts';
+import { runSubject, STREAMS, SUBJECTS, tokensSubject, type DuraError } from '@dura/contracts';
 import { fold } from '@dura/core';
+import { createLiveTokens } from '@dura/event-store';
 import { connectNats } from '@dura/service-kit';
 import { freePort, spawnTsEntry, useTestInfra, type ManagedProcess } from '@dura/testing';
 import { echoPlan, eventually, getJson, startService } from './system';
@@ -178,6 +179,52 @@ describe('triggers under the shipped users', () => {
     const js = jetstream(await as('client'));
     await expectDenied(js.publish('$KV.dura_schedules.forged', '{}'));
     await expectDenied(js.publish('$KV.dura_triggers.forged', '{}'));
+  });
+});
+
+describe('live model text (DURA_TOKENS) under the shipped users', () => {
+  it('the planner publishes it; the client reads it by message get; the projector serves it', async () => {
+    const lost: unknown[] = [];
+    const live = createLiveTokens(jetstream(await as('planner')), 'perm-tokens', 0, {
+      onLost: (_attempt, err) => lost.push(err),
+    });
+    live.delta(0, 'Hello from the planner user');
+    await live.flush();
+    expect(lost).toEqual([]);
+    const client = connectDuraClient({ natsUrl: nats.url, apiUrl, security: securityOf('client') });
+    const reading = new AbortController();
+    const deltas: string[] = [];
+    try {
+      await client.followRunTokens(
+        'perm-tokens',
+        ({ event }) => {
+          if (event.event !== 'token') return;
+          deltas.push(event.data.delta);
+          reading.abort();
+        },
+        { signal: reading.signal },
+      );
+    } finally {
+      await client.close();
+    }
+    expect(deltas).toEqual(['Hello from the planner user']);
+    // The projector (as user projector) reads both streams for GET /runs/:id/tokens: a finished run's feed ends.
+    const response = await fetch(`${apiUrl}/runs/perm-e2e-run/tokens`);
+    expect(response.status).toBe(200);
+    expect(await response.text()).toMatch(/event: end\ndata: \{"status":"completed"\}/);
+  });
+
+  it('only the planner may publish it or change the stream', async () => {
+    for (const user of ['gateway', 'projector', 'client'] as const) {
+      const nc = await as(user);
+      await expectDenied(jetstream(nc).publish(tokensSubject('perm-tokens'), '{}'));
+      const jsm = await jetstreamManager(nc);
+      const tokens = await jetstreamManager(await as('admin')).then((admin) =>
+        admin.streams.info(STREAMS.tokens),
+      );
+      await expectDenied(jsm.streams.update(STREAMS.tokens, { ...tokens.config, max_age: 1_000_000_000 }));
+      await expectDenied(jsm.streams.purge(STREAMS.tokens));
+    }
   });
 });
 

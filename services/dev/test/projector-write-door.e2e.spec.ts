@@ -10,7 +10,7 @@ import { projectorRoutes } from '@dura/projector';
 import { createLogger, startHttpServer } from '@dura/service-kit';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { connectDuraClient } from '@dura/client';
-import { liveSubject, runSubject, STREAMS, SUBJECTS } from '@dura/contracts';
+import { runSubject, STREAMS, SUBJECTS, tokensSubject } from '@dura/contracts';
 import { useTestInfra } from '@dura/testing';
 import { eventually } from './system';
 import {
@@ -223,7 +223,7 @@ describe('what the projector user still may not do: denied by the server', () =>
     const js = jetstream(projectorNc);
     for (const subject of [
       runSubject('door-run'),
-      liveSubject('door-run'),
+      tokensSubject('door-run'),
       SUBJECTS.decideTask,
       `${SUBJECTS.toolTaskPrefix}.echo`,
       SUBJECTS.timerTask,

@@ -1,7 +1,6 @@
 import type { JetStreamClient } from '@nats-io/jetstream';
 import {
   DuraError,
-  liveSubject,
   newEvent,
   SIGNAL_VERSION,
   SUBJECTS,
@@ -9,6 +8,7 @@ import {
   timerTaskMsgId,
   TOOL_TASK_WITH_REF_VERSION,
   toolTaskSubject,
+  type LiveText,
   type NewEvent,
   type RunEvent,
   type SignalRequest,
@@ -32,6 +32,7 @@ import {
 } from '@dura/core';
 import {
   ConcurrencyConflict,
+  createLiveTokens,
   EventOverLimits,
   EventTooLarge,
   retryOnConflict,
@@ -574,11 +575,20 @@ export function createRunDriver(deps: RunDriverDeps) {
     });
   }
 
-  /** Token deltas of the model's answer, on core NATS for whoever watches the run live. */
-  function liveFor(runId: string, decision: number): (delta: string) => void {
-    const nc = (deps.js as unknown as { nc?: { publish(subject: string, data: string): void } }).nc;
-    const subject = liveSubject(runId);
-    return (delta) => nc?.publish(subject, JSON.stringify({ runId, decision, delta }));
+  /**
+   * The decision's live model text, to `DURA_TOKENS` off the decision's path; each drive asks as a new attempt,
+   * so a reader drops what a crashed or superseded drive streamed.
+   */
+  function liveFor(runId: string, decision: number): LiveText {
+    return createLiveTokens(deps.js, runId, decision, {
+      onLost: (attempt, err) =>
+        deps.log.warn('live model text could not be stored; its readers are told of the gap', {
+          runId,
+          decision,
+          attempt,
+          err,
+        }),
+    });
   }
 
   /** The model call, as a client span with the model and its token usage (GenAI semantic conventions). */

@@ -1,9 +1,16 @@
 // A registered agent decided by an OpenAI-compatible model (a local server speaking the API), end to end on
 // a real NATS: pinning, the conversation recorded once, control tools, budgets and live token deltas.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { liveSubject, RUN_REQUEST_VERSION, SIGNAL_VERSION, SUBJECTS, type RunEvent } from '@dura/contracts';
+import { RUN_REQUEST_VERSION, SIGNAL_VERSION, SUBJECTS, type RunEvent } from '@dura/contracts';
+import { readStoredTokens } from '@dura/event-store';
 import { fold } from '@dura/core';
-import { startFakeLlmServer, useTestInfra, type FakeLlmReply, type FakeLlmServer } from '@dura/testing';
+import {
+  retryUntil,
+  startFakeLlmServer,
+  useTestInfra,
+  type FakeLlmReply,
+  type FakeLlmServer,
+} from '@dura/testing';
 import { builtinRegistry } from '@dura/tools';
 import { createPlanner, type Planner } from '../src/index';
 import { AgentRegistry, createAgentModel, createModelRouter, createScriptedModel } from '@dura/agents';
@@ -106,12 +113,6 @@ describe('a registered agent on an OpenAI-compatible model', () => {
           }
         : { kind: 'message', content: 'The user said yes.', usage: { inputTokens: 40, outputTokens: 10 } },
     );
-    const deltas: string[] = [];
-    const sub = setup.nc.subscribe(liveSubject('agent-a1'), {
-      callback: (_err, msg) => {
-        deltas.push(msg.json<{ delta: string }>().delta);
-      },
-    });
     await submit('agent-a1', 'helper', 'input-a1');
     const waiting = await untilLast('agent-a1', 'wait_requested');
     const started = waiting.find((e) => e.type === 'run_started');
@@ -132,7 +133,6 @@ describe('a registered agent on an OpenAI-compatible model', () => {
       { msgID: 'signal:agent-a1:s1' },
     );
     const log = await untilLast('agent-a1', 'run_completed');
-    sub.unsubscribe();
     expect(typesOf(log)).toEqual([
       'run_requested',
       'run_started',
@@ -166,7 +166,16 @@ describe('a registered agent on an OpenAI-compatible model', () => {
       tool_call_id: 'call-1',
       content: '{"ok":true}',
     });
-    expect(deltas.join('')).toBe('I will ask the user.The user said yes.');
+    // Each answer streamed to DURA_TOKENS as it came, tagged with its decision (published off the path: soon).
+    const streamed = async () => {
+      const texts: string[] = [];
+      for (const token of await readStoredTokens(setup.jsm, 'agent-a1'))
+        texts[token.decision] = (texts[token.decision] ?? '') + token.delta;
+      return texts;
+    };
+    await retryUntil(async () =>
+      expect(await streamed()).toEqual(['I will ask the user.', 'The user said yes.']),
+    );
   });
 
   it('fails the run before calling the model when the worst case would pass the token budget', async () => {

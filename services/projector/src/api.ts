@@ -1,7 +1,7 @@
 import { and, asc, desc, eq, gte, lt } from 'drizzle-orm';
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
-import { connectionOf, createRunReader, createRunWakeups } from '@dura/event-store';
+import { connectionOf, createRunReader, createRunWakeups, RUN_TOKENS } from '@dura/event-store';
 import type { Db } from '@dura/db';
 import type { Logger, Route } from '@dura/service-kit';
 import { createAuthenticator, type Authenticator } from './auth/authenticator';
@@ -88,10 +88,19 @@ function apiRoutes(deps: ReadApiDeps): ApiRoute[] {
   const consoleDeps = {
     db,
     js: deps.js,
-    nc: deps.nc ?? connectionOf(deps.js),
+    tokens: {
+      sources: {
+        runs: { reader: live.reader, wakeups: live.wakeups },
+        tokens: {
+          reader: createRunReader(deps.jsm, RUN_TOKENS),
+          wakeups: createRunWakeups(deps.nc ?? connectionOf(deps.js), RUN_TOKENS.subject),
+        },
+      },
+      ...(deps.keepaliveMs === undefined ? {} : { keepaliveMs: deps.keepaliveMs }),
+      ...(deps.log ? { log: deps.log } : {}),
+    },
     slots,
     ...(deps.console?.tracesUrl === undefined ? {} : { tracesUrl: deps.console.tracesUrl }),
-    ...(deps.keepaliveMs === undefined ? {} : { keepaliveMs: deps.keepaliveMs }),
   };
   return [
     {

@@ -52,14 +52,24 @@ export function consolePaths(): Record<string, unknown> {
     '/runs/{id}/tokens': {
       get: {
         summary:
-          'Server-Sent Events: the model’s answer for the run as it streams (core NATS dura.run.<id>.live).',
-        parameters: [runId],
+          'Server-Sent Events: the text of the run’s model calls as it streams (stream DURA_TOKENS, kept 15 minutes), resumed from `Last-Event-ID` with no gap and no repeat (docs/streaming.md).',
+        parameters: [
+          runId,
+          {
+            name: 'Last-Event-ID',
+            in: 'header',
+            required: false,
+            description: 'The id of the last event received (`<tokens seq>-<log seq>`); without it, from the start.',
+            schema: { type: 'string' },
+          },
+        ],
         responses: {
           '200': {
             description:
-              'Each message is `event: token`, `data: {"runId", "decision", "delta"}`; deltas are ephemeral (not in the log), so a reconnecting client may miss some; the `thought` event holds the whole answer.',
+              'Events: `token` `{"runId", "decision", "call", "attempt", "n", "delta"}`; `discard` `{"runId", "decision", "call", "attempt", "reason"}` (drop that attempt’s text: it was asked again or never recorded); `gap` `{…, "attempt", "from", "to"}` (text lost or expired); `final` `{"runId", "decision", "call", "text"}` (the recorded answer: show it instead); `end` `{"status"}`, then the stream closes.',
             content: { 'text/event-stream': { schema: { type: 'string' } } },
           },
+          '400': json('Error', 'Last-Event-ID is not an id this stream sent.'),
           '404': notFound,
           '429': json('Error', 'Too many live streams open for this credential or in total.'),
         },

@@ -36,7 +36,7 @@ const TERMINAL: ReadonlyMap<EventType, RunStatus> = new Map(
   }),
 );
 
-const SSE_HEADERS = {
+export const SSE_HEADERS = {
   'content-type': 'text/event-stream; charset=utf-8',
   'cache-control': 'no-cache, no-transform',
   connection: 'keep-alive',
@@ -176,7 +176,8 @@ async function pump(o: {
   }
 }
 
-function drained(res: ServerResponse, signal: AbortSignal): Promise<void> {
+/** Resolves once `res` can take more, or the client went away. */
+export function drained(res: ServerResponse, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const done = (): void => {
       res.off('drain', done);

@@ -1,11 +1,11 @@
 // The routes the web console uses beyond the read API, with tokens as shipped (a tokens file): the session,
-// live model tokens bridged from core NATS to SSE, forking, the static console under /ui/, and the run
+// live model text from DURA_TOKENS as SSE (its resume and discard: token-stream.int.spec.ts), forking, the static console under /ui/, and the run
 // list's console filters; each checked against a caller of another tenant and a caller without the scope.
 import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { ForkRequestSchema, liveSubject, STREAMS, SUBJECTS } from '@dura/contracts';
+import { ForkRequestSchema, STREAMS, SUBJECTS, tokensSubject } from '@dura/contracts';
 import type { HttpServerHandle } from '@dura/service-kit';
 import { useTestInfra } from '@dura/testing';
 import { createAuthenticator, parseTokenFile, type Projector } from '../src/index';
@@ -112,7 +112,7 @@ describe('GET /console/session', () => {
 });
 
 describe('GET /runs/:id/tokens', () => {
-  it("relays the run's live deltas as SSE token events, dropping malformed ones", async () => {
+  it("relays the run's live text as SSE token events, dropping malformed messages", async () => {
     const abort = new AbortController();
     const response = await fetch(`${api!.url}/runs/con-acme-1/tokens`, {
       headers: { authorization: `Bearer ${TOKENS.acmeRead}` },
@@ -124,16 +124,18 @@ describe('GET /runs/:id/tokens', () => {
     let text = '';
     // The subscription is open once the stream's first comment arrives.
     while (!text.includes(': live tokens')) text += (await reader.read()).value ?? '';
-    conn.nc.publish(liveSubject('con-acme-1'), 'not json');
-    conn.nc.publish(
-      liveSubject('con-acme-2'),
-      JSON.stringify({ runId: 'con-acme-2', decision: 0, delta: 'other run' }),
+    const token = (runId: string, n: number, delta: string) =>
+      JSON.stringify({ runId, decision: 0, call: 0, attempt: 'a1', n, delta });
+    conn.nc.publish(tokensSubject('con-acme-1'), 'not json');
+    conn.nc.publish(tokensSubject('con-acme-2'), token('con-acme-2', 0, 'other run'));
+    // Another run's text on this run's subject is not this run's.
+    conn.nc.publish(tokensSubject('con-acme-1'), token('con-acme-2', 0, 'misfiled'));
+    ['Hel', 'lo'].forEach((delta, n) =>
+      conn.nc.publish(tokensSubject('con-acme-1'), token('con-acme-1', n, delta)),
     );
-    for (const delta of ['Hel', 'lo'])
-      conn.nc.publish(liveSubject('con-acme-1'), JSON.stringify({ runId: 'con-acme-1', decision: 0, delta }));
     while (!text.includes('"lo"')) text += (await reader.read()).value ?? '';
     abort.abort();
-    const events = text.split('\n\n').filter((block) => block.startsWith('event: token'));
+    const events = text.split('\n\n').filter((block) => block.includes('event: token'));
     expect(events.map((block) => (JSON.parse(block.split('data: ')[1]!) as { delta: string }).delta)).toEqual(
       ['Hel', 'lo'],
     );

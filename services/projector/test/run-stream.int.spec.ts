@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ApiErrorSchema, RunEventSchema, runSubject, type NewEvent, type RunEvent } from '@dura/contracts';
 import { RunLog } from '@dura/core/testing';
 import { startHttpServer, type HttpServerHandle } from '@dura/service-kit';
-import { useTestInfra } from '@dura/testing';
+import { useTestInfra, openSse, type SseConnection } from '@dura/testing';
 import { createProjector, projectorRoutes, type Projector } from '../src/index';
 import {
   RunScript,
@@ -15,7 +15,6 @@ import {
   testLogger,
   type Connections,
 } from './support';
-import { openSse, type SseConnection } from './sse-client';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 

@@ -337,3 +337,15 @@ export async function callApi(
   const text = await response.text();
   return { status: response.status, body: text ? (JSON.parse(text) as ApiAnswer['body']) : {} };
 }
+
+/** Adds a `thought` whose model answered `content` and completed the run with it. */
+export function thoughtWith(script: RunScript, content: string): RunScript {
+  return script.add('thought', {
+    step: 0,
+    model: { id: 'fake', promptVersion: '1' },
+    content,
+    decision: { kind: 'complete', output: content },
+    usage: { inputTokens: 1, outputTokens: 1 },
+    finishReason: 'stop',
+  });
+}

@@ -13,7 +13,7 @@ import {
 } from '@dura/contracts';
 import { nextCallId, type CallState, type Reservation, type RunState } from '@dura/core';
 import type { ToolRegistry } from '@dura/tools';
-import { controlToolSpecs, toolSpecsFor, type ChatProvider, type ChatToolSpec } from '../llm';
+import { controlToolSpecs, liveOptions, toolSpecsFor, type ChatProvider, type ChatToolSpec } from '../llm';
 import type { DecideInput, Model, ModelTurn, StartInfo, SummaryTurn } from '../model';
 import { tighterBudget } from '../model';
 import { withResolvedResults } from '../resolved-results';
@@ -242,7 +242,7 @@ export function createAgentModel(deps: AgentModelDeps): Model {
         tools: toolSpecs(agent),
         maxTokens: settings.maxTokens,
         ...(settings.temperature === undefined ? {} : { temperature: settings.temperature }),
-        ...(live ? { onDelta: live } : {}),
+        ...liveOptions(live, 0),
         ...(signal ? { signal } : {}),
       });
       const decision = await toDecision(state, agent, response.toolCalls, response.content);

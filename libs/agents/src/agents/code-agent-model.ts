@@ -30,7 +30,12 @@ export interface CodeAgentModelDeps {
    * Answers `ctx.model` in place of the agent's provider (replay answers from the log); by default the LLM
    * adapters are asked with the agent's `model` settings.
    */
-  answer?: (request: ResolvedModelRequest, input: DecideInput, agent: AnyCodeAgent) => Promise<ModelAnswer>;
+  answer?: (
+    request: ResolvedModelRequest,
+    input: DecideInput,
+    agent: AnyCodeAgent,
+    call?: number,
+  ) => Promise<ModelAnswer>;
   clock?: () => Date;
   /**
    * The deployment's tools: a call of one defined with `requiresApproval` waits for its approval, as for any
@@ -120,7 +125,9 @@ export function withCodeAgents(deps: CodeAgentModelDeps): Model {
       // Budget before spending: the reservation is in the log before the provider is asked.
       const gate = input.budget?.(models.worstCase(step.request, agent), answered) ?? { kind: 'ask' };
       if (gate.kind !== 'ask') return { kind: 'budget', gate };
-      const reply = recordable(await answer(step.request, input, agent), agent);
+      // The step's k-th model call: its live text is tagged with k, as the thought will journal it.
+      const call = frontier?.entries.filter((entry) => entry.k === 'model').length ?? 0;
+      const reply = recordable(await answer(step.request, input, agent, call), agent);
       answered.tokens += reply.usage.inputTokens + reply.usage.outputTokens;
       answered.costUsd += reply.costUsd ?? 0;
       // What it was sent is recorded with the answer, chained onto the run's earlier prompts.

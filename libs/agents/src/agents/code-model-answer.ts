@@ -2,7 +2,7 @@ import { DuraError } from '@dura/contracts';
 import type { Reservation } from '@dura/core';
 import type { AnyCodeAgent, CodeModelSettings, ModelAnswer, ResolvedModelRequest } from '@dura/code-agents';
 import type { ToolRegistry } from '@dura/tools';
-import { toolSpecsFor, type ChatProvider, type ChatToolSpec } from '../llm';
+import { liveOptions, toolSpecsFor, type ChatProvider, type ChatToolSpec } from '../llm';
 import type { DecideInput } from '../model';
 import type { ModelPrice } from './definition';
 import { priceOf } from './model-price';
@@ -21,7 +21,13 @@ export interface CodeModelAnswerDeps {
 /** How a code agent's `ctx.model` calls are made and budgeted. */
 export interface CodeModelAnswer {
   /** Asks the agent's provider through the LLM adapters (retries, answer validation), streaming to `input.live`. */
-  answer: (request: ResolvedModelRequest, input: DecideInput, agent: AnyCodeAgent) => Promise<ModelAnswer>;
+  answer: (
+    request: ResolvedModelRequest,
+    input: DecideInput,
+    agent: AnyCodeAgent,
+    /** Which `ctx.model` call of the step this is (its live text is tagged with it). */
+    call?: number,
+  ) => Promise<ModelAnswer>;
   /** The call's worst case: its estimated input plus `maxTokens`, priced; reserved before it is made. */
   worstCase: (request: ResolvedModelRequest, agent: AnyCodeAgent) => Reservation;
 }
@@ -47,7 +53,7 @@ export function createCodeModelAnswer(deps: CodeModelAnswerDeps = {}): CodeModel
   }
 
   return {
-    async answer(request, { live, signal }, agent) {
+    async answer(request, { live, signal }, agent, call = 0) {
       const settings = agent.model;
       if (!settings)
         throw new DuraError(
@@ -60,7 +66,7 @@ export function createCodeModelAnswer(deps: CodeModelAnswerDeps = {}): CodeModel
         tools: specs(request, agent),
         maxTokens: request.maxTokens,
         ...(typeof request.temperature === 'number' ? { temperature: request.temperature } : {}),
-        ...(live ? { onDelta: live } : {}),
+        ...liveOptions(live, call),
         ...(signal ? { signal } : {}),
       });
       return {

@@ -40,6 +40,7 @@ export function createAnthropicProvider(settings: ProviderSettings = {}): ChatPr
       onDelta !== undefined,
     ) as unknown as MessageCreateParams;
     const { client, problem } = await transport();
+    let reads = 0;
     return withRetries(target, resolved, request.signal, () =>
       attemptOnce({
         target,
@@ -48,10 +49,13 @@ export function createAnthropicProvider(settings: ProviderSettings = {}): ChatPr
         signal: request.signal,
         send: (signal) => client.messages.create(body, { signal }).asResponse(),
         problem,
-        read: async (response) =>
-          onDelta
+        read: async (response) => {
+          // A retried attempt streams its answer from the start: what the previous one streamed is void.
+          if (onDelta && (reads += 1) > 1) request.onRestart?.();
+          return onDelta
             ? readStream(response, new AnthropicStream(names, onDelta))
-            : parseAnthropicMessage(await readJson(response), names),
+            : parseAnthropicMessage(await readJson(response), names);
+        },
       }),
     );
   }

@@ -11,6 +11,7 @@ export { providerToolName, duraToolName, ToolNames } from './tool-names';
 export { redact } from './errors';
 export { retryAfterMs, backoffMs } from './retry';
 export { SseParser } from './sse';
+export { liveOptions } from './live-options';
 export type { SseEvent } from './sse';
 
 export type ProviderConfig = { provider: 'openai' | 'anthropic' } & ProviderSettings;

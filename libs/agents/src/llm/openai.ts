@@ -36,6 +36,7 @@ export function createOpenAIProvider(settings: ProviderSettings = {}): ChatProvi
       maxTokensField,
     }) as unknown as ChatCompletionCreateParams;
     const { client, problem } = await transport();
+    let reads = 0;
     return withRetries(target, resolved, request.signal, () =>
       attemptOnce({
         target,
@@ -44,10 +45,13 @@ export function createOpenAIProvider(settings: ProviderSettings = {}): ChatProvi
         signal: request.signal,
         send: (signal) => client.chat.completions.create(body, { signal }).asResponse(),
         problem,
-        read: async (response) =>
-          onDelta
+        read: async (response) => {
+          // A retried attempt streams its answer from the start: what the previous one streamed is void.
+          if (onDelta && (reads += 1) > 1) request.onRestart?.();
+          return onDelta
             ? readStream(response, new OpenAIStream(names, onDelta), request.model)
-            : parseOpenAICompletion(await readJson(response), names, request.model),
+            : parseOpenAICompletion(await readJson(response), names, request.model);
+        },
       }),
     );
   }

@@ -22,6 +22,8 @@ export interface ChatRequest {
    * fails mid-stream and is retried, the deltas of the new attempt start again from the beginning of its text.
    */
   onDelta?: (text: string) => void;
+  /** Called when an attempt after the first starts reading its answer: the text streamed before is void. */
+  onRestart?: () => void;
 }
 
 /** What the model answered. Tool names are Dura names again, whatever the provider calls them. */

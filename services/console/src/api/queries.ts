@@ -1,4 +1,4 @@
-import { useEffect } from 'react';
+import { useEffect, useState } from 'react';
 import { useInfiniteQuery, useQuery, useQueryClient } from '@tanstack/react-query';
 import {
   CausesResponseSchema,
@@ -7,10 +7,11 @@ import {
   RunListResponseSchema,
   RunStateSchema,
   StateAtResponseSchema,
-  TokenDeltaSchema,
+  parseTokenFeedEvent,
   type EventPageResponse,
   type RunEvent,
 } from '@dura/contracts';
+import { createTokenText, type AnswerText } from '@dura/core';
 import { api, ApiError } from './http';
 import { followSse } from './sse';
 import { listQueryString, type RunFilters } from '../model/filters';
@@ -124,19 +125,28 @@ export function useRunEvents(runId: string) {
   return query;
 }
 
-/** The model's answer as it streams, per decision; cleared when its `thought` is recorded. */
-export function useLiveTokens(runId: string, onDelta: (decision: number, delta: string) => void) {
+/**
+ * The text of the run's model calls as the token stream gives it: resumed after a drop from the last id (no
+ * gap, no repeat), an attempt's text dropped when the model is asked again, each call's recorded answer once
+ * its thought is in the log.
+ */
+export function useLiveText(runId: string): AnswerText[] {
+  const [answers, setAnswers] = useState<AnswerText[]>([]);
   useEffect(() => {
     const abort = new AbortController();
+    const text = createTokenText();
+    setAnswers([]);
     void followSse(
       `/runs/${encodeURIComponent(runId)}/tokens`,
       (message) => {
-        if (message.event !== 'token') return;
-        const parsed = TokenDeltaSchema.safeParse(JSON.parse(message.data));
-        if (parsed.success) onDelta(parsed.data.decision, parsed.data.delta);
+        const event = parseTokenFeedEvent(message.event, message.data);
+        if (!event) return;
+        text.apply(event);
+        setAnswers(text.answers());
       },
       abort.signal,
     );
     return () => abort.abort();
-  }, [runId, onDelta]);
+  }, [runId]);
+  return answers;
 }

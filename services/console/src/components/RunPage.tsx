@@ -1,7 +1,7 @@
-import { useCallback, useEffect, useMemo, useState } from 'react';
+import { useEffect, useMemo, useState } from 'react';
 import type { ConsoleSession } from '@dura/contracts';
 import { ApiError } from '../api/http';
-import { useLiveTokens, useRunEvents, useRunState } from '../api/queries';
+import { useLiveText, useRunEvents, useRunState } from '../api/queries';
 import { buildWaterfall } from '../model/waterfall';
 import { buildConversations } from '../model/conversation';
 import { eventNumbers } from '../model/event-numbers';
@@ -30,19 +30,10 @@ export function RunPage({ runId, session }: { runId: string; session: ConsoleSes
   const conversations = useMemo(() => buildConversations(events.data ?? []), [events.data]);
   const [view, setView] = useState<RunView>('events');
   const [selected, setSelected] = useState<number | undefined>();
-  const [tokens, setTokens] = useState<{ decision: number; text: string } | undefined>();
-  const onDelta = useCallback(
-    (decision: number, delta: string) =>
-      setTokens((t) =>
-        t?.decision === decision ? { decision, text: t.text + delta } : { decision, text: delta },
-      ),
-    [],
-  );
-  useLiveTokens(runId, onDelta);
+  const streamed = useLiveText(runId);
   const run = state.data;
-  // The streamed answer is shown until its thought is in the log.
-  const answering =
-    tokens !== undefined && run !== undefined && run.decisions <= tokens.decision ? tokens : undefined;
+  // The streamed answer is shown until its thought is in the log (the stream then says it is recorded).
+  const answering = streamed.filter((answer) => !answer.recorded && answer.text !== '').at(-1);
   const traceId = useMemo(() => traceIdOf(events.data ?? []), [events.data]);
   // While the run is live, open spans reach "now" (read when the state or events change, not every frame).
   const first = events.data?.[0];

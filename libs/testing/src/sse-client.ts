@@ -17,11 +17,15 @@ export interface SseConnection {
 }
 
 /** Opens `url` as an event stream (a minimal EventSource: no reconnects, so tests drive them). */
-export async function openSse(url: string, lastEventId?: number): Promise<SseConnection> {
+export async function openSse(
+  url: string,
+  lastEventId?: number | string,
+  headers: Record<string, string> = {},
+): Promise<SseConnection> {
   const abort = new AbortController();
   const response = await fetch(url, {
     signal: abort.signal,
-    headers: lastEventId === undefined ? {} : { 'last-event-id': String(lastEventId) },
+    headers: { ...headers, ...(lastEventId === undefined ? {} : { 'last-event-id': String(lastEventId) }) },
   });
   if (!response.ok || !response.body)
     return {
@@ -31,12 +35,13 @@ export async function openSse(url: string, lastEventId?: number): Promise<SseCon
       messages: (async function* () {})(),
       drop: () => abort.abort(),
     };
-  const body = response.body.pipeThrough(new TextDecoderStream());
+  // A reader, not `for await` over the stream: the DOM's ReadableStream type has no async iterator.
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
   async function* messages(): AsyncGenerator<SseMessage> {
     let buffer = '';
     try {
-      for await (const chunk of body) {
-        buffer += chunk;
+      for (let read = await reader.read(); !read.done; read = await reader.read()) {
+        buffer += read.value;
         for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
           const block = buffer.slice(0, end);
           buffer = buffer.slice(end + 2);
