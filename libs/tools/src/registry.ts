@@ -85,6 +85,8 @@ export class ToolRegistry {
     const tool = this.#tools.get(name);
     if (!tool) return [`unknown tool "${name}"; known tools: ${this.names().join(', ')}`];
     const parsed = tool.output?.safeParse(result);
-    return !parsed || parsed.success ? [] : formatIssues(parsed.error).map((line) => `${name} result ${line}`);
+    return !parsed || parsed.success
+      ? []
+      : formatIssues(parsed.error).map((line) => `${name} result ${line}`);
   }
 }

@@ -33,7 +33,12 @@ describe('ToolRegistry', () => {
       safety: 'read_only',
       execute: () => Promise.resolve({ price: 1 }),
     });
-    const tools = new ToolRegistry([quoted, ...builtinRegistry().names().map((n) => registry.get(n)!)]);
+    const tools = new ToolRegistry([
+      quoted,
+      ...builtinRegistry()
+        .names()
+        .map((n) => registry.get(n)!),
+    ]);
     expect(tools.resultIssues('shop.quote', { price: 3 })).toEqual([]);
     expect(tools.resultIssues('shop.quote', { price: -1 })).toEqual([
       'shop.quote result price: Too small: expected number to be >=0',

@@ -53,7 +53,9 @@ describe('guardForkEdit', () => {
     const edit = { toolResult: { callId: 'call-1', output: { price: 5, coupon: 'SAVE50' } }, by: 'alice' };
     const guarded = guardForkEdit({ tools, secrets: box! }, planned(edit), edit);
     if (!guarded.ok) throw new Error(guarded.rejection.error.message);
-    const result = completedOf(guarded.events).data as unknown as { result: { price: number; coupon: unknown } };
+    const result = completedOf(guarded.events).data as unknown as {
+      result: { price: number; coupon: unknown };
+    };
     expect(result.result.price).toBe(5);
     expect(isSecretEnvelope(result.result.coupon)).toBe(true);
     expect(box!.open(result.result.coupon as never, 'fork-1')).toBe('SAVE50');
