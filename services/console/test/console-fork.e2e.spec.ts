@@ -64,6 +64,7 @@ describe('fork with edited state, from the console', () => {
 
       // The edited observation is in the fork's log as what it is.
       const copy = page.locator('[data-type="tool_call_completed"]').first();
+      expect(await copy.textContent()).toContain('edited by operator in a fork');
       await page.getByTestId('step-picker').fill((await copy.getAttribute('data-n')) ?? '');
       await expect
         .poll(() => page.getByTestId('event-detail').textContent(), { timeout: WAIT_MS })
