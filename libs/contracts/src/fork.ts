@@ -9,7 +9,7 @@ const Sha256Schema = z.string().regex(/^[0-9a-f]{64}$/, 'a sha256 is 64 lower-ca
 /** Who edited: the API caller's name, or the name a NATS client gives. */
 const EditorSchema = z.string().min(1).max(200);
 
-/** What a fork changes in the copy of its source (LangGraph's "edit state and resume"). */
+/** What a fork changes in the copy of its source: edited state to resume from. */
 export const ForkChangesSchema = z.object({
   /** The fork's `run_requested` carries this input instead of the source's (a fork before the first decision). */
   input: JsonValueSchema.optional(),
