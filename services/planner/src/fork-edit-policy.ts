@@ -52,6 +52,11 @@ export function guardForkEdit(
           event.type === 'tool_call_requested' && (event.data as { callId: string }).callId === callId,
       ) as NewEventOf<'tool_call_requested'>;
       const { tool } = intent.data;
+      if (!deps.tools.get(tool))
+        return refuse(
+          'unknown_tool',
+          `call ${callId} used ${tool}, which this planner does not offer, so an edited result can be neither checked against its output nor have its secret fields sealed; fork without editing it, or where ${tool} is registered`,
+        );
       const issues = deps.tools.resultIssues(tool, completed.data.result);
       if (issues.length > 0)
         return refuse(

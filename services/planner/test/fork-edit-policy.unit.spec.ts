@@ -92,6 +92,12 @@ describe('guardForkEdit', () => {
     expect(JSON.stringify(guarded.events)).not.toContain('tok_new');
   });
 
+  it('refuses to edit the result of a tool this planner does not offer: it could check and seal nothing', () => {
+    const edit = { toolResult: { callId: 'call-1', output: { price: 5 } }, by: 'alice' };
+    const guarded = guardForkEdit({ tools: new ToolRegistry([pay]), secrets: box! }, planned(edit), edit);
+    expect(guarded).toMatchObject({ ok: false, rejection: { error: { code: 'unknown_tool' } } });
+  });
+
   it('leaves an edit without secrets as it is', () => {
     const edit = { toolResult: { callId: 'call-1', output: { price: 5 } }, by: 'alice' };
     const guarded = guardForkEdit({ tools, secrets: box! }, planned(edit), edit);
