@@ -1,5 +1,13 @@
 import type { JetStreamClient } from '@nats-io/jetstream';
-import { ContractViolation, FORK_VERSION, ForkRequestSchema, formatIssues, SUBJECTS } from '@dura/contracts';
+import {
+  ContractViolation,
+  FORK_VERSION,
+  FORK_WITH_EDIT_VERSION,
+  ForkRequestSchema,
+  formatIssues,
+  SUBJECTS,
+  type ForkChanges,
+} from '@dura/contracts';
 import { mapAppendError } from '@dura/event-store';
 import { DURA_ATTRS, withProducerSpan } from '@dura/telemetry';
 import { trace } from '@opentelemetry/api';
@@ -11,6 +19,13 @@ export interface ForkRunInput {
   atSeq: number;
   /** The new run's id (default: a fresh `fork_…` id). Doubles as the fork's idempotency key. */
   runId?: string;
+  /**
+   * Fork with an edited input (a fork at the source's first event, before any decision) and/or an edited
+   * tool result (of a completed call no decision has used yet). The fork records what it replaced.
+   */
+  edit?: ForkChanges;
+  /** Who edits, recorded with the edit (required with `edit`). */
+  editedBy?: string;
 }
 
 export interface ForkRunResult {
@@ -25,22 +40,28 @@ export interface ForkRunResult {
  * run's idempotency keys; steps before it keep their recorded results and are not run again. The planner
  * refuses a fork of an unknown run, at a seq that is not one of the source's events, or into a run id
  * already used: the new run id then gets `run_rejected` (watch it to learn why) and the request is
- * dead-lettered on `dura.dlq.forks`.
+ * dead-lettered on `dura.dlq.forks`. With `edit`, the fork carries an edited input or tool result (see
+ * docs/console.md, "Fork with edited state"); an edit that cannot be made is refused the same way.
  *
  * @example
  * const { runId } = await client.forkRun({ sourceRunId: 'deploy-42', atSeq: 118 });
  * for await (const event of client.watchRun(runId)) console.log(event.seq, event.type);
+ * // The quote of call-1 said 100; continue as if it had said 90 (call-1 does not run again).
+ * await client.forkRun({ sourceRunId: 'deploy-42', atSeq: 57, edit: { toolResult: { callId: 'call-1', output: { price: 90 } } }, editedBy: 'alice' });
  */
 export async function forkRun(
   nats: () => Promise<{ js: JetStreamClient }>,
   input: ForkRunInput,
 ): Promise<ForkRunResult> {
   const runId = input.runId ?? `fork_${crypto.randomUUID().replaceAll('-', '')}`;
+  if (input.edit && input.editedBy === undefined)
+    throw new ContractViolation('fork request is invalid', ['editedBy: name who edits; the fork records it']);
   const parsed = ForkRequestSchema.safeParse({
-    v: FORK_VERSION,
+    v: input.edit ? FORK_WITH_EDIT_VERSION : FORK_VERSION,
     sourceRunId: input.sourceRunId,
     atSeq: input.atSeq,
     runId,
+    ...(input.edit ? { edit: { ...input.edit, by: input.editedBy } } : {}),
   });
   if (!parsed.success) throw new ContractViolation('fork request is invalid', formatIssues(parsed.error));
   const { js } = await nats();

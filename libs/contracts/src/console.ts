@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { RunIdSchema } from './ids';
+import { ForkChangesSchema } from './fork';
 
 /** What a credential of the projector's API may do: read runs, send signals (approve, reject, named events), cancel runs, submit runs (forks, events), manage schedules and triggers (`schedule`). */
 export const API_SCOPES = ['read', 'signal', 'cancel', 'submit', 'schedule'] as const;
@@ -23,6 +24,15 @@ export const ForkBodySchema = z
     atSeq: z.number().int().positive(),
     /** The new run's id; doubles as the fork's idempotency key (default: a fresh id). */
     runId: RunIdSchema.optional(),
+    /** An edited input and/or tool result for the fork; the API records the caller as who edited. */
+    edit: ForkChangesSchema.extend({
+      toolResult: ForkChangesSchema.shape.toolResult.unwrap().strict().optional(),
+    })
+      .strict()
+      .refine((edit) => edit.input !== undefined || edit.toolResult !== undefined, {
+        message: 'an edit changes "input", "toolResult" or both; it names neither',
+      })
+      .optional(),
   })
   .strict();
 export type ForkBody = z.infer<typeof ForkBodySchema>;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { JsonObjectSchema, JsonValueSchema, RunIdSchema, ToolNameSchema } from './ids';
 import { RunRequestSchema, TenantSchema } from './run-request';
-import { ForkOfSchema } from './fork';
+import { EditedResultSchema, ForkOfSchema } from './fork';
 import { PromptRecordSchema } from './chat';
 import { PayloadRefSchema } from './payload-ref';
 import { BudgetLimitsSchema } from './run-request';
@@ -132,6 +132,8 @@ export const EventDataSchemas = {
     attempt: z.number().int().positive(),
     deduped: z.boolean(),
     durationMs: z.number().nonnegative(),
+    /** Present when a fork wrote this result in place of the recorded one (the call did not run again). */
+    edited: EditedResultSchema.optional(),
   }),
   tool_call_failed: z.object({
     callId: z.string().min(1),
@@ -196,14 +198,14 @@ export const EVENT_TYPES = Object.keys(EventDataSchemas) as EventType[];
 
 /** Current version of each event type. Bump it, and add an upcaster, whenever a `data` schema changes shape. */
 export const CURRENT_EVENT_VERSIONS: Record<EventType, number> = {
-  run_requested: 3,
+  run_requested: 4,
   run_started: 2,
   run_rejected: 1,
   thought: 3,
   budget_reserved: 1,
   context_summarized: 1,
   tool_call_requested: 2,
-  tool_call_completed: 2,
+  tool_call_completed: 3,
   tool_call_failed: 1,
   wait_requested: 2,
   signal_received: 2,

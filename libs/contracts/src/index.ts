@@ -47,8 +47,17 @@ export {
 export type { RunSummary, RunListResponse, EventPageResponse, ApiErrorBody } from './read-api';
 export { SIGNAL_VERSION, SignalRequestSchema } from './signal';
 export type { SignalRequest } from './signal';
-export { FORK_VERSION, ForkRequestSchema, ForkOfSchema } from './fork';
-export type { ForkRequest, ForkOf } from './fork';
+export {
+  FORK_VERSION,
+  FORK_WITH_EDIT_VERSION,
+  ForkRequestSchema,
+  ForkOfSchema,
+  ForkChangesSchema,
+  ForkEditSchema,
+  ForkEditedSchema,
+  EditedResultSchema,
+} from './fork';
+export type { ForkRequest, ForkOf, ForkChanges, ForkEdit, ForkEdited, EditedResult } from './fork';
 export { API_SCOPES, ConsoleSessionSchema, ForkBodySchema, ForkAcceptedSchema } from './console';
 export type { ApiScope, ConsoleSession, ForkBody } from './console';
 export {

@@ -69,7 +69,8 @@ function approveMadeExplicit(data: unknown): unknown {
 export const UPCASTERS: Partial<Record<EventType, Record<number, Upcaster>>> = {
   run_started: { 1: unchanged },
   tool_call_requested: { 1: unchanged },
-  tool_call_completed: { 1: unchanged },
+  // v3 (forks with edits) added `edited`: optional, so old data is valid new data.
+  tool_call_completed: { 1: unchanged, 2: unchanged },
   wait_requested: { 1: unchanged },
   budget_exceeded: { 1: unchanged },
   signal_received: { 1: approveMadeExplicit },
@@ -89,6 +90,8 @@ export const UPCASTERS: Partial<Record<EventType, Record<number, Upcaster>>> = {
       const old = parseLegacy(z.looseObject({ request: z.unknown() }), data, 'run_requested v2');
       return { ...old, request: movedLegacyTags(old.request, 'run_requested v2 request') };
     },
+    // v4 (forks with edits) added `forkOf.edited`: optional, so old data is valid new data.
+    3: unchanged,
   },
   child_run_requested: {
     1: (data) => {

@@ -167,6 +167,25 @@ describe('upcasters', () => {
     expect(upcast('thought', 2, SAMPLE_DATA.thought)).toBe(SAMPLE_DATA.thought);
   });
 
+  it('read a fork recorded before edits (run_requested v3, tool_call_completed v2) as it was', () => {
+    const request = { v: 1, runId: 'fork-1', agent: { kind: 'scripted', steps: [] } };
+    const requested = { request, forkOf: { runId: 'src', atSeq: 7 } };
+    const completed = {
+      callId: 'c',
+      idempotencyKey: 'k',
+      result: { ok: true },
+      attempt: 1,
+      deduped: false,
+      durationMs: 3,
+    };
+    const fromV3 = decodeEvent(wire('run_requested', 3, requested), 1);
+    const fromV2 = decodeEvent(wire('tool_call_completed', 2, completed), 2);
+    expect([fromV3.v, fromV2.v]).toEqual([4, 3]);
+    expect(fromV3.data).toEqual(requested);
+    expect(fromV2.data).toEqual(completed);
+    expect(fromV2.type === 'tool_call_completed' && fromV2.data.edited).toBeUndefined();
+  });
+
   it('refuse a version no upcaster chain reaches', () => {
     expect(() => upcast('run_started', 0, {})).toThrow(
       new ContractViolation('no upcaster turns run_started v0 into v2'),

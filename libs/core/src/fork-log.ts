@@ -1,5 +1,13 @@
-import { newEvent, type NewEvent, type RunEvent, type RunEventOf } from '@dura/contracts';
+import {
+  newEvent,
+  type ForkEdit,
+  type ForkEdited,
+  type NewEvent,
+  type RunEvent,
+  type RunEventOf,
+} from '@dura/contracts';
 import { fold } from './evolve';
+import { applyForkEdit } from './fork-edit';
 import type { CallState } from './run-state';
 
 /** The id of the i-th event (0-based) of a fork's copied prefix: a redelivered fork request is a no-op. */
@@ -17,6 +25,8 @@ export interface ForkInput {
   /** Time and trace context of the fork: every copy is written now, in the fork's trace. */
   ts: string;
   trace?: string;
+  /** An edited input and/or tool result, and who edited (see `applyForkEdit`). */
+  edit?: ForkEdit;
 }
 
 export interface ForkProblem {
@@ -25,7 +35,8 @@ export interface ForkProblem {
     | 'source_not_forkable'
     | 'fork_point_not_found'
     | 'fork_point_terminal'
-    | 'fork_source_unsettled';
+    | 'fork_source_unsettled'
+    | 'fork_edit_invalid';
   message: string;
   /** The source may still settle: asking again later can succeed. */
   retryable: boolean;
@@ -41,7 +52,8 @@ const ENDINGS = new Set<RunEvent['type']>(['run_completed', 'run_failed', 'run_c
  * the new run (run id, ids `<runId>@fork.<i>`, causation mapped to the copies). Copied intents keep their
  * idempotency keys: they name effects that already happened in the source. A call whose intent is copied
  * but whose observation comes after `atSeq` is therefore never run again: its recorded outcome (the one
- * the effect ledger holds for that key) is copied too, right after the prefix. Pure.
+ * the effect ledger holds for that key) is copied too, right after the prefix. With `edit`, the copy carries
+ * the edited input or tool result and `forkOf.edited` records it (see `applyForkEdit`). Pure.
  */
 export function planFork(input: ForkInput): ForkPlan {
   const { source, atSeq } = input;
@@ -80,7 +92,11 @@ export function planFork(input: ForkInput): ForkPlan {
       `call ${settled.callId} (step ${settled.step}, ${settled.tool}) of run ${sourceRunId} was requested before seq ${atSeq} and has no outcome yet; the fork copies its outcome instead of running it again, so it waits for the source to record one (or fork at a seq before that call's intent)`,
       true,
     );
-  return { ok: true, events: restamp([...prefix, ...settled], input) };
+  const copied = [...prefix, ...settled];
+  if (input.edit === undefined) return { ok: true, events: restamp(copied, input) };
+  const edited = applyForkEdit(copied, input.edit, { sourceRunId, atSeq });
+  if (!edited.ok) return problem('fork_edit_invalid', `the edit cannot be made: ${edited.message}`);
+  return { ok: true, events: restamp(edited.events, input, edited.edited) };
 }
 
 /**
@@ -110,7 +126,7 @@ function settleOpenCalls(
   return out.sort((a, b) => a.seq - b.seq);
 }
 
-function restamp(events: readonly RunEvent[], input: ForkInput): NewEvent[] {
+function restamp(events: readonly RunEvent[], input: ForkInput, edited?: ForkEdited): NewEvent[] {
   const { runId } = input;
   const ids = new Map<string, string>();
   const sourceRunId = events[0]?.meta.runId ?? '';
@@ -131,7 +147,7 @@ function restamp(events: readonly RunEvent[], input: ForkInput): NewEvent[] {
     if (event.type === 'run_requested') {
       const data = {
         request: { ...event.data.request, runId },
-        forkOf: { runId: sourceRunId, atSeq: input.atSeq },
+        forkOf: { runId: sourceRunId, atSeq: input.atSeq, ...(edited ? { edited } : {}) },
       };
       return newEvent('run_requested', data, meta);
     }

@@ -1,11 +1,16 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
-import type { JsonObject } from '@dura/contracts';
+import type { JsonObject, JsonValue } from '@dura/contracts';
 import { canonicalJson } from './canonical-json';
 
-/** Hex SHA-256 of the canonical JSON of `args`: key order and whitespace never change it. */
+/** Hex SHA-256 of the canonical JSON of `value`: key order and whitespace never change it. */
+export function jsonHash(value: JsonValue): string {
+  return bytesToHex(sha256(utf8ToBytes(canonicalJson(value))));
+}
+
+/** Hex SHA-256 of the canonical JSON of `args`. */
 export function argsHash(args: JsonObject): string {
-  return bytesToHex(sha256(utf8ToBytes(canonicalJson(args))));
+  return jsonHash(args);
 }
 
 /**

@@ -16,7 +16,7 @@ export { causeChain } from './causes';
 export { ALLOWED_FROM, STATUS_AFTER, canApply } from './lifecycle';
 export { InvalidTransition } from './errors';
 export { canonicalJson } from './canonical-json';
-export { argsHash, idempotencyKey, decisionEventId, callId } from './idempotency';
+export { argsHash, jsonHash, idempotencyKey, decisionEventId, callId } from './idempotency';
 export {
   resolveReferences,
   resolveStepArgs,

@@ -1,4 +1,4 @@
-import { formatIssues, type JsonObject } from '@dura/contracts';
+import { formatIssues, type JsonObject, type JsonValue } from '@dura/contracts';
 import { secretPathIssue } from './secrets/secret-fields';
 import type { ToolDefinition } from './tool';
 
@@ -75,5 +75,18 @@ export class ToolRegistry {
     if (!tool) return [`unknown tool "${name}"; known tools: ${this.names().join(', ')}`];
     const parsed = tool.input.safeParse(args);
     return parsed.success ? [] : formatIssues(parsed.error).map((line) => `${name} args ${line}`);
+  }
+
+  /**
+   * Issues with `result` against tool `name`'s declared output, as readable lines; empty when it is valid, or
+   * when the tool declares no output (nothing to check it against). An unknown tool is an issue.
+   */
+  resultIssues(name: string, result: JsonValue): string[] {
+    const tool = this.#tools.get(name);
+    if (!tool) return [`unknown tool "${name}"; known tools: ${this.names().join(', ')}`];
+    const parsed = tool.output?.safeParse(result);
+    return !parsed || parsed.success
+      ? []
+      : formatIssues(parsed.error).map((line) => `${name} result ${line}`);
   }
 }

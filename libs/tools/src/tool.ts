@@ -44,6 +44,11 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   description: string;
   input: S;
   safety: ToolSafety;
+  /**
+   * What the tool answers, when it declares it. Checked where a result is written by hand (a fork's edited
+   * result must match it); the gateway records what `execute` returned as it is.
+   */
+  output?: z.ZodType;
   /** The input as JSON Schema, when the tool brought its own (an MCP server's): models are shown it as is. */
   inputJsonSchema?: Record<string, unknown>;
   /** Upper bound for one attempt; the signal aborts when it passes. */

@@ -24,6 +24,29 @@ describe('ToolRegistry', () => {
     expect(registry.argumentIssues('demo.build', { service: 'a', commit: '1234567' })).toEqual([]);
   });
 
+  it('checks a result against the output a tool declares, and has nothing to check for one that declares none', () => {
+    const quoted = defineTool({
+      name: 'shop.quote',
+      description: 'a price',
+      input: z.object({}),
+      output: z.object({ price: z.number().nonnegative() }),
+      safety: 'read_only',
+      execute: () => Promise.resolve({ price: 1 }),
+    });
+    const tools = new ToolRegistry([
+      quoted,
+      ...builtinRegistry()
+        .names()
+        .map((n) => registry.get(n)!),
+    ]);
+    expect(tools.resultIssues('shop.quote', { price: 3 })).toEqual([]);
+    expect(tools.resultIssues('shop.quote', { price: -1 })).toEqual([
+      'shop.quote result price: Too small: expected number to be >=0',
+    ]);
+    expect(tools.resultIssues('echo', 'anything')).toEqual([]);
+    expect(tools.resultIssues('nope', 1)[0]).toMatch(/^unknown tool "nope"/);
+  });
+
   it('replaces a group of tools at run time, and keeps the old group when the new one is refused', () => {
     const tool = (name: string) =>
       defineTool({

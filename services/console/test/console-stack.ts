@@ -197,3 +197,27 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   await mkdir(images, { recursive: true });
   await page.screenshot({ path: join(images, `console-${name}.png`) });
 }
+
+/** How long a browser test waits for the page to show something: sized for a machine 3x slower than ours. */
+export const WAIT_MS = 60_000;
+
+/** The run page's status badge (in the page header, not the time-travel view). */
+export const statusOf = (page: Page, status: string) => page.locator(`.run-head [data-status="${status}"]`);
+
+/** Waits until the run page shows `status`; on timeout the error quotes what the page shows instead. */
+export async function untilStatus(page: Page, status: string): Promise<void> {
+  try {
+    await statusOf(page, status).waitFor({ timeout: WAIT_MS });
+  } catch (err) {
+    const shown = await page
+      .locator('main')
+      .innerText()
+      .catch(() => '(page closed)');
+    throw new Error(
+      `the run page did not show status "${status}" within ${WAIT_MS} ms; it shows:\n${shown}`,
+      {
+        cause: err,
+      },
+    );
+  }
+}

@@ -6,34 +6,19 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { Page } from 'playwright-core';
 import type { RunRequest } from '@dura/contracts';
 import { repoRoot } from '@dura/testing';
-import { screenshot, TOKENS, TRACES_URL, useConsoleStack } from './console-stack';
+import {
+  screenshot,
+  statusOf,
+  TOKENS,
+  TRACES_URL,
+  untilStatus,
+  useConsoleStack,
+  WAIT_MS,
+} from './console-stack';
 
 const stack = useConsoleStack();
-const WAIT_MS = 60_000;
-/** The run page's status badge (in the page header, not the time-travel view). */
-const statusOf = (page: Page, status: string) => page.locator(`.run-head [data-status="${status}"]`);
-
-/** Waits until the run page shows `status`; on timeout the error quotes what the page shows instead. */
-async function untilStatus(page: Page, status: string): Promise<void> {
-  try {
-    await statusOf(page, status).waitFor({ timeout: WAIT_MS });
-  } catch (err) {
-    const shown = await page
-      .locator('main')
-      .innerText()
-      .catch(() => '(page closed)');
-    throw new Error(
-      `the run page did not show status "${status}" within ${WAIT_MS} ms; it shows:\n${shown}`,
-      {
-        cause: err,
-      },
-    );
-  }
-}
-
 function waitForSignal(runId: string, name: string): Omit<RunRequest, 'v'> & { runId: string } {
   return {
     runId,

@@ -15,7 +15,11 @@ import { duraTracer, withLogFields, type Logger } from '@dura/service-kit';
 import { DURA_ATTRS, spanContextOf, traceparentOf, withSpan } from '@dura/telemetry';
 import { trace as traces } from '@opentelemetry/api';
 import { pinnedVersionOf, type Model } from '@dura/agents';
+import type { SecretsBox, ToolRegistry } from '@dura/tools';
+import type { EraseRequest } from './erase-request';
+import { guardForkEdit, redactForkEditBytes } from './fork-edit-policy';
 import { refusal, rejectRequest, type Rejection } from './reject-request';
+import type { RegisteredSecrets } from './secret-inputs';
 import { authorizeRequest, OPEN_AUTHORIZATION, type ToolAuthorization } from './tool-authorization';
 import type { RunDriver } from './run-driver';
 
@@ -34,6 +38,12 @@ export interface ForkIntakeDeps {
   authorization?: ToolAuthorization;
   /** Pins a run of a registered agent (see `Model.start`): what a version grant is checked against. */
   model?: Pick<Model, 'start'>;
+  /** What an edited input or tool result is checked against and sealed by (see `guardForkEdit`). */
+  tools: ToolRegistry;
+  secrets?: SecretsBox;
+  registered?: RegisteredSecrets;
+  /** Erases a handled fork request whose edit held a secret in clear, or was refused (see `createIntake`). */
+  erase?: EraseRequest;
 }
 
 /** What a fork request may carry: the rest of a run (agent, input, tenant, ...) is copied from its source. */
@@ -56,8 +66,12 @@ export function createForkIntake(deps: ForkIntakeDeps) {
   const { store, driver, log, clock } = deps;
   const maxConflicts = deps.maxConflicts ?? 20;
 
-  const reject = (msg: JsMsg, runId: string | undefined, rejection: Rejection): Promise<void> =>
-    rejectRequest(deps, msg, FORKS_DLQ_SOURCE, runId, rejection);
+  /** A refused request that carried an edit is dead-lettered with the edited values hidden, and erased. */
+  async function reject(msg: JsMsg, runId: string | undefined, rejection: Rejection): Promise<void> {
+    const payload = redactForkEditBytes(msg.data);
+    await rejectRequest(deps, msg, FORKS_DLQ_SOURCE, runId, payload ? { ...rejection, payload } : rejection);
+    if (payload) await deps.erase?.(msg.seq);
+  }
 
   /**
    * Appends whatever part of `planned` the new run's log does not hold yet. False when the log holds
@@ -78,7 +92,7 @@ export function createForkIntake(deps: ForkIntakeDeps) {
   }
 
   async function fork(msg: JsMsg, request: ForkRequest & { runId: string }): Promise<void> {
-    const { runId, sourceRunId, atSeq } = request;
+    const { runId, sourceRunId, atSeq, edit } = request;
     const source = await store.read(sourceRunId);
     // A fork is a run of its own, in a trace of its own, linked to where its source was at the fork point.
     const forkedFrom = spanContextOf(source.filter((event) => event.seq <= atSeq).at(-1)?.meta.trace);
@@ -93,6 +107,7 @@ export function createForkIntake(deps: ForkIntakeDeps) {
       runId,
       ts: clock().toISOString(),
       ...(trace ? { trace } : {}),
+      ...(edit ? { edit } : {}),
     });
     if (!plan.ok) {
       const { code, message, retryable } = plan.problem;
@@ -108,7 +123,18 @@ export function createForkIntake(deps: ForkIntakeDeps) {
       await reject(msg, runId, denied);
       return;
     }
-    if (!(await write(runId, plan.events))) {
+    const guarded = edit
+      ? guardForkEdit(deps, plan.events, edit)
+      : { ok: true as const, events: plan.events, sealed: false };
+    if (!guarded.ok) {
+      const { error, ...rest } = guarded.rejection;
+      await reject(msg, runId, {
+        ...rest,
+        error: { ...error, message: `fork of ${sourceRunId} at seq ${atSeq} refused: ${error.message}` },
+      });
+      return;
+    }
+    if (!(await write(runId, guarded.events))) {
       await reject(msg, runId, {
         announce: false,
         error: {
@@ -118,7 +144,15 @@ export function createForkIntake(deps: ForkIntakeDeps) {
       });
       return;
     }
-    log.info('run forked', { runId, sourceRunId, atSeq, copied: plan.events.length - 1 });
+    // The log holds the edit sealed: the request that carried it in clear goes.
+    if (guarded.sealed) await deps.erase?.(msg.seq);
+    log.info('run forked', {
+      runId,
+      sourceRunId,
+      atSeq,
+      copied: plan.events.length - 1,
+      edited: edit !== undefined,
+    });
     await driver.drive(runId);
   }
 
@@ -170,6 +204,7 @@ export function createForkIntake(deps: ForkIntakeDeps) {
       [DURA_ATTRS.runId]: runId,
       'dura.fork.source_run_id': parsed.data.sourceRunId,
       'dura.fork.at_seq': parsed.data.atSeq,
+      'dura.fork.edited': parsed.data.edit !== undefined,
     };
     await withLogFields({ runId }, () =>
       withSpan(duraTracer(), 'dura.fork', { attributes }, () => fork(msg, { ...parsed.data, runId })),

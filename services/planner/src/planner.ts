@@ -26,6 +26,7 @@ import { createIntake } from './intake';
 import { redactRequest, redactRequestBytes } from './redact-request';
 import { createSignalIntake, createSignalTrace } from './signal-intake';
 import { createForkIntake, FORKS_DLQ_SOURCE } from './fork-intake';
+import { redactForkEditBytes } from './fork-edit-policy';
 import type { Model } from '@dura/agents';
 import { createRunDriver, DEFAULT_SNAPSHOT_EVERY, type LocalTools } from './run-driver';
 import { openSnapshotBucket } from './snapshot-store';
@@ -171,6 +172,10 @@ export function createPlanner(deps: PlannerDeps) {
     maxDeliver: consumers.fork.maxDeliver,
     ...(deps.authorization ? { authorization: deps.authorization } : {}),
     model: deps.model,
+    tools: deps.tools,
+    registered,
+    ...(deps.secrets ? { secrets: deps.secrets } : {}),
+    erase: eraseRequest,
   });
 
   const scheduler = deps.schedules
@@ -263,6 +268,11 @@ export function createPlanner(deps: PlannerDeps) {
           concurrency,
           log: deps.log,
           handle: handleFork,
+          // A fork request dead-lettered after its last delivery keeps no edited value there, nor on `dura.fork`.
+          redact: (msg) => {
+            const payload = redactForkEditBytes(msg.data);
+            return payload ? { payload, erase: () => eraseRequest(msg.seq) } : undefined;
+          },
         }),
       );
       scheduler?.start();

@@ -1,23 +1,11 @@
 import type { JetStreamClient } from '@nats-io/jetstream';
-import { eq } from 'drizzle-orm';
-import {
-  DEFAULT_TENANT,
-  ForkBodySchema,
-  FORK_VERSION,
-  formatIssues,
-  SUBJECTS,
-  type ConsoleSession,
-  type ForkRequest,
-} from '@dura/contracts';
+import type { ConsoleSession } from '@dura/contracts';
 import type { Db } from '@dura/db';
-import { ALL_TENANTS, SCOPES, type Caller } from './auth/caller';
+import { SCOPES, type Caller } from './auth/caller';
 import type { ApiRoute } from './auth/guard';
-import { publishCommand } from './door-write';
-import { BadQuery, runIdParam } from './query-params';
+import { forkRoute } from './fork-route';
+import { runIdParam } from './query-params';
 import { assertVisible } from './run-access';
-import { runs } from './db/schema';
-import { readJson } from './request-body';
-import { tenantRunId } from './tenant-ids';
 import { holdingSlot, type StreamSlots } from './stream-slots';
 import { openTokenStream, type TokenStreamDeps } from './token-stream';
 
@@ -55,43 +43,8 @@ export function consoleRoutes(deps: ConsoleRouteDeps, unknownRun: (id: string) =
         return holdingSlot(response, slot.release);
       },
     },
-    {
-      method: 'POST',
-      path: '/runs/:id/fork',
-      // A fork starts a new run (its calls run again, and may charge again): as much as a submit.
-      scope: 'submit',
-      async handle({ params, req, caller }) {
-        const sourceRunId = runIdParam(params);
-        const parsed = ForkBodySchema.safeParse(await readJson(req, false));
-        if (!parsed.success)
-          throw new BadQuery(
-            `the body of a fork request is invalid: ${formatIssues(parsed.error).join('; ')}; send {"atSeq": <seq>}`,
-            'bad_body',
-          );
-        await assertVisible(deps.db, caller, sourceRunId, () => unknownRun(sourceRunId));
-        const runId =
-          parsed.data.runId === undefined
-            ? `fork_${crypto.randomUUID().replaceAll('-', '')}`
-            : tenantRunId(await forkTenant(deps.db, caller, sourceRunId), parsed.data.runId, 'the runId');
-        const request: ForkRequest = { v: FORK_VERSION, sourceRunId, atSeq: parsed.data.atSeq, runId };
-        const ack = await publishCommand(deps.js, {
-          subject: SUBJECTS.fork,
-          body: request,
-          msgID: `fork:${runId}`,
-          runId,
-          what: `the fork of run ${sourceRunId} at seq ${request.atSeq}`,
-        });
-        return { status: 202, body: { runId, duplicate: ack.duplicate } };
-      },
-    },
+    forkRoute(deps, unknownRun),
   ];
-}
-
-/** The tenant of a fork: the source run's (a tenant's caller sees only its own runs). */
-async function forkTenant(db: Db, caller: Caller, sourceRunId: string): Promise<string> {
-  if (caller.tenant !== ALL_TENANTS) return caller.tenant;
-  const [row] = await db.select({ tenant: runs.tenant }).from(runs).where(eq(runs.runId, sourceRunId));
-  return row?.tenant ?? DEFAULT_TENANT;
 }
 
 /** The session the console shows: the caller's name, tenant and scopes in the API's order. */

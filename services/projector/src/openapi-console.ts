@@ -78,12 +78,15 @@ export function consolePaths(): Record<string, unknown> {
     '/runs/{id}/fork': {
       post: {
         summary:
-          'Forks the run at a stream sequence: a new run whose log starts as this one’s up to `atSeq` (scope `submit`: the fork runs its calls again). A chosen `runId` is in the tenant’s namespace (docs/security/tenants.md).',
+          'Forks the run at a stream sequence: a new run whose log starts as this one’s up to `atSeq` (scope `submit`: the fork runs its calls again). A chosen `runId` is in the tenant’s namespace (docs/security/tenants.md). With `edit`, the fork carries an edited input (a fork at the run’s first event) and/or an edited tool result (of a completed call no later decision used); the fork records it as the caller’s edit, with the original value’s sha256.',
         parameters: [runId],
         requestBody: { required: true, content: { 'application/json': { schema: ref('ForkBody') } } },
         responses: {
           '202': json('ForkAccepted', 'Published on dura.fork (`duplicate`: this run id was forked before).'),
-          '400': json('Error', 'The body is invalid.'),
+          '400': json(
+            'Error',
+            'The body is invalid (`bad_body`), or the edit cannot be made on the run as projected (`fork_edit_invalid`, and the other fork refusals).',
+          ),
           '404': notFound,
         },
       },

@@ -214,6 +214,48 @@ describe('POST /runs/:id/fork', () => {
   });
 });
 
+describe('POST /runs/:id/fork with an edit', () => {
+  it('records the caller as who edited, and refuses an edit the source shows cannot be made, or that names its editor', async () => {
+    const edited = await call('/runs/con-acme-1/fork', {
+      token: TOKENS.acmeSubmit,
+      body: { atSeq: 1, runId: 'con-fork-edit-1', edit: { input: { amount: 5 } } },
+    });
+    expect(edited.status).toBe(202);
+    const stored = await setup.jsm.streams.getMessage(STREAMS.requests, { last_by_subj: SUBJECTS.fork });
+    expect(ForkRequestSchema.parse(stored?.json())).toEqual({
+      v: 2,
+      sourceRunId: 'con-acme-1',
+      atSeq: 1,
+      runId: `${tenantPrefix('acme')}-con-fork-edit-1`,
+      edit: { input: { amount: 5 }, by: 'acme-submit' },
+    });
+    const unknownCall = await call('/runs/con-acme-1/fork', {
+      token: TOKENS.acmeSubmit,
+      body: { atSeq: 1, edit: { toolResult: { callId: 'call-7', output: 1 } } },
+    });
+    expect([unknownCall.status, unknownCall.body.error?.code]).toEqual([400, 'fork_edit_invalid']);
+    expect(unknownCall.body.error?.message).toContain('has no call "call-7"');
+    const claimed = await call('/runs/con-acme-1/fork', {
+      token: TOKENS.acmeSubmit,
+      body: { atSeq: 1, edit: { input: 1, by: 'someone-else' } },
+    });
+    expect([claimed.status, claimed.body.error?.code]).toEqual([400, 'bad_body']);
+    const empty = await call('/runs/con-acme-1/fork', {
+      token: TOKENS.acmeSubmit,
+      body: { atSeq: 1, edit: {} },
+    });
+    expect(empty.body.error?.message).toContain('it names neither');
+  });
+
+  it('is refused to a token without scope submit, whatever it edits', async () => {
+    const refused = await call('/runs/con-acme-1/fork', {
+      token: TOKENS.acmeRead,
+      body: { atSeq: 1, edit: { input: 1 } },
+    });
+    expect(refused.status).toBe(403);
+  });
+});
+
 describe('the console under /ui/', () => {
   it('redirects / to /ui/, serves files and index.html for its own routes, without a token', async () => {
     const root = await call('/');

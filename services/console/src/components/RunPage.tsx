@@ -11,6 +11,8 @@ import { listPath, runPath } from '../model/router';
 import { Actions } from './Actions';
 import { ConversationView, ViewTabs, type RunView } from './Conversation';
 import { EventDetail } from './EventDetail';
+import { ForkWithEdits } from './ForkEditor';
+import { ForkOrigin } from './ForkOrigin';
 import { Gauges } from './Gauges';
 import { RunFacts } from './RunFacts';
 import { Link } from './Link';
@@ -90,6 +92,7 @@ export function RunPage({ runId, session }: { runId: string; session: ConsoleSes
           </span>
         )}
       </div>
+      <ForkOrigin first={events.data?.[0]} />
       {run && <RunFacts run={run} events={events.data ?? []} />}
       {run && <Gauges run={run} />}
       {run && run.children.length > 0 && (
@@ -105,6 +108,13 @@ export function RunPage({ runId, session }: { runId: string; session: ConsoleSes
       {run && (
         <Actions runId={runId} run={run} session={session} selectedSeq={selected} numberOf={numberOf} />
       )}
+      <ForkWithEdits
+        runId={runId}
+        events={events.data ?? []}
+        selected={selectedEvent}
+        session={session}
+        numberOf={numberOf}
+      />
       <TimeTravel
         runId={runId}
         events={events.data ?? []}

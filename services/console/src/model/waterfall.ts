@@ -142,6 +142,7 @@ function describe(
       row.label = `result of ${event.data.callId}`;
       row.facts.push(`${event.data.durationMs} ms`, `attempt ${event.data.attempt}`);
       if (event.data.deduped) row.facts.push('deduped');
+      if (event.data.edited) row.facts.push(`edited by ${event.data.edited.by} in a fork`);
       return;
     case 'tool_call_failed':
       row.label = `${event.data.callId} failed`;
