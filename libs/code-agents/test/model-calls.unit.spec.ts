@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { decideNext, defineAgent, type ModelAnswer, type ResolvedModelRequest } from '../src/index';
-import { answer, countingFresh, SimRun, TEST_MODEL, types } from './sim-planner';
+import { answer, countingFresh, SimRun, TEST_MODEL, types } from '../src/testing';
 
 function calling(toolCalls: ModelAnswer['toolCalls'], content = ''): ModelAnswer {
   return { ...answer(content), ...(toolCalls ? { toolCalls } : {}) };
