@@ -1,5 +1,6 @@
 import type { JsonObject } from '@dura/contracts';
 import type { ModelAnswer } from './ctx';
+import { ModelAnswerSchema } from './journal';
 
 /** What a framework's call answers with; the planner adds the agent's prompt version and the priced cost. */
 export type InPlaceAnswer = Omit<ModelAnswer, 'model' | 'costUsd'> & { modelId: string };
@@ -24,16 +25,23 @@ export interface ModelCall {
   invoke(live?: (delta: string) => void): Promise<InPlaceAnswer>;
 }
 
-/** The answer recorded for a framework's call: the agent's version as its prompt version, its priced cost. */
+/**
+ * The answer recorded for a framework's call: the agent's version as its prompt version, its priced cost,
+ * in the journal's own form (its fields in the order a replay decodes them), so the thought a replay derives
+ * is the recorded one, byte for byte.
+ */
 export function recordedAnswer(
   answer: InPlaceAnswer,
   agent: { version: string },
   costUsd: number | undefined,
 ): ModelAnswer {
   const { modelId, ...rest } = answer;
-  return {
+  const recorded = {
     ...rest,
     model: { id: modelId, promptVersion: agent.version },
     ...(costUsd === undefined ? {} : { costUsd }),
   };
+  // One the journal cannot hold is returned as it is: the planner refuses to record it, naming why.
+  const parsed = ModelAnswerSchema.safeParse(recorded);
+  return parsed.success ? parsed.data : recorded;
 }
