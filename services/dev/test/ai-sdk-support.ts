@@ -4,18 +4,14 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect } from 'vitest';
 import type { RunEvent } from '@dura/contracts';
 import { fold } from '@dura/core';
-import {
-  startFakeLlmServer,
-  type FakeLlmProvider,
-  type FakeLlmReply,
-  type FakeLlmServer,
-} from '@dura/testing';
+import { startFakeLlmServer, type FakeLlmReply, type FakeLlmServer } from '@dura/testing';
 import { logOf, watchToEnd, type CrashSystem } from './crash-harness';
 import { witnessedKeys } from './agent-support';
 import { dura } from './system';
 
 export const AISDK_AGENTS = fileURLToPath(new URL('./fixtures/ai-sdk-agents.ts', import.meta.url));
 export const SHOPPERS = { openai: 'aisdk-openai-shopper', anthropic: 'aisdk-anthropic-shopper' } as const;
+export type FakeLlmProvider = keyof typeof SHOPPERS;
 
 /** The charges of each turn, by how many tool results the request carries: four answers, four charges. */
 const TURNS: { name: string; amount: number }[][] = [
@@ -57,8 +53,8 @@ export interface ShopModels {
   anthropic: FakeLlmServer;
   /** How often the fake of `provider` was asked turn `turn` of `runId`. */
   asked(provider: FakeLlmProvider, runId: string, turn: number): number;
-  /** Streams the answers of `runId` a piece every `ms`, so a test can kill the caller mid-stream. */
-  slow(runId: string, ms: number): void;
+  /** Streams the first answer to turn `turn` of `runId` a piece every `ms`, so a test can kill the caller mid-stream. */
+  slow(runId: string, turn: number, ms: number): void;
   /** The planner/worker environment that points the agents at the fakes. */
   env(): Record<string, string>;
 }
@@ -69,7 +65,9 @@ export function useShopModels(): () => ShopModels {
   let current: ShopModels | undefined;
   const respond = ({ body }: { body: unknown }): FakeLlmReply => {
     const { runId, turn } = promptOf(body);
-    const pace = slow.has(runId) ? { pieceDelayMs: slow.get(runId) } : {};
+    const ms = slow.get(`${runId}#${turn}`);
+    slow.delete(`${runId}#${turn}`);
+    const pace = ms === undefined ? {} : { pieceDelayMs: ms };
     const usage = { inputTokens: 40 + turn, outputTokens: 9 };
     if (turn === 3) return { kind: 'message', content: answerText(runId), usage, ...pace };
     const calls = TURNS[turn];
@@ -89,7 +87,7 @@ export function useShopModels(): () => ShopModels {
           const p = promptOf(r.body);
           return p.runId === runId && p.turn === turn;
         }).length,
-      slow: (runId, ms) => slow.set(runId, ms),
+      slow: (runId, turn, ms) => slow.set(`${runId}#${turn}`, ms),
       env: () => ({
         DURA_AGENTS: AISDK_AGENTS,
         AISDK_OPENAI_URL: openai.url,

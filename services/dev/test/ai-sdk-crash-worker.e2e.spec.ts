@@ -1,0 +1,15 @@
+// The crash points of an AI SDK agent on a worker (planner and gateway in one process; the cases are in
+// ai-sdk-crash-cases.ts): the worker is SIGKILLed, restarted, and every run completes.
+import { describe } from 'vitest';
+import { useCrashSystem } from './crash-harness';
+import { useShopModels } from './ai-sdk-support';
+import { aiSdkCrashCases } from './ai-sdk-crash-cases';
+
+const models = useShopModels();
+const crash = useCrashSystem(['projector'], {
+  env: (name): Record<string, string> => (name === 'worker' ? models().env() : {}),
+});
+
+describe('an AI SDK agent on a worker killed with SIGKILL', () => {
+  aiSdkCrashCases('worker', crash, models);
+});
