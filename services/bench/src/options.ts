@@ -25,6 +25,8 @@ export interface BenchSizes {
   codeColdRepeats: number;
   /** K: runs of each `dura` command line timed. */
   cliRuns: number;
+  /** L: AI SDK calls timed, plain and as durable steps. */
+  aisdkSamples: number;
 }
 
 export const SCENARIOS = [
@@ -39,6 +41,7 @@ export const SCENARIOS = [
   'waits',
   'code',
   'cli',
+  'aisdk',
 ] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 /** The issue's letters work too: `npm run bench -- A C`. */
@@ -54,6 +57,7 @@ const LETTERS: Record<string, ScenarioName> = {
   i: 'waits',
   j: 'code',
   k: 'cli',
+  l: 'aisdk',
 };
 
 export const DEFAULT_SIZES: BenchSizes = {
@@ -78,6 +82,7 @@ export const DEFAULT_SIZES: BenchSizes = {
   codeSteps: 1_000,
   codeColdRepeats: 5,
   cliRuns: 20,
+  aisdkSamples: 200,
 };
 
 /** A run of every scenario in seconds, for the shape test and `--tiny`. */
@@ -103,6 +108,7 @@ export const TINY_SIZES: BenchSizes = {
   codeSteps: 20,
   codeColdRepeats: 2,
   cliRuns: 3,
+  aisdkSamples: 5,
 };
 
 export interface BenchOptions {
@@ -117,7 +123,8 @@ Scenarios: latency (A), throughput (B), resume (C), idle (D), projector (E), sca
 trips a step is built from), list (H: GET /runs over projected runs), waits (I: real runs waiting on signals
 and durable timers, idle for --idle-seconds, then --wait-resumes of them signalled), code (J: per-step cost
 of a --code-steps code agent with its continuation kept, and its cold resume), cli (K: start-up to exit of
-\`dura --help\`, \`dura ls\` and \`npx dura --help\`, --cli-runs times each); default all.
+\`dura --help\`, \`dura ls\` and \`npx dura --help\`, --cli-runs times each), aisdk (L: a generateText call
+alone and as a durable code-agent step, --aisdk-samples times each); default all.
 Sizes (flag or BENCH_<NAME> env): ${Object.keys(DEFAULT_SIZES)
   .map((key) => `--${kebab(key)}`)
   .join(' ')}
@@ -160,7 +167,7 @@ export function parseBenchOptions(
   }
   const scenarios = positionals.map((name) => {
     const found = LETTERS[name.toLowerCase()] ?? SCENARIOS.find((s) => s === name.toLowerCase());
-    if (!found) throw new Error(`unknown scenario "${name}"; known: ${SCENARIOS.join(', ')} (or A–K)`);
+    if (!found) throw new Error(`unknown scenario "${name}"; known: ${SCENARIOS.join(', ')} (or A–L)`);
     return found;
   });
   return {

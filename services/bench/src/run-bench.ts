@@ -13,6 +13,7 @@ import { stepLatency, throughput } from './scenarios/runs';
 import { waitsCost } from './scenarios/waits';
 import { codeAgentCost } from './scenarios/code';
 import { cliStartup } from './scenarios/cli';
+import { aiSdkOverhead } from './scenarios/ai-sdk';
 
 /** A and B on one deployment of one projector, one gateway and `planners` planners. */
 async function latencyAndThroughput(options: BenchOptions, scenarios: BenchScenarios): Promise<void> {
@@ -112,6 +113,10 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   if (want('cli')) {
     progress(`K: dura command start-up, ${options.sizes.cliRuns} runs of each`);
     scenarios.cli = await cliStartup(options.sizes);
+  }
+  if (want('aisdk')) {
+    progress(`L: ${options.sizes.aisdkSamples} generateText calls, plain and as durable steps`);
+    scenarios.aisdk = await aiSdkOverhead(options.sizes);
   }
   return BenchReportSchema.parse({
     schemaVersion: 1,

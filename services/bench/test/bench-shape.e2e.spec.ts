@@ -57,5 +57,7 @@ describe('npm run bench', () => {
       'npx dura --help',
     ]);
     for (const c of parsed.scenarios.cli?.commands ?? []) expect(c.wallMs.count).toBe(TINY_SIZES.cliRuns);
+    expect(parsed.scenarios.aisdk?.plainMs.count).toBe(TINY_SIZES.aisdkSamples);
+    expect(parsed.scenarios.aisdk?.durableStepMs.count).toBe(TINY_SIZES.aisdkSamples);
   });
 });
