@@ -62,6 +62,7 @@ const RUN_ELSEWHERE: Record<string, string> = {
   'examples/code-agents/research.json': 'services/dev/test/code-agent-examples.e2e.spec.ts',
   'examples/code-agents/release-check.json': 'services/dev/test/code-agent-examples.e2e.spec.ts',
   'examples/mcp/refund.json': 'services/dev/test/mcp-docs-example.e2e.spec.ts',
+  'examples/ai-sdk/research.json': 'services/dev/test/ai-sdk-examples.e2e.spec.ts',
 };
 
 const commands = documentedCommands();
