@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { APICallError } from '@ai-sdk/provider';
 import { generateText, jsonSchema, stepCountIs, tool } from 'ai';
-import { defineAgent } from '@dura/code-agents';
+import { defineAgent, type Ctx } from '@dura/code-agents';
 import { SimRun } from '@dura/code-agents/testing';
 import { durable, duraTools } from '../src/index';
 import { providerFailure } from '../src/provider-errors';
@@ -17,6 +17,27 @@ describe('nothing runs non-durably', () => {
     );
     expect(() => duraTools({ tool: () => 1 } as never, ['web.search'])).toThrow(
       /not_in_execution|needs the ctx of a Dura code agent/,
+    );
+    expect(model.asked).toHaveLength(0);
+  });
+
+  it('given the ctx of a run whose code returned, when a durable model is called with it, then the call fails and the model is not asked', async () => {
+    const model = scriptedModel(() => ({ text: 'never' }));
+    let kept: Ctx | undefined;
+    const agent = defineAgent({
+      name: 'leaky',
+      version: '1',
+      tools: [],
+      run: (ctx) => {
+        kept = ctx;
+        return Promise.resolve('done');
+      },
+    });
+    const end = await new SimRun(agent, {}).drive();
+    expect(end.state.status).toBe('completed');
+
+    await expect(generateText({ model: durable(kept!, model), prompt: 'late' })).rejects.toThrow(
+      /came after its code returned or stopped: a model call outside a Dura execution is never made/,
     );
     expect(model.asked).toHaveLength(0);
   });
