@@ -6,18 +6,12 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { fold } from '@dura/core';
-import {
-  repoRoot,
-  spawnTsEntry,
-  startFakeLlmServer,
-  type FakeLlmReply,
-  type FakeLlmServer,
-} from '@dura/testing';
+import { repoRoot, useFakeLlmServer, type FakeLlmReply } from '@dura/testing';
 import { useCrashSystem, watchToEnd } from './crash-harness';
 import { ledgerOf, toolMessages, type WireBody } from './agent-support';
-import { dura } from './system';
+import { devOnce, dura } from './system';
 
 const EXAMPLES = fileURLToPath(new URL('../../../examples/ai-sdk/index.ts', import.meta.url));
 const EXAMPLE_TOOLS = fileURLToPath(new URL('../../../examples/code-agents/tools.ts', import.meta.url));
@@ -39,18 +33,12 @@ function research(body: WireBody): FakeLlmReply {
   };
 }
 
-let llm: FakeLlmServer | undefined;
-beforeAll(async () => {
-  llm = await startFakeLlmServer({ provider: 'openai', respond: ({ body }) => research(body as WireBody) });
-});
-afterAll(async () => {
-  await llm?.close();
-});
+const model = useFakeLlmServer({ provider: 'openai', respond: ({ body }) => research(body as WireBody) });
 
 const crash = useCrashSystem(['planner', 'tool-gateway', 'projector'], {
   env: (name): Record<string, string> => ({
     DURA_TOOLS_MODULES: EXAMPLE_TOOLS,
-    ...(name === 'planner' ? { DURA_AGENTS: EXAMPLES, RESEARCH_MODEL_URL: llm?.url ?? '' } : {}),
+    ...(name === 'planner' ? { DURA_AGENTS: EXAMPLES, RESEARCH_MODEL_URL: model().url } : {}),
   }),
 });
 
@@ -65,7 +53,7 @@ describe('the AI SDK research example (ai-researcher)', () => {
   it('searches twice at once, follows up, answers; each turn asked once; replay finds no divergence', async () => {
     const sys = crash();
     const runId = 'example-ai-research';
-    const since = llm?.requests.length ?? 0;
+    const since = model().requests.length;
     await sys.submit({
       runId,
       agent: { kind: 'agent', name: 'ai-researcher' },
@@ -81,7 +69,7 @@ describe('the AI SDK research example (ai-researcher)', () => {
         : [],
     );
     expect(decisions).toEqual([['durable execution', 'idempotency keys'], ['outbox pattern']]);
-    expect((llm?.requests.length ?? 0) - since, 'model turns asked').toBe(3);
+    expect(model().requests.length - since, 'model turns asked').toBe(3);
     expect((await ledgerOf(sys, runId)).map((row) => row.tool)).toEqual(Array(3).fill('research.search'));
 
     const replay = await dura(sys, ['replay', runId, '--agents', EXAMPLES]);
@@ -98,22 +86,12 @@ describe('the AI SDK research example (ai-researcher)', () => {
   });
 
   it('runs as documented on `npm run dev -- --once --run examples/ai-sdk/research.json`', async () => {
-    const proc = spawnTsEntry({
-      name: 'dev',
-      entry: 'services/dev/src/main.ts',
-      args: ['--once', '--run', 'examples/ai-sdk/research.json'],
-      env: {
-        NATS_URL: undefined,
-        DATABASE_URL: undefined,
-        PROJECTOR_HTTP_PORT: '0',
-        DURA_AGENTS: 'examples/ai-sdk/index.ts',
-        DURA_TOOLS_MODULES: 'examples/code-agents/tools.ts',
-        RESEARCH_MODEL_URL: llm?.url ?? '',
-      },
+    const { code, output } = await devOnce('examples/ai-sdk/research.json', {
+      DURA_AGENTS: 'examples/ai-sdk/index.ts',
+      DURA_TOOLS_MODULES: 'examples/code-agents/tools.ts',
+      RESEARCH_MODEL_URL: model().url,
     });
-    const exit = await proc.exited;
-    const output = proc.output();
-    expect(exit.code, output).toBe(0);
+    expect(code, output).toBe(0);
     expect(output.match(/tool_call_completed/g)).toHaveLength(3);
     expect(output).toMatch(/run_completed +output \{"question":"How does durable execution/);
   }, 180_000);

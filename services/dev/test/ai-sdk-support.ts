@@ -1,10 +1,10 @@
 // Shared by the ai-sdk-*.e2e.spec.ts files: the fake OpenAI and Anthropic providers the AI SDK agents of
 // fixtures/ai-sdk-agents.ts shop with (one script for both wires), and the checks every run must pass.
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, expect } from 'vitest';
+import { beforeAll, expect } from 'vitest';
 import type { RunEvent } from '@dura/contracts';
 import { fold } from '@dura/core';
-import { startFakeLlmServer, type FakeLlmReply, type FakeLlmServer } from '@dura/testing';
+import { useFakeLlmServer, type FakeLlmReply, type FakeLlmServer } from '@dura/testing';
 import { logOf, watchToEnd, type CrashSystem } from './crash-harness';
 import { witnessedKeys } from './agent-support';
 import { dura } from './system';
@@ -76,27 +76,24 @@ export function useShopModels(): () => ShopModels {
     const toolCalls = calls.map((c) => ({ name: c.name, arguments: { amount: c.amount } }));
     return { kind: 'message', content: `turn ${turn}`, toolCalls, usage, ...pace };
   };
-  beforeAll(async () => {
-    const openai = await startFakeLlmServer({ provider: 'openai', respond });
-    const anthropic = await startFakeLlmServer({ provider: 'anthropic', respond });
+  const openai = useFakeLlmServer({ provider: 'openai', respond });
+  const anthropic = useFakeLlmServer({ provider: 'anthropic', respond });
+  beforeAll(() => {
     current = {
-      openai,
-      anthropic,
+      openai: openai(),
+      anthropic: anthropic(),
       asked: (provider, runId, turn) =>
-        (provider === 'openai' ? openai : anthropic).requests.filter((r) => {
+        (provider === 'openai' ? openai() : anthropic()).requests.filter((r) => {
           const p = promptOf(r.body);
           return p.runId === runId && p.turn === turn;
         }).length,
       slow: (runId, turn, ms) => slow.set(`${runId}#${turn}`, ms),
       env: () => ({
         DURA_AGENTS: AISDK_AGENTS,
-        AISDK_OPENAI_URL: openai.url,
-        AISDK_ANTHROPIC_URL: anthropic.url,
+        AISDK_OPENAI_URL: openai().url,
+        AISDK_ANTHROPIC_URL: anthropic().url,
       }),
     };
-  });
-  afterAll(async () => {
-    await Promise.allSettled([current?.openai.close(), current?.anthropic.close()]);
   });
   return () => {
     if (!current) throw new Error('useShopModels(): only available inside tests, after beforeAll');
