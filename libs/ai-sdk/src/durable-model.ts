@@ -52,7 +52,7 @@ export function durableMiddleware(ctx: Ctx, options: DurableOptions = {}): Langu
     mode: CallMode,
     model: LanguageModelV4,
     params: LanguageModelV4CallOptions,
-    call: (live?: (delta: string) => void) => Promise<InPlaceAnswer>,
+    call: (params: LanguageModelV4CallOptions, live?: (delta: string) => void) => Promise<InPlaceAnswer>,
   ): Promise<ModelAnswer> {
     offeredToolsCheck(dura, params.tools);
     const request = callRequest(mode, model, params);
@@ -61,7 +61,11 @@ export function durableMiddleware(ctx: Ctx, options: DurableOptions = {}): Langu
       model: model.modelId,
       maxTokens: params.maxOutputTokens ?? maxOutputTokens,
       inputChars: inputChars(request),
-      invoke: async (live) => recordable(await withAttempts(attempts, model, () => call(live))),
+      invoke: async (live, signal) => {
+        const abortSignal = joined(params.abortSignal, signal);
+        const made = () => call({ ...params, ...(abortSignal ? { abortSignal } : {}) }, live);
+        return recordable(await withAttempts(attempts, model, made, signal));
+      },
     });
   }
 
@@ -69,15 +73,17 @@ export function durableMiddleware(ctx: Ctx, options: DurableOptions = {}): Langu
     specificationVersion: 'v4',
     transformParams: ({ params }) =>
       Promise.resolve({ ...params, maxOutputTokens: params.maxOutputTokens ?? maxOutputTokens }),
-    async wrapGenerate({ doGenerate, params, model }) {
-      const answer = await record('generate', model, params, async () =>
-        answerOfGenerate(await doGenerate(), model),
+    // The call is made by the planner with the planner's abort signal joined to the caller's, so it goes to
+    // the model itself rather than through the doGenerate/doStream closures, which hold the caller's only.
+    async wrapGenerate({ params, model }) {
+      const answer = await record('generate', model, params, async (made) =>
+        answerOfGenerate(await model.doGenerate(made), model),
       );
       return generateResultOf(answer);
     },
-    async wrapStream({ doStream, params, model }) {
-      const answer = await record('stream', model, params, async (live) =>
-        answerOfStream(await assembleStream((await doStream()).stream, live), model),
+    async wrapStream({ params, model }) {
+      const answer = await record('stream', model, params, async (made, live) =>
+        answerOfStream(await assembleStream((await model.doStream(made)).stream, live), model),
       );
       return streamResultOf(answer);
     },
@@ -92,13 +98,23 @@ function recordable(answer: InPlaceAnswer): InPlaceAnswer {
   return JSON.parse(JSON.stringify(answer)) as InPlaceAnswer;
 }
 
-async function withAttempts<T>(attempts: number, model: LanguageModelV4, call: () => Promise<T>): Promise<T> {
+function joined(...signals: (AbortSignal | undefined)[]): AbortSignal | undefined {
+  const given = signals.filter((signal): signal is AbortSignal => signal !== undefined);
+  return given.length > 1 ? AbortSignal.any(given) : given[0];
+}
+
+async function withAttempts<T>(
+  attempts: number,
+  model: LanguageModelV4,
+  call: () => Promise<T>,
+  signal: AbortSignal | undefined,
+): Promise<T> {
   for (let attempt = 1; ; attempt += 1) {
     try {
       return await call();
     } catch (err) {
       const failure = providerFailure(err, model);
-      if (!failure.retryable || attempt >= attempts) throw failure;
+      if (!failure.retryable || attempt >= attempts || signal?.aborted) throw failure;
       await new Promise((resolve) => setTimeout(resolve, RETRY_DELAY_MS * attempt));
     }
   }

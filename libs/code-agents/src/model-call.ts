@@ -19,10 +19,11 @@ export interface ModelCall {
   /** The size of what is sent, in characters (about 4 a token). */
   inputChars: number;
   /**
-   * Makes the call, passing text deltas to `live` as they arrive. A failure to report as final (the provider
+   * Makes the call, passing text deltas to `live` as they arrive; `signal` aborts it when its answer is no
+   * longer wanted (another replica recorded the decision). A failure to report as final (the provider
    * refused the request) is a `DuraError` with code `model_request_rejected` and `retryable: false`.
    */
-  invoke(live?: (delta: string) => void): Promise<InPlaceAnswer>;
+  invoke(live?: (delta: string) => void, signal?: AbortSignal): Promise<InPlaceAnswer>;
 }
 
 /**

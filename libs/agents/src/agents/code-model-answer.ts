@@ -31,7 +31,10 @@ export interface CodeModelAnswer {
   answer: (request: ResolvedModelRequest, input: DecideInput, agent: AnyCodeAgent) => Promise<ModelAnswer>;
   /** The call's worst case: its estimated input plus `maxTokens`, priced; reserved before it is made. */
   worstCase: (request: ResolvedModelRequest, agent: AnyCodeAgent) => Reservation;
-  /** A framework's call made in place (`ctx.modelCall`), streaming to `input.live`, its answer priced. */
+  /**
+   * A framework's call made in place (`ctx.modelCall`), streaming to `input.live`, aborted by `input.signal`,
+   * its answer priced.
+   */
   inPlace: (call: ModelCall, input: DecideInput, agent: AnyCodeAgent) => Promise<ModelAnswer>;
   /** The worst case of a framework's call, by the same estimate. */
   worstCaseOf: (call: ModelCall) => Reservation;
@@ -95,8 +98,8 @@ export function createCodeModelAnswer(deps: CodeModelAnswerDeps = {}): CodeModel
       return worst(request.model, chars, request.maxTokens);
     },
 
-    async inPlace(call, { live }, agent) {
-      const answer = await call.invoke(live);
+    async inPlace(call, { live, signal }, agent) {
+      const answer = await call.invoke(live, signal);
       return recordedAnswer(answer, agent, priceOf(prices, call.model, answer.usage));
     },
 
