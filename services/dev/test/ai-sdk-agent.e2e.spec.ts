@@ -5,11 +5,14 @@
 import { describe, expect, it } from 'vitest';
 import { decodeJournal } from '@dura/code-agents';
 import { useCrashSystem } from './crash-harness';
-import { expectShopped, SHOPPERS, useShopModels } from './ai-sdk-support';
+import { expectShopped, SHOPPERS, PATIENT_TOOLS_ENV, useShopModels } from './ai-sdk-support';
 
 const models = useShopModels();
 const crash = useCrashSystem(['tool-gateway', 'projector', 'planner'], {
-  env: (name): Record<string, string> => (name === 'planner' ? models().env() : {}),
+  env: (name): Record<string, string> => ({
+    ...PATIENT_TOOLS_ENV,
+    ...(name === 'planner' ? models().env() : {}),
+  }),
 });
 
 describe('an AI SDK agent on separate services', () => {

@@ -12,6 +12,11 @@ import { dura } from './system';
 export const AISDK_AGENTS = fileURLToPath(new URL('./fixtures/ai-sdk-agents.ts', import.meta.url));
 export const SHOPPERS = { openai: 'aisdk-openai-shopper', anthropic: 'aisdk-anthropic-shopper' } as const;
 export type FakeLlmProvider = keyof typeof SHOPPERS;
+/**
+ * For every service of these tests: a charge may take 10 s before it times out (3 s by default), so a busy
+ * machine does not turn a slow charge into a failed one (and pay.unsafe's into an operator wait).
+ */
+export const PATIENT_TOOLS_ENV = { WITNESS_TOOL_TIMEOUT_MS: '10000' };
 
 /** The charges of each turn, by how many tool results the request carries: four answers, four charges. */
 const TURNS: { name: string; amount: number }[][] = [
@@ -108,7 +113,13 @@ export function useShopModels(): () => ShopModels {
  */
 export async function expectShopped(sys: CrashSystem, runId: string): Promise<RunEvent[]> {
   const log = await watchToEnd(sys, runId, 180_000);
-  expect(log.at(-1)?.type, log.map((e) => e.type).join(', ')).toBe('run_completed');
+  // On a failure, what went wrong is in the failed calls and the waits: shown with the event types.
+  const told = log.map((e) =>
+    e.type === 'tool_call_failed' || e.type === 'wait_requested'
+      ? `${e.type} ${JSON.stringify(e.data)}`
+      : e.type,
+  );
+  expect(log.at(-1)?.type, told.join(', ')).toBe('run_completed');
   const state = fold(log);
   expect(state.output).toEqual({ text: answerText(runId), steps: 4 });
   const charges = log.flatMap((e) => (e.type === 'tool_call_requested' ? [e.data] : []));
