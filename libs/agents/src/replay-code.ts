@@ -50,6 +50,7 @@ export function replayCodeAgents(deps: ReplayCodeDeps): Model {
     env: {},
     continuations: recorded.steps,
     answer: () => recorded.answer(),
+    inPlace: () => recorded.answer(),
   });
 }
 

@@ -1,6 +1,6 @@
 // An in-memory planner for replay tests: the real decider and a model, with tool results made up by the
 // test, writing the log exactly as the planner and the gateway would (minus the I/O).
-import type { JsonValue, RunEvent, RunRequest, ScriptedStep } from '@dura/contracts';
+import type { JsonValue, LiveText, RunEvent, RunRequest, ScriptedStep } from '@dura/contracts';
 import { evolve, initialRunState, nextAction, type EventDraft, type RunState } from '@dura/core';
 import { runEvent } from '@dura/core/testing';
 import type { Model } from './model';
@@ -35,6 +35,8 @@ export async function simulateRun(
     maxEvents?: number;
     /** Seals secret arguments of each thought, as the planner does (`sealDecision`). */
     seal?: PlannerStepPorts['seal'];
+    /** Receives the text of model answers as they stream, as the driver's live tokens do. */
+    live?: LiveText;
   } = {},
 ): Promise<SimulatedRun> {
   const runId = request.runId;
@@ -71,7 +73,8 @@ export async function simulateRun(
       default: {
         // The planner's own step: the same events the run driver appends.
         const seal = options.seal ? { seal: options.seal } : {};
-        const step = await plannerStep(state, action, { model, now: new Date(), ...seal });
+        const live = options.live ? { live: options.live } : {};
+        const step = await plannerStep(state, action, { model, now: new Date(), ...seal, ...live });
         if (step.kind !== 'none') step.drafts.forEach(add);
         break;
       }

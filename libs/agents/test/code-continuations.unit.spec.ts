@@ -291,7 +291,8 @@ describe('suspended continuations of code-agent runs', () => {
     await log.nextDecision(other);
     const kept = createCodeContinuations();
     const start = await kept.advance(asker, log.state, { fresh: FRESH });
-    if (start.kind !== 'model') throw new Error(`expected a model step, got ${start.kind}`);
+    if (start.kind !== 'model' || !start.request)
+      throw new Error(`expected a ctx.model step, got ${start.kind}`);
     (await log.nextDecision(other)).forEach((draft) => log.add(draft));
     await log.nextDecision(other); // B's step 1 is recorded and its call answered: step 2 is due
     const frontier = withModelAnswer(start, await answer(start.request));

@@ -1,5 +1,6 @@
 import {
   CONTROL_TOOLS,
+  JsonObjectSchema,
   isControlTool,
   type ApprovalPolicy,
   type JsonObject,
@@ -20,6 +21,8 @@ import { AgentMisuse, ToolFailure } from './errors';
 import type { AnyCodeAgent } from './define-agent';
 import { runLoop } from './loop';
 import { resolveModelRequest, type ModelRequest, type ResolvedModelRequest } from './model-request';
+import type { ModelAsk } from './code-step';
+import type { ModelCall } from './model-call';
 
 /** One intent a ctx call asks for; `settle` answers it from the call's recorded outcome. */
 export interface Intent {
@@ -33,9 +36,11 @@ export interface Intent {
 export interface Recorder {
   readonly runId: string;
   readonly agent: AnyCodeAgent;
+  /** The code has returned or stopped: nothing it asks for now can be recorded. */
+  readonly ended: boolean;
   intent(intent: Intent): void;
   value(kind: 'now' | 'random' | 'uuid'): number | string;
-  model(request: ResolvedModelRequest, answer: (value: ModelAnswer) => void): void;
+  model(ask: ModelAsk, answer: (value: ModelAnswer) => void): void;
 }
 
 function failure(call: CallState): ToolFailure {
@@ -45,6 +50,18 @@ function failure(call: CallState): ToolFailure {
 
 function field(value: JsonValue | undefined, key: string): JsonValue | undefined {
   return value !== null && typeof value === 'object' && !Array.isArray(value) ? value[key] : undefined;
+}
+
+/** What is wrong with a framework's model call, or undefined: its request must be JSON to be hashed. */
+function modelCallProblem(call: ModelCall): string | undefined {
+  if (typeof call?.invoke !== 'function') return 'the call has no invoke function';
+  if (typeof call.model !== 'string' || call.model === '') return 'the call names no model';
+  if (!Number.isInteger(call.maxTokens) || call.maxTokens <= 0) return 'maxTokens must be a positive integer';
+  if (!Number.isFinite(call.inputChars) || call.inputChars < 0)
+    return 'inputChars must be a size in characters';
+  if (!JsonObjectSchema.safeParse(call.request).success)
+    return 'the request must be a JSON object (no undefined, functions, dates or byte arrays): its hash identifies the call';
+  return undefined;
 }
 
 /** The `Ctx` a code agent's `run` gets: each method turns into one recorded intent, value or model call. */
@@ -113,7 +130,19 @@ export function createCtx(recorder: Recorder): Ctx {
       } catch (err) {
         return Promise.reject(err instanceof Error ? err : new Error(String(err)));
       }
-      return new Promise<ModelAnswer>((resolve) => recorder.model(resolved, resolve));
+      return new Promise<ModelAnswer>((resolve) => recorder.model({ request: resolved }, resolve));
+    },
+    modelCall(call: ModelCall) {
+      const problem = modelCallProblem(call);
+      if (problem) return Promise.reject(new AgentMisuse(`ctx.modelCall: ${problem}`));
+      if (recorder.ended)
+        return Promise.reject(
+          new AgentMisuse(
+            `ctx.modelCall of run ${recorder.runId} came after its code returned or stopped: a model call ` +
+              'outside a Dura execution is never made; await every model call before run returns',
+          ),
+        );
+      return new Promise<ModelAnswer>((resolve) => recorder.model({ call }, resolve));
     },
     loop(request: LoopRequest) {
       return runLoop(ctx, request);

@@ -7,6 +7,7 @@ import type {
   Usage,
 } from '@dura/contracts';
 import type { ModelRequest } from './model-request';
+import type { ModelCall } from './model-call';
 
 /** The model's answer as recorded: usage and cost are settled against the run's budgets in the thought. */
 export interface ModelAnswer {
@@ -18,6 +19,11 @@ export interface ModelAnswer {
   model: { id: string; promptVersion: string };
   finishReason: string;
   costUsd?: number;
+  /**
+   * The answer in the calling framework's own shape (an AI SDK model's content or stream parts), as JSON:
+   * given back to the framework as is on replay. Absent for `ctx.model`.
+   */
+  native?: JsonValue;
 }
 
 /** What `ctx.loop` takes: a model request whose tools the model may call, turn after turn, up to `maxTurns`. */
@@ -101,6 +107,19 @@ export interface Ctx {
    * for (const call of next.toolCalls ?? []) console.log(call.name, call.arguments);
    */
   model(request: ModelRequest): Promise<ModelAnswer>;
+
+  /**
+   * A model call an agent framework makes through its own client (the AI SDK's model, say), recorded as
+   * `ctx.model` records one: the request's hash, the answer with its usage and cost, the budget for its worst
+   * case reserved first. `invoke` runs only past the recorded frontier (in the planner, streaming text to the
+   * run's live tokens); on replay the recorded answer comes back and `invoke` is never called. Adapters such
+   * as `@dura/ai-sdk` use it; agent code calls `ctx.model`.
+   *
+   * @example
+   * const answer = await ctx.modelCall({ request: { framework: 'mine', prompt }, model: 'gpt-4o-mini',
+   *   maxTokens: 256, inputChars: prompt.length, invoke: async (live) => myClient.ask(prompt, live) });
+   */
+  modelCall(call: ModelCall): Promise<ModelAnswer>;
 
   /**
    * The LLM tool loop as one part of a larger program: model turns (`ctx.model`) and the tool calls the model

@@ -2,12 +2,11 @@ import { DuraError, JsonValueSchema, type Decision } from '@dura/contracts';
 import { nextCallId, type CallState, type RunState } from '@dura/core';
 import type { AnyCodeAgent } from './define-agent';
 import type { ModelAnswer } from './ctx';
-import type { ResolvedModelRequest } from './model-request';
 import { createCtx, type Intent, type Recorder } from './ctx-impl';
 import { NonDeterminism, NotDrivenByCtx } from './errors';
 import { describeIntent, requestHash, sameIntent } from './intent-match';
 import { decodeJournal, describeEntry, type JournalEntry } from './journal';
-import type { AdvanceOptions, CodeStep, Fresh } from './code-step';
+import type { AdvanceOptions, CodeStep, Fresh, ModelAsk } from './code-step';
 import { frontierThought } from './frontier-thought';
 import { yieldToEventLoop } from './yield-to-event-loop';
 
@@ -15,7 +14,7 @@ type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 interface ParkedModel {
   slot: number;
   hash: string;
-  request: ResolvedModelRequest;
+  ask: ModelAsk;
   answer: (value: ModelAnswer) => void;
 }
 
@@ -43,6 +42,10 @@ export class Execution implements Recorder {
     readonly agent: AnyCodeAgent,
     readonly runId: string,
   ) {}
+
+  get ended(): boolean {
+    return this.closed || this.outcome !== undefined;
+  }
 
   /** Runs the code as far as the log (`state`) answers it and says what the planner must do next. */
   async advance(state: RunState, options: AdvanceOptions): Promise<CodeStep> {
@@ -122,7 +125,7 @@ export class Execution implements Recorder {
       const first = this.parked[0];
       const frontier = this.entries.slice(0, first.slot).filter((e): e is JournalEntry => e !== undefined);
       const step = { step: this.turn, entries: frontier };
-      return { kind: 'model', request: first.request, requestHash: first.hash, frontier: step };
+      return { kind: 'model', ...first.ask, requestHash: first.hash, frontier: step };
     }
     const finished = this.batch.length === 0 && this.outcome !== undefined;
     if (this.batch.length === 0 && !finished) return this.block(new NotDrivenByCtx(this.position()));
@@ -223,10 +226,10 @@ export class Execution implements Recorder {
     return kind === 'uuid' ? '' : 0;
   }
 
-  model(request: ResolvedModelRequest, answer: (value: ModelAnswer) => void): void {
-    const hash = requestHash(request);
+  model(ask: ModelAsk, answer: (value: ModelAnswer) => void): void {
+    const hash = requestHash(ask.call ? ask.call.request : ask.request);
     const entry = this.take(`ctx.model (request ${hash.slice(0, 12)})`);
-    const model = { slot: this.cursor - 1, hash, request, answer };
+    const model = { slot: this.cursor - 1, hash, ask, answer };
     if (entry === undefined) this.parked.push(model);
     else this.answer(model, entry);
   }

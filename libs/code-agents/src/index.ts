@@ -15,7 +15,9 @@ export type {
 export { ToolFailure, NonDeterminism, NotDrivenByCtx, AgentMisuse } from './errors';
 export { decideNext, startExecution, withModelAnswer } from './decide-next';
 export { Execution } from './execution';
-export type { CodeStep, AdvanceOptions, Fresh, Frontier } from './code-step';
+export type { CodeStep, AdvanceOptions, Fresh, Frontier, ModelAsk } from './code-step';
+export { recordedAnswer } from './model-call';
+export type { ModelCall, InPlaceAnswer } from './model-call';
 export { JournalEntrySchema, ModelAnswerSchema, encodeJournal, decodeJournal } from './journal';
 export type { JournalEntry } from './journal';
 export { frontierThought } from './frontier-thought';

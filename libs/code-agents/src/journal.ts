@@ -1,5 +1,11 @@
 import { z } from 'zod';
-import { ChatToolCallSchema, CODE_JOURNAL_TAG, PromptRecordSchema, UsageSchema } from '@dura/contracts';
+import {
+  ChatToolCallSchema,
+  CODE_JOURNAL_TAG,
+  JsonValueSchema,
+  PromptRecordSchema,
+  UsageSchema,
+} from '@dura/contracts';
 
 /** A model answer as the journal records it (`ModelAnswer`): what the planner checks before recording one. */
 export const ModelAnswerSchema = z.object({
@@ -9,6 +15,8 @@ export const ModelAnswerSchema = z.object({
   model: z.object({ id: z.string().min(1), promptVersion: z.string() }),
   finishReason: z.string(),
   costUsd: z.number().nonnegative().optional(),
+  /** The answer in the calling framework's own shape (`ctx.modelCall`), given back to it on replay. */
+  native: JsonValueSchema.optional(),
 });
 
 /**

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { decideNext, type ResolvedModelRequest } from '../src/index';
 import { programAgent, type Op } from './program-agent';
-import { countingFresh, SimRun } from './sim-planner';
+import { countingFresh, SimRun } from '../src/testing';
 
 const arbOp: fc.Arbitrary<Op> = fc.oneof(
   fc.record({ op: fc.constant('tool' as const), n: fc.nat(9) }),

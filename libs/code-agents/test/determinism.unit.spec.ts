@@ -7,7 +7,7 @@ import {
   ToolFailure,
   withModelAnswer,
 } from '../src/index';
-import { answer, countingFresh, SimRun, TEST_MODEL } from './sim-planner';
+import { answer, countingFresh, SimRun, TEST_MODEL } from '../src/testing';
 
 const refusingFresh = {
   now: () => {

@@ -3,7 +3,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { DuraError } from '@dura/contracts';
 import { defineAgent, ToolFailure } from '../src/index';
-import { SimRun } from './sim-planner';
+import { SimRun } from '../src/testing';
 
 async function freshCopy<T>(load: () => Promise<T>): Promise<T> {
   vi.resetModules();

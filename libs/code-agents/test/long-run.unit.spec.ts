@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { decideNext } from '../src/index';
 import { programAgent, type Op } from './program-agent';
-import { countingFresh, SimRun } from './sim-planner';
+import { countingFresh, SimRun } from '../src/testing';
 
 describe('a long agent', () => {
   it('given 1,000 recorded steps, when the last is decided again by cold replay, then it is the recorded thought', async () => {

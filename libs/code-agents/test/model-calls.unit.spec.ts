@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { decideNext, defineAgent, type ModelAnswer, type ResolvedModelRequest } from '../src/index';
-import { answer, countingFresh, SimRun, TEST_MODEL, types } from './sim-planner';
+import {
+  decideNext,
+  decodeJournal,
+  defineAgent,
+  encodeJournal,
+  recordedAnswer,
+  type ModelAnswer,
+  type ResolvedModelRequest,
+} from '../src/index';
+import { answer, countingFresh, SimRun, TEST_MODEL, types } from '../src/testing';
 
 function calling(toolCalls: ModelAnswer['toolCalls'], content = ''): ModelAnswer {
   return { ...answer(content), ...(toolCalls ? { toolCalls } : {}) };
@@ -199,5 +207,31 @@ describe('ctx.loop', () => {
     expect(end.state.output).toMatchObject({ turns: 3, finished: false });
     expect(run.modelCalls).toBe(3);
     expect(live.events.map((e) => [e.type, e.data])).toEqual(run.events.map((e) => [e.type, e.data]));
+  });
+});
+
+describe('a framework call answered in place', () => {
+  it('given an answer with its fields in any order, when recorded, then it is the form a replay decodes, byte for byte', () => {
+    const answer = recordedAnswer(
+      {
+        native: { parts: [1] },
+        finishReason: 'stop',
+        modelId: 'm-1',
+        usage: { outputTokens: 2, inputTokens: 1 },
+        content: 'hi',
+      },
+      { version: '3' },
+      0.5,
+    );
+    const encoded = encodeJournal([{ k: 'model', h: 'abc', a: answer }]);
+    expect(encodeJournal(decodeJournal(encoded))).toBe(encoded);
+    expect(answer).toEqual({
+      content: 'hi',
+      usage: { inputTokens: 1, outputTokens: 2 },
+      model: { id: 'm-1', promptVersion: '3' },
+      finishReason: 'stop',
+      costUsd: 0.5,
+      native: { parts: [1] },
+    });
   });
 });

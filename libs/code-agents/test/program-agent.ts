@@ -1,7 +1,7 @@
 // Agents generated from a small program, for property tests and the replay benchmark.
 import type { JsonValue } from '@dura/contracts';
 import { defineAgent, type AnyCodeAgent, type Ctx } from '../src/index';
-import { TEST_MODEL } from './sim-planner';
+import { TEST_MODEL } from '../src/testing';
 
 export type Op =
   | { op: 'tool'; n: number }

@@ -3,7 +3,7 @@
 import { performance } from 'node:perf_hooks';
 import { decideNext } from '../src/index';
 import { programAgent, type Op } from './program-agent';
-import { countingFresh, SimRun } from './sim-planner';
+import { countingFresh, SimRun } from '../src/testing';
 
 const STEPS = Number(process.env.STEPS ?? 1000);
 const ops: Op[] = Array.from({ length: STEPS }, (_, n) => ({ op: 'tool', n }));

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { decodeJournal, defineAgent } from '../src/index';
-import { SimRun, TEST_MODEL, types } from './sim-planner';
+import { SimRun, TEST_MODEL, types } from '../src/testing';
 
 // The example of docs/agents-as-code.md.
 const researcher = defineAgent({

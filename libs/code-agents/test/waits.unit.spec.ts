@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { defineAgent, ToolFailure } from '../src/index';
-import { SimRun, types } from './sim-planner';
+import { SimRun, types } from '../src/testing';
 
 const publish = () => ({ published: true });
 

@@ -8,6 +8,7 @@ export type { ManagedProcess, ProcessExit, SpawnManagedOptions } from './managed
 export { runTsEntry, spawnTsEntry } from './spawn-ts-entry';
 export type { SpawnTsEntryOptions, TsEntryResult } from './spawn-ts-entry';
 export { useTestInfra } from './use-test-infra';
+export { useFakeLlmServer } from './use-fake-llm-server';
 export type { TestInfra, UseTestInfraOptions } from './use-test-infra';
 export type { InfraMode } from './infra-mode';
 export { freePort } from './ports';

@@ -27,6 +27,8 @@ export interface BenchSizes {
   cliRuns: number;
   /** L: runs whose first token is timed through GET /runs/:id/tokens. */
   tokenRuns: number;
+  /** L: AI SDK calls timed, plain and as durable steps. */
+  aisdkSamples: number;
 }
 
 export const SCENARIOS = [
@@ -42,6 +44,7 @@ export const SCENARIOS = [
   'code',
   'cli',
   'tokens',
+  'aisdk',
 ] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 /** The issue's letters work too: `npm run bench -- A C`. */
@@ -58,6 +61,7 @@ const LETTERS: Record<string, ScenarioName> = {
   j: 'code',
   k: 'cli',
   l: 'tokens',
+  m: 'aisdk',
 };
 
 export const DEFAULT_SIZES: BenchSizes = {
@@ -83,6 +87,7 @@ export const DEFAULT_SIZES: BenchSizes = {
   codeColdRepeats: 5,
   cliRuns: 20,
   tokenRuns: 20,
+  aisdkSamples: 200,
 };
 
 /** A run of every scenario in seconds, for the shape test and `--tiny`. */
@@ -109,6 +114,7 @@ export const TINY_SIZES: BenchSizes = {
   codeColdRepeats: 2,
   cliRuns: 3,
   tokenRuns: 2,
+  aisdkSamples: 5,
 };
 
 export interface BenchOptions {
@@ -124,7 +130,8 @@ trips a step is built from), list (H: GET /runs over projected runs), waits (I: 
 and durable timers, idle for --idle-seconds, then --wait-resumes of them signalled), code (J: per-step cost
 of a --code-steps code agent with its continuation kept, and its cold resume), cli (K: start-up to exit of
 \`dura --help\`, \`dura ls\` and \`npx dura --help\`, --cli-runs times each), tokens (L: first-token latency
-through GET /runs/:id/tokens against the fake model server's first token, --token-runs runs); default all.
+through GET /runs/:id/tokens against the fake model server's first token, --token-runs runs), aisdk (M: a
+generateText call alone and as a durable code-agent step, --aisdk-samples times each); default all.
 Sizes (flag or BENCH_<NAME> env): ${Object.keys(DEFAULT_SIZES)
   .map((key) => `--${kebab(key)}`)
   .join(' ')}
@@ -167,7 +174,7 @@ export function parseBenchOptions(
   }
   const scenarios = positionals.map((name) => {
     const found = LETTERS[name.toLowerCase()] ?? SCENARIOS.find((s) => s === name.toLowerCase());
-    if (!found) throw new Error(`unknown scenario "${name}"; known: ${SCENARIOS.join(', ')} (or A–K)`);
+    if (!found) throw new Error(`unknown scenario "${name}"; known: ${SCENARIOS.join(', ')} (or A–L)`);
     return found;
   });
   return {

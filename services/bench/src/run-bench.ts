@@ -14,6 +14,7 @@ import { waitsCost } from './scenarios/waits';
 import { codeAgentCost } from './scenarios/code';
 import { cliStartup } from './scenarios/cli';
 import { tokenLatency } from './scenarios/tokens';
+import { aiSdkOverhead } from './scenarios/ai-sdk';
 
 /** A and B on one deployment of one projector, one gateway and `planners` planners. */
 async function latencyAndThroughput(options: BenchOptions, scenarios: BenchScenarios): Promise<void> {
@@ -117,6 +118,10 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   if (want('tokens')) {
     progress(`L: first token through GET /runs/:id/tokens, ${options.sizes.tokenRuns} runs`);
     scenarios.tokens = await tokenLatency(options.sizes);
+  }
+  if (want('aisdk')) {
+    progress(`M: ${options.sizes.aisdkSamples} generateText calls, plain and as durable steps`);
+    scenarios.aisdk = await aiSdkOverhead(options.sizes);
   }
   return BenchReportSchema.parse({
     schemaVersion: 1,

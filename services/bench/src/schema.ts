@@ -213,6 +213,17 @@ const ListSchema = z.object({
   ),
 });
 
+/** L: one `generateText` alone, and as a durable code-agent step through the run driver. */
+const AiSdkSchema = z.object({
+  mode: ModeSchema,
+  note: z.string(),
+  samples: z.number().int(),
+  plainMs: DistributionSchema,
+  durableStepMs: DistributionSchema,
+  /** `durableStepMs` less `plainMs`, at p50 and at p99 (either may be negative within noise). */
+  overheadMs: z.object({ p50: z.number(), p99: z.number() }),
+});
+
 const CodeSchema = z.object({
   mode: ModeSchema,
   note: z.string(),
@@ -323,6 +334,7 @@ export const BenchReportSchema = z.object({
     code: CodeSchema.optional(),
     cli: CliSchema.optional(),
     tokens: TokensSchema.optional(),
+    aisdk: AiSdkSchema.optional(),
   }),
 });
 export type BenchReport = z.infer<typeof BenchReportSchema>;

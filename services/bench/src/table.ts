@@ -32,8 +32,21 @@ function cpuRows(cpuMsPerStep: Record<string, number>, cpu: CpuDetail): [string,
 /** The report as aligned `scenario | figure | value` lines for a terminal. */
 export function formatTable(report: BenchReport): string {
   const rows: [string, string, string][] = [];
-  const { latency, throughput, resume, idle, projector, scaling, floors, list, waits, code, cli, tokens } =
-    report.scenarios;
+  const {
+    latency,
+    throughput,
+    resume,
+    idle,
+    projector,
+    scaling,
+    floors,
+    list,
+    waits,
+    code,
+    cli,
+    tokens,
+    aisdk,
+  } = report.scenarios;
   if (latency) {
     const label = `A latency (${latency.runs}×${latency.steps})`;
     rows.push([label, 'intent → observation', ms(latency.intentToObservationMs)]);
@@ -155,6 +168,15 @@ export function formatTable(report: BenchReport): string {
     });
   }
   if (tokens) rows.push(['L token stream', "first token after the model's", ms(tokens.firstTokenMs)]);
+  if (aisdk) {
+    rows.push(['M AI SDK step', 'generateText alone', ms(aisdk.plainMs)]);
+    rows.push(['', 'as a durable step (NATS)', ms(aisdk.durableStepMs)]);
+    rows.push([
+      '',
+      'overhead',
+      `p50 ${aisdk.overheadMs.p50.toFixed(2)} ms  p99 ${aisdk.overheadMs.p99.toFixed(2)} ms`,
+    ]);
+  }
   const widths = [0, 1].map((i) => Math.max(...rows.map((r) => r[i]?.length ?? 0)));
   const lines = rows.map(([a, b, c]) => `${a.padEnd(widths[0] ?? 0)}  ${b.padEnd(widths[1] ?? 0)}  ${c}`);
   const { machine, versions, durability } = report;

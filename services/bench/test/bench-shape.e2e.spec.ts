@@ -58,5 +58,7 @@ describe('npm run bench', () => {
     ]);
     for (const c of parsed.scenarios.cli?.commands ?? []) expect(c.wallMs.count).toBe(TINY_SIZES.cliRuns);
     expect(parsed.scenarios.tokens?.firstTokenMs.count).toBe(TINY_SIZES.tokenRuns);
+    expect(parsed.scenarios.aisdk?.plainMs.count).toBe(TINY_SIZES.aisdkSamples);
+    expect(parsed.scenarios.aisdk?.durableStepMs.count).toBe(TINY_SIZES.aisdkSamples);
   });
 });

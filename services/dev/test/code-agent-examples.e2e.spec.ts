@@ -6,13 +6,13 @@
 // one decision and all complete; and the research agent and the orchestrator run as documented on
 // `npm run dev`.
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { RunEvent } from '@dura/contracts';
 import { childRunIdFor, fold } from '@dura/core';
-import { spawnTsEntry, startFakeLlmServer, type FakeLlmReply, type FakeLlmServer } from '@dura/testing';
+import { useFakeLlmServer, type FakeLlmReply } from '@dura/testing';
 import { logOf, useCrashSystem, watchToEnd, WITNESS_TOOLS, type CrashSystem } from './crash-harness';
 import { count, ledgerOf, untilLogged, type WireBody } from './agent-support';
-import { dura, eventually, getJson } from './system';
+import { devOnce, dura, eventually, getJson } from './system';
 
 const EXAMPLES = fileURLToPath(new URL('../../../examples/code-agents/index.ts', import.meta.url));
 const EXAMPLE_TOOLS = fileURLToPath(new URL('../../../examples/code-agents/tools.ts', import.meta.url));
@@ -38,26 +38,20 @@ function research(body: WireBody): FakeLlmReply {
   return { kind: 'status', status: 400, body: { error: { message: `unexpected request: ${prompt}` } } };
 }
 
-let llm: FakeLlmServer | undefined;
-beforeAll(async () => {
-  llm = await startFakeLlmServer({ provider: 'openai', respond: ({ body }) => research(body as WireBody) });
-});
-afterAll(async () => {
-  await llm?.close();
-});
+const model = useFakeLlmServer({ provider: 'openai', respond: ({ body }) => research(body as WireBody) });
 
 // Registered after the fake model's beforeAll, so its URL exists when the planner starts.
 const crash = useCrashSystem(['planner', 'tool-gateway', 'projector'], {
   env: (name): Record<string, string> => ({
     DURA_TOOLS_MODULES: `${WITNESS_TOOLS},${EXAMPLE_TOOLS}`,
-    ...(name === 'planner' ? { DURA_AGENTS: EXAMPLES, RESEARCH_MODEL_URL: llm?.url ?? '' } : {}),
+    ...(name === 'planner' ? { DURA_AGENTS: EXAMPLES, RESEARCH_MODEL_URL: model().url } : {}),
   }),
 });
 
 /** The research agent's model requests, by their system prompt's first words. */
 const modelAsked = (since: number) =>
-  (llm?.requests ?? [])
-    .slice(since)
+  model()
+    .requests.slice(since)
     .map((r) => ((r.body as WireBody).messages[0]?.content ?? '').split(' ').slice(0, 2).join(' '));
 
 const isApprovalWait = (e: RunEvent) =>
@@ -84,7 +78,7 @@ describe('the research example (researcher)', () => {
   it('plans with the model, searches in parallel, judges, follows up once and answers in round 2', async () => {
     const sys = crash();
     const runId = 'example-research';
-    const since = llm?.requests.length ?? 0;
+    const since = model().requests.length;
     await sys.submit({
       runId,
       agent: { kind: 'agent', name: 'researcher' },
@@ -118,22 +112,12 @@ describe('the research example (researcher)', () => {
   });
 
   it('runs as documented on `npm run dev -- --once --run examples/code-agents/research.json`', async () => {
-    const proc = spawnTsEntry({
-      name: 'dev',
-      entry: 'services/dev/src/main.ts',
-      args: ['--once', '--run', 'examples/code-agents/research.json'],
-      env: {
-        NATS_URL: undefined,
-        DATABASE_URL: undefined,
-        PROJECTOR_HTTP_PORT: '0',
-        DURA_AGENTS: 'examples/code-agents/index.ts',
-        DURA_TOOLS_MODULES: 'examples/code-agents/tools.ts',
-        RESEARCH_MODEL_URL: llm?.url ?? '',
-      },
+    const { code, output } = await devOnce('examples/code-agents/research.json', {
+      DURA_AGENTS: 'examples/code-agents/index.ts',
+      DURA_TOOLS_MODULES: 'examples/code-agents/tools.ts',
+      RESEARCH_MODEL_URL: model().url,
     });
-    const exit = await proc.exited;
-    const output = proc.output();
-    expect(exit.code, output).toBe(0);
+    expect(code, output).toBe(0);
     expect(output.match(/tool_call_completed/g)).toHaveLength(3);
     // Exit code 0: the run completed (the printed output is cut short).
     expect(output).toMatch(/run_completed +output \{"question":"How does durable execution/);
@@ -293,21 +277,11 @@ describe('the orchestrator example (release-check)', () => {
   });
 
   it('runs as documented on `npm run dev -- --once --run examples/code-agents/release-check.json`', async () => {
-    const proc = spawnTsEntry({
-      name: 'dev',
-      entry: 'services/dev/src/main.ts',
-      args: ['--once', '--run', 'examples/code-agents/release-check.json'],
-      env: {
-        NATS_URL: undefined,
-        DATABASE_URL: undefined,
-        PROJECTOR_HTTP_PORT: '0',
-        DURA_AGENTS: 'examples/code-agents/index.ts',
-        DURA_TOOLS_MODULES: 'examples/code-agents/tools.ts',
-      },
+    const { code, output } = await devOnce('examples/code-agents/release-check.json', {
+      DURA_AGENTS: 'examples/code-agents/index.ts',
+      DURA_TOOLS_MODULES: 'examples/code-agents/tools.ts',
     });
-    const exit = await proc.exited;
-    const output = proc.output();
-    expect(exit.code, output).toBe(0);
+    expect(code, output).toBe(0);
     expect(output.match(/child_run_completed/g)).toHaveLength(3);
     expect(output).toMatch(
       /run_completed +output \{"commit":"9f2c1e7a4b","ready":\["cart","search","checkout"\]/,

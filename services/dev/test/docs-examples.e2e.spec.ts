@@ -4,7 +4,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { repoRoot, spawnTsEntry } from '@dura/testing';
+import { repoRoot } from '@dura/testing';
+import { devOnce } from './system';
 
 interface DocCommand {
   where: string;
@@ -62,6 +63,7 @@ const RUN_ELSEWHERE: Record<string, string> = {
   'examples/code-agents/research.json': 'services/dev/test/code-agent-examples.e2e.spec.ts',
   'examples/code-agents/release-check.json': 'services/dev/test/code-agent-examples.e2e.spec.ts',
   'examples/mcp/refund.json': 'services/dev/test/mcp-docs-example.e2e.spec.ts',
+  'examples/ai-sdk/research.json': 'services/dev/test/ai-sdk-examples.e2e.spec.ts',
 };
 
 const commands = documentedCommands();
@@ -83,21 +85,14 @@ describe('the documented `npm run dev -- --once --run` commands', () => {
   it.each(runHere.map((c) => [c.file, c] as const))(
     '%s runs as its page says',
     async (_file, command) => {
-      const proc = spawnTsEntry({
-        name: 'dev',
-        entry: 'services/dev/src/main.ts',
-        args: ['--once', '--run', command.file],
-        env: { NATS_URL: undefined, DATABASE_URL: undefined, PROJECTOR_HTTP_PORT: '0', ...command.env },
-      });
-      const exit = await proc.exited;
-      const output = proc.output();
+      const { code, output } = await devOnce(command.file, command.env);
       // A page that says the run stops on its budget shows that event, and --once exits 1 (not completed).
       if (command.comment.includes('budget_exceeded')) {
         expect(output, `${command.where}`).toMatch(/budget_exceeded/);
-        expect(exit.code, output).toBe(1);
+        expect(code, output).toBe(1);
       } else {
         expect(output, `${command.where}`).toMatch(/run_completed/);
-        expect(exit.code, output).toBe(0);
+        expect(code, output).toBe(0);
       }
     },
     120_000,

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runTsEntry, spawnTsEntry } from '@dura/testing';
+import { devOnce } from './system';
 
 describe('service entry points', () => {
   it.each([
@@ -109,15 +110,8 @@ describe('service entry points', () => {
   ] as const)(
     'the README example %s runs to completion on `npm run dev -- --once`',
     async (file, env, expected) => {
-      const proc = spawnTsEntry({
-        name: 'dev',
-        entry: 'services/dev/src/main.ts',
-        args: ['--once', '--run', file],
-        env: { NATS_URL: undefined, DATABASE_URL: undefined, PROJECTOR_HTTP_PORT: '0', ...env },
-      });
-      const exit = await proc.exited;
-      const output = proc.output();
-      expect(exit.code, output).toBe(0);
+      const { code, output } = await devOnce(file, env);
+      expect(code, output).toBe(0);
       for (const line of expected) expect(output).toMatch(line);
     },
     90_000,

@@ -94,3 +94,21 @@ export function dura(
     timeoutMs: 90_000,
   });
 }
+
+/**
+ * Runs `npm run dev -- --once --run <file>` (services/dev/src/main.ts, its own embedded NATS and database) to
+ * its end with `env` on top: its exit code and whole output.
+ */
+export async function devOnce(
+  file: string,
+  env: Record<string, string | undefined>,
+): Promise<{ code: number | null; output: string }> {
+  const proc = spawnTsEntry({
+    name: 'dev',
+    entry: 'services/dev/src/main.ts',
+    args: ['--once', '--run', file],
+    env: { NATS_URL: undefined, DATABASE_URL: undefined, PROJECTOR_HTTP_PORT: '0', ...env },
+  });
+  const exit = await proc.exited;
+  return { code: exit.code, output: proc.output() };
+}

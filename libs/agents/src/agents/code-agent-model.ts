@@ -9,6 +9,7 @@ import {
   type Frontier,
   type CodeModelSettings,
   type ModelAnswer,
+  type ModelCall,
   type ResolvedModelRequest,
 } from '@dura/code-agents';
 import type { Reservation } from '@dura/core';
@@ -36,6 +37,11 @@ export interface CodeAgentModelDeps {
     agent: AnyCodeAgent,
     call?: number,
   ) => Promise<ModelAnswer>;
+  /**
+   * Answers a framework's call made in place (`ctx.modelCall`) instead of invoking it (replay answers from
+   * the log); by default the call is invoked, streaming to the run's live tokens, and priced.
+   */
+  inPlace?: (call: ModelCall, input: DecideInput, agent: AnyCodeAgent, k?: number) => Promise<ModelAnswer>;
   clock?: () => Date;
   /**
    * The deployment's tools: a call of one defined with `requiresApproval` waits for its approval, as for any
@@ -82,6 +88,7 @@ export function withCodeAgents(deps: CodeAgentModelDeps): Model {
     ...(deps.providerFor ? { providerFor: deps.providerFor } : {}),
   });
   const answer = deps.answer ?? models.answer;
+  const inPlace = deps.inPlace ?? models.inPlace;
   const continuations = deps.continuations ?? createCodeContinuations();
 
   function find(name: string, version?: string): AnyCodeAgent | undefined {
@@ -123,15 +130,20 @@ export function withCodeAgents(deps: CodeAgentModelDeps): Model {
       });
       if (step.kind !== 'model') return codeTurnOf(step, deps.tools);
       // Budget before spending: the reservation is in the log before the provider is asked.
-      const gate = input.budget?.(models.worstCase(step.request, agent), answered) ?? { kind: 'ask' };
+      const worst = step.call ? models.worstCaseOf(step.call) : models.worstCase(step.request, agent);
+      const gate = input.budget?.(worst, answered) ?? { kind: 'ask' };
       if (gate.kind !== 'ask') return { kind: 'budget', gate };
       // The step's k-th model call: its live text is tagged with k, as the thought will journal it.
       const call = frontier?.entries.filter((entry) => entry.k === 'model').length ?? 0;
-      const reply = recordable(await answer(step.request, input, agent, call), agent);
+      const asked = step.call ? inPlace(step.call, input, agent, call) : answer(step.request, input, agent, call);
+      const reply = recordable(await asked, agent);
       answered.tokens += reply.usage.inputTokens + reply.usage.outputTokens;
       answered.costUsd += reply.costUsd ?? 0;
-      // What it was sent is recorded with the answer, chained onto the run's earlier prompts.
-      const prompt = chainedPrompt(step.request.messages, earlierPrompts(input.state, step.frontier.entries));
+      // What it was sent is recorded with the answer, chained onto the run's earlier prompts; a framework's
+      // call keeps its prompt in its own shape, hashed in the request, and records none.
+      const prompt = step.request
+        ? chainedPrompt(step.request.messages, earlierPrompts(input.state, step.frontier.entries))
+        : undefined;
       frontier = withModelAnswer(step, reply, prompt);
     }
   }

@@ -1,6 +1,13 @@
 import { DuraError } from '@dura/contracts';
 import type { Reservation } from '@dura/core';
-import type { AnyCodeAgent, CodeModelSettings, ModelAnswer, ResolvedModelRequest } from '@dura/code-agents';
+import {
+  recordedAnswer,
+  type AnyCodeAgent,
+  type CodeModelSettings,
+  type ModelAnswer,
+  type ModelCall,
+  type ResolvedModelRequest,
+} from '@dura/code-agents';
 import type { ToolRegistry } from '@dura/tools';
 import { liveOptions, toolSpecsFor, type ChatProvider, type ChatToolSpec } from '../llm';
 import type { DecideInput } from '../model';
@@ -30,6 +37,13 @@ export interface CodeModelAnswer {
   ) => Promise<ModelAnswer>;
   /** The call's worst case: its estimated input plus `maxTokens`, priced; reserved before it is made. */
   worstCase: (request: ResolvedModelRequest, agent: AnyCodeAgent) => Reservation;
+  /**
+   * A framework's call made in place (`ctx.modelCall`), streaming to `input.live`, aborted by `input.signal`,
+   * its answer priced.
+   */
+  inPlace: (call: ModelCall, input: DecideInput, agent: AnyCodeAgent, k?: number) => Promise<ModelAnswer>;
+  /** The worst case of a framework's call, by the same estimate. */
+  worstCaseOf: (call: ModelCall) => Reservation;
 }
 
 /** `ctx.model` served through the same adapters, settings and prices as JSON agents. */
@@ -50,6 +64,12 @@ export function createCodeModelAnswer(deps: CodeModelAnswerDeps = {}): CodeModel
     } catch (err) {
       throw new DuraError('model_request_rejected', `${who}: ${(err as Error).message}`, { cause: err });
     }
+  }
+
+  /** The same estimate as a JSON agent's: 4 characters a token over what is sent, plus the most output. */
+  function worst(model: string, chars: number, maxTokens: number): Reservation {
+    const usage = { inputTokens: Math.ceil(chars / 4), outputTokens: maxTokens };
+    return { tokens: usage.inputTokens + usage.outputTokens, costUsd: priceOf(prices, model, usage) };
   }
 
   return {
@@ -80,13 +100,16 @@ export function createCodeModelAnswer(deps: CodeModelAnswerDeps = {}): CodeModel
     },
 
     worstCase(request, agent) {
-      // The same estimate as a JSON agent's: 4 characters a token over what is sent.
       const chars = JSON.stringify(request.messages).length + JSON.stringify(specs(request, agent)).length;
-      const usage = { inputTokens: Math.ceil(chars / 4), outputTokens: request.maxTokens };
-      return {
-        tokens: usage.inputTokens + usage.outputTokens,
-        costUsd: priceOf(prices, request.model, usage),
-      };
+      return worst(request.model, chars, request.maxTokens);
     },
+
+    async inPlace(call, { live, signal }, agent, k = 0) {
+      // The step's k-th model call: its live text is tagged with k, as for a ctx.model call.
+      const answer = await call.invoke(live ? (delta: string) => live.delta(k, delta) : undefined, signal);
+      return recordedAnswer(answer, agent, priceOf(prices, call.model, answer.usage));
+    },
+
+    worstCaseOf: (call) => worst(call.model, call.inputChars, call.maxTokens),
   };
 }

@@ -2,25 +2,20 @@
 // through the planner's own step (`plannerStep` with `withCodeAgents`), its continuation kept between steps;
 // then the decision after the last step is taken cold (a fresh cache: the code replays the whole log). The
 // same run is then driven by the real run driver over a real nats-server, whose last step is a cold resume.
-import { jetstream, jetstreamManager } from '@nats-io/jetstream';
-import { connect } from '@nats-io/transport-node';
 import type { AnyCodeAgent } from '@dura/code-agents';
 import { newEvent, type RunEvent, type RunRequest } from '@dura/contracts';
 import { evolve, fold, initialRunState, nextAction, type EventDraft, type RunState } from '@dura/core';
-import { createEventStore, ensureStreams, DEFAULT_STREAM_OPTIONS, type EventStore } from '@dura/event-store';
+import type { EventStore } from '@dura/event-store';
 import { createCodeContinuations, createScriptedModel, plannerStep, withCodeAgents } from '@dura/agents';
-import { createRunDriver, openSnapshotBucket } from '@dura/planner';
-import { createLogger } from '@dura/service-kit';
-import { startNatsServer } from '@dura/testing';
 import { countReporter, progress } from '../progress';
 import { BENCH_CODE_AGENT, benchCodeAgent } from './code-agent';
 import { codeAgentOnServices } from './code-services';
+import { benchMeta as meta, openDriverStack } from './driver-stack';
 import type { BenchScenarios } from '../schema';
 import { distribution, round } from '../stats';
 
 /** Uncached decisions cost O(step): sampling every 10th keeps the scenario quick, the mean unbiased. */
 const UNCACHED_EVERY = 10;
-const log = createLogger({ service: 'bench-code', level: 'error', write: () => undefined });
 
 function plannerModel(agent: AnyCodeAgent, kept = 1000) {
   const continuations = createCodeContinuations({ max: kept });
@@ -102,15 +97,6 @@ async function decideInProcess(agent: AnyCodeAgent, steps: number): Promise<InPr
   return { stepMs, uncachedMs, atEnd, stats: { ...continuations.stats } };
 }
 
-function meta(runId: string) {
-  return {
-    id: `${runId}:${Math.random().toString(36).slice(2)}`,
-    runId,
-    ts: new Date().toISOString(),
-    correlationId: runId,
-  };
-}
-
 /** The decision after the last step with nothing kept: from the folded state, and from the events. */
 async function coldResumes(agent: AnyCodeAgent, atEnd: InProcess['atEnd'], repeats: number) {
   const replay: number[] = [];
@@ -141,39 +127,26 @@ async function completeOpenCall(store: EventStore, runId: string, state: RunStat
 
 /** The run driven by the planner's run driver over a real nats-server; its last decision by a fresh driver. */
 async function driveOnStack(agent: AnyCodeAgent, steps: number) {
-  await using nats = await startNatsServer();
-  const nc = await connect({ servers: nats.url, name: 'dura-bench-code' });
-  try {
-    const js = jetstream(nc);
-    const jsm = await jetstreamManager(nc);
-    await ensureStreams(jsm, DEFAULT_STREAM_OPTIONS);
-    await openSnapshotBucket(js);
-    const store = createEventStore({ js, jsm });
-    const driverOf = () =>
-      createRunDriver({ store, js, model: plannerModel(agent).model, log, clock: () => new Date() });
-    const runId = 'code-on-stack';
-    await store.append(runId, [newEvent('run_requested', { request: request(runId, steps) }, meta(runId))], {
-      expectedSeq: 0,
-    });
-    const driver = driverOf();
-    const driveMs: number[] = [];
-    const report = countReporter('J: steps driven by the run driver', steps, 100);
-    for (let step = 1; step <= steps; step += 1) {
-      const began = performance.now();
-      const outcome = await driver.drive(runId);
-      driveMs.push(performance.now() - began);
-      report(step);
-      await completeOpenCall(store, runId, outcome.state);
-    }
-    await driver.flushSnapshots();
+  await using stack = await openDriverStack('dura-bench-code');
+  const driverOf = () => stack.driverOf(plannerModel(agent).model);
+  const runId = 'code-on-stack';
+  await stack.request(request(runId, steps));
+  const driver = driverOf();
+  const driveMs: number[] = [];
+  const report = countReporter('J: steps driven by the run driver', steps, 100);
+  for (let step = 1; step <= steps; step += 1) {
     const began = performance.now();
-    const last = await driverOf().drive(runId);
-    const coldResumeDriveMs = performance.now() - began;
-    if (last.state.status !== 'completed') throw new Error(`the driven run ended ${last.state.status}`);
-    return { driveMs, coldResumeDriveMs, events: last.state.eventCount };
-  } finally {
-    await nc.close();
+    const outcome = await driver.drive(runId);
+    driveMs.push(performance.now() - began);
+    report(step);
+    await completeOpenCall(stack.store, runId, outcome.state);
   }
+  await driver.flushSnapshots();
+  const began = performance.now();
+  const last = await driverOf().drive(runId);
+  const coldResumeDriveMs = performance.now() - began;
+  if (last.state.status !== 'completed') throw new Error(`the driven run ended ${last.state.status}`);
+  return { driveMs, coldResumeDriveMs, events: last.state.eventCount };
 }
 
 export async function codeAgentCost(sizes: {

@@ -13,6 +13,7 @@ import { runEvent } from '@dura/core/testing';
 import {
   decideNext,
   pinnedVersion,
+  recordedAnswer,
   startExecution,
   withModelAnswer,
   type AnyCodeAgent,
@@ -23,7 +24,7 @@ import {
   type CodeModelSettingsInput,
   type ModelAnswer,
   type ResolvedModelRequest,
-} from '../src/index';
+} from '../index';
 
 export type ToolFn = (args: JsonObject) => JsonValue;
 
@@ -131,13 +132,22 @@ export class SimRun {
           if (step.kind === 'suspended') return { kind: 'waiting', state: this.state };
           if (step.kind === 'model') {
             this.modelCalls += 1;
-            const given = this.world.model?.(step.request) ?? '';
-            frontier = withModelAnswer(step, typeof given === 'string' ? answer(given) : given);
+            frontier = withModelAnswer(step, await this.answer(step, agent));
           } else this.append('thought', step.thought);
         }
       }
     }
     throw new Error('the run did not settle');
+  }
+
+  /** A framework's call is made in place (its own client); a `ctx.model` request is the world's to answer. */
+  private async answer(
+    step: Extract<CodeStep, { kind: 'model' }>,
+    agent: AnyCodeAgent,
+  ): Promise<ModelAnswer> {
+    if (step.call) return recordedAnswer(await step.call.invoke(), agent, undefined);
+    const given = this.world.model?.(step.request) ?? '';
+    return typeof given === 'string' ? answer(given) : given;
   }
 
   private decide(agent: AnyCodeAgent, frontier: Frontier | undefined): Promise<CodeStep> {
