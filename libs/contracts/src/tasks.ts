@@ -47,11 +47,6 @@ export const TimerTaskSchema = z.object({
   causationId: z.string().min(1),
   correlationId: z.string().min(1),
   trace: z.string().optional(),
-  /**
-   * For a relative wait (a sleep of N seconds, a timeout), its length: the gateway counts it from the broker's
-   * timestamp of this task instead of trusting `dueAt`, which the planner's wall clock computed.
-   */
-  delayMs: z.number().int().nonnegative().max(4_294_967_295).optional(),
 });
 export type TimerTask = z.infer<typeof TimerTaskSchema>;
 

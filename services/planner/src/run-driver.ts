@@ -65,7 +65,6 @@ import { createSnapshotStore, type SnapshotStore } from './snapshot-store';
 import { createSnapshotWriter } from './snapshot-writer';
 import { reportToParent } from './parent-report';
 import { watchSuperseded } from './superseded-watch';
-import { relativeDelayMs } from './timer-delay';
 
 export interface RunDriverDeps {
   store: EventStore;
@@ -505,7 +504,6 @@ export function createRunDriver(deps: RunDriverDeps) {
     const trace = traceparentOf();
     await Promise.all([
       ...timers.map((wait) => {
-        const delayMs = relativeDelayMs(run.state, wait);
         const task: TimerTask = {
           v: TASK_VERSION,
           runId,
@@ -514,7 +512,6 @@ export function createRunDriver(deps: RunDriverDeps) {
           causationId: run.lastEventId ?? runId,
           correlationId,
           ...(trace ? { trace } : {}),
-          ...(delayMs === undefined ? {} : { delayMs }),
         };
         return deps.js.publish(SUBJECTS.timerTask, JSON.stringify(task), {
           msgID: timerTaskMsgId(runId, wait.waitId),

@@ -77,12 +77,6 @@ export function createTimers(options: TimersOptions) {
 
   async function handleTask(msg: JsMsg): Promise<void> {
     const task = parseTimerTask(msg);
-    // A relative wait is counted from when the broker took the task, not from the planner's wall clock, which
-    // may have been stepped: a planner behind would fire it early, one ahead would hold it late.
-    if (task.delayMs !== undefined) {
-      const takenAt = Number(msg.info.timestampNanos / 1_000_000);
-      task.dueAt = new Date(takenAt + task.delayMs).toISOString();
-    }
     if (await store.schedule(task))
       log.debug('timer scheduled', { runId: task.runId, waitId: task.waitId, dueAt: task.dueAt });
   }
