@@ -30,6 +30,11 @@ const READ_SIDE = [
   '$JS.API.CONSUMER.INFO.DURA_RUNS.>',
   '$JS.API.CONSUMER.MSG.NEXT.DURA_RUNS.>',
   '$JS.API.CONSUMER.DELETE.DURA_RUNS.>',
+  // GET /runs/:id/tokens: the live model text of DURA_TOKENS, read by message get (created when missing).
+  '$JS.API.STREAM.CREATE.DURA_TOKENS',
+  '$JS.API.STREAM.MSG.GET.DURA_TOKENS',
+  '$JS.API.DIRECT.GET.DURA_TOKENS',
+  '$JS.API.DIRECT.GET.DURA_TOKENS.>',
   // GET /agents, GET /tools: the catalogue the planners and gateways announce, read by message get.
   '$JS.API.STREAM.MSG.GET.KV_dura_catalogue',
 ];
