@@ -43,7 +43,7 @@ if (values.nemesis !== undefined) {
   const report = await runNemesisSoak({
     ...SHORT_NEMESIS,
     // A long soak keeps more runs in flight per round.
-    ...(minutes === undefined ? {} : { plans: 8, sleepers: 3, thinkers: 3, diskMb: 512 }),
+    ...(minutes === undefined ? {} : { plans: 8, sleepers: 3, thinkers: 3, diskMb: 1024 }),
     nemeses,
     rounds: nemeses.length,
     ...(minutes === undefined ? {} : { minutes }),

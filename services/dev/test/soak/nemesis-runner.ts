@@ -1,7 +1,7 @@
 // The nemesis soak: rounds of runs (scripted charge plans, code agents sleeping on timers, code agents asking a
 // model) on two planners, two gateways, a worker and a projector, each round with one nemesis injected while
 // its runs are in flight and healed before they are checked. After each round every run must have ended,
-// completed, and pass verifyRuns and the log checks. Used by nemesis-short.e2e.spec.ts and `npm run soak`.
+// completed, and pass verifyRuns and the log checks. Used by nemesis-short.soak.spec.ts and `npm run soak`.
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createDuraClient } from '@dura/client';
@@ -80,7 +80,8 @@ export const SHORT_NEMESIS: Omit<NemesisSoakOptions, 'nemeses'> = {
   thinkers: 2,
   delayMs: 300,
   settleMs: 90_000,
-  diskMb: 128,
+  // DURA_TOKENS alone may hold 512 MiB: JetStream refuses to create it on a smaller store.
+  diskMb: 1024,
 };
 
 /**
