@@ -55,6 +55,7 @@ import { effects, type EffectRow } from './db/schema';
 import { createSecretCalls, secretFailure } from './secret-calls';
 import type { ToolOutcome } from './run-tool';
 import { createToolSlots, type HeldSlot } from './tool-slots';
+import { assertLeaseHolds, fencedOut } from './lease-fence';
 
 export interface GatewayDeps {
   js: JetStreamClient;
@@ -134,14 +135,14 @@ interface LocalCall {
   outcome: LocalCallOutcome;
 }
 
+/** Attempts of a tool without its own retry policy, unless `maxAttempts` says otherwise. */
+export const DEFAULT_GATEWAY_ATTEMPTS = 3;
+
 /**
  * The tool gateway: runs each tool call at most once per idempotency key (the effect ledger), and records
  * its outcome together with the observation to publish (the outbox). The relay then appends observations
  * to the run logs.
  */
-/** Attempts of a tool without its own retry policy, unless `maxAttempts` says otherwise. */
-export const DEFAULT_GATEWAY_ATTEMPTS = 3;
-
 export function createToolGateway(deps: GatewayDeps) {
   const clock = deps.clock ?? (() => new Date());
   const maxAttempts = deps.maxAttempts ?? DEFAULT_GATEWAY_ATTEMPTS;
@@ -237,7 +238,8 @@ export function createToolGateway(deps: GatewayDeps) {
     claimedAt?: number,
   ): Promise<boolean> {
     trace.getActiveSpan()?.setAttribute(DURA_ATTRS.attempt, attempt);
-    if (claimedAt !== undefined) assertLeaseHolds(task, claimedAt);
+    if (claimedAt !== undefined)
+      assertLeaseHolds(task.idempotencyKey, claimedAt, deps.leaseMarginMs ?? DEFAULT_LEASE_MARGIN_MS);
     // A call run in place comes from a drive that has just folded its run's log through the intent and
     // found no cancellation in it; one recorded after that reaches the call through the watcher, which aborts it.
     const outcome = await runOpened(task, tool, attempt, local === undefined);
@@ -257,7 +259,7 @@ export function createToolGateway(deps: GatewayDeps) {
         unclaimed ?? attempt,
       );
       if (finished.conflict) return false;
-      if (finished.fenced) return fencedOut(task, attempt);
+      if (finished.fenced) return fencedOut(task.idempotencyKey, attempt);
       failpoint('gateway.after-commit');
       await deliver(finished, local);
       return true;
@@ -278,7 +280,7 @@ export function createToolGateway(deps: GatewayDeps) {
         unclaimed ?? attempt,
       );
       if (finished.conflict) return false;
-      if (finished.fenced) return fencedOut(task, attempt);
+      if (finished.fenced) return fencedOut(task.idempotencyKey, attempt);
       await deliver(finished, local);
       if (retry) {
         retries.add(1, { operation: 'tool_call' });
@@ -290,33 +292,6 @@ export function createToolGateway(deps: GatewayDeps) {
       }
       return true;
     }
-  }
-
-  /**
-   * A claim's lease covers the tool's timeout plus the margin, counted from the claim: an effect started later
-   * than the margin after it could still run when the lease ran out and another replica took the call over
-   * (this process stood still: a pause, a stop-the-world, a swapped-out host). It is not started; the task
-   * comes again and the call is settled by whoever holds it then. Monotonic time: wall clock steps do not count.
-   */
-  function assertLeaseHolds(task: ToolTask, claimedAt: number): void {
-    const idleMs = performance.now() - claimedAt;
-    const marginMs = deps.leaseMarginMs ?? DEFAULT_LEASE_MARGIN_MS;
-    if (idleMs <= marginMs) return;
-    throw new RetryLater(
-      `the claim on ${task.idempotencyKey} was made ${Math.round(idleMs)} ms ago, more than the lease margin (${marginMs} ms): its effect is not started, another replica may hold the call by now`,
-      0,
-    );
-  }
-
-  /**
-   * An attempt that lost its key before it finished (another replica took the call over, or a database crash
-   * lost an unflushed claim): its outcome is dropped, and the task comes again to be settled by the ledger.
-   */
-  function fencedOut(task: ToolTask, attempt: number): never {
-    throw new RetryLater(
-      `attempt ${attempt} of ${task.idempotencyKey} no longer held its claim when it finished; its outcome is dropped and the ledger settles the call`,
-      0,
-    );
   }
 
   /**
