@@ -64,7 +64,7 @@ import { trustedSnapshot } from './snapshot-resume';
 import { createSnapshotStore, type SnapshotStore } from './snapshot-store';
 import { createSnapshotWriter } from './snapshot-writer';
 import { reportToParent } from './parent-report';
-import { watchSuperseded } from './superseded-watch';
+import { unlessSuperseded } from './superseded-watch';
 
 export interface RunDriverDeps {
   store: EventStore;
@@ -596,20 +596,9 @@ export function createRunDriver(deps: RunDriverDeps) {
       { kind: SpanKind.CLIENT, attributes: { [GEN_AI_ATTRS.operationName]: 'chat' } },
       async (span) => {
         const live = liveFor(request.runId, state.decisions);
-        const watch = watchSuperseded(deps.store, request.runId, state.lastSeq);
-        let turn: ModelTurn;
-        try {
-          turn = await deps.model.decide({ state, request, live, signal: watch.signal });
-        } catch (err) {
-          if (!watch.signal.aborted) throw err;
-          // Re-read and re-decided by the next delivery, which finds the other replica's decision.
-          throw new DuraError('decision_superseded', (watch.signal.reason as Error).message, {
-            retryable: true,
-            cause: err,
-          });
-        } finally {
-          watch.stop();
-        }
+        const turn = await unlessSuperseded(deps.store, request.runId, state.lastSeq, (signal) =>
+          deps.model.decide({ state, request, live, signal }),
+        );
         span.updateName(`chat ${turn.model.id}`);
         span.setAttributes({
           [GEN_AI_ATTRS.requestModel]: turn.model.id,

@@ -1,3 +1,4 @@
+import { DuraError } from '@dura/contracts';
 import type { EventStore } from '@dura/event-store';
 
 /** Events only a deciding planner appends: one past the state a model call decides on means it was superseded. */
@@ -55,4 +56,28 @@ export function watchSuperseded(
       clearTimeout(timer);
     },
   };
+}
+
+/**
+ * `ask(signal)` under a watch: when another replica records a decision meanwhile, the call is aborted and a
+ * retryable `decision_superseded` thrown, so the next delivery re-reads the log and finds that decision.
+ */
+export async function unlessSuperseded<T>(
+  store: Pick<EventStore, 'readTail'>,
+  runId: string,
+  lastSeq: number,
+  ask: (signal: AbortSignal) => Promise<T>,
+): Promise<T> {
+  const watch = watchSuperseded(store, runId, lastSeq);
+  try {
+    return await ask(watch.signal);
+  } catch (err) {
+    if (!watch.signal.aborted) throw err;
+    throw new DuraError('decision_superseded', (watch.signal.reason as Error).message, {
+      retryable: true,
+      cause: err,
+    });
+  } finally {
+    watch.stop();
+  }
 }
