@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { ChatMessage, EventData, EventType, RunEvent } from '@dura/contracts';
 import { runEvent } from '@dura/core/testing';
 import { encodeJournal, type JournalEntry } from '@dura/code-agents';
-import { buildConversations, type ChatItem } from '../src/model/conversation';
+import { answeringText, buildConversations, type ChatItem } from '../src/model/conversation';
 
 /** A run's events with their seqs stamped as a reader sees them (from 10, as in a shared stream). */
 const log = (...drafts: [EventType, unknown][]): RunEvent[] =>
@@ -346,5 +346,21 @@ describe('buildConversations of a code agent', () => {
         ],
       ],
     ]);
+  });
+});
+
+describe('answeringText', () => {
+  const answer = (decision: number, text: string, recorded = false) => ({
+    decision,
+    call: 0,
+    text,
+    recorded,
+    missing: false,
+  });
+
+  it('is the newest answer still streaming: recorded answers and empty attempts are not shown', () => {
+    expect(answeringText([])).toBeUndefined();
+    expect(answeringText([answer(1, 'done', true), answer(2, 'partial'), answer(3, '')])).toBe('partial');
+    expect(answeringText([answer(1, 'done', true), answer(2, 'also done', true)])).toBeUndefined();
   });
 });

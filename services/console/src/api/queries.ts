@@ -11,9 +11,10 @@ import {
   type EventPageResponse,
   type RunEvent,
 } from '@dura/contracts';
-import { createTokenText, type AnswerText } from '@dura/core';
+import { createTokenText } from '@dura/core';
 import { api, ApiError } from './http';
 import { followSse } from './sse';
+import { answeringText } from '../model/conversation';
 import { listQueryString, type RunFilters } from '../model/filters';
 
 export const useSession = () =>
@@ -126,27 +127,37 @@ export function useRunEvents(runId: string) {
 }
 
 /**
- * The text of the run's model calls as the token stream gives it: resumed after a drop from the last id (no
- * gap, no repeat), an attempt's text dropped when the model is asked again, each call's recorded answer once
- * its thought is in the log.
+ * The text a model is answering right now, as the token stream gives it: resumed after a drop from the last id
+ * (no gap, no repeat), an attempt's text dropped when the model is asked again, gone once its thought is in the
+ * log (the stream then says the answer is recorded). Only this string is state: a finished run's stream replays
+ * every recorded answer, and those frames change nothing on the page, so they render nothing.
  */
-export function useLiveText(runId: string): AnswerText[] {
-  const [answers, setAnswers] = useState<AnswerText[]>([]);
+export function useLiveText(runId: string): string | undefined {
+  const [answering, setAnswering] = useState<string | undefined>();
   useEffect(() => {
     const abort = new AbortController();
     const text = createTokenText();
-    setAnswers([]);
+    // A burst of frames (a finished run's replayed answers) is read once per animation frame, not per frame.
+    let pending: number | undefined;
+    setAnswering(undefined);
     void followSse(
       `/runs/${encodeURIComponent(runId)}/tokens`,
       (message) => {
         const event = parseTokenFeedEvent(message.event, message.data);
         if (!event) return;
         text.apply(event);
-        setAnswers(text.answers());
+        pending ??= requestAnimationFrame(() => {
+          pending = undefined;
+          setAnswering(answeringText(text.answers()));
+        });
       },
       abort.signal,
     );
-    return () => abort.abort();
+    return () => {
+      abort.abort();
+      if (pending !== undefined) cancelAnimationFrame(pending);
+    };
   }, [runId]);
-  return answers;
+  return answering;
 }
+

@@ -32,10 +32,9 @@ export function RunPage({ runId, session }: { runId: string; session: ConsoleSes
   const conversations = useMemo(() => buildConversations(events.data ?? []), [events.data]);
   const [view, setView] = useState<RunView>('events');
   const [selected, setSelected] = useState<number | undefined>();
-  const streamed = useLiveText(runId);
-  const run = state.data;
   // The streamed answer is shown until its thought is in the log (the stream then says it is recorded).
-  const answering = streamed.filter((answer) => !answer.recorded && answer.text !== '').at(-1);
+  const answering = useLiveText(runId);
+  const run = state.data;
   const traceId = useMemo(() => traceIdOf(events.data ?? []), [events.data]);
   // While the run is live, open spans reach "now" (read when the state or events change, not every frame).
   const first = events.data?.[0];
@@ -129,14 +128,14 @@ export function RunPage({ runId, session }: { runId: string; session: ConsoleSes
             conversations={conversations}
             numberOf={numberOf}
             onSelect={setSelected}
-            answering={answering?.text}
+            answering={answering}
           />
         ) : (
           <Timeline
             rows={rows}
             selected={selected}
             onSelect={setSelected}
-            answering={answering?.text}
+            answering={answering}
             {...(nowMs === undefined ? {} : { nowMs })}
           />
         )}

@@ -4,6 +4,12 @@ import type { WaterfallRow } from '../model/waterfall';
 import { shortDuration } from '../model/format';
 
 const ROW_HEIGHT = 30;
+/**
+ * Rows are keyed by their place modulo this (more than ever fit in view), not by event: a row scrolled out
+ * gives its elements to the row scrolled in, so a scrolled frame updates a few texts and attributes instead of
+ * creating and dropping every row's elements (and styling them anew).
+ */
+const ROW_SLOTS = 64;
 
 /**
  * The run's events as a waterfall, virtualized (only the rows in view are in the page, so 10,000 events
@@ -30,7 +36,7 @@ export function Timeline({
     estimateSize: () => ROW_HEIGHT,
     // Rows past the edges, rendered ahead of a scroll: a few cover a wheel's step; each one more is work
     // in every frame of a long jump.
-    overscan: 6,
+    overscan: 3,
   });
   // Both are O(events): once per change of the rows or the selection, not once per scrolled frame.
   const total = useMemo(
@@ -67,7 +73,7 @@ export function Timeline({
             if (!row) return null;
             return (
               <EventRow
-                key={row.seq}
+                key={item.index % ROW_SLOTS}
                 row={row}
                 top={item.start}
                 total={total}
@@ -88,7 +94,10 @@ export function Timeline({
   );
 }
 
-/** One row; memoized, so scrolling renders only the rows that come into view. */
+/**
+ * One row; memoized, so scrolling renders only the rows that come into view. Its full text (cut with an
+ * ellipsis when long) is its tooltip, set when the pointer comes over it rather than on every row drawn.
+ */
 const EventRow = memo(function EventRow({
   row,
   top,
@@ -116,23 +125,22 @@ const EventRow = memo(function EventRow({
       data-n={row.n}
       data-type={row.type}
       onClick={() => onSelect(row.seq)}
+      onMouseEnter={(event) => {
+        event.currentTarget.title = [`#${row.n} (stream sequence ${row.seq})`, row.label, facts]
+          .filter(Boolean)
+          .join(' · ');
+      }}
       style={{ position: 'absolute', top: 0, transform: `translateY(${top}px)`, height: ROW_HEIGHT }}
     >
-      <span className="seq" title={`stream sequence ${row.seq}`}>
-        {row.n}
-      </span>
-      <span className="label" title={row.label}>
-        {row.label}
-      </span>
+      <span className="seq">{row.n}</span>
+      <span className="label">{row.label}</span>
       <span className="bar-track">
         <span
           className={`bar${row.endMs === undefined ? ' open' : ''}`}
           style={{ left: `${left}%`, width: `${Math.min(width, 100 - left)}%` }}
         />
       </span>
-      <span className="facts" title={facts}>
-        {facts}
-      </span>
+      <span className="facts">{facts}</span>
     </div>
   );
 });

@@ -1,4 +1,5 @@
 import type { ChatMessage, PayloadRef, PromptRecord, RunEvent, Usage } from '@dura/contracts';
+import type { AnswerText } from '@dura/core';
 import {
   callOutcomes,
   modelCallsOf,
@@ -212,3 +213,7 @@ function linkResults(items: ChatItem[]): ChatItem[] {
       : item,
   );
 }
+
+/** The newest answer still streaming (not recorded, some text): the one the page shows as "answering". */
+export const answeringText = (answers: readonly AnswerText[]): string | undefined =>
+  answers.filter((answer) => !answer.recorded && answer.text !== '').at(-1)?.text;
