@@ -42,5 +42,6 @@ export {
   type ClockControl,
   type LimitedDisk,
 } from './nemesis';
+export { createNetworkLab, type LabHost, type LinkFaults, type NetworkLab } from './netns';
 export { openSse } from './sse-client';
 export type { SseConnection, SseMessage } from './sse-client';

@@ -1,5 +1,7 @@
 // A JetStream cluster of nats-server processes on loopback: what R3 streams, leader elections and a node
 // lost mid-run look like, on one machine. Always local processes (DURA_TEST_INFRA does not apply).
+// With `isolated`, each node runs in a network namespace of its own (see netns.ts), so a test can partition a
+// node from the others and from its clients, or make its link slow and lossy, and heal it.
 import { rmSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -8,6 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { onProcessExit } from './exit-hooks';
 import { findNatsServerBinary } from './local-nats-server';
 import { spawnManaged, type ManagedProcess } from './managed-process';
+import { createNetworkLab, type LabHost, type LinkFaults, type NetworkLab } from './netns';
 import { freePort, waitForPort } from './ports';
 
 export interface StartNatsClusterOptions {
@@ -23,12 +26,17 @@ export interface StartNatsClusterOptions {
   extraConfig?: string;
   /** Copied next to every node's config file, so `extraConfig` can `include` them by name. */
   includeFiles?: string[];
+  /**
+   * Each node in a network namespace of its own, on a bridge this test creates (needs root): `partition`,
+   * `degrade` and `heal` then work. Nodes are reached at their own addresses, not 127.0.0.1.
+   */
+  isolated?: boolean;
 }
 
 export interface NatsClusterNode {
   /** `server_name`, which JetStream reports as a stream's leader and replicas (n1, n2, ...). */
   readonly name: string;
-  /** nats://127.0.0.1:<port> */
+  /** nats://127.0.0.1:<port> (nats://<its address>:<port> when isolated) */
   readonly url: string;
   readonly port: number;
   /** The route listener (`cluster { listen }`). */
@@ -57,6 +65,12 @@ export interface NatsClusterHandle extends AsyncDisposable {
   kill(i: number, signal?: NodeJS.Signals): Promise<void>;
   /** Starts node `i` again on its ports and store; resolves once it is ready and sees a meta leader. */
   restart(i: number): Promise<void>;
+  /** Cuts node `i` off from the other nodes and every client (an `isolated` cluster only). */
+  partition(i: number): Promise<void>;
+  /** Makes node `i`'s link slow or lossy, both ways (an `isolated` cluster only). */
+  degrade(i: number, faults: LinkFaults): Promise<void>;
+  /** Undoes `partition` and `degrade` of node `i`, or of every node. */
+  heal(i?: number): Promise<void>;
   /** Stops every node (SIGTERM) and removes the store dirs unless `dir` was given. */
   stop(): Promise<void>;
 }
@@ -73,6 +87,8 @@ const POLL_MS = 100;
 
 interface NodeSpec {
   name: string;
+  /** The address it listens on: 127.0.0.1, or its own in an isolated cluster. */
+  host: string;
   port: number;
   clusterPort: number;
   httpPort: number;
@@ -81,12 +97,12 @@ interface NodeSpec {
 }
 
 /** The config file of one node; every node lists every route, its own included (the server skips itself). */
-function natsClusterNodeConfig(node: NodeSpec, clusterName: string, routePorts: number[]): string {
-  const routes = routePorts.map((port) => `    nats-route://127.0.0.1:${port}`).join('\n');
+function natsClusterNodeConfig(node: NodeSpec, clusterName: string, peers: readonly NodeSpec[]): string {
+  const routes = peers.map((peer) => `    nats-route://${peer.host}:${peer.clusterPort}`).join('\n');
   return [
     `server_name: ${node.name}`,
-    `listen: 127.0.0.1:${node.port}`,
-    `http: 127.0.0.1:${node.httpPort}`,
+    `listen: ${node.host}:${node.port}`,
+    `http: ${node.host}:${node.httpPort}`,
     'jetstream {',
     `  store_dir: ${JSON.stringify(node.storeDir)}`,
     // 2.9 has no sync_interval. Production runs 2.10+ with `sync_interval: always`, so an acknowledged
@@ -94,7 +110,7 @@ function natsClusterNodeConfig(node: NodeSpec, clusterName: string, routePorts: 
     '}',
     'cluster {',
     `  name: ${clusterName}`,
-    `  listen: 127.0.0.1:${node.clusterPort}`,
+    `  listen: ${node.host}:${node.clusterPort}`,
     '  routes: [',
     routes,
     '  ]',
@@ -155,13 +171,24 @@ export async function startNatsCluster(opts: StartNatsClusterOptions = {}): Prom
     ? onProcessExit(() => rmSync(baseDir, { recursive: true, force: true }))
     : () => {};
 
+  let lab: NetworkLab | undefined;
+  const hosts: LabHost[] = [];
   const specs: NodeSpec[] = [];
   for (let i = 0; i < count; i += 1) {
     const name = `n${i + 1}`;
     const dir = join(baseDir, name);
     await mkdir(dir, { recursive: true });
+    if (opts.isolated)
+      try {
+        lab ??= await createNetworkLab();
+        hosts.push(await lab.addHost(name));
+      } catch (error) {
+        await lab?.close();
+        throw error;
+      }
     specs.push({
       name,
+      host: hosts[i]?.address ?? '127.0.0.1',
       port: await freePort(),
       clusterPort: await freePort(),
       httpPort: await freePort(),
@@ -169,28 +196,27 @@ export async function startNatsCluster(opts: StartNatsClusterOptions = {}): Prom
       configFile: join(dir, 'nats.conf'),
     });
   }
-  const routePorts = specs.map((s) => s.clusterPort);
   for (const spec of specs) {
     for (const file of opts.includeFiles ?? [])
       await copyFile(file, join(spec.configFile, '..', basename(file)));
     await writeFile(
       spec.configFile,
-      natsClusterNodeConfig(spec, clusterName, routePorts) + (opts.extraConfig ?? ''),
+      natsClusterNodeConfig(spec, clusterName, specs) + (opts.extraConfig ?? ''),
     );
   }
 
   const procs: (ManagedProcess | undefined)[] = specs.map(() => undefined);
-  const monitorUrl = (spec: NodeSpec) => `http://127.0.0.1:${spec.httpPort}`;
+  const monitorUrl = (spec: NodeSpec) => `http://${spec.host}:${spec.httpPort}`;
   const alive = specs.map(() => false);
   const running = (i: number): boolean => alive[i] === true;
 
   const launch = async (i: number): Promise<void> => {
     const spec = specs[i] as NodeSpec;
-    const proc = spawnManaged({
-      name: `nats-${spec.name}:${spec.port}`,
+    const { command, args } = hosts[i]?.command(bin, ['-c', spec.configFile]) ?? {
       command: bin,
       args: ['-c', spec.configFile],
-    });
+    };
+    const proc = spawnManaged({ name: `nats-${spec.name}:${spec.port}`, command, args });
     procs[i] = proc;
     alive[i] = true;
     void proc.exited.then(() => {
@@ -198,7 +224,7 @@ export async function startNatsCluster(opts: StartNatsClusterOptions = {}): Prom
     });
     try {
       await proc.waitForOutput(/Server is ready/, PROCESS_READY_MS);
-      await waitForPort(spec.port, PROCESS_READY_MS);
+      await waitForPort(spec.port, PROCESS_READY_MS, spec.host);
     } catch (error) {
       await proc.kill('SIGKILL');
       throw error;
@@ -226,6 +252,7 @@ export async function startNatsCluster(opts: StartNatsClusterOptions = {}): Prom
 
   const stop = async (): Promise<void> => {
     await Promise.allSettled(procs.map((proc) => proc?.kill('SIGTERM') ?? Promise.resolve()));
+    await lab?.close();
     if (ownsDir) {
       forgetDir();
       await rm(baseDir, { recursive: true, force: true });
@@ -245,9 +272,15 @@ export async function startNatsCluster(opts: StartNatsClusterOptions = {}): Prom
     if (spec === undefined) throw new Error(`the NATS cluster has nodes 0..${count - 1}, not ${i}`);
     return spec;
   };
+  const hostOf = (i: number): LabHost => {
+    check(i);
+    const host = hosts[i];
+    if (!host) throw new Error('partition, degrade and heal need a cluster started with { isolated: true }');
+    return host;
+  };
   const nodes: NatsClusterNode[] = specs.map((spec, i) => ({
     name: spec.name,
-    url: `nats://127.0.0.1:${spec.port}`,
+    url: `nats://${spec.host}:${spec.port}`,
     port: spec.port,
     clusterPort: spec.clusterPort,
     monitorUrl: monitorUrl(spec),
@@ -280,6 +313,11 @@ export async function startNatsCluster(opts: StartNatsClusterOptions = {}): Prom
       await procs[i]?.kill('SIGTERM');
       await launch(i);
       await waitForMetaLeader(i);
+    },
+    partition: (i) => hostOf(i).partition(),
+    degrade: (i, faults) => hostOf(i).degrade(faults),
+    async heal(i) {
+      await Promise.all((i === undefined ? hosts : [hostOf(i)]).map((host) => host.heal()));
     },
     stop,
     [Symbol.asyncDispose]: stop,

@@ -2,17 +2,16 @@
 // node leading the run log is SIGKILLed mid-run and brought back: every run completes, no effect is
 // duplicated, no event is lost.
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { JetStreamManager } from '@nats-io/jetstream';
 import { describe, expect, it } from 'vitest';
 import { STREAMS } from '@dura/contracts';
 import {
   chargePlan,
-  expectRunIntact,
+  expectClusterWhole,
+  followRun,
+  leaderOf,
   repeatedModelCalls,
   scrape,
-  stallReport,
   useDuraCluster,
-  followRun,
   type WatchedRun,
 } from './cluster-support';
 import { eventually } from './system';
@@ -24,15 +23,6 @@ const DOWN_MS = 4_000;
 // clients' 5 s pulls expire and go to the new leader; measured here, runs stand still 10-17 s. On a machine
 // busy with other suites the elections themselves take longer, so the bound leaves room for that.
 const FOLLOW_TIMEOUT_MS = 110_000;
-
-/** The stream's leader, asked until the cluster answers (the test's own connection may be reconnecting). */
-function leaderOf(jsm: JetStreamManager, stream: string): Promise<string> {
-  return eventually(
-    async () => (await jsm.streams.info(stream)).cluster?.leader || undefined,
-    `stream ${stream} to report a leader`,
-    30_000,
-  );
-}
 
 const system = useDuraCluster('cluster_nats_failover', { planners: 2, gateways: 3, projectors: 1 });
 
@@ -75,34 +65,7 @@ describe('a NATS node lost mid-run on the local cluster', () => {
       requests.map((request) => watches.get(request.runId) as Promise<WatchedRun>),
     );
     const lastDoneMs = Math.round(performance.now() - killedAt);
-    const unfinished = requests.filter((_, i) => runs[i]?.events.at(-1)?.type !== 'run_completed');
-    if (unfinished.length > 0)
-      expect.fail(
-        `runs did not complete:\n${await stallReport(
-          sys,
-          unfinished.map((r) => r.runId),
-        )}`,
-      );
-    for (const request of requests) await expectRunIntact(sys, request);
-    expect(witness.totals()).toMatchObject({ effects: RUNS * STEPS, keys: RUNS * STEPS });
-    expect((await jsm.streams.info(STREAMS.deadLetters)).state.messages, 'nothing dead-lettered').toBe(0);
-
-    // No event lost at the replica level either: the node that came back holds the log the leader holds.
-    const logOnLeader = (await jsm.streams.info(STREAMS.runs)).state;
-    await eventually(
-      async () => {
-        const states = await Promise.all(
-          cluster.nats.nodes.map((_, i) => cluster.nats.streamState(i, STREAMS.runs)),
-        );
-        const caughtUp = states.every(
-          (s) => s?.lastSeq === logOnLeader.last_seq && s.messages === logOnLeader.messages,
-        );
-        return caughtUp ? states : undefined;
-      },
-      `every node to hold ${STREAMS.runs} up to seq ${logOnLeader.last_seq}`,
-      30_000,
-    );
-    expect(cluster.unexpectedExits(), 'no replica crashed').toEqual([]);
+    await expectClusterWhole(sys, requests, runs, STEPS);
 
     const runMs = runs.map((run) => run.ms);
     const repeats = repeatedModelCalls(await sys.modelCalls());

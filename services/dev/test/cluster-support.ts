@@ -8,7 +8,7 @@ import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManage
 import type { NatsConnection } from '@nats-io/nats-core';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { createDuraClient, TERMINAL_EVENTS, type DuraClient } from '@dura/client';
-import type { RunEvent } from '@dura/contracts';
+import { STREAMS, type RunEvent } from '@dura/contracts';
 import { fold } from '@dura/core';
 import { createEventStore, openNatsConnection } from '@dura/event-store';
 import {
@@ -40,7 +40,7 @@ export interface ClusterSystem {
   modelCalls(): Promise<ModelCallEntry[]>;
 }
 
-export type ClusterShape = Pick<DuraClusterOptions, 'planners' | 'gateways' | 'projectors'> & {
+export type ClusterShape = Pick<DuraClusterOptions, 'planners' | 'gateways' | 'projectors' | 'isolatedNats'> & {
   env?: Record<string, string>;
 };
 
@@ -76,7 +76,8 @@ export function useDuraCluster(prefix: string, shape: ClusterShape): () => Clust
       url: cluster.nats.servers,
       name: 'cluster-test',
       security: cluster.users.securityOf('admin'),
-      connect: { maxReconnectAttempts: -1, reconnectTimeWait: 250 },
+      // Pings as the services ping: a node cut off by a partition is left within seconds, not minutes.
+      connect: { maxReconnectAttempts: -1, reconnectTimeWait: 250, pingInterval: 2_000, maxPingOut: 3 },
     });
     const js = jetstream(nc);
     const jsm = await jetstreamManager(nc);
@@ -291,4 +292,46 @@ export async function stallReport(sys: ClusterSystem, runIds: readonly string[])
     );
   }
   return lines.join('\n');
+}
+
+/**
+ * After a fault: every run completed with a whole log, each key charged once, nothing dead-lettered, every NATS
+ * node holds the run log the leader holds, and no replica crashed.
+ */
+export async function expectClusterWhole(
+  sys: ClusterSystem,
+  requests: readonly PlanRequest[],
+  runs: readonly WatchedRun[],
+  chargesPerRun: number,
+): Promise<void> {
+  const { cluster, jsm, witness } = sys;
+  const unfinished = requests.filter((_, i) => runs[i]?.events.at(-1)?.type !== 'run_completed');
+  if (unfinished.length > 0)
+    expect.fail(`runs did not complete:\n${await stallReport(sys, unfinished.map((r) => r.runId))}`);
+  for (const request of requests) await expectRunIntact(sys, request);
+  const charges = requests.length * chargesPerRun;
+  expect(witness.totals()).toMatchObject({ effects: charges, keys: charges });
+  expect((await jsm.streams.info(STREAMS.deadLetters)).state.messages, 'nothing dead-lettered').toBe(0);
+
+  // No event lost at the replica level either: every node holds the log the leader holds.
+  const logOnLeader = (await jsm.streams.info(STREAMS.runs)).state;
+  await eventually(
+    async () => {
+      const states = await Promise.all(cluster.nats.nodes.map((_, i) => cluster.nats.streamState(i, STREAMS.runs)));
+      const caughtUp = states.every((s) => s?.lastSeq === logOnLeader.last_seq && s.messages === logOnLeader.messages);
+      return caughtUp ? states : undefined;
+    },
+    `every node to hold ${STREAMS.runs} up to seq ${logOnLeader.last_seq}`,
+    30_000,
+  );
+  expect(cluster.unexpectedExits(), 'no replica crashed').toEqual([]);
+}
+
+/** A stream's leader, asked until the cluster answers (the test's own connection may be reconnecting). */
+export function leaderOf(jsm: JetStreamManager, stream: string): Promise<string> {
+  return eventually(
+    async () => (await jsm.streams.info(stream)).cluster?.leader || undefined,
+    `stream ${stream} to report a leader`,
+    30_000,
+  );
 }

@@ -74,6 +74,8 @@ export interface DuraClusterOptions {
   natsNodes?: number;
   /** Where the NATS nodes keep their stores (kept on stop); default a temp dir, removed on stop. */
   natsDir?: string;
+  /** Each NATS node in a network namespace of its own, so a test can partition it (needs root). */
+  isolatedNats?: boolean;
   /** More environment for every replica (tool modules, ack waits, ...). */
   env?: Record<string, string>;
   /** Called with one line as each piece starts. */
@@ -127,6 +129,7 @@ export async function startDuraCluster(options: DuraClusterOptions): Promise<Dur
       nodes,
       ...users.natsConfig,
       ...(options.natsDir === undefined ? {} : { dir: options.natsDir }),
+      ...(options.isolatedNats ? { isolated: true } : {}),
     });
     nats = cluster;
     progress(`  nats      ${cluster.servers} (meta leader ${await cluster.metaLeader()})`);
