@@ -39,7 +39,14 @@ createServer((req, res) => {
       if ('search' in reply) {
         const call = { index: 0, id: `call_${Date.now()}`, type: 'function' };
         const args = JSON.stringify({ query: reply.search });
-        res.write(sse(chunk({ role: 'assistant', tool_calls: [{ ...call, function: { name: 'research_search', arguments: args } }] })));
+        res.write(
+          sse(
+            chunk({
+              role: 'assistant',
+              tool_calls: [{ ...call, function: { name: 'research_search', arguments: args } }],
+            }),
+          ),
+        );
         res.write(sse(chunk({}, 'tool_calls')));
       } else {
         for (let i = 0; i < reply.text.length; i += 4) {

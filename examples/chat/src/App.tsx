@@ -1,6 +1,10 @@
 import { useEffect, useState } from 'react';
 import { useChat } from '@ai-sdk/react';
-import { DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses, type UIMessage } from 'ai';
+import {
+  DefaultChatTransport,
+  lastAssistantMessageIsCompleteWithApprovalResponses,
+  type UIMessage,
+} from 'ai';
 
 /** The chat this page shows: `?chat=<id>` in the address, a new one when absent (kept across reloads). */
 function chatIdOfPage(): string {
@@ -70,10 +74,18 @@ function Chat({ chatId, initial }: { chatId: string; initial: UIMessage[] }) {
                     {part.state === 'approval-requested' && (
                       <>
                         {' '}
-                        <button onClick={() => void addToolApprovalResponse({ id: part.approval.id, approved: true })}>
+                        <button
+                          onClick={() =>
+                            void addToolApprovalResponse({ id: part.approval.id, approved: true })
+                          }
+                        >
                           Approve
                         </button>
-                        <button onClick={() => void addToolApprovalResponse({ id: part.approval.id, approved: false })}>
+                        <button
+                          onClick={() =>
+                            void addToolApprovalResponse({ id: part.approval.id, approved: false })
+                          }
+                        >
                           Reject
                         </button>
                       </>
@@ -94,7 +106,12 @@ function Chat({ chatId, initial }: { chatId: string; initial: UIMessage[] }) {
           setInput('');
         }}
       >
-        <input data-testid="input" value={input} onChange={(e) => setInput(e.target.value)} placeholder="Say something" />
+        <input
+          data-testid="input"
+          value={input}
+          onChange={(e) => setInput(e.target.value)}
+          placeholder="Say something"
+        />
         <button type="submit">Send</button> <span data-testid="status">{status}</span>
       </form>
     </main>
