@@ -8,6 +8,8 @@ import { stepCountIs, streamText } from 'ai';
 import { z } from 'zod';
 import { defineAgent } from '@dura/code-agents';
 import { durable, duraTools } from '@dura/ai-sdk';
+// The offline library tool the other examples use (examples/code-agents is a folder of files, not a package).
+// eslint-disable-next-line @nx/enforce-module-boundaries
 import { researchSearch } from '../code-agents/tools';
 
 const provider = createOpenAI({

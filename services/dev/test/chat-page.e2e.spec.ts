@@ -3,6 +3,7 @@
 // reloaded three times mid-answer and the planner asking the model is SIGKILLed once mid-answer: the page
 // never shows a mix of two attempts and ends with exactly the recorded answer. A second message continues the
 // conversation (the earlier answer in its history), and a message sent while a turn runs is refused (409).
+import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -107,12 +108,8 @@ afterAll(async () => {
 
 /** The text parts of the page's last answer, as shown. */
 async function shownAnswer(page: Page): Promise<string> {
-  return page.evaluate(() => {
-    const answers = document.querySelectorAll('[data-testid="message-assistant"]');
-    const last = answers[answers.length - 1];
-    if (!last) return '';
-    return [...last.querySelectorAll('[data-testid="text"]')].map((p) => p.textContent ?? '').join('\n\n');
-  });
+  const texts = page.getByTestId('message-assistant').last().getByTestId('text');
+  return (await texts.allTextContents()).join('\n\n');
 }
 
 /** Waits until the page's last answer satisfies `ok`. */
@@ -225,5 +222,12 @@ describe('the useChat page over a durable chat', () => {
       'Youand then?',
       'Youtake your time',
     ]);
+  });
+
+  it("docs/chat.md's example is the example page's code", async () => {
+    const doc = await readFile(join(repoRoot(), 'docs', 'chat.md'), 'utf8');
+    const shown = /```tsx\n([\s\S]*?)```/.exec(doc)?.[1];
+    expect(shown).toBeDefined();
+    expect(await readFile(join(EXAMPLE, 'src', 'App.tsx'), 'utf8')).toContain(shown!.trimEnd());
   });
 });

@@ -76,11 +76,15 @@ export function answerOf(chunks: readonly UiChunk[]): string {
 
 /** The text parts chunks leave on a page, in order (after resets). */
 export function textParts(chunks: readonly UiChunk[]): string[] {
-  return partsOf(chunks).flatMap((p) => (p['type'] === 'text' ? [String(p['text'])] : []));
+  return partsOf(chunks).flatMap((p) =>
+    p['type'] === 'text' && typeof p['text'] === 'string' ? [p['text']] : [],
+  );
 }
 
 /** The parts of a UI message the chunks build, as `useChat` builds them (text, step starts, dynamic tools). */
 export function partsOf(chunks: readonly UiChunk[]): Record<string, JsonValue>[] {
+  const str = (value: JsonValue | undefined): string => (typeof value === 'string' ? value : '');
+  const val = (value: JsonValue | undefined): JsonValue => (value === undefined ? null : value);
   const parts: Record<string, JsonValue>[] = [];
   const texts = new Map<string, Record<string, JsonValue>>();
   const tool = (id: JsonValue | undefined) =>
@@ -97,43 +101,43 @@ export function partsOf(chunks: readonly UiChunk[]): Record<string, JsonValue>[]
       }
       case 'text-start': {
         const part = { type: 'text', text: '', state: 'streaming' };
-        texts.set(String(c['id']), part);
+        texts.set(str(c['id']), part);
         parts.push(part);
         break;
       }
       case 'text-delta': {
-        const part = texts.get(String(c['id']));
-        if (part) part['text'] = String(part['text']) + String(c['delta']);
+        const part = texts.get(str(c['id']));
+        if (part) part['text'] = str(part['text']) + str(c['delta']);
         break;
       }
       case 'text-end': {
-        const part = texts.get(String(c['id']));
+        const part = texts.get(str(c['id']));
         if (part) part['state'] = 'done';
         break;
       }
       case 'tool-input-available':
         parts.push({
           type: 'dynamic-tool',
-          toolName: c['toolName'] ?? '',
-          toolCallId: c['toolCallId'] ?? '',
+          toolName: str(c['toolName']),
+          toolCallId: str(c['toolCallId']),
           state: 'input-available',
-          input: c['input'] ?? null,
+          input: val(c['input']),
         });
         break;
       case 'tool-output-available': {
         const part = tool(c['toolCallId']);
-        if (part) Object.assign(part, { state: 'output-available', output: c['output'] ?? null });
+        if (part) Object.assign(part, { state: 'output-available', output: val(c['output']) });
         break;
       }
       case 'tool-output-error': {
         const part = tool(c['toolCallId']);
-        if (part) Object.assign(part, { state: 'output-error', errorText: c['errorText'] ?? '' });
+        if (part) Object.assign(part, { state: 'output-error', errorText: str(c['errorText']) });
         break;
       }
       case 'tool-approval-request': {
         const part = tool(c['toolCallId']);
         if (part)
-          Object.assign(part, { state: 'approval-requested', approval: { id: c['approvalId'] ?? '' } });
+          Object.assign(part, { state: 'approval-requested', approval: { id: str(c['approvalId']) } });
         break;
       }
       case 'tool-approval-response': {
@@ -145,7 +149,7 @@ export function partsOf(chunks: readonly UiChunk[]): Record<string, JsonValue>[]
         if (part)
           Object.assign(part, {
             state: 'approval-responded',
-            approval: { id: c['approvalId'] ?? '', approved: c['approved'] ?? false },
+            approval: { id: str(c['approvalId']), approved: c['approved'] === true },
           });
         break;
       }

@@ -114,7 +114,10 @@ export async function* turnChunks(
     yield* fromLog(msg);
     logNext = msg.seq + 1;
   }
-  if (done()) return yield* finished();
+  if (done()) {
+    yield* finished();
+    return;
+  }
   const stored = await deps.sources.tokens.reader.readAll(runId, 1);
   const superseded = supersededAttempts(stored);
   let tokensNext = 1;
@@ -133,7 +136,10 @@ export async function* turnChunks(
       onTrouble: trouble,
     })) {
       yield* source === 'log' ? fromLog(msg) : fromTokens(msg);
-      if (done()) return yield* finished();
+      if (done()) {
+    yield* finished();
+    return;
+  }
     }
   } finally {
     signal.removeEventListener('abort', stop);
