@@ -137,9 +137,9 @@ export async function* turnChunks(
     })) {
       yield* source === 'log' ? fromLog(msg) : fromTokens(msg);
       if (done()) {
-    yield* finished();
-    return;
-  }
+        yield* finished();
+        return;
+      }
     }
   } finally {
     signal.removeEventListener('abort', stop);
