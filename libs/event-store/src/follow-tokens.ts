@@ -1,4 +1,10 @@
-import { formatTokenCursor, TokenMessageSchema, type RunEvent, type TokenCursor } from '@dura/contracts';
+import {
+  formatTokenCursor,
+  TokenMessageSchema,
+  type RunEvent,
+  type TokenCursor,
+  type TokenMessage,
+} from '@dura/contracts';
 import { createTokenFrames, type TokenFrame, type TokenFrames } from '@dura/core';
 import { decodeStored } from './event-store';
 import { followRun } from './follow-run';
@@ -73,22 +79,51 @@ export async function* followTokenFeed(
     yield* frames.filter((f) => f.event.event !== 'token' || !superseded.has(f.event.data.attempt));
     tokensNext = msg.seq + 1;
   }
-  const follow = (source: 'log' | 'tokens', fromSeq: number) =>
-    tagged(source, resilient(source === 'log' ? sources.runs : sources.tokens, runId, fromSeq, options));
+  for await (const [source, msg] of followLogAndTokens(sources, runId, {
+    fromLog: logNext,
+    fromTokens: tokensNext,
+    ...(signal ? { signal } : {}),
+    ...(options.pollMs === undefined ? {} : { pollMs: options.pollMs }),
+    ...(options.onTrouble ? { onTrouble: options.onTrouble } : {}),
+  })) {
+    for (const frame of take(source, msg)) {
+      yield frame;
+      if (frame.event.event === 'end') return;
+    }
+  }
+}
+
+export interface FollowBothOptions {
+  /** First sequence of the run's log to read. */
+  fromLog: number;
+  /** First sequence of the run's `DURA_TOKENS` text to read. */
+  fromTokens: number;
+  signal?: AbortSignal;
+  /** Re-read interval without a wake-up (default 5 s). */
+  pollMs?: number;
+  /** Told of a read that failed (retried). */
+  onTrouble?: (what: string, err: unknown) => void;
+}
+
+/**
+ * A run's log and its `DURA_TOKENS` text from the given sequences on, each in its own order, interleaved as
+ * they come (each tagged with its source). A failed read is retried from where it stopped; creates no
+ * consumer. Ends only when `signal` aborts (or the caller stops reading).
+ */
+export async function* followLogAndTokens(
+  sources: TokenFeedSources,
+  runId: string,
+  options: FollowBothOptions,
+): AsyncGenerator<['log' | 'tokens', StoredRunMessage]> {
+  const { signal } = options;
   const reading = new AbortController();
   const stop = (): void => reading.abort();
   signal?.addEventListener('abort', stop, { once: true });
   if (signal?.aborted) stop();
+  const follow = (source: 'log' | 'tokens', fromSeq: number) =>
+    tagged(source, resilient(source === 'log' ? sources.runs : sources.tokens, fromSeq));
   try {
-    for await (const [source, msg] of merge(
-      [follow('log', logNext), follow('tokens', tokensNext)],
-      reading.signal,
-    )) {
-      for (const frame of take(source, msg)) {
-        yield frame;
-        if (frame.event.event === 'end') return;
-      }
-    }
+    yield* merge([follow('log', options.fromLog), follow('tokens', options.fromTokens)], reading.signal);
   } finally {
     signal?.removeEventListener('abort', stop);
     stop();
@@ -96,9 +131,7 @@ export async function* followTokenFeed(
 
   function resilient(
     deps: { reader: RunReader; wakeups: RunWakeups },
-    id: string,
     fromSeq: number,
-    o: FollowTokensOptions,
   ): AsyncGenerator<StoredRunMessage> {
     return (async function* () {
       let next = fromSeq;
@@ -107,15 +140,15 @@ export async function* followTokenFeed(
           const opts = {
             fromSeq: next,
             signal: reading.signal,
-            ...(o.pollMs === undefined ? {} : { pollMs: o.pollMs }),
+            ...(options.pollMs === undefined ? {} : { pollMs: options.pollMs }),
           };
-          for await (const msg of followRun(deps, id, opts)) {
+          for await (const msg of followRun(deps, runId, opts)) {
             next = msg.seq + 1;
             yield msg;
           }
         } catch (err) {
           if (reading.signal.aborted) return;
-          o.onTrouble?.('a read of the token feed failed; reading again', err);
+          options.onTrouble?.('a read of the token feed failed; reading again', err);
           await pause(REREAD_MS, reading.signal);
         }
       }
@@ -159,7 +192,7 @@ async function* merge<T>(sources: AsyncGenerator<T>[], signal: AbortSignal): Asy
 }
 
 /** Attempts of a call that a later attempt of the same call replaced, among `stored`. */
-function supersededAttempts(stored: readonly StoredRunMessage[]): Set<string> {
+export function supersededAttempts(stored: readonly StoredRunMessage[]): Set<string> {
   const latest = new Map<string, string>();
   const superseded = new Set<string>();
   for (const msg of stored) {
@@ -180,7 +213,12 @@ function eventOf(msg: StoredRunMessage, runId: string): RunEvent {
 }
 
 function tokenOf(frames: TokenFrames, msg: StoredRunMessage): TokenFrame[] {
+  return frames.token(msg.seq, tokenMessageOf(msg));
+}
+
+/** The `DURA_TOKENS` message stored at `msg` (throws when it is not one). */
+export function tokenMessageOf(msg: StoredRunMessage): TokenMessage {
   const parsed = TokenMessageSchema.safeParse(jsonOf(msg.data));
   if (!parsed.success) throw new Error(`not a token message: ${parsed.error.message}`);
-  return frames.token(msg.seq, parsed.data);
+  return parsed.data;
 }

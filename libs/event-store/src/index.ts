@@ -50,6 +50,6 @@ export { RUN_LOG, RUN_TOKENS } from './run-reads';
 export type { PerRunStream } from './run-reads';
 export { createLiveTokens, readStoredTokens } from './live-tokens';
 export type { LiveTokensOptions } from './live-tokens';
-export { followTokenFeed } from './follow-tokens';
-export type { FollowTokensOptions, TokenFeedSources } from './follow-tokens';
+export { followLogAndTokens, followTokenFeed, supersededAttempts, tokenMessageOf } from './follow-tokens';
+export type { FollowBothOptions, FollowTokensOptions, TokenFeedSources } from './follow-tokens';
 export { TOKEN_RETENTION } from './streams';

@@ -29,6 +29,7 @@ import { submitRoute } from './submit-route';
 import { scheduleRoutes } from './schedule-routes';
 import { triggerRoutes } from './trigger-routes';
 import { catalogueRoutes } from './catalogue-routes';
+import { chatRoutes, type DoubleTexting } from './chat/chat-routes';
 import { causesOf, stateAt } from './time-travel';
 import { projectionErrors, runEvents, runs } from './db/schema';
 
@@ -50,6 +51,8 @@ export interface ReadApiDeps {
   auth?: Authenticator;
   /** Browser origins allowed to call (default: none, CORS off). */
   cors?: CorsPolicy;
+  /** What a chat message sent while the chat's turn still runs does (`POST /chat`; default `reject`). */
+  chatDoubleTexting?: DoubleTexting;
   /** The web console: where its built files are (default `services/console/dist`), the tracing UI's link. */
   console?: { dir?: string; tracesUrl?: string };
 }
@@ -244,6 +247,13 @@ function apiRoutes(deps: ReadApiDeps): ApiRoute[] {
     ...catalogueRoutes(deps),
     ...signalRoutes(deps, unknownRun),
     ...consoleRoutes(consoleDeps, unknownRun),
+    ...chatRoutes({
+      db,
+      js: deps.js,
+      stream: consoleDeps.tokens,
+      slots,
+      ...(deps.chatDoubleTexting ? { doubleTexting: deps.chatDoubleTexting } : {}),
+    }),
     ...consoleStaticRoutes(deps.console?.dir ?? DEFAULT_CONSOLE_DIR),
   ];
 }

@@ -73,6 +73,12 @@ export const ProjectorConfigSchema = z.object({
   PROJECTOR_SSE_MAX_TOTAL: configFields.positiveInt
     .default(1000)
     .describe('Live run streams the projector holds open at once, all callers together; more answer 429.'),
+  PROJECTOR_CHAT_DOUBLE_TEXTING: z
+    .enum(['reject', 'interrupt'])
+    .default('reject')
+    .describe(
+      "A chat message (`POST /chat`) sent while the chat's turn still runs: `reject` answers 409 `turn_in_progress`; `interrupt` cancels the running turn (the caller needs scope `cancel`) and starts the new one.",
+    ),
   PROJECTOR_CONSOLE_DIR: z
     .string()
     .min(1)

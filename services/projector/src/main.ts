@@ -75,6 +75,7 @@ runMain('projector', async () => {
           : { tracesUrl: config.PROJECTOR_CONSOLE_TRACES_URL }),
       },
       streamLimits: { perToken: config.PROJECTOR_SSE_MAX_PER_TOKEN, total: config.PROJECTOR_SSE_MAX_TOTAL },
+      chatDoubleTexting: config.PROJECTOR_CHAT_DOUBLE_TEXTING,
     }),
     metricsRoute(telemetry.telemetry),
     // Ready: started and still connected to NATS.

@@ -59,7 +59,8 @@ export function consolePaths(): Record<string, unknown> {
             name: 'Last-Event-ID',
             in: 'header',
             required: false,
-            description: 'The id of the last event received (`<tokens seq>-<log seq>`); without it, from the start.',
+            description:
+              'The id of the last event received (`<tokens seq>-<log seq>`); without it, from the start.',
             schema: { type: 'string' },
           },
         ],

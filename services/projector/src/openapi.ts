@@ -26,6 +26,7 @@ import {
 } from '@dura/contracts';
 import { CONSOLE_LIST_PARAMETERS, META_PARAMETER, consolePaths } from './openapi-console';
 import { TRIGGER_COMPONENTS, triggerPaths } from './openapi-triggers';
+import { chatPaths } from './openapi-chat';
 import { EVENTS_MAX_LIMIT } from './query-params';
 import { CancelBodySchema, SignalAcceptedSchema, SignalBodySchema } from './signal-routes';
 import { SubmitAcceptedSchema, SubmitBodySchema } from './submit-route';
@@ -407,6 +408,7 @@ export function openApiDocument(): Record<string, unknown> {
         '200': json('ToolList', 'The tools, by name.'),
       }),
       ...consolePaths(),
+      ...chatPaths(),
     },
     components: {
       schemas: componentSchemas(),

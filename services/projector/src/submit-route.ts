@@ -59,51 +59,61 @@ export function submitRoute(deps: { db: Db; js: JetStreamClient }): ApiRoute {
         'a run request',
         'a run request such as {"agent": {"kind": "agent", "name": "support"}, "input": {...}}',
       );
-      const key = keyOf(req.headers[IDEMPOTENCY_HEADER], body.runId);
-      const tenant = tenantOf(caller, body.tenant);
-      if (typeof tenant !== 'string') return tenant;
-      // A chosen key names a run id in the tenant's own namespace: another tenant's equal key is another run.
-      const runId =
-        key === undefined
-          ? `run_${crypto.randomUUID().replaceAll('-', '')}`
-          : tenantRunId(tenant, key, key === body.runId ? 'the runId' : 'the Idempotency-Key');
-      const request: RunRequest = { ...body, v: RUN_REQUEST_VERSION, runId, tenant };
-      const bodyHash = createHash('sha256').update(canonicalJson(request), 'utf8').digest('hex');
-
-      const [existingRun] = await deps.db
-        .select({ tenant: runs.tenant })
-        .from(runs)
-        .where(eq(runs.runId, runId));
-      const inserted = await deps.db
-        .insert(apiSubmissions)
-        .values({ runId, bodyHash, tenant, caller: caller.name })
-        .onConflictDoNothing()
-        .returning({ runId: apiSubmissions.runId });
-      let duplicate = false;
-      if (inserted.length === 0) {
-        const [prior] = await deps.db.select().from(apiSubmissions).where(eq(apiSubmissions.runId, runId));
-        if (prior?.bodyHash !== bodyHash) return conflict(runId);
-        duplicate = true;
-      } else if (existingRun && existingRun.tenant !== tenant) {
-        // Submitted before by other means (NATS) for another tenant: a conflict that reveals nothing more.
-        await deps.db.delete(apiSubmissions).where(eq(apiSubmissions.runId, runId));
-        return conflict(runId);
-      }
-      // Published again for a duplicate too: the first answer may have been lost before the publish.
-      await publishCommand(deps.js, {
-        subject: SUBJECTS.submit,
-        body: request,
-        msgID: runId,
-        runId,
-        what: `the request of run ${runId}`,
-      });
-      const path = `/runs/${runId}`;
-      return {
-        status: 202,
-        headers: { location: path },
-        body: { runId, duplicate, links: { run: path, events: `${path}/events`, stream: `${path}/stream` } },
-      };
+      return submitRun(deps, caller, body, keyOf(req.headers[IDEMPOTENCY_HEADER], body.runId));
     },
+  };
+}
+
+/**
+ * Submits `body` for `caller` under the idempotency key `key` (a run id in the caller's tenant namespace; a
+ * fresh id without one): 202 with the run id, 409 when the key was used with another request, 403 when the
+ * body names a tenant the caller may not submit for. Shared by `POST /runs` and the chat route.
+ */
+export async function submitRun(
+  deps: { db: Db; js: JetStreamClient },
+  caller: Caller,
+  body: z.infer<typeof SubmitBodySchema>,
+  key: string | undefined,
+): Promise<HttpResponse> {
+  const tenant = tenantOf(caller, body.tenant);
+  if (typeof tenant !== 'string') return tenant;
+  // A chosen key names a run id in the tenant's own namespace: another tenant's equal key is another run.
+  const runId =
+    key === undefined
+      ? `run_${crypto.randomUUID().replaceAll('-', '')}`
+      : tenantRunId(tenant, key, key === body.runId ? 'the runId' : 'the Idempotency-Key');
+  const request: RunRequest = { ...body, v: RUN_REQUEST_VERSION, runId, tenant };
+  const bodyHash = createHash('sha256').update(canonicalJson(request), 'utf8').digest('hex');
+
+  const [existingRun] = await deps.db.select({ tenant: runs.tenant }).from(runs).where(eq(runs.runId, runId));
+  const inserted = await deps.db
+    .insert(apiSubmissions)
+    .values({ runId, bodyHash, tenant, caller: caller.name })
+    .onConflictDoNothing()
+    .returning({ runId: apiSubmissions.runId });
+  let duplicate = false;
+  if (inserted.length === 0) {
+    const [prior] = await deps.db.select().from(apiSubmissions).where(eq(apiSubmissions.runId, runId));
+    if (prior?.bodyHash !== bodyHash) return conflict(runId);
+    duplicate = true;
+  } else if (existingRun && existingRun.tenant !== tenant) {
+    // Submitted before by other means (NATS) for another tenant: a conflict that reveals nothing more.
+    await deps.db.delete(apiSubmissions).where(eq(apiSubmissions.runId, runId));
+    return conflict(runId);
+  }
+  // Published again for a duplicate too: the first answer may have been lost before the publish.
+  await publishCommand(deps.js, {
+    subject: SUBJECTS.submit,
+    body: request,
+    msgID: runId,
+    runId,
+    what: `the request of run ${runId}`,
+  });
+  const path = `/runs/${runId}`;
+  return {
+    status: 202,
+    headers: { location: path },
+    body: { runId, duplicate, links: { run: path, events: `${path}/events`, stream: `${path}/stream` } },
   };
 }
 

@@ -56,6 +56,9 @@ describe('the OpenAPI document', () => {
         '/events',
         '/agents',
         '/tools',
+        '/chat',
+        '/chat/{id}/stream',
+        '/chat/{id}/messages',
       ].sort(),
     );
   });
