@@ -1,6 +1,6 @@
 // A private network on this machine for partition faults: each host is a network namespace (`ip netns`) with
 // its own address on a bridge the test creates, reachable from the test's own namespace. A host is partitioned
-// by taking its link down, and made slow or lossy with `tc netem`. Needs root (CAP_NET_ADMIN, CAP_SYS_ADMIN).
+// by taking its link down, and made slow or lossy with `tc` (tbf, or netem where the kernel has it). Needs root (CAP_NET_ADMIN, CAP_SYS_ADMIN).
 import { execFile, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, rmSync } from 'node:fs';
@@ -14,8 +14,15 @@ const run = promisify(execFile);
 /** Where subnets in use are claimed (one directory each, made atomically), so labs side by side never share one. */
 const CLAIMS = join(tmpdir(), 'dura-netlab');
 
-/** How a host's link misbehaves, both ways (`tc netem`). */
+/**
+ * How a host's link misbehaves, both ways: a bandwidth cap (`tc tbf`: queued packets wait, and those that
+ * would wait longer than `queueMs` are dropped), or delay and loss (`tc netem`, where the kernel has it).
+ */
 export interface LinkFaults {
+  /** Bandwidth cap, kbit/s. */
+  rateKbit?: number;
+  /** With `rateKbit`: the longest a packet queues before it is dropped (default 500 ms). */
+  queueMs?: number;
   /** Added to every packet, ms. */
   delayMs?: number;
   /** Random extra delay up to this, ms. */
@@ -69,16 +76,24 @@ async function tc(namespace: string | undefined, args: string[]): Promise<void> 
     await run(namespace ? 'ip' : 'tc', full);
   } catch (err) {
     const detail = ((err as { stderr?: string }).stderr ?? (err as Error).message).trim();
-    throw new Error(`tc ${args.join(' ')} failed (${detail}): tc netem needs root and the sch_netem module`);
+    throw new Error(
+      `tc ${args.join(' ')} failed (${detail}): tc needs root, and delay or loss the kernel's sch_netem module ` +
+        '(a kernel without it can still cap bandwidth: degrade({ rateKbit }))',
+    );
   }
 }
 
-function netemArgs(faults: LinkFaults): string[] {
+function qdiscArgs(faults: LinkFaults): string[] {
+  const netem = faults.delayMs !== undefined || faults.lossPercent !== undefined;
+  if (faults.rateKbit !== undefined && netem)
+    throw new Error('degrade() takes either rateKbit or delayMs/jitterMs/lossPercent, not both');
+  if (faults.rateKbit !== undefined)
+    return ['tbf', 'rate', `${faults.rateKbit}kbit`, 'burst', '4kb', 'latency', `${faults.queueMs ?? 500}ms`];
   const args = ['netem'];
   if (faults.delayMs !== undefined)
     args.push('delay', `${faults.delayMs}ms`, ...(faults.jitterMs ? [`${faults.jitterMs}ms`] : []));
   if (faults.lossPercent !== undefined) args.push('loss', `${faults.lossPercent}%`);
-  if (args.length === 1) throw new Error('degrade() takes delayMs, jitterMs or lossPercent; got none');
+  if (args.length === 1) throw new Error('degrade() takes rateKbit, delayMs, jitterMs or lossPercent; got none');
   return args;
 }
 
@@ -158,7 +173,7 @@ export async function createNetworkLab(): Promise<NetworkLab> {
         await ip(['link', 'set', outer, 'down']);
       },
       async degrade(faults) {
-        const args = netemArgs(faults);
+        const args = qdiscArgs(faults);
         await tc(undefined, ['qdisc', 'replace', 'dev', outer, 'root', ...args]);
         await tc(namespace, ['qdisc', 'replace', 'dev', inner, 'root', ...args]);
         degraded = true;
