@@ -30,6 +30,17 @@ const TURNS: FakeLlmReply[] = [
 const CHARGES = [201, 202, 203];
 const answerText = (runId: string) => `Bought everything for ${runId}: three charges.`;
 
+export const EXAMPLE_QUESTION = 'How does durable execution keep side effects from running twice?';
+export const EXAMPLE_ANSWER = 'Record each step (n2), key each effect (n3).';
+
+/** The docs' help desk: the handoff, one search, the answer. */
+function helpDeskTurn(turn: number): FakeLlmReply {
+  if (turn === 0) return { kind: 'message', toolCalls: [{ name: 'transfer_to_researcher', arguments: {} }] };
+  if (turn === 1)
+    return { kind: 'message', toolCalls: [{ name: 'research_search', arguments: { query: 'durable execution' } }] };
+  return { kind: 'message', content: EXAMPLE_ANSWER };
+}
+
 /** The run (from the first user text) and the turn (tool results so far) of a Chat Completions request. */
 function promptOf(body: unknown): { runId: string; turn: number } {
   const messages = (body as { messages?: { role: string; content?: unknown }[] }).messages ?? [];
@@ -55,6 +66,7 @@ export function useAgentsModels(): () => AgentsModels {
     provider: 'openai',
     respond: ({ body }): FakeLlmReply => {
       const { runId, turn } = promptOf(body);
+      if (runId === EXAMPLE_QUESTION) return helpDeskTurn(turn);
       const ms = slow.get(`${runId}#${turn}`);
       slow.delete(`${runId}#${turn}`);
       const extra = { usage: { inputTokens: 50 + turn, outputTokens: 7 }, ...(ms ? { pieceDelayMs: ms } : {}) };
@@ -75,7 +87,7 @@ export function useAgentsModels(): () => AgentsModels {
             }).length,
         ),
       slow: (runId, turn, ms) => slow.set(`${runId}#${turn}`, ms),
-      env: () => ({ DURA_AGENTS: AGENTS_FIXTURE, AGENTS_OPENAI_URL: fake().url }),
+      env: () => ({ DURA_AGENTS: AGENTS_FIXTURE, AGENTS_OPENAI_URL: fake().url, RESEARCH_MODEL_URL: fake().url }),
     };
   });
   return () => {
