@@ -99,7 +99,8 @@ export function publishedManifest(pkg, versions) {
     else dependencies[name] = range;
   }
   // The framework an adapter package plugs into (the AI SDK, the Agents SDK) is the project's own copy.
-  for (const [name, range] of Object.entries(pkg.peerDependencies ?? {})) peerDependencies[name] = peerRange(range);
+  for (const [name, range] of Object.entries(pkg.peerDependencies ?? {}))
+    peerDependencies[name] = peerRange(range);
   const root = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
   return {
     name: pkg.name,

@@ -3,7 +3,6 @@ import { jsonSchema, tool, type FlexibleSchema, type Tool, type ToolSet } from '
 import { DuraError, type JsonObject } from '@dura/contracts';
 import { AgentMisuse, frameworkCtx, type Ctx } from '@dura/code-agents';
 
-
 /**
  * A Dura tool as the model is shown it: its name as the agent declares it, and optionally its description
  * and input schema (a zod schema, or JSON Schema). A `defineTool` definition is one.

@@ -7,7 +7,10 @@ import { wrapLanguageModel, type LanguageModel } from 'ai';
 import {
   frameworkCtx,
   recordableAnswer,
-  type Ctx, type InPlaceAnswer, type ModelAnswer } from '@dura/code-agents';
+  type Ctx,
+  type InPlaceAnswer,
+  type ModelAnswer,
+} from '@dura/code-agents';
 import { callRequest, inputChars, type CallMode } from './call-request';
 
 import { offeredToolsCheck } from './dura-tools';

@@ -49,7 +49,8 @@ export function duraTools(ctx: Ctx, refs: readonly DuraToolRef[]): AnyFunctionTo
   return refs.map((ref) => {
     const spec = typeof ref === 'string' ? { name: ref } : ref;
     const name = modelName(spec.name);
-    if (names.has(name)) throw new AgentMisuse(`duraTools: two tools are named ${name} for the model; rename one`);
+    if (names.has(name))
+      throw new AgentMisuse(`duraTools: two tools are named ${name} for the model; rename one`);
     names.add(name);
     known.add(name);
     const made_ = duraTool(dura, spec, name);
@@ -66,12 +67,16 @@ function modelName(duraName: string): string {
 function duraTool(ctx: Ctx, spec: DuraToolSpec, name: string): AnyFunctionTool {
   const execute = async (input: unknown): Promise<string> => {
     if (input === null || typeof input !== 'object' || Array.isArray(input))
-      throw new DuraError('invalid_tool_input', `${spec.name} takes an object, the model gave ${JSON.stringify(input)}`);
+      throw new DuraError(
+        'invalid_tool_input',
+        `${spec.name} takes an object, the model gave ${JSON.stringify(input)}`,
+      );
     try {
       return JSON.stringify(await ctx.tool(spec.name, input as JsonObject));
     } catch (err) {
       // The model is told, as ctx.loop tells it; anything else (a misuse, a stop) fails the run.
-      if (err instanceof ToolFailure) return JSON.stringify({ error: { code: err.code, message: err.message } });
+      if (err instanceof ToolFailure)
+        return JSON.stringify({ error: { code: err.code, message: err.message } });
       throw err;
     }
   };

@@ -27,7 +27,8 @@ export interface DurableRunOptions extends DurableModelOptions {
 }
 
 /** The Runner's result, once the run has finished (every approval answered). */
-export type DurableRunResult<TAgent extends AnyAgent> = RunResult<unknown, TAgent> | StreamedRunResult<unknown, TAgent>;
+export type DurableRunResult<TAgent extends AnyAgent> =
+  RunResult<unknown, TAgent> | StreamedRunResult<unknown, TAgent>;
 
 /**
  * Runs an Agents SDK agent inside a code agent, durably: model calls are recorded (`duraModelProvider`),
@@ -77,12 +78,18 @@ async function pass<TAgent extends AnyAgent>(
   // Drained here: the text already went to the run's live tokens from the model call itself.
   for await (const _event of result.toStream());
   await result.completed;
-  if (result.error !== null && result.error !== undefined) throw result.error;
+  const failed: unknown = result.error;
+  if (failed !== null && failed !== undefined)
+    throw failed instanceof Error ? failed : new Error(`the Agents SDK run failed: ${String(failed)}`);
   return result;
 }
 
 /** One interruption's Dura approval: the wait `approve.<tool>`, answered by a person, applied to the state. */
-async function verdictOn(ctx: Ctx, state: RunState<unknown, AnyAgent>, item: RunToolApprovalItem): Promise<void> {
+async function verdictOn(
+  ctx: Ctx,
+  state: RunState<unknown, AnyAgent>,
+  item: RunToolApprovalItem,
+): Promise<void> {
   const tool = item.name ?? item.toolName ?? 'tool';
   const verdict = await ctx.approve(`approve.${tool}`);
   if (verdict.approved) state.approve(item);

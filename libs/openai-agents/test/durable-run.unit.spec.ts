@@ -65,7 +65,9 @@ describe('an Agents SDK agent over the durable runner', () => {
       const model = scriptedModel(billingScript);
       const run = new SimRun(billingAgent(model, stream), world(live));
       const waiting = await run.drive();
-      expect(waiting.kind, JSON.stringify([waiting.state.error ?? waiting.state.status, model.asked])).toBe('waiting');
+      expect(waiting.kind, JSON.stringify([waiting.state.error ?? waiting.state.status, model.asked])).toBe(
+        'waiting',
+      );
       expect(run.toolCalls).toEqual(['pay.charge', 'notes.save']);
 
       run.signal('approve.pay_refund', { approved: true });
@@ -116,7 +118,9 @@ describe('an Agents SDK agent over the durable runner', () => {
     await expect(durableRun({} as Ctx, solo, 'hi', { provider: providerOf(model) })).rejects.toThrow(
       /needs the ctx of a Dura code agent/,
     );
-    expect(() => duraModelProvider(undefined as unknown as Ctx, providerOf(model))).toThrow(/not_in_execution|needs the ctx/);
+    expect(() => duraModelProvider(undefined as unknown as Ctx, providerOf(model))).toThrow(
+      /not_in_execution|needs the ctx/,
+    );
     expect(() => duraTools(null as unknown as Ctx, ['pay.charge'])).toThrow(/needs the ctx/);
     expect(model.asked).toEqual([]);
   });

@@ -37,7 +37,10 @@ export const EXAMPLE_ANSWER = 'Record each step (n2), key each effect (n3).';
 function helpDeskTurn(turn: number): FakeLlmReply {
   if (turn === 0) return { kind: 'message', toolCalls: [{ name: 'transfer_to_researcher', arguments: {} }] };
   if (turn === 1)
-    return { kind: 'message', toolCalls: [{ name: 'research_search', arguments: { query: 'durable execution' } }] };
+    return {
+      kind: 'message',
+      toolCalls: [{ name: 'research_search', arguments: { query: 'durable execution' } }],
+    };
   return { kind: 'message', content: EXAMPLE_ANSWER };
 }
 
@@ -69,10 +72,15 @@ export function useAgentsModels(): () => AgentsModels {
       if (runId === EXAMPLE_QUESTION) return helpDeskTurn(turn);
       const ms = slow.get(`${runId}#${turn}`);
       slow.delete(`${runId}#${turn}`);
-      const extra = { usage: { inputTokens: 50 + turn, outputTokens: 7 }, ...(ms ? { pieceDelayMs: ms } : {}) };
+      const extra = {
+        usage: { inputTokens: 50 + turn, outputTokens: 7 },
+        ...(ms ? { pieceDelayMs: ms } : {}),
+      };
       if (turn === 4) return { kind: 'message', content: answerText(runId), ...extra };
       const reply = TURNS[turn];
-      return reply ? { ...reply, ...extra } : { kind: 'status', status: 400, body: { error: { message: `turn ${turn}?` } } };
+      return reply
+        ? { ...reply, ...extra }
+        : { kind: 'status', status: 400, body: { error: { message: `turn ${turn}?` } } };
     },
   });
   beforeAll(() => {
@@ -87,7 +95,11 @@ export function useAgentsModels(): () => AgentsModels {
             }).length,
         ),
       slow: (runId, turn, ms) => slow.set(`${runId}#${turn}`, ms),
-      env: () => ({ DURA_AGENTS: AGENTS_FIXTURE, AGENTS_OPENAI_URL: fake().url, RESEARCH_MODEL_URL: fake().url }),
+      env: () => ({
+        DURA_AGENTS: AGENTS_FIXTURE,
+        AGENTS_OPENAI_URL: fake().url,
+        RESEARCH_MODEL_URL: fake().url,
+      }),
     };
   });
   return () => {
@@ -97,8 +109,9 @@ export function useAgentsModels(): () => AgentsModels {
 }
 
 const approvalWaiting = async (sys: CrashSystem, runId: string) =>
-  (await logOf(sys, runId)).some((e) => e.type === 'wait_requested' && e.data.signal === 'approve.pay_unsafe') ||
-  undefined;
+  (await logOf(sys, runId)).some(
+    (e) => e.type === 'wait_requested' && e.data.signal === 'approve.pay_unsafe',
+  ) || undefined;
 
 /**
  * Approves pay.unsafe with `dura approve` once the run waits for it; then the run completes with the
@@ -110,7 +123,9 @@ async function expectShopped(sys: CrashSystem, runId: string): Promise<RunEvent[
   const approved = await dura(sys, ['approve', runId]);
   expect(approved.code, approved.output).toBe(0);
   const log = await watchToEnd(sys, runId, 120_000);
-  const told = log.map((e) => (e.type === 'tool_call_failed' ? `${e.type} ${JSON.stringify(e.data)}` : e.type));
+  const told = log.map((e) =>
+    e.type === 'tool_call_failed' ? `${e.type} ${JSON.stringify(e.data)}` : e.type,
+  );
   expect(log.at(-1)?.type, told.join(', ')).toBe('run_completed');
   expect(fold(log).output).toEqual({ text: answerText(runId), agent: 'shopper' });
   const charges = log.flatMap((e) =>
@@ -135,7 +150,11 @@ async function expectShopped(sys: CrashSystem, runId: string): Promise<RunEvent[
   return log;
 }
 
-export function agentsCrashCases(decider: Decider, crash: () => CrashSystem, models: () => AgentsModels): void {
+export function agentsCrashCases(
+  decider: Decider,
+  crash: () => CrashSystem,
+  models: () => AgentsModels,
+): void {
   const submit = (sys: CrashSystem, runId: string) =>
     sys.submit({ runId, agent: { kind: 'agent', name: 'agents-shopper' }, input: null });
   const restart = (sys: CrashSystem) => sys.restart(decider, undefined, models().env());

@@ -37,10 +37,18 @@ describe('the Agents SDK help-desk example (agents-help-desk)', () => {
     const sys = crash();
     await sys.restart('planner', undefined, models().env());
     const runId = 'example-agents-help-desk';
-    await sys.submit({ runId, agent: { kind: 'agent', name: 'agents-help-desk' }, input: { question: EXAMPLE_QUESTION } });
+    await sys.submit({
+      runId,
+      agent: { kind: 'agent', name: 'agents-help-desk' },
+      input: { question: EXAMPLE_QUESTION },
+    });
     const log = await watchToEnd(sys, runId, 120_000);
     expect(log.at(-1)?.type, log.map((e) => e.type).join(', ')).toBe('run_completed');
-    expect(fold(log).output).toEqual({ question: EXAMPLE_QUESTION, answer: EXAMPLE_ANSWER, answeredBy: 'researcher' });
+    expect(fold(log).output).toEqual({
+      question: EXAMPLE_QUESTION,
+      answer: EXAMPLE_ANSWER,
+      answeredBy: 'researcher',
+    });
     expect(models().asked(EXAMPLE_QUESTION).slice(0, 3)).toEqual([1, 1, 1]);
     expect((await ledgerOf(sys, runId)).map((row) => row.tool)).toEqual(['research.search']);
 
