@@ -80,7 +80,9 @@ async function pass<TAgent extends AnyAgent>(
   await result.completed;
   const failed: unknown = result.error;
   if (failed !== null && failed !== undefined)
-    throw failed instanceof Error ? failed : new Error(`the Agents SDK run failed: ${String(failed)}`);
+    throw failed instanceof Error
+      ? failed
+      : new Error(`the Agents SDK run failed: ${JSON.stringify(failed)}`);
   return result;
 }
 
