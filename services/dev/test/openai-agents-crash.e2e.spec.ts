@@ -17,6 +17,7 @@ import {
   useAgentsModels,
 } from './openai-agents-crash-cases';
 
+const EXAMPLES = fileURLToPath(new URL('../../../examples/openai-agents/index.ts', import.meta.url));
 const EXAMPLE_TOOLS = fileURLToPath(new URL('../../../examples/code-agents/tools.ts', import.meta.url));
 
 const models = useAgentsModels();
@@ -35,7 +36,7 @@ describe('an Agents SDK agent on separate services, its planner killed with SIGK
 describe('the Agents SDK help-desk example (agents-help-desk)', () => {
   it('hands off, searches, answers; each model call asked once; the page shows the file', async () => {
     const sys = crash();
-    await sys.restart('planner', undefined, models().env());
+    await sys.restart('planner', undefined, { ...models().env(), DURA_AGENTS: EXAMPLES });
     const runId = 'example-agents-help-desk';
     await sys.submit({
       runId,
