@@ -32,7 +32,7 @@ export const helpDesk = defineAgent({
       instructions: 'Hand research questions to the researcher.',
       handoffs: [handoff(researcher)],
     });
-    const result = await durableRun(ctx, triage, question, { provider, maxOutputTokens: 512 });
+    const result = await durableRun(ctx, triage, question, { provider, stream: true, maxOutputTokens: 512 });
     return { question, answer: result.finalOutput ?? '', answeredBy: result.lastAgent?.name ?? '' };
   },
 });
