@@ -32,6 +32,8 @@ export const SDK_PACKAGES = [
   'libs/core',
   'libs/tools',
   'libs/code-agents',
+  'libs/ai-sdk',
+  'libs/openai-agents',
   'libs/telemetry',
   'libs/event-store',
   'libs/client',
@@ -96,6 +98,9 @@ export function publishedManifest(pkg, versions) {
     } else if (PEER_DEPENDENCIES.includes(name)) peerDependencies[name] = peerRange(range);
     else dependencies[name] = range;
   }
+  // The framework an adapter package plugs into (the AI SDK, the Agents SDK) is the project's own copy.
+  for (const [name, range] of Object.entries(pkg.peerDependencies ?? {}))
+    peerDependencies[name] = peerRange(range);
   const root = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
   return {
     name: pkg.name,

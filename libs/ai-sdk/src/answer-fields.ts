@@ -4,8 +4,8 @@ import type {
   LanguageModelV4ToolCall,
   LanguageModelV4Usage,
 } from '@ai-sdk/provider';
-import type { ChatToolCall, JsonObject, Usage } from '@dura/contracts';
-import type { ModelAnswer } from '@dura/code-agents';
+import type { ChatToolCall, Usage } from '@dura/contracts';
+import { toolArguments, type ModelAnswer } from '@dura/code-agents';
 
 /** The answer's usage as budgets count it: what the provider reported, 0 where it reported nothing. */
 export function usageOf(usage: LanguageModelV4Usage): Usage {
@@ -17,18 +17,8 @@ export function toolCallsOf(calls: readonly LanguageModelV4ToolCall[]): ChatTool
   return calls.map((call) => ({
     id: call.toolCallId,
     name: call.toolName,
-    arguments: argumentsOf(call.input),
+    arguments: toolArguments(call.input),
   }));
-}
-
-function argumentsOf(input: string): JsonObject {
-  try {
-    const parsed: unknown = JSON.parse(input);
-    if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as JsonObject;
-  } catch {
-    // Not JSON: kept as text below.
-  }
-  return { input };
 }
 
 const UNIFIED = new Set<string>([

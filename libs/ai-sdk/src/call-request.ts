@@ -1,6 +1,6 @@
 import type { LanguageModelV4, LanguageModelV4CallOptions } from '@ai-sdk/provider';
 import type { JsonObject } from '@dura/contracts';
-import { jsonObject } from './json-form';
+import { jsonObject } from '@dura/code-agents';
 
 /** Whether the framework asked for the whole answer (`doGenerate`) or a stream of parts (`doStream`). */
 export type CallMode = 'generate' | 'stream';

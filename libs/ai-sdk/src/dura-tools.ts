@@ -1,8 +1,7 @@
 import type { LanguageModelV4CallOptions } from '@ai-sdk/provider';
 import { jsonSchema, tool, type FlexibleSchema, type Tool, type ToolSet } from 'ai';
 import { DuraError, type JsonObject } from '@dura/contracts';
-import { AgentMisuse, type Ctx } from '@dura/code-agents';
-import { duraCtx } from './dura-ctx';
+import { AgentMisuse, frameworkCtx, type Ctx } from '@dura/code-agents';
 
 /**
  * A Dura tool as the model is shown it: its name as the agent declares it, and optionally its description
@@ -38,7 +37,7 @@ export function duraTools(
   ctx: Ctx,
   tools: readonly DuraToolRef[] | Readonly<Record<string, DuraToolRef | Tool>>,
 ): ToolSet {
-  const dura = duraCtx(ctx, 'duraTools(ctx, tools)');
+  const dura = frameworkCtx(ctx, 'duraTools(ctx, tools)');
   const entries: [string, DuraToolRef | Tool][] = Array.isArray(tools)
     ? tools.map((ref: DuraToolRef) => [aiName(typeof ref === 'string' ? ref : ref.name), ref])
     : Object.entries(tools);

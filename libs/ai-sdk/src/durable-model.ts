@@ -4,9 +4,15 @@ import type {
   LanguageModelV4Middleware,
 } from '@ai-sdk/provider';
 import { wrapLanguageModel, type LanguageModel } from 'ai';
-import type { Ctx, InPlaceAnswer, ModelAnswer } from '@dura/code-agents';
+import {
+  frameworkCtx,
+  recordableAnswer,
+  type Ctx,
+  type InPlaceAnswer,
+  type ModelAnswer,
+} from '@dura/code-agents';
 import { callRequest, inputChars, type CallMode } from './call-request';
-import { duraCtx } from './dura-ctx';
+
 import { offeredToolsCheck } from './dura-tools';
 import { answerOfGenerate, generateResultOf } from './generate-answer';
 import { providerFailure } from './provider-errors';
@@ -44,7 +50,7 @@ export function durable(ctx: Ctx, model: AiSdkModel, options: DurableOptions = {
 
 /** The middleware `durable` applies, for a `wrapLanguageModel` of your own (put it last, nearest the model). */
 export function durableMiddleware(ctx: Ctx, options: DurableOptions = {}): LanguageModelV4Middleware {
-  const dura = duraCtx(ctx, 'durable(ctx, model)');
+  const dura = frameworkCtx(ctx, 'durable(ctx, model)');
   const maxOutputTokens = options.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS;
   const attempts = options.maxAttempts ?? DEFAULT_ATTEMPTS;
 
@@ -64,7 +70,7 @@ export function durableMiddleware(ctx: Ctx, options: DurableOptions = {}): Langu
       invoke: async (live, signal) => {
         const abortSignal = joined(params.abortSignal, signal);
         const made = () => call({ ...params, ...(abortSignal ? { abortSignal } : {}) }, live);
-        return recordable(await withAttempts(attempts, model, made, signal));
+        return recordableAnswer(await withAttempts(attempts, model, made, signal));
       },
     });
   }
@@ -88,14 +94,6 @@ export function durableMiddleware(ctx: Ctx, options: DurableOptions = {}): Langu
       return streamResultOf(answer);
     },
   };
-}
-
-/**
- * The answer exactly as the log will give it back: the code that goes on in this process reads the same
- * values a replay elsewhere reads, so the next request it builds hashes the same.
- */
-function recordable(answer: InPlaceAnswer): InPlaceAnswer {
-  return JSON.parse(JSON.stringify(answer)) as InPlaceAnswer;
 }
 
 function joined(...signals: (AbortSignal | undefined)[]): AbortSignal | undefined {

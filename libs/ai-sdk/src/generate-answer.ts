@@ -6,7 +6,7 @@ import type {
 import type { JsonObject } from '@dura/contracts';
 import type { InPlaceAnswer, ModelAnswer } from '@dura/code-agents';
 import { contentOf, finishReasonOf, revived, toolCallsOf, usageOf, usageOfAnswer } from './answer-fields';
-import { jsonObject } from './json-form';
+import { jsonObject } from '@dura/code-agents';
 
 const KIND = 'ai-sdk.generate';
 

@@ -6,7 +6,7 @@ import type {
 import { DuraError, type JsonValue } from '@dura/contracts';
 import type { InPlaceAnswer, ModelAnswer } from '@dura/code-agents';
 import { contentOf, finishReasonOf, revived, toolCallsOf, usageOf, usageOfAnswer } from './answer-fields';
-import { jsonForm } from './json-form';
+import { jsonForm } from '@dura/code-agents';
 
 const KIND = 'ai-sdk.stream';
 const MERGED = new Set(['text-delta', 'reasoning-delta', 'tool-input-delta']);

@@ -40,6 +40,7 @@ export interface Recorder {
   readonly ended: boolean;
   intent(intent: Intent): void;
   value(kind: 'now' | 'random' | 'uuid'): number | string;
+  mark(name: string): void;
   model(ask: ModelAsk, answer: (value: ModelAnswer) => void): void;
 }
 
@@ -172,6 +173,11 @@ export function createCtx(recorder: Recorder): Ctx {
         if (recorded.status !== 'completed') throw failure(recorded);
         return field(recorded.result, 'output') ?? null;
       });
+    },
+    mark(name: string) {
+      if (typeof name !== 'string' || name === '')
+        throw new AgentMisuse(`ctx.mark takes a non-empty name, got ${JSON.stringify(name)}`);
+      recorder.mark(name);
     },
     now: () => new Date(recorder.value('now')),
     random: () => recorder.value('random') as number,

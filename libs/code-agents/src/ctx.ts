@@ -169,6 +169,16 @@ export interface Ctx {
    */
   invoke(agent: AgentTarget, input?: JsonValue): Promise<JsonValue>;
 
+  /**
+   * Records a named point in the current step (an agent framework's handoff, a phase of the code), shown
+   * among the step's facts on the console's waterfall. Nothing acts on it; on replay the same mark must come
+   * at the same place, like any recorded value.
+   *
+   * @example
+   * ctx.mark('handoff: triage → refunds');
+   */
+  mark(name: string): void;
+
   /** The time, recorded once and replayed: use it instead of `Date.now()`. */
   now(): Date;
   /** A number in [0, 1), recorded once and replayed: use it instead of `Math.random()`. */

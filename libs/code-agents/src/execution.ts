@@ -226,6 +226,17 @@ export class Execution implements Recorder {
     return kind === 'uuid' ? '' : 0;
   }
 
+  mark(name: string): void {
+    const attempted = `ctx.mark(${JSON.stringify(name)})`;
+    const entry = this.take(attempted);
+    if (entry === undefined) {
+      if (this.atFrontier && !this.closed) this.entries[this.cursor - 1] = { k: 'mark', v: name };
+      return;
+    }
+    if (entry.k !== 'mark' || entry.v !== name)
+      this.stop ??= new NonDeterminism(this.position(), describeEntry(entry), attempted);
+  }
+
   model(ask: ModelAsk, answer: (value: ModelAnswer) => void): void {
     const hash = requestHash(ask.call ? ask.call.request : ask.request);
     const entry = this.take(`ctx.model (request ${hash.slice(0, 12)})`);

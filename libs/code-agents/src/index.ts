@@ -16,7 +16,7 @@ export { ToolFailure, NonDeterminism, NotDrivenByCtx, AgentMisuse } from './erro
 export { decideNext, startExecution, withModelAnswer } from './decide-next';
 export { Execution } from './execution';
 export type { CodeStep, AdvanceOptions, Fresh, Frontier, ModelAsk } from './code-step';
-export { recordedAnswer } from './model-call';
+export { recordedAnswer, recordableAnswer } from './model-call';
 export type { ModelCall, InPlaceAnswer } from './model-call';
 export { JournalEntrySchema, ModelAnswerSchema, encodeJournal, decodeJournal } from './journal';
 export type { JournalEntry } from './journal';
@@ -28,3 +28,5 @@ export type {
   ModelRequest,
   ResolvedModelRequest,
 } from './model-request';
+export { frameworkCtx } from './framework-ctx';
+export { jsonForm, jsonObject, toolArguments } from './json-form';

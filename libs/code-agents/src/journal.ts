@@ -28,6 +28,8 @@ export const JournalEntrySchema = z.discriminatedUnion('k', [
   z.object({ k: z.literal('now'), v: z.number() }),
   z.object({ k: z.literal('random'), v: z.number().min(0).lt(1) }),
   z.object({ k: z.literal('uuid'), v: z.string().min(1) }),
+  /** A named point the code marked (`ctx.mark`): a framework's handoff, say. */
+  z.object({ k: z.literal('mark'), v: z.string().min(1) }),
   z.object({
     k: z.literal('model'),
     /** Hash of the request's canonical JSON: a replay asking another question is non-determinism. */
@@ -66,5 +68,6 @@ export function decodeJournal(content: string | undefined): JournalEntry[] {
 
 /** Describes an entry in a non-determinism message. */
 export function describeEntry(entry: JournalEntry): string {
-  return entry.k === 'model' ? `ctx.model (request ${entry.h.slice(0, 12)})` : `ctx.${entry.k}()`;
+  if (entry.k === 'model') return `ctx.model (request ${entry.h.slice(0, 12)})`;
+  return entry.k === 'mark' ? `ctx.mark(${JSON.stringify(entry.v)})` : `ctx.${entry.k}()`;
 }

@@ -46,3 +46,11 @@ export function recordedAnswer(
   const parsed = ModelAnswerSchema.safeParse(recorded);
   return parsed.success ? parsed.data : recorded;
 }
+
+/**
+ * The answer exactly as the log will give it back (plain JSON): the code that goes on in this process reads
+ * the same values a replay elsewhere reads, so the next request it builds hashes the same.
+ */
+export function recordableAnswer(answer: InPlaceAnswer): InPlaceAnswer {
+  return JSON.parse(JSON.stringify(answer)) as InPlaceAnswer;
+}

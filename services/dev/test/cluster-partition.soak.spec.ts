@@ -1,6 +1,6 @@
 // Partitions on the local cluster (3 NATS nodes each in a network namespace of its own, R3 streams, 2 planners,
 // 3 gateways, 1 projector): the node leading the run log is cut off from the other nodes and from every
-// clients while runs are in flight, then healed; then a node's link is capped so it queues and drops. Every run completes,
+// client while runs are in flight, then healed; then a node's link is capped so it queues and drops. Every run
 // each key is charged once, and the cut-off node ends up holding the same log as the others. Needs root (ip
 // netns, tc): run by `npm run test-soak -w @dura/dev`.
 import { setTimeout as sleep } from 'node:timers/promises';

@@ -11,6 +11,7 @@ type Entry =
   | { k: 'now'; v: number }
   | { k: 'random'; v: number }
   | { k: 'uuid'; v: string }
+  | { k: 'mark'; v: string }
   | { k: 'model'; model: string; inputTokens: number; outputTokens: number; costUsd?: number };
 
 /** The tag a code step's journal carries in its thought's `content` (`@dura/code-agents` `encodeJournal`). */
@@ -36,7 +37,7 @@ function decodeJournal(content: string | undefined): Entry[] | undefined {
     if (!isRecord(entry)) continue;
     const { k, v, a } = entry;
     if ((k === 'now' || k === 'random') && typeof v === 'number') entries.push({ k, v });
-    else if (k === 'uuid' && typeof v === 'string') entries.push({ k, v });
+    else if ((k === 'uuid' || k === 'mark') && typeof v === 'string') entries.push({ k, v });
     else if (k === 'model' && isRecord(a)) {
       const usage = isRecord(a['usage']) ? a['usage'] : {};
       const model = isRecord(a['model']) && typeof a['model']['id'] === 'string' ? a['model']['id'] : '?';
@@ -72,6 +73,8 @@ function describeEntry(entry: Entry): string {
       return `random ${entry.v}`;
     case 'uuid':
       return `uuid ${entry.v}`;
+    case 'mark':
+      return entry.v;
     case 'model':
       return `model ${entry.model}: ${entry.inputTokens} in / ${entry.outputTokens} out tokens${
         entry.costUsd === undefined ? '' : ` $${entry.costUsd.toFixed(4)}`

@@ -34,3 +34,14 @@ function base64(bytes: Uint8Array): string {
   for (const byte of bytes) binary += String.fromCharCode(byte);
   return btoa(binary);
 }
+
+/** A tool call's arguments as the model sent them (JSON text), as an object; text that is not one is kept as `{ input }`. */
+export function toolArguments(input: string): JsonObject {
+  try {
+    const parsed: unknown = JSON.parse(input);
+    if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as JsonObject;
+  } catch {
+    // Not JSON: kept as text below.
+  }
+  return { input };
+}

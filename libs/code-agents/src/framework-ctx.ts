@@ -1,11 +1,11 @@
 import { DuraError } from '@dura/contracts';
-import type { Ctx } from '@dura/code-agents';
+import type { Ctx } from './ctx';
 
 /**
  * `ctx` when it is a code agent's context; otherwise an error saying so. Nothing made from something else
  * may look durable: a model or tool built outside a Dura execution would run in-process, unrecorded.
  */
-export function duraCtx(ctx: unknown, who: string): Ctx {
+export function frameworkCtx(ctx: unknown, who: string): Ctx {
   const candidate = ctx as Partial<Ctx> | null | undefined;
   if (
     candidate &&
