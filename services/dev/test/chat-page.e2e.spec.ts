@@ -37,11 +37,14 @@ const THIRD = Array.from({ length: 16 }, (_, i) => `third-${i} `).join('');
 type WireMessage = { role: string; content?: unknown };
 const textOf = (m: WireMessage | undefined): string => (typeof m?.content === 'string' ? m.content : '');
 
+/** The third question's answer waits for this. */
+let releaseThird = (): void => undefined;
+const thirdHeld = new Promise<void>((resolve) => (releaseThird = resolve));
 /** How often each question was answered with text (asked after its search). */
 const answered = new Map<string, number>();
 const llm = useFakeLlmServer({
   provider: 'openai',
-  respond: ({ body }): FakeLlmReply => {
+  respond: ({ body }): FakeLlmReply | Promise<FakeLlmReply> => {
     const messages = (body as { messages: WireMessage[] }).messages;
     const question = textOf(messages.filter((m) => m.role === 'user').at(-1));
     if (messages.at(-1)?.role !== 'tool')
@@ -53,7 +56,13 @@ const llm = useFakeLlmServer({
         ? { kind: 'message', content: FIRST, pieceChars: 4, pieceDelayMs: 150 }
         : { kind: 'message', content: KEPT, pieceChars: 4, pieceDelayMs: 120 };
     if (question === 'take your time')
-      return { kind: 'message', content: THIRD, pieceChars: 4, pieceDelayMs: 120 };
+      // Held until the test has sent its message mid-turn: the turn is surely still running then.
+      return thirdHeld.then(() => ({
+        kind: 'message',
+        content: THIRD,
+        pieceChars: 4,
+        pieceDelayMs: 120,
+      }));
     return { kind: 'message', content: SECOND_ANSWER };
   },
 });
@@ -198,12 +207,18 @@ describe('the useChat page over a durable chat', () => {
     );
 
     // Double-texting: a message sent while the turn runs is refused (the default policy), the turn goes on.
+    // The model holds its answer, so the turn is running when the second message is sent.
     await send(page, 'take your time');
-    await untilShown(page, 'the third answer streaming', (t) => t.length >= 8 && THIRD.startsWith(t));
+    await eventually(
+      () => Promise.resolve(answered.get('take your time') === 1 || undefined),
+      'the third turn to ask the model for its answer',
+      60_000,
+    );
     await send(page, 'are you there?');
     await expect
-      .poll(() => page.getByTestId('error').textContent(), { timeout: 30_000 })
+      .poll(() => page.getByTestId('error').textContent(), { timeout: 60_000 })
       .toContain('still running');
+    releaseThird();
     const chat = await eventually(
       async () => {
         const body = (await (await fetch(`${sys.system.apiUrl}/chat/story/messages`)).json()) as {

@@ -1,6 +1,6 @@
 // The crash points of an OpenAI Agents SDK agent (fixtures/openai-agents-agents.ts: triage hands off to a
 // shopper with three Dura tools, pay.unsafe approved first), registered by openai-agents-crash.e2e.spec.ts
-// (separate services) and openai-agents-crash-worker.e2e.spec.ts (a worker): SIGKILL after the model
+// (separate services) and openai-agents-crash-worker.soak.spec.ts (a worker): SIGKILL after the model
 // answered but before the answer was recorded, after a recorded answer's intents, while the model's answer
 // streams, and while the run waits for the approval. Every run completes, the fake provider is asked each
 // recorded call once (only answers the kill lost are asked again), each charge reaches the witness once, the
