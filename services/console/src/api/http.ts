@@ -28,12 +28,21 @@ export function authHeaders(): Record<string, string> {
   return token ? { authorization: `Bearer ${token}` } : {};
 }
 
+type ApiInit = { method?: 'GET' | 'POST' | 'DELETE'; body?: unknown; signal?: AbortSignal };
+
 /** Calls the API on this origin and validates the answer with `schema` (zod from @dura/contracts). */
-export async function api<S extends z.ZodType>(
-  schema: S,
-  path: string,
-  init: { method?: 'GET' | 'POST' | 'DELETE'; body?: unknown; signal?: AbortSignal } = {},
-): Promise<z.infer<S>> {
+export async function api<S extends z.ZodType>(schema: S, path: string, init: ApiInit = {}): Promise<z.infer<S>> {
+  return validated(schema, path, await apiAnswer(path, init));
+}
+
+/** A 2xx answer of the API: its status and JSON, not yet validated. */
+export interface ApiAnswer {
+  status: number;
+  body: unknown;
+}
+
+/** Calls the API; a 2xx answer is returned as it came, any other throws its ApiError. */
+export async function apiAnswer(path: string, init: ApiInit = {}): Promise<ApiAnswer> {
   const response = await fetch(path, {
     method: init.method ?? 'GET',
     headers: {
@@ -50,8 +59,13 @@ export async function api<S extends z.ZodType>(
       ? new ApiError(response.status, parsed.data.error.code, parsed.data.error.message)
       : new ApiError(response.status, 'http_error', `${path} answered ${response.status}`);
   }
-  const parsed = schema.safeParse(body);
+  return { status: response.status, body };
+}
+
+/** `answer`, the API's answer to `path`, checked against `schema`. */
+export function validated<S extends z.ZodType>(schema: S, path: string, answer: ApiAnswer): z.infer<S> {
+  const parsed = schema.safeParse(answer.body);
   if (!parsed.success)
-    throw new ApiError(response.status, 'bad_answer', `${path} answered a shape the console does not know`);
+    throw new ApiError(answer.status, 'bad_answer', `${path} answered a shape the console does not know`);
   return parsed.data;
 }

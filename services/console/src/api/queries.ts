@@ -12,7 +12,7 @@ import {
   type RunEvent,
 } from '@dura/contracts';
 import { createTokenText } from '@dura/core';
-import { api, ApiError } from './http';
+import { api, apiAnswer, ApiError, validated, type ApiAnswer } from './http';
 import { followSse } from './sse';
 import { answeringText } from '../model/conversation';
 import { listQueryString, type RunFilters } from '../model/filters';
@@ -76,6 +76,12 @@ export const useCauses = (runId: string, seq: number | undefined) =>
       api(CausesResponseSchema, `/runs/${encodeURIComponent(runId)}/events/${seq ?? 1}/causes`, { signal }),
   });
 
+/** Where an event page says the next one starts, read before the page is validated (it is, right after). */
+const nextFromSeqOf = (answer: ApiAnswer): number | undefined => {
+  const next = (answer.body as { nextFromSeq?: unknown } | null)?.nextFromSeq;
+  return typeof next === 'number' ? next : undefined;
+};
+
 /** Every event of the run, read page by page, then kept current from the live stream. */
 export function useRunEvents(runId: string) {
   const client = useQueryClient();
@@ -83,14 +89,18 @@ export function useRunEvents(runId: string) {
     queryKey: ['events', runId],
     staleTime: Infinity,
     queryFn: async ({ signal }) => {
+      const path = (from: number) => `/runs/${encodeURIComponent(runId)}/events?fromSeq=${from}&limit=1000`;
       const events: RunEvent[] = [];
+      // Pages are read one ahead: the next page is on its way while this one is validated.
       let from: number | undefined = 0;
-      while (from !== undefined) {
-        const page: EventPageResponse = await api(
-          EventPageResponseSchema,
-          `/runs/${encodeURIComponent(runId)}/events?fromSeq=${from}&limit=1000`,
-          { signal },
-        );
+      let next: Promise<ApiAnswer> | undefined = apiAnswer(path(from), { signal });
+      while (from !== undefined && next) {
+        const answer = await next;
+        const after = nextFromSeqOf(answer);
+        next = after === undefined ? undefined : apiAnswer(path(after), { signal });
+        // Read ahead: if this page turns out invalid, the next one's outcome is nobody's to handle.
+        void next?.catch(() => undefined);
+        const page: EventPageResponse = validated(EventPageResponseSchema, path(from), answer);
         events.push(...page.events);
         from = page.nextFromSeq;
       }
