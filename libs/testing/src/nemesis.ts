@@ -1,6 +1,7 @@
 // Faults other than a kill, injected into real processes on this machine: a process paused (SIGSTOP) and
 // woken (SIGCONT), a process whose wall clock jumps (libfaketime), a filesystem that fills up (a tmpfs with a
-// size limit). Each fault is undone by its `heal`, and by the end of the test process at the latest.
+// size limit) or stalls (an ext4 image on a loop device, frozen with fsfreeze: every write waits). Each fault
+// is undone by its `heal`, and by the end of the test process at the latest.
 import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, rmSync } from 'node:fs';
 import { mkdir, mkdtemp, open, rm, statfs, writeFile } from 'node:fs/promises';
@@ -102,32 +103,52 @@ export interface LimitedDisk {
   fill(leaveBytes?: number): Promise<number>;
   /** Removes the ballast. */
   free(): Promise<void>;
+  /** Freezes the filesystem: every write to it waits until `resume` (a disk that stopped answering). */
+  stall(): Promise<void>;
+  /** Thaws what `stall` froze; the waiting writes go through. */
+  resume(): Promise<void>;
   /** Frees, unmounts and removes the directory. */
   close(): Promise<void>;
 }
 
 /**
- * Mounts a tmpfs of `sizeMb` on a fresh directory (needs root, or CAP_SYS_ADMIN) and gives it to `owner`
+ * Mounts a filesystem of `sizeMb` on a fresh directory (needs root, or CAP_SYS_ADMIN) and gives it to `owner`
  * (a user name, for a server that drops privileges, e.g. `postgres`). The directory `data` inside is the one
- * to hand a server; the ballast sits beside it.
+ * to hand a server; the ballast sits beside it. A tmpfs by default; with `stallable`, an ext4 image on a loop
+ * device, which `stall` can freeze.
  */
-export async function mountLimitedDisk(sizeMb: number, owner?: string): Promise<LimitedDisk> {
+export async function mountLimitedDisk(
+  sizeMb: number,
+  owner?: string,
+  options: { stallable?: boolean } = {},
+): Promise<LimitedDisk> {
   const dir = await mkdtemp(join(tmpdir(), 'dura-disk-'));
+  const image = options.stallable ? `${dir}.img` : undefined;
+  let frozen = false;
   try {
-    await run('mount', ['-t', 'tmpfs', '-o', `size=${sizeMb}m,mode=0755`, 'tmpfs', dir]);
+    if (image) {
+      await run('truncate', ['-s', `${sizeMb}M`, image]);
+      await run('mkfs.ext4', ['-q', '-F', '-m', '0', image]);
+      await run('mount', ['-o', 'loop', image, dir]);
+    } else await run('mount', ['-t', 'tmpfs', '-o', `size=${sizeMb}m,mode=0755`, 'tmpfs', dir]);
   } catch (err) {
     await rm(dir, { recursive: true, force: true });
+    if (image) await rm(image, { force: true });
     throw new Error(
-      `a disk nemesis mounts a ${sizeMb} MB tmpfs and could not (${(err as Error).message.trim()}); ` +
-        'it needs root or CAP_SYS_ADMIN',
+      `a disk nemesis mounts a ${sizeMb} MB ${image ? 'ext4 image on a loop device' : 'tmpfs'} and could not ` +
+        `(${(err as Error).message.trim()}); it needs root or CAP_SYS_ADMIN` +
+        (image ? ', a free /dev/loop* and mkfs.ext4 (e2fsprogs)' : ''),
     );
   }
   const ballast = join(dir, 'ballast');
   const forget = onProcessExit(() => {
     try {
-      // An exit hook is synchronous; a lazy unmount does not block on a server still holding files.
+      // An exit hook is synchronous; a frozen filesystem is thawed first (a writer waiting on it could not
+      // even be killed), and a lazy unmount does not block on a server still holding files.
+      if (frozen) execFileSync('fsfreeze', ['--unfreeze', dir]);
       execFileSync('umount', ['-l', dir]);
       rmSync(dir, { recursive: true, force: true });
+      if (image) rmSync(image, { force: true });
     } catch {
       // Nothing more can be done at exit.
     }
@@ -159,11 +180,24 @@ export async function mountLimitedDisk(sizeMb: number, owner?: string): Promise<
     async free() {
       await rm(ballast, { force: true });
     },
+    async stall() {
+      if (!image) throw new Error('stall() needs a disk mounted with { stallable: true }');
+      await run('fsfreeze', ['--freeze', dir]);
+      frozen = true;
+    },
+    async resume() {
+      if (!frozen) return;
+      await run('fsfreeze', ['--unfreeze', dir]);
+      frozen = false;
+    },
     async close() {
       forget();
+      if (frozen) await run('fsfreeze', ['--unfreeze', dir]).catch(() => undefined);
+      frozen = false;
       await rm(ballast, { force: true });
       await run('umount', ['-l', dir]).catch(() => undefined);
       await rm(dir, { recursive: true, force: true });
+      if (image) await rm(image, { force: true });
     },
   };
 }

@@ -29,6 +29,11 @@ export interface PrivatePostgresHandle {
 
 export interface StartPrivatePostgresOptions {
   port?: number;
+  /**
+   * An empty directory to keep the cluster in (data, socket), e.g. on a small disk a test fills or stalls;
+   * default a temp dir. Either way it is removed when the server is stopped for good.
+   */
+  dir?: string;
   /** Extra `-c name=value` server settings. */
   settings?: Record<string, string | number>;
 }
@@ -156,7 +161,7 @@ export async function startPrivatePostgres(
 ): Promise<PrivatePostgresHandle> {
   const bin = await findServerBinaries();
   const user = serverUser();
-  const root = await mkdtemp(join(tmpdir(), 'dura-pg-'));
+  const root = options.dir ?? (await mkdtemp(join(tmpdir(), 'dura-pg-')));
   const forgetRoot = onProcessExit(() => rmSync(root, { recursive: true, force: true }));
   const dataDir = join(root, 'data');
   const socketDir = join(root, 'run');

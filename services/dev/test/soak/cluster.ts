@@ -46,6 +46,8 @@ export interface ClusterOptions {
   envFor?: (label: string) => Record<string, string>;
   /** The nats-server's JetStream store directory (default a fresh temp dir): a small mount, say. */
   natsStoreDir?: string;
+  /** An empty directory for Postgres's cluster (default a fresh temp dir): a small mount, say. */
+  pgDir?: string;
 }
 
 export interface Cluster extends AsyncDisposable {
@@ -80,7 +82,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   try {
     const nats = await startNatsServer(options.natsStoreDir ? { storeDir: options.natsStoreDir } : {});
     cleanups.push(() => nats[Symbol.asyncDispose]());
-    const pg = await startPrivatePostgres();
+    const pg = await startPrivatePostgres(options.pgDir ? { dir: options.pgDir } : {});
     cleanups.push(() => pg[Symbol.asyncDispose]());
     const witness = await startPaymentWitness();
     cleanups.push(() => witness.close());

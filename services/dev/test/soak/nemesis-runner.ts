@@ -72,6 +72,9 @@ export interface NemesisReport {
   explanation: string;
 }
 
+/** Postgres's own disk: room for the cluster and the soak's rows, small enough to fill in a second. */
+const PG_DISK_MB = 512;
+
 export const SHORT_NEMESIS: Omit<NemesisSoakOptions, 'nemeses'> = {
   rounds: 1,
   plans: 4,
@@ -157,11 +160,16 @@ export async function runNemesisSoak(options: NemesisSoakOptions): Promise<Nemes
   const asks: ModelAsk[] = [];
   let clock: ClockControl | undefined;
   let disk: LimitedDisk | undefined;
+  let pgDisk: LimitedDisk | undefined;
   let model: FakeLlmServer | undefined;
   let cluster: Cluster | undefined;
   try {
     clock = await createClockControl();
-    disk = await mountLimitedDisk(options.diskMb);
+    // ext4 images on loop devices, so the stall nemeses can freeze them; Postgres's is the postgres user's.
+    disk = await mountLimitedDisk(options.diskMb, undefined, { stallable: true });
+    pgDisk = await mountLimitedDisk(PG_DISK_MB, process.getuid?.() === 0 ? 'postgres' : undefined, {
+      stallable: true,
+    });
     model = await startModel(modelFaults, asks);
     const clockEnv = clock.env;
     cluster = await startCluster({
@@ -169,12 +177,13 @@ export async function runNemesisSoak(options: NemesisSoakOptions): Promise<Nemes
       gateways: 2,
       workers: 1,
       natsStoreDir: disk.dir,
+      pgDir: pgDisk.dir,
       // Attempts enough for a call to outlast the slow nemesis: a late answer and a burst of six 5xx.
       env: { DURA_AGENTS: AGENTS, NEMESIS_MODEL_URL: model.url, GATEWAY_MAX_ATTEMPTS: '8' },
       envFor: (label) => (CLOCKED.has(label) ? clockEnv : {}),
     });
     say(`cluster ready: ${cluster.slots.map((slot) => slot.label).join(', ')}`);
-    const ctx: NemesisContext = { cluster, clock, disk, model: modelFaults, say };
+    const ctx: NemesisContext = { cluster, clock, disk, pgDisk, model: modelFaults, say };
     for (let round = 0; ; round += 1) {
       const overTime = options.minutes !== undefined && Date.now() - started > options.minutes * 60_000;
       if (round >= options.rounds && (options.minutes === undefined || overTime)) break;
@@ -195,6 +204,7 @@ export async function runNemesisSoak(options: NemesisSoakOptions): Promise<Nemes
     await cluster?.close();
     await model?.close();
     await disk?.close();
+    await pgDisk?.close();
     await clock?.close();
   }
 }

@@ -1,13 +1,14 @@
 // The faults of the nemesis soak, each injected while runs are in flight and healed before it returns:
 // pause (SIGSTOP past the ack wait and the claim lease), slow (the model provider and the payment API hang,
 // answer after the caller gave up, fail in bursts), clock (a service's wall clock jumps minutes forward and
-// back), disk (the broker's store fills up, then is freed).
+// back), disk (the broker's store fills up, then is freed), stall (the broker's disk stops answering: every
+// write waits, then goes through), pgdisk and pgstall (the same to Postgres's disk).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pauseProcess, type ClockControl, type LimitedDisk } from '@dura/testing';
 import type { Cluster } from './cluster';
 import type { ServiceName } from './supervisor';
 
-export const NEMESES = ['pause', 'slow', 'clock', 'disk'] as const;
+export const NEMESES = ['pause', 'slow', 'clock', 'disk', 'stall', 'pgdisk', 'pgstall'] as const;
 export type NemesisName = (typeof NEMESES)[number];
 
 /** The fake model provider's mood, set by the slow nemesis. */
@@ -24,6 +25,8 @@ export interface NemesisContext {
   clock: ClockControl;
   /** The small mount the nats-server stores JetStream on. */
   disk: LimitedDisk;
+  /** The small mount Postgres keeps its cluster on. */
+  pgDisk: LimitedDisk;
   model: ModelFaults;
   say(line: string): void;
 }
@@ -98,6 +101,56 @@ async function disk(ctx: NemesisContext): Promise<number> {
   return 1;
 }
 
+/** How long a stalled disk stays frozen: past the services' publish and query timeouts. */
+export const STALL_MS = 8_000;
+
+/** Freezes the broker's store: appends and acks wait, clients time out and retry; then thaws it. */
+async function stall(ctx: NemesisContext): Promise<number> {
+  await ctx.disk.stall();
+  ctx.say(`the nats-server's disk stalls (every write waits) for ${STALL_MS} ms`);
+  await sleep(STALL_MS);
+  await ctx.disk.resume();
+  ctx.say('disk answers again');
+  return 1;
+}
+
+/** Fills Postgres's disk: commits fail (the server may stop itself); frees it; restarts Postgres if it stopped. */
+async function pgdisk(ctx: NemesisContext): Promise<number> {
+  const written = await ctx.pgDisk.fill();
+  ctx.say(`Postgres's disk is full (${Math.round(written / 2 ** 20)} MB of ballast)`);
+  await sleep(5_000);
+  await ctx.pgDisk.free();
+  ctx.say('Postgres disk freed');
+  if (!(await postgresAnswers(ctx.cluster))) {
+    ctx.say('Postgres stopped when its disk filled: starting it again');
+    await ctx.cluster.restartPostgres(0);
+  }
+  return 1;
+}
+
+/** Freezes Postgres's disk: statements that write wait, callers time out; then thaws it. */
+async function pgstall(ctx: NemesisContext): Promise<number> {
+  await ctx.pgDisk.stall();
+  ctx.say(`Postgres's disk stalls for ${STALL_MS} ms`);
+  await sleep(STALL_MS);
+  await ctx.pgDisk.resume();
+  ctx.say('Postgres disk answers again');
+  return 1;
+}
+
+/** Whether Postgres takes a query within a few seconds. */
+async function postgresAnswers(cluster: Cluster): Promise<boolean> {
+  for (let i = 0; i < 10; i += 1) {
+    try {
+      await cluster.sql`select 1`;
+      return true;
+    } catch {
+      await sleep(500);
+    }
+  }
+  return false;
+}
+
 /** Whether JetStream takes a request within a few seconds (2.9 disables itself on a store write error). */
 async function jetStreamAnswers(cluster: Cluster): Promise<boolean> {
   for (let i = 0; i < 10; i += 1) {
@@ -116,6 +169,9 @@ export const INJECT: Record<NemesisName, (ctx: NemesisContext) => Promise<number
   slow,
   clock,
   disk,
+  stall,
+  pgdisk,
+  pgstall,
 };
 
 /** `pause,slow` → the names, `all` → every nemesis; throws naming what it does not know. */
