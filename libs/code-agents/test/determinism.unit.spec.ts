@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { JsonObject } from '@dura/contracts';
 import {
   decideNext,
   defineAgent,
@@ -176,7 +177,7 @@ describe('ctx.mark under replay', () => {
         return routed;
       },
     });
-  const tools = { 'desk.route': (args: Record<string, unknown>) => args };
+  const tools = { 'desk.route': (args: JsonObject) => args };
   /** A completed run's log up to its last thought (its first step recorded the mark), and that thought. */
   async function markedLog() {
     const run = new SimRun(marker('handoff: triage → billing'), { tools });
