@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { JsonObject } from '@dura/contracts';
 import {
   decideNext,
   defineAgent,
@@ -160,6 +161,50 @@ describe('non-determinism', () => {
     expect(step.error.message).toMatch(
       /recorded ctx\.model \(request [0-9a-f]{12}\), the code now asks for ctx\.model \(request [0-9a-f]{12}\)/,
     );
+  });
+});
+
+describe('ctx.mark under replay', () => {
+  const marker = (name: string) =>
+    defineAgent({
+      name: 'marker',
+      version: '1',
+      tools: ['desk.route'],
+      async run(ctx) {
+        ctx.mark(name);
+        const routed = await ctx.tool('desk.route', { to: 'billing' });
+        await ctx.tool('desk.route', { to: 'done' });
+        return routed;
+      },
+    });
+  const tools = { 'desk.route': (args: JsonObject) => args };
+  /** A completed run's log up to its last thought (its first step recorded the mark), and that thought. */
+  async function markedLog() {
+    const run = new SimRun(marker('handoff: triage → billing'), { tools });
+    const end = await run.drive();
+    expect(end.state.status).toBe('completed');
+    const last = run.events.findLastIndex((e) => e.type === 'thought');
+    return { log: run.events.slice(0, last), recorded: run.events[last] };
+  }
+
+  it('given a recorded mark, when the same code replays it, then the mark replays and the recorded thought is decided', async () => {
+    const { log, recorded } = await markedLog();
+
+    const step = await decideNext(marker('handoff: triage → billing'), log, { fresh: refusingFresh });
+
+    expect(step).toEqual({ kind: 'decide', thought: recorded?.data });
+  });
+
+  it('given a recorded mark, when the code now marks another name there, then the run stops naming both', async () => {
+    const { log } = await markedLog();
+
+    const step = await decideNext(marker('handoff: triage → refunds'), log, { fresh: refusingFresh });
+
+    expect(step.kind).toBe('blocked');
+    if (step.kind !== 'blocked') throw new Error('expected a block');
+    expect(step.error).toBeInstanceOf(NonDeterminism);
+    expect(step.error.message).toContain('the log recorded ctx.mark("handoff: triage → billing")');
+    expect(step.error.message).toContain('the code now asks for ctx.mark("handoff: triage → refunds")');
   });
 });
 

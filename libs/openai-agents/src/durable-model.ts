@@ -1,4 +1,13 @@
-import type { Model, ModelProvider, ModelRequest, ModelResponse, StreamEvent } from '@openai/agents';
+import {
+  getCurrentTraceContext,
+  NoopTrace,
+  withTraceContext,
+  type Model,
+  type ModelProvider,
+  type ModelRequest,
+  type ModelResponse,
+  type StreamEvent,
+} from '@openai/agents';
 import { frameworkCtx, recordableAnswer, type Ctx, type InPlaceAnswer } from '@dura/code-agents';
 import { callRequest, inputChars, type CallMode } from './call-request';
 import { offeredToolsCheck } from './dura-tools';
@@ -43,6 +52,10 @@ export function durableModel(ctx: Ctx, model: Model, name: string, options: Dura
     call: (request: ModelRequest, live?: (delta: string) => void) => Promise<InPlaceAnswer>,
   ) {
     offeredToolsCheck(dura, given.tools);
+    // The planner makes the call later, outside the Runner's async context, where the SDK finds no trace:
+    // its getResponse opens a generation span unconditionally and throws without one. The call runs in the
+    // caller's trace context (a NoopTrace under durableRun), or a NoopTrace when there is none.
+    const traced = getCurrentTraceContext() ?? { trace: new NoopTrace() };
     const maxTokens = given.modelSettings.maxTokens ?? maxOutputTokens;
     const params: ModelRequest = { ...given, modelSettings: { ...given.modelSettings, maxTokens } };
     const request = callRequest(mode, name, params);
@@ -54,7 +67,8 @@ export function durableModel(ctx: Ctx, model: Model, name: string, options: Dura
       invoke: async (live, signal) => {
         const joined = joinedSignal(given.signal, signal);
         try {
-          return recordableAnswer(await call({ ...params, ...(joined ? { signal: joined } : {}) }, live));
+          const made = { ...params, ...(joined ? { signal: joined } : {}) };
+          return recordableAnswer(await withTraceContext(traced, () => call(made, live)));
         } catch (err) {
           throw providerFailure(err, name);
         }

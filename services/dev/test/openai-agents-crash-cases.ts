@@ -118,7 +118,7 @@ const approvalWaiting = async (sys: CrashSystem, runId: string) =>
  * model's answer; each charge made once at the witness under its key; the handoff marked; every model
  * answer's budget reserved first; and `dura replay` finds no divergence.
  */
-async function expectShopped(sys: CrashSystem, runId: string): Promise<RunEvent[]> {
+export async function expectShopped(sys: CrashSystem, runId: string): Promise<RunEvent[]> {
   await eventually(() => approvalWaiting(sys, runId), `${runId}: waiting for the approval`, 90_000);
   const approved = await dura(sys, ['approve', runId]);
   expect(approved.code, approved.output).toBe(0);

@@ -13,6 +13,7 @@ import {
   agentsCrashCases,
   EXAMPLE_ANSWER,
   EXAMPLE_QUESTION,
+  expectShopped,
   PATIENT_TOOLS_ENV,
   useAgentsModels,
 } from './openai-agents-crash-cases';
@@ -31,6 +32,20 @@ const crash = useCrashSystem(['tool-gateway', 'projector'], {
 
 describe('an Agents SDK agent on separate services, its planner killed with SIGKILL', () => {
   agentsCrashCases('planner', crash, models);
+});
+
+describe('an Agents SDK agent asking for whole responses (getResponse, not streamed)', () => {
+  it('hands off, charges three times, waits for the approval, answers; each model call asked once', async () => {
+    const sys = crash();
+    await sys.restart('planner', undefined, models().env());
+    const runId = 'agents-whole-responses';
+    await sys.submit({ runId, agent: { kind: 'agent', name: 'agents-shopper-whole' }, input: null });
+    await expectShopped(sys, runId);
+    expect(models().asked(runId)).toEqual([1, 1, 1, 1, 1]);
+    const asked = models().fake.requests.filter((r) => JSON.stringify(r.body).includes(`shop ${runId}`));
+    expect(asked).toHaveLength(5);
+    for (const request of asked) expect(request.body.stream).not.toBe(true);
+  });
 });
 
 describe('the Agents SDK help-desk example (agents-help-desk)', () => {
