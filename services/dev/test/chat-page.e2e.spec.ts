@@ -1,8 +1,9 @@
 // The chat example's page (examples/chat: useChat with resume) in Chromium against real services: a code agent
 // written with the AI SDK answers through a fake OpenAI-compatible server that streams slowly. The page is
-// reloaded three times mid-answer and the planner asking the model is SIGKILLed once mid-answer: the page
-// never shows a mix of two attempts and ends with exactly the recorded answer. A second message continues the
-// conversation (the earlier answer in its history), and a message sent while a turn runs is refused (409).
+// reloaded three times mid-answer and the worker asking the model (planner and gateway in one process) is
+// SIGKILLed once mid-answer and restarted: the page never shows a mix of two attempts and ends with exactly
+// the recorded answer. A second message continues the conversation (the earlier answer in its history), and a
+// message sent while a turn runs is refused (409).
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -72,13 +73,8 @@ const AGENT_ENV = (): Record<string, string> => ({
   DURA_TOOLS_MODULES: join(repoRoot(), 'examples', 'code-agents', 'tools.ts'),
   CHAT_MODEL_URL: llm().url,
 });
-const crash = useCrashSystem(['planner', 'tool-gateway', 'projector'], {
-  env: (name) =>
-    name === 'planner'
-      ? AGENT_ENV()
-      : name === 'tool-gateway'
-        ? { DURA_TOOLS_MODULES: AGENT_ENV()['DURA_TOOLS_MODULES']! }
-        : {},
+const crash = useCrashSystem(['worker', 'projector'], {
+  env: (name): Record<string, string> => (name === 'worker' ? AGENT_ENV() : {}),
 });
 
 let preview: ManagedProcess | undefined;
@@ -148,7 +144,7 @@ async function send(page: Page, text: string): Promise<void> {
 }
 
 describe('the useChat page over a durable chat', () => {
-  it('survives reloads and a killed planner mid-answer, continues, and refuses a message sent mid-turn', async () => {
+  it('survives reloads and a killed worker mid-answer, continues, and refuses a message sent mid-turn', async () => {
     const sys = crash();
     const page = await browser!.newPage();
     await page.goto(pageUrl);
@@ -171,8 +167,8 @@ describe('the useChat page over a durable chat', () => {
       'the first attempt again after a reload',
       (t) => t.length >= 40 && FIRST.startsWith(t),
     );
-    await sys.proc('planner').kill('SIGKILL');
-    await sys.restart('planner', undefined, AGENT_ENV());
+    await sys.proc('worker').kill('SIGKILL');
+    await sys.restart('worker');
     await untilShown(page, 'the second attempt streaming', (t) => t.length >= 12 && KEPT.startsWith(t));
     await page.reload();
     await untilShown(page, 'the second attempt after a reload', (t) => t.length >= 60 && KEPT.startsWith(t));
