@@ -99,7 +99,11 @@ function approvalOf(spec: DuraToolSpec): ApprovalPolicy | undefined {
   const wanted = spec.needsApproval;
   if (wanted === undefined || wanted === false) return undefined;
   if (wanted === true) return { onTimeout: 'reject' };
-  if (typeof wanted !== 'object' || wanted === null || !['reject', 'approve', 'fail'].includes(wanted.onTimeout))
+  if (
+    typeof wanted !== 'object' ||
+    wanted === null ||
+    !['reject', 'approve', 'fail'].includes(wanted.onTimeout)
+  )
     throw new AgentMisuse(
       `duraTools: ${spec.name}'s needsApproval is ${JSON.stringify(wanted)}; give true, false or ` +
         "an approval policy such as { onTimeout: 'reject', timeoutSeconds: 86400 }",

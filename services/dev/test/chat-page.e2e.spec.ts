@@ -76,9 +76,10 @@ const llm = useFakeLlmServer({
 
 const AGENT_ENV = (): Record<string, string> => ({
   DURA_AGENTS: join(EXAMPLE, 'agent.ts'),
-  DURA_TOOLS_MODULES: [join(repoRoot(), 'examples', 'code-agents', 'tools.ts'), join(EXAMPLE, 'tools.ts')].join(
-    ',',
-  ),
+  DURA_TOOLS_MODULES: [
+    join(repoRoot(), 'examples', 'code-agents', 'tools.ts'),
+    join(EXAMPLE, 'tools.ts'),
+  ].join(','),
   CHAT_MODEL_URL: llm().url,
 });
 const crash = useCrashSystem(['worker', 'projector'], {
@@ -245,7 +246,11 @@ describe('the useChat page over a durable chat', () => {
     // An approval in the chat: the note the model saves waits for the page; approved, the gateway saves it.
     await send(page, REMEMBER);
     // A tool part is named by the Dura tool's name.
-    const note = page.getByTestId('message-assistant').last().getByTestId('tool').filter({ hasText: 'notes.save' });
+    const note = page
+      .getByTestId('message-assistant')
+      .last()
+      .getByTestId('tool')
+      .filter({ hasText: 'notes.save' });
     const stateOf = (): Promise<string | null> => note.getAttribute('data-state', { timeout: 1_000 });
     await expect.poll(stateOf, { timeout: 60_000 }).toBe('approval-requested');
     await note.getByRole('button', { name: 'Approve' }).click();
@@ -263,9 +268,9 @@ describe('the useChat page over a durable chat', () => {
     );
     const log = await watchToEnd(sys, approved.turns.at(-1)!.runId);
     expect(log.filter((e) => e.type === 'signal_received').map((e) => e.data.name)).toEqual(['approve']);
-    expect(
-      log.flatMap((e) => (e.type === 'tool_call_completed' ? [e.data.result] : [])).at(-1),
-    ).toEqual({ saved: 'likes tea' });
+    expect(log.flatMap((e) => (e.type === 'tool_call_completed' ? [e.data.result] : [])).at(-1)).toEqual({
+      saved: 'likes tea',
+    });
   });
 
   it("docs/chat.md's and docs/ai-sdk.md's examples are the example's code", async () => {

@@ -58,7 +58,7 @@ async function turns(): Promise<{ runId: string; status: string }[]> {
 
 async function last(subject: string): Promise<Record<string, unknown> | undefined> {
   const msg = await sys!.setup.jsm.streams.getMessage(STREAMS.requests, { last_by_subj: subject });
-  return msg ? (msg.json() as Record<string, unknown>) : undefined;
+  return msg ? msg.json<Record<string, unknown>>() : undefined;
 }
 
 describe('POST /chat with PROJECTOR_CHAT_DOUBLE_TEXTING=interrupt', () => {
