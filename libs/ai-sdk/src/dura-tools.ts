@@ -1,7 +1,7 @@
 import type { LanguageModelV4CallOptions } from '@ai-sdk/provider';
 import { jsonSchema, tool, type FlexibleSchema, type Tool, type ToolSet } from 'ai';
-import { DuraError, type JsonObject } from '@dura/contracts';
-import { AgentMisuse, frameworkCtx, type Ctx } from '@dura/code-agents';
+import { DuraError, type ApprovalPolicy, type JsonObject } from '@dura/contracts';
+import { AgentMisuse, ToolFailure, frameworkCtx, type Ctx } from '@dura/code-agents';
 
 /**
  * A Dura tool as the model is shown it: its name as the agent declares it, and optionally its description
@@ -13,6 +13,12 @@ export interface DuraToolSpec {
   input?: FlexibleSchema;
   /** The input as JSON Schema, when the tool brought its own (an MCP server's). */
   inputJsonSchema?: Record<string, unknown>;
+  /**
+   * A person approves each call before the gateway runs it (the run waits, holding nothing; `dura approve`,
+   * the console or a chat page answers). `true` is `{ onTimeout: 'reject' }` with no timeout. A refusal is
+   * not run and the model is told, as the call's result `{ refused: reason }`.
+   */
+  needsApproval?: boolean | ApprovalPolicy;
 }
 
 /** A Dura tool by name or spec; in a record, an AI SDK tool without `execute` too (the code answers its calls). */
@@ -63,21 +69,46 @@ function isSpec(ref: DuraToolSpec | Tool): ref is DuraToolSpec {
 }
 
 function duraTool(ctx: Ctx, ref: DuraToolRef): Tool {
-  const spec = typeof ref === 'string' ? { name: ref } : ref;
+  const spec: DuraToolSpec = typeof ref === 'string' ? { name: ref } : ref;
   const inputSchema: FlexibleSchema =
     spec.input ?? jsonSchema(spec.inputJsonSchema ?? (ANY_OBJECT as unknown as Record<string, unknown>));
+  const approval = approvalOf(spec);
   return tool({
     description: spec.description ?? `The Dura tool ${spec.name}.`,
     inputSchema,
-    execute: (input: unknown) => {
+    execute: async (input: unknown) => {
       if (input === null || typeof input !== 'object' || Array.isArray(input))
         throw new DuraError(
           'invalid_tool_input',
           `${spec.name} takes an object, the model gave ${JSON.stringify(input)}`,
         );
-      return ctx.tool(spec.name, input as JsonObject);
+      if (!approval) return ctx.tool(spec.name, input as JsonObject);
+      try {
+        return await ctx.tool(spec.name, input as JsonObject, { approval });
+      } catch (err) {
+        // The refusal is recorded in the log (tool_call_failed, code `rejected`): the model is told, nothing ran.
+        if (err instanceof ToolFailure && err.code === 'rejected') return { refused: err.error.message };
+        throw err;
+      }
     },
   });
+}
+
+/** The approval policy a spec asks for; a spec that asks for none, or `false`, runs its calls unasked. */
+function approvalOf(spec: DuraToolSpec): ApprovalPolicy | undefined {
+  const wanted = spec.needsApproval;
+  if (wanted === undefined || wanted === false) return undefined;
+  if (wanted === true) return { onTimeout: 'reject' };
+  if (
+    typeof wanted !== 'object' ||
+    wanted === null ||
+    !['reject', 'approve', 'fail'].includes(wanted.onTimeout)
+  )
+    throw new AgentMisuse(
+      `duraTools: ${spec.name}'s needsApproval is ${JSON.stringify(wanted)}; give true, false or ` +
+        "an approval policy such as { onTimeout: 'reject', timeoutSeconds: 86400 }",
+    );
+  return wanted;
 }
 
 function ownTool(name: string, given: Tool): Tool {

@@ -1,8 +1,10 @@
 // The chat example's page (examples/chat: useChat with resume) in Chromium against real services: a code agent
 // written with the AI SDK answers through a fake OpenAI-compatible server that streams slowly. The page is
-// reloaded three times mid-answer and the planner asking the model is SIGKILLed once mid-answer: the page
-// never shows a mix of two attempts and ends with exactly the recorded answer. A second message continues the
-// conversation (the earlier answer in its history), and a message sent while a turn runs is refused (409).
+// reloaded three times mid-answer and the worker asking the model (planner and gateway in one process) is
+// SIGKILLed once mid-answer and restarted: the page never shows a mix of two attempts and ends with exactly
+// the recorded answer. A second message continues the conversation (the earlier answer in its history), and a
+// message sent while a turn runs is refused (409). A note the model saves waits for the page's approval,
+// shown as a tool part: approved, the gateway saves it and the turn completes.
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -33,6 +35,8 @@ const FIRST = Array.from({ length: 30 }, (_, i) => `lost-${i} `).join('');
 const KEPT = Array.from({ length: 30 }, (_, i) => `kept-${i} `).join('');
 const SECOND_ANSWER = 'The second answer continues the conversation.';
 const THIRD = Array.from({ length: 16 }, (_, i) => `third-${i} `).join('');
+const REMEMBER = 'remember that I like tea';
+const NOTED = 'Noted: you like tea.';
 
 type WireMessage = { role: string; content?: unknown };
 const textOf = (m: WireMessage | undefined): string => (typeof m?.content === 'string' ? m.content : '');
@@ -48,7 +52,10 @@ const llm = useFakeLlmServer({
     const messages = (body as { messages: WireMessage[] }).messages;
     const question = textOf(messages.filter((m) => m.role === 'user').at(-1));
     if (messages.at(-1)?.role !== 'tool')
-      return { kind: 'message', toolCalls: [{ name: 'research_search', arguments: { query: question } }] };
+      return question === REMEMBER
+        ? { kind: 'message', toolCalls: [{ name: 'notes_save', arguments: { text: 'likes tea' } }] }
+        : { kind: 'message', toolCalls: [{ name: 'research_search', arguments: { query: question } }] };
+    if (question === REMEMBER) return { kind: 'message', content: NOTED };
     const n = (answered.get(question) ?? 0) + 1;
     answered.set(question, n);
     if (question === 'tell me a story')
@@ -69,16 +76,14 @@ const llm = useFakeLlmServer({
 
 const AGENT_ENV = (): Record<string, string> => ({
   DURA_AGENTS: join(EXAMPLE, 'agent.ts'),
-  DURA_TOOLS_MODULES: join(repoRoot(), 'examples', 'code-agents', 'tools.ts'),
+  DURA_TOOLS_MODULES: [
+    join(repoRoot(), 'examples', 'code-agents', 'tools.ts'),
+    join(EXAMPLE, 'tools.ts'),
+  ].join(','),
   CHAT_MODEL_URL: llm().url,
 });
-const crash = useCrashSystem(['planner', 'tool-gateway', 'projector'], {
-  env: (name) =>
-    name === 'planner'
-      ? AGENT_ENV()
-      : name === 'tool-gateway'
-        ? { DURA_TOOLS_MODULES: AGENT_ENV()['DURA_TOOLS_MODULES']! }
-        : {},
+const crash = useCrashSystem(['worker', 'projector'], {
+  env: (name): Record<string, string> => (name === 'worker' ? AGENT_ENV() : {}),
 });
 
 let preview: ManagedProcess | undefined;
@@ -148,7 +153,7 @@ async function send(page: Page, text: string): Promise<void> {
 }
 
 describe('the useChat page over a durable chat', () => {
-  it('survives reloads and a killed planner mid-answer, continues, and refuses a message sent mid-turn', async () => {
+  it('survives reloads and a killed worker mid-answer, continues, refuses a message sent mid-turn, and asks the page to approve a note', async () => {
     const sys = crash();
     const page = await browser!.newPage();
     await page.goto(pageUrl);
@@ -171,8 +176,8 @@ describe('the useChat page over a durable chat', () => {
       'the first attempt again after a reload',
       (t) => t.length >= 40 && FIRST.startsWith(t),
     );
-    await sys.proc('planner').kill('SIGKILL');
-    await sys.restart('planner', undefined, AGENT_ENV());
+    await sys.proc('worker').kill('SIGKILL');
+    await sys.restart('worker');
     await untilShown(page, 'the second attempt streaming', (t) => t.length >= 12 && KEPT.startsWith(t));
     await page.reload();
     await untilShown(page, 'the second attempt after a reload', (t) => t.length >= 60 && KEPT.startsWith(t));
@@ -237,12 +242,49 @@ describe('the useChat page over a durable chat', () => {
       'Youand then?',
       'Youtake your time',
     ]);
+
+    // An approval in the chat: the note the model saves waits for the page; approved, the gateway saves it.
+    await send(page, REMEMBER);
+    // A tool part is named by the Dura tool's name.
+    const note = page
+      .getByTestId('message-assistant')
+      .last()
+      .getByTestId('tool')
+      .filter({ hasText: 'notes.save' });
+    const stateOf = (): Promise<string | null> => note.getAttribute('data-state', { timeout: 1_000 });
+    await expect.poll(stateOf, { timeout: 60_000 }).toBe('approval-requested');
+    await note.getByRole('button', { name: 'Approve' }).click();
+    await untilShown(page, 'the answer after the approval', (t) => t === NOTED);
+    await expect.poll(stateOf, { timeout: 60_000 }).toBe('output-available');
+    const approved = await eventually(
+      async () => {
+        const body = (await (await fetch(`${sys.system.apiUrl}/chat/story/messages`)).json()) as {
+          turns: { runId: string; status: string }[];
+        };
+        return body.turns.length === 4 && body.turns.at(-1)?.status === 'completed' ? body : undefined;
+      },
+      'the fourth turn completed',
+      60_000,
+    );
+    const log = await watchToEnd(sys, approved.turns.at(-1)!.runId);
+    expect(log.filter((e) => e.type === 'signal_received').map((e) => e.data.name)).toEqual(['approve']);
+    expect(log.flatMap((e) => (e.type === 'tool_call_completed' ? [e.data.result] : [])).at(-1)).toEqual({
+      saved: 'likes tea',
+    });
   });
 
-  it("docs/chat.md's example is the example page's code", async () => {
+  it("docs/chat.md's and docs/ai-sdk.md's examples are the example's code", async () => {
     const doc = await readFile(join(repoRoot(), 'docs', 'chat.md'), 'utf8');
     const shown = /```tsx\n([\s\S]*?)```/.exec(doc)?.[1];
     expect(shown).toBeDefined();
     expect(await readFile(join(EXAMPLE, 'src', 'App.tsx'), 'utf8')).toContain(shown!.trimEnd());
+    // The approval option as both pages show it is the agent's line.
+    const agent = await readFile(join(EXAMPLE, 'agent.ts'), 'utf8');
+    for (const page of ['chat.md', 'ai-sdk.md']) {
+      const text = await readFile(join(repoRoot(), 'docs', page), 'utf8');
+      const approval = /```ts\n(.*needsApproval.*)\n```/.exec(text)?.[1];
+      expect(approval, page).toBeDefined();
+      expect(agent, page).toContain(approval!.trim());
+    }
   });
 });
