@@ -65,6 +65,7 @@ import { createSnapshotStore, type SnapshotStore } from './snapshot-store';
 import { createSnapshotWriter } from './snapshot-writer';
 import { reportToParent } from './parent-report';
 import { unlessSuperseded } from './superseded-watch';
+import type { RunFlow } from './run-flow';
 
 export interface RunDriverDeps {
   store: EventStore;
@@ -93,6 +94,8 @@ export interface RunDriverDeps {
    * inside the drive, instead of going out as tool tasks, and the drive goes on with their observations.
    */
   localTools?: LocalTools;
+  /** Model limits and concurrency keys: asked before each model call; told when a run ends. */
+  flow?: RunFlow;
 }
 
 /** The gateway half of a worker, as the drive uses it (see the gateway's `local`). */
@@ -535,6 +538,7 @@ export function createRunDriver(deps: RunDriverDeps) {
   async function settleFinished(run: CachedRun): Promise<void> {
     const { state } = run;
     const runId = state.runId as string;
+    await deps.flow?.finished(state);
     const parent = state.request?.parent;
     if (parent) {
       failpoint('planner.before-parent-report');
@@ -848,6 +852,7 @@ export function createRunDriver(deps: RunDriverDeps) {
                 return inDecision(fn);
               },
               ask: ({ state, request }) => callModel(state, request),
+              ...(deps.flow ? { admit: deps.flow.admit } : {}),
               live: liveFor(runId, run.state.decisions),
               ...(deps.sealDecision ? { seal: deps.sealDecision } : {}),
             });

@@ -1,0 +1,186 @@
+import {
+  capacityReason,
+  limitsFor,
+  releaseSlot,
+  settleTicket,
+  takeSlot,
+  takeTicket,
+  throttled,
+  type CallCost,
+  type LimitName,
+  type ModelLimit,
+} from '@dura/core';
+import type { FlowStore, Ticket } from './flow-store';
+import { flowMetrics } from './flow-metrics';
+
+/** A model call as flow control sees it: its worst case, whose run and decision it is, which tenant pays. */
+export interface CallRequest {
+  runId: string;
+  /** The decision the call makes (`state.decisions`): a call is one holder across re-drives of the run. */
+  decision: number;
+  tenant: string;
+  /** `provider/model`. */
+  model: string;
+  inputTokens: number;
+  outputTokens: number;
+}
+
+export type FlowAdmission =
+  | { kind: 'go'; settle(used: { inputTokens: number; outputTokens: number } | undefined): Promise<void> }
+  | { kind: 'wait'; until: number; reason: string; limit: LimitName; model: string };
+
+export interface FlowControl {
+  /** Whether the call may go now (then `settle` once it answered), or until when it waits, and on which limit. */
+  admit(call: CallRequest): Promise<FlowAdmission>;
+  /** The provider answered 429: every shared limit of `model` lowers its rate (see `throttled`). */
+  throttle(model: string, retryAfterMs: number): Promise<void>;
+  /** A slot of a run's concurrency key, held from its first decision to its end; else when to ask again. */
+  enterKey(
+    key: string,
+    limit: number,
+    runId: string,
+  ): Promise<{ kind: 'go' } | { kind: 'wait'; until: number }>;
+  /** The run ended: its key's slot is free. */
+  leaveKey(key: string, runId: string): Promise<void>;
+}
+
+/** A ticket due this close to now goes now: the timer would fire later than that anyway. */
+const DUE_SLACK_MS = 50;
+/** Concurrency keys: a run that holds one and shows no sign of life for this long (killed, lost) gives it back. */
+export const KEY_LEASE_MS = 10 * 60_000;
+
+/**
+ * Model limits and concurrency keys over the shared `FlowStore`. A call takes a concurrency slot under each
+ * limit first, then a rate ticket; a ticket for later gives the slots back and the run waits for it on a
+ * durable timer, and finds its ticket in the store when it asks again.
+ */
+export function createFlowControl(deps: {
+  store: FlowStore;
+  limits: readonly ModelLimit[];
+  clock?: () => number;
+  /** How long a concurrent call's slot is leased: a holder killed mid-call frees it after this (default 5 min). */
+  leaseMs?: number;
+}): FlowControl {
+  const clock = deps.clock ?? Date.now;
+  const leaseMs = deps.leaseMs ?? 5 * 60_000;
+  const metrics = flowMetrics();
+
+  async function releaseAll(keys: readonly string[], holder: string): Promise<void> {
+    await Promise.all(
+      keys.map((key) =>
+        deps.store.update(key, (record) => ({
+          record: releaseSlot(record, holder, clock()),
+          result: undefined,
+        })),
+      ),
+    );
+  }
+
+  return {
+    async admit(call) {
+      const applying = limitsFor(deps.limits, call.model, call.tenant);
+      if (applying.length === 0) return { kind: 'go', settle: () => Promise.resolve() };
+      const holder = `${call.runId}:${call.decision}`;
+      const cost: CallCost = { holder, inputTokens: call.inputTokens, outputTokens: call.outputTokens };
+      const wait = (until: number, limit: LimitName, perTenant: boolean): FlowAdmission => {
+        const labels = { model: call.model, key: '', tenant: call.tenant, limit };
+        metrics.waited(labels, (until - clock()) / 1000);
+        const reason = capacityReason(call.model, limit, perTenant ? call.tenant : undefined);
+        return { kind: 'wait', until, limit, model: call.model, reason };
+      };
+      // Slots first: a call holding a slot while it waits for a ticket would keep others out for nothing.
+      const slotted: string[] = [];
+      for (const { limit, key } of applying) {
+        if (limit.concurrentCalls === undefined) continue;
+        const outcome = await deps.store.update(key, (record) => {
+          const taken = takeSlot(record, limit, holder, leaseMs, clock());
+          return { record: taken.record, result: taken.outcome };
+        });
+        if (outcome.kind === 'full') {
+          await releaseAll(slotted, holder);
+          return wait(outcome.recheckAt, 'concurrent calls', limit.tenant !== undefined);
+        }
+        slotted.push(key);
+      }
+      // A ticket under each rate limit, or the one this call already holds from an earlier try.
+      const tickets: { key: string; limit: ModelLimit; ticket: Ticket; stored: boolean }[] = [];
+      for (const { limit, key } of applying) {
+        if (!limit.requestsPerMinute && !limit.inputTokensPerMinute && !limit.outputTokensPerMinute) continue;
+        const held = await deps.store.ticket(key, holder);
+        if (held) {
+          tickets.push({ key, limit, ticket: held, stored: true });
+          continue;
+        }
+        const outcome = await deps.store.update(key, (record) => {
+          const ticket = takeTicket(record, limit, cost, clock());
+          return { record: ticket.record, result: ticket.outcome };
+        });
+        const ticket: Ticket =
+          outcome.kind === 'at' ? outcome : { at: clock(), limit: 'requests per minute' };
+        tickets.push({ key, limit, ticket, stored: false });
+      }
+      const latest = tickets.reduce<(typeof tickets)[number] | undefined>(
+        (last, entry) => (last && last.ticket.at >= entry.ticket.at ? last : entry),
+        undefined,
+      );
+      if (latest && latest.ticket.at > clock() + DUE_SLACK_MS) {
+        // Every ticket is kept, so asking again after the wait takes nothing twice.
+        await Promise.all(
+          tickets.filter((t) => !t.stored).map((t) => deps.store.putTicket(t.key, holder, t.ticket)),
+        );
+        await releaseAll(slotted, holder);
+        return wait(latest.ticket.at, latest.ticket.limit, latest.limit.tenant !== undefined);
+      }
+      await Promise.all(tickets.filter((t) => t.stored).map((t) => deps.store.dropTicket(t.key, holder)));
+      metrics.admitted({ model: call.model, tenant: call.tenant });
+      return {
+        kind: 'go',
+        settle: async (used) => {
+          await releaseAll(slotted, holder);
+          if (!used) return;
+          await Promise.all(
+            tickets.map(({ key, limit }) =>
+              deps.store.update(key, (record) => ({
+                record: settleTicket(record, limit, cost, used, clock()),
+                result: undefined,
+              })),
+            ),
+          );
+        },
+      };
+    },
+
+    async throttle(model, retryAfterMs) {
+      const shared = deps.limits.filter((limit) => limit.model === model && limit.tenant === undefined);
+      await Promise.all(
+        shared.map((limit) =>
+          deps.store.update(model, (record) => ({
+            record: throttled(record, limit, retryAfterMs, clock()),
+            result: undefined,
+          })),
+        ),
+      );
+      metrics.throttled(model);
+    },
+
+    async enterKey(key, limit, runId) {
+      const outcome = await deps.store.update(`key:${key}`, (record) => {
+        const taken = takeSlot(record, { model: key, concurrentCalls: limit }, runId, KEY_LEASE_MS, clock());
+        return { record: taken.record, result: taken.outcome };
+      });
+      if (outcome.kind === 'go') return { kind: 'go' };
+      metrics.waited(
+        { model: '', key, tenant: '', limit: 'concurrency key' },
+        (outcome.recheckAt - clock()) / 1000,
+      );
+      return { kind: 'wait', until: outcome.recheckAt };
+    },
+
+    async leaveKey(key, runId) {
+      await deps.store.update(`key:${key}`, (record) => ({
+        record: releaseSlot(record, runId, clock()),
+        result: undefined,
+      }));
+    },
+  };
+}
