@@ -19,6 +19,11 @@ export interface ModelLimit {
   inputTokensPerMinute?: number;
   outputTokensPerMinute?: number;
   concurrentCalls?: number;
+  /**
+   * How many seconds' worth a bucket holds (1 to 60, default 60): a provider that smooths its limit (say
+   * 60 requests/min as one per second) is declared with a short burst.
+   */
+  burstSeconds?: number;
 }
 
 /** The name a wait shows for the limit it waits on. */
@@ -76,7 +81,13 @@ export function throttleFactor(record: LimitRecord, now: number): number {
   return record.throttle && record.throttle.until > now ? record.throttle.factor : 1;
 }
 
-/** Each declared bucket refilled up to `now`, never above one minute's worth. */
+/** What a bucket holds at most: `burstSeconds` of its rate, one minute's worth by default. */
+export function capacityOf(limit: ModelLimit, perMinute: number): number {
+  const seconds = Math.min(60, Math.max(1, limit.burstSeconds ?? 60));
+  return (perMinute * seconds) / 60;
+}
+
+/** Each declared bucket refilled up to `now`, never above its capacity. */
 export function refilled(record: LimitRecord, limit: ModelLimit, now: number): LimitRecord {
   const elapsed = Math.max(0, now - record.at);
   const factor = throttleFactor(record, now);
@@ -84,8 +95,9 @@ export function refilled(record: LimitRecord, limit: ModelLimit, now: number): L
   for (const { rate, per } of RATES) {
     const perMinute = limit[per] as number | undefined;
     if (perMinute === undefined) continue;
-    const level = record.levels[rate] ?? perMinute;
-    levels[rate] = Math.min(perMinute, level + (elapsed * perMinute * factor) / MINUTE_MS);
+    const capacity = capacityOf(limit, perMinute);
+    const level = record.levels[rate] ?? capacity;
+    levels[rate] = Math.min(capacity, level + (elapsed * perMinute * factor) / MINUTE_MS);
   }
   return { ...record, at: Math.max(now, record.at), levels };
 }
@@ -96,8 +108,8 @@ function costOf(rate: Rate, call: CallCost): number {
 
 /**
  * Takes `call`'s worst case from every rate bucket of `limit`. `go` when each had enough; else `at`, the
- * moment the deepest debt is paid back (the bucket that binds is named). A cost above a minute's worth
- * is taken as one minute's worth: it goes when the bucket is full, never never.
+ * moment the deepest debt is paid back (the bucket that binds is named). A cost above a bucket's capacity
+ * is taken as its capacity: it goes when the bucket is full, rather than never.
  */
 export function takeTicket(
   current: LimitRecord,
@@ -113,7 +125,7 @@ export function takeTicket(
   for (const { rate, per, name } of RATES) {
     const perMinute = limit[per] as number | undefined;
     if (perMinute === undefined) continue;
-    const cost = Math.min(perMinute, costOf(rate, call));
+    const cost = Math.min(capacityOf(limit, perMinute), costOf(rate, call));
     const after = (levels[rate] as number) - cost;
     levels[rate] = after;
     if (after >= 0) continue;
@@ -145,7 +157,7 @@ export function settleTicket(
   for (const { rate, per } of RATES) {
     const perMinute = limit[per] as number | undefined;
     if (perMinute === undefined || back[rate] === 0) continue;
-    levels[rate] = Math.min(perMinute, (levels[rate] as number) + back[rate]);
+    levels[rate] = Math.min(capacityOf(limit, perMinute), (levels[rate] as number) + back[rate]);
   }
   return { ...record, levels };
 }
@@ -182,7 +194,9 @@ function pruned(record: LimitRecord, now: number): LimitRecord {
 /**
  * A concurrency slot for `holder`, leased for `leaseMs`, when fewer than `limit.concurrentCalls` are held and
  * no caller that asked earlier still waits for one. Refused callers queue in the order they first asked
- * and are told when to ask again (sooner the closer they are to the front).
+ * and are told when to ask again (sooner the closer they are to the front). `slot` names the slot taken
+ * (default `holder`): asking again under the same name renews its lease instead of taking another, which a
+ * call gives a name of its own so that two attempts of one decision never share a slot.
  */
 export function takeSlot(
   current: LimitRecord,
@@ -190,12 +204,13 @@ export function takeSlot(
   holder: string,
   leaseMs: number,
   now: number,
+  slot: string = holder,
 ): { record: LimitRecord; outcome: SlotOutcome } {
   const capacity = limit.concurrentCalls;
   const record = pruned(current, now);
-  if (capacity === undefined || holder in record.slots) {
+  if (capacity === undefined || slot in record.slots) {
     if (capacity === undefined) return { record: current, outcome: { kind: 'go' } };
-    const slots = { ...record.slots, [holder]: now + leaseMs };
+    const slots = { ...record.slots, [slot]: now + leaseMs };
     return { record: { ...record, slots }, outcome: { kind: 'go' } };
   }
   const since = record.queue[holder]?.since ?? now;
@@ -206,7 +221,7 @@ export function takeSlot(
   const free = capacity - Object.keys(record.slots).length;
   if (free > ahead) {
     const { [holder]: _left, ...queue } = record.queue;
-    const slots = { ...record.slots, [holder]: now + leaseMs };
+    const slots = { ...record.slots, [slot]: now + leaseMs };
     return { record: { ...record, slots, queue }, outcome: { kind: 'go' } };
   }
   const soonestEnd = Math.min(...Object.values(record.slots), now + SLOT_RECHECK_MAX_MS);
@@ -214,6 +229,17 @@ export function takeSlot(
   const recheckAt = Math.max(now + 250, Math.min(soonestEnd, now + backoff));
   const queue = { ...record.queue, [holder]: { since, until: recheckAt + QUEUE_GRACE_MS } };
   return { record: { ...record, queue }, outcome: { kind: 'full', recheckAt, ahead } };
+}
+
+/** The queued callers a free slot is waiting for, first in line first (as many as slots are free). */
+export function nextInLine(current: LimitRecord, limit: ModelLimit, now: number): string[] {
+  const record = pruned(current, now);
+  const free = (limit.concurrentCalls ?? 0) - Object.keys(record.slots).length;
+  if (free <= 0) return [];
+  return Object.entries(record.queue)
+    .sort(([a, x], [b, y]) => x.since - y.since || (a < b ? -1 : 1))
+    .slice(0, free)
+    .map(([holder]) => holder);
 }
 
 /** The slot of `holder` given back (a no-op when it holds none). */

@@ -51,9 +51,11 @@ export type { TokenFrame, TokenFrames } from './token-frames';
 export { createTokenText } from './token-text';
 export type { AnswerText, TokenText } from './token-text';
 export {
+  capacityOf,
   capacityReason,
   emptyLimitRecord,
   limitsFor,
+  nextInLine,
   QUEUE_GRACE_MS,
   refilled,
   releaseSlot,

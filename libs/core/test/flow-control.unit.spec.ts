@@ -155,3 +155,20 @@ describe('model limits: which apply', () => {
     );
   });
 });
+
+describe('model limits: a short burst', () => {
+  it('given 120 requests/min with a 5 s burst, 10 go at once and then one every half second', () => {
+    const limit: ModelLimit = { model: MODEL, requestsPerMinute: 120, burstSeconds: 5 };
+    let record = emptyLimitRecord(0);
+    const outcomes = Array.from({ length: 12 }, (_, i) => {
+      const taken = takeTicket(record, limit, call(`r${i}`), 0);
+      record = taken.record;
+      return taken.outcome;
+    });
+    expect(outcomes.filter((o) => o.kind === 'go')).toHaveLength(10);
+    expect(outcomes.slice(10)).toEqual([
+      { kind: 'at', at: 500, limit: 'requests per minute' },
+      { kind: 'at', at: 1_000, limit: 'requests per minute' },
+    ]);
+  });
+});

@@ -1,6 +1,10 @@
+import { randomUUID } from 'node:crypto';
+import type { JetStreamClient } from '@nats-io/jetstream';
+import { SUBJECTS, TASK_VERSION, type DecideTask } from '@dura/contracts';
 import {
   capacityReason,
   limitsFor,
+  nextInLine,
   releaseSlot,
   settleTicket,
   takeSlot,
@@ -40,12 +44,12 @@ export interface FlowControl {
     limit: number,
     runId: string,
   ): Promise<{ kind: 'go' } | { kind: 'wait'; until: number }>;
-  /** The run ended: its key's slot is free. */
-  leaveKey(key: string, runId: string): Promise<void>;
+  /** The run ended: its key's slot is free, and the first runs in line for it are woken. */
+  leaveKey(key: string, limit: number, runId: string): Promise<void>;
 }
 
-/** A ticket due this close to now goes now: the timer would fire later than that anyway. */
-const DUE_SLACK_MS = 50;
+/** A ticket goes only once due: a call made earlier could reach the provider before its bucket has room. */
+const DUE_SLACK_MS = 0;
 /** Concurrency keys: a run that holds one and shows no sign of life for this long (killed, lost) gives it back. */
 export const KEY_LEASE_MS = 10 * 60_000;
 
@@ -60,18 +64,34 @@ export function createFlowControl(deps: {
   clock?: () => number;
   /** How long a concurrent call's slot is leased: a holder killed mid-call frees it after this (default 5 min). */
   leaseMs?: number;
+  /**
+   * Tells a run waiting for a slot that one came free (a decide task the planner answers by ending its wait);
+   * without it, waiting runs find out when their timer fires.
+   */
+  wake?: (runId: string) => Promise<void>;
 }): FlowControl {
   const clock = deps.clock ?? Date.now;
   const leaseMs = deps.leaseMs ?? 5 * 60_000;
   const metrics = flowMetrics();
 
-  async function releaseAll(keys: readonly string[], holder: string): Promise<void> {
+  async function releaseAll(
+    keys: readonly { key: string; limit: ModelLimit }[],
+    holder: string,
+  ): Promise<void> {
+    await Promise.all(keys.map(({ key, limit }) => release(key, limit, holder)));
+  }
+
+  /** Gives a slot back and wakes whoever is first in line for it. */
+  async function release(key: string, limit: ModelLimit, holder: string): Promise<void> {
+    const next = await deps.store.update(key, (record) => {
+      const released = releaseSlot(record, holder, clock());
+      return { record: released, result: nextInLine(released, limit, clock()) };
+    });
     await Promise.all(
-      keys.map((key) =>
-        deps.store.update(key, (record) => ({
-          record: releaseSlot(record, holder, clock()),
-          result: undefined,
-        })),
+      next.map((waiter) =>
+        deps.wake?.(runOf(waiter)).catch(() => {
+          // A lost wake costs time, not correctness: the waiter asks again when its timer fires.
+        }),
       ),
     );
   }
@@ -81,6 +101,8 @@ export function createFlowControl(deps: {
       const applying = limitsFor(deps.limits, call.model, call.tenant);
       if (applying.length === 0) return { kind: 'go', settle: () => Promise.resolve() };
       const holder = `${call.runId}:${call.decision}`;
+      // Two drives of one decision (a redelivered task beside a live one) each take a slot of their own.
+      const slot = `${holder}:${randomUUID()}`;
       const cost: CallCost = { holder, inputTokens: call.inputTokens, outputTokens: call.outputTokens };
       const wait = (until: number, limit: LimitName, perTenant: boolean): FlowAdmission => {
         const labels = { model: call.model, key: '', tenant: call.tenant, limit };
@@ -89,18 +111,18 @@ export function createFlowControl(deps: {
         return { kind: 'wait', until, limit, model: call.model, reason };
       };
       // Slots first: a call holding a slot while it waits for a ticket would keep others out for nothing.
-      const slotted: string[] = [];
+      const slotted: { key: string; limit: ModelLimit }[] = [];
       for (const { limit, key } of applying) {
         if (limit.concurrentCalls === undefined) continue;
         const outcome = await deps.store.update(key, (record) => {
-          const taken = takeSlot(record, limit, holder, leaseMs, clock());
+          const taken = takeSlot(record, limit, holder, leaseMs, clock(), slot);
           return { record: taken.record, result: taken.outcome };
         });
         if (outcome.kind === 'full') {
-          await releaseAll(slotted, holder);
+          await releaseAll(slotted, slot);
           return wait(outcome.recheckAt, 'concurrent calls', limit.tenant !== undefined);
         }
-        slotted.push(key);
+        slotted.push({ key, limit });
       }
       // A ticket under each rate limit, or the one this call already holds from an earlier try.
       const tickets: { key: string; limit: ModelLimit; ticket: Ticket; stored: boolean }[] = [];
@@ -128,7 +150,7 @@ export function createFlowControl(deps: {
         await Promise.all(
           tickets.filter((t) => !t.stored).map((t) => deps.store.putTicket(t.key, holder, t.ticket)),
         );
-        await releaseAll(slotted, holder);
+        await releaseAll(slotted, slot);
         return wait(latest.ticket.at, latest.ticket.limit, latest.limit.tenant !== undefined);
       }
       await Promise.all(tickets.filter((t) => t.stored).map((t) => deps.store.dropTicket(t.key, holder)));
@@ -136,7 +158,7 @@ export function createFlowControl(deps: {
       return {
         kind: 'go',
         settle: async (used) => {
-          await releaseAll(slotted, holder);
+          await releaseAll(slotted, slot);
           if (!used) return;
           await Promise.all(
             tickets.map(({ key, limit }) =>
@@ -176,11 +198,22 @@ export function createFlowControl(deps: {
       return { kind: 'wait', until: outcome.recheckAt };
     },
 
-    async leaveKey(key, runId) {
-      await deps.store.update(`key:${key}`, (record) => ({
-        record: releaseSlot(record, runId, clock()),
-        result: undefined,
-      }));
+    async leaveKey(key, limit, runId) {
+      await release(`key:${key}`, { model: key, concurrentCalls: limit }, runId);
     },
+  };
+}
+
+/** The run of a waiter: a call's holder is `runId:decision`, a concurrency key's is the run id. */
+function runOf(holder: string): string {
+  const colon = holder.lastIndexOf(':');
+  return colon > 0 && /^\d+$/.test(holder.slice(colon + 1)) ? holder.slice(0, colon) : holder;
+}
+
+/** Wakes a run waiting for a slot: a decide task of reason `capacity` (each wake its own message). */
+export function wakeFor(js: JetStreamClient): (runId: string) => Promise<void> {
+  return async (runId) => {
+    const task: DecideTask = { v: TASK_VERSION, runId, afterSeq: 0, reason: 'capacity' };
+    await js.publish(SUBJECTS.decideTask, JSON.stringify(task), { msgID: `${runId}@wake-${randomUUID()}` });
   };
 }

@@ -16,6 +16,7 @@ export const ModelLimitSchema = z
     inputTokensPerMinute: perMinute.optional(),
     outputTokensPerMinute: perMinute.optional(),
     concurrentCalls: perMinute.optional(),
+    burstSeconds: z.number().int().min(1).max(60).optional(),
   })
   .refine(
     (limit) =>

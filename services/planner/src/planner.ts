@@ -32,7 +32,7 @@ import { createRunDriver, DEFAULT_SNAPSHOT_EVERY, type LocalTools } from './run-
 import { openSnapshotBucket } from './snapshot-store';
 import { sealDecision, sealRequest } from './seal-request';
 import { registeredSecrets } from './secret-inputs';
-import { createFlowControl, type FlowControl } from './flow-control';
+import { createFlowControl, wakeFor, type FlowControl } from './flow-control';
 import { createFlowStore } from './flow-store';
 import { createRunFlow } from './run-flow';
 import { createTenantAdmission } from './tenant-admission';
@@ -129,6 +129,7 @@ export function createPlanner(deps: PlannerDeps) {
       createFlowControl({
         store: createFlowStore({ js: deps.js, log: deps.log, replicas: deps.streams?.replicas ?? 1 }),
         limits: deps.flow?.limits ?? [],
+        wake: wakeFor(deps.js),
         ...(deps.flow?.leaseMs === undefined ? {} : { leaseMs: deps.flow.leaseMs }),
       }),
     model: deps.model,
@@ -234,8 +235,15 @@ export function createPlanner(deps: PlannerDeps) {
     : undefined;
 
   async function handleDecide(data: Uint8Array): Promise<void> {
-    const { runId, afterSeq, trace } = decodeOrThrow(data, DecideTaskSchema, 'decide task', TASK_DECODE);
-    await withLogFields({ runId }, () => driver.drive(runId, { afterSeq, ...(trace ? { trace } : {}) }));
+    const { runId, afterSeq, trace, reason } = decodeOrThrow(
+      data,
+      DecideTaskSchema,
+      'decide task',
+      TASK_DECODE,
+    );
+    // A wake names no event of the log: the drive reads the whole tail.
+    const position = reason === 'capacity' ? { wake: true } : { afterSeq };
+    await withLogFields({ runId }, () => driver.drive(runId, { ...position, ...(trace ? { trace } : {}) }));
   }
 
   return {

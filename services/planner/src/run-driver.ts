@@ -56,7 +56,7 @@ import {
 } from '@dura/telemetry';
 import { context as otelContext, SpanKind, trace, type Context } from '@opentelemetry/api';
 import type { Model, ModelTurn } from '@dura/agents';
-import { failedDraft, plannerStep, type PlannerStep } from '@dura/agents';
+import { CAPACITY_WAIT_PREFIX, failedDraft, plannerStep, type PlannerStep } from '@dura/agents';
 import type { Cancellations } from './cancellations';
 import type { Parking } from './parking';
 import { folded, RunStateCache, type CachedRun } from './run-state-cache';
@@ -169,6 +169,8 @@ export interface DriveOptions {
    * event of any kind makes the next guarded append fail and re-read, so nothing is missed.
    */
   afterSeq?: number;
+  /** A slot the run may be waiting for came free: its open wait for capacity ends now (see `RunFlow`). */
+  wake?: boolean;
 }
 
 interface Decision {
@@ -711,6 +713,7 @@ export function createRunDriver(deps: RunDriverDeps) {
     let modelCalls = 0;
     let dispatched = 0;
     let through = options.afterSeq;
+    let wake = options.wake === true;
     let failure: unknown;
     try {
       return await retryOnConflict(driveLoop, {
@@ -811,6 +814,14 @@ export function createRunDriver(deps: RunDriverDeps) {
         }
         if (action.kind !== 'idle' && (await parkedElsewhere(run.state)))
           return { state: run.state, modelCalls, dispatched };
+        const capacityWait = run.state.waiting;
+        if (wake && run.state.status === 'waiting' && capacityWait?.waitId.startsWith(CAPACITY_WAIT_PREFIX)) {
+          // Its timer would end it later; a freed slot ends it now, and the call asks for admission again.
+          const drafts: EventDraft[] = [{ type: 'timer_fired', data: { waitId: capacityWait.waitId } }];
+          known = await record(run, { kind: 'record', drafts });
+          wake = false;
+          continue;
+        }
         switch (action.kind) {
           case 'idle':
             if (action.reason === 'finished' && isTerminal(run.state.status)) {

@@ -46,7 +46,7 @@ export function createRunFlow(deps: {
     },
     async finished(state) {
       const key = state.request?.concurrency;
-      if (key && state.runId) await deps.flow.leaveKey(key.key, state.runId);
+      if (key && state.runId) await deps.flow.leaveKey(key.key, key.limit, state.runId);
     },
   };
 }

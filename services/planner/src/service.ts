@@ -14,7 +14,7 @@ import { agentCatalogue } from './agent-catalogue';
 import type { PlannerConfig } from './config';
 import { createPayloadAccess } from './payload-access';
 import { createPlanner, type Planner } from './planner';
-import { createFlowControl } from './flow-control';
+import { createFlowControl, wakeFor } from './flow-control';
 import { createFlowStore } from './flow-store';
 import type { LocalTools } from './run-driver';
 import { parseTenantLimits } from './tenant-limits';
@@ -78,6 +78,7 @@ export async function buildPlanner(parts: PlannerServiceParts): Promise<Planner>
     store: createFlowStore({ js: nats.js, log, replicas: config.DURA_STREAM_REPLICAS }),
     limits: config.DURA_MODEL_LIMITS,
     leaseMs: config.DURA_MODEL_CALL_LEASE_MS,
+    wake: wakeFor(nats.js),
   });
   if (config.DURA_MODEL_LIMITS.length > 0)
     log.info('model limits', { limits: config.DURA_MODEL_LIMITS.map((limit) => JSON.stringify(limit)) });

@@ -140,7 +140,7 @@ describe('model limits shared through NATS KV', () => {
     expect(await flow.enterKey('customer:42', 1, 'run-a')).toEqual({ kind: 'go' });
     expect((await flow.enterKey('customer:42', 1, 'run-b')).kind).toBe('wait');
     expect(await flow.enterKey('customer:42', 1, 'run-a')).toEqual({ kind: 'go' });
-    await flow.leaveKey('customer:42', 'run-a');
+    await flow.leaveKey('customer:42', 1, 'run-a');
     expect(await flow.enterKey('customer:42', 1, 'run-b')).toEqual({ kind: 'go' });
     const a = await flow.admit({ ...call('ta-1', { tenant: 'a' }), model: limit.model });
     const b = await flow.admit({ ...call('tb-1', { tenant: 'b' }), model: limit.model });
