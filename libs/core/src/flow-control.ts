@@ -163,7 +163,7 @@ export function settleTicket(
 }
 
 /**
- * A provider answered 429: its rate for this model is halved (down to a tenth) until a minute after
+ * A provider answered 429: its rate for this model is lowered by a quarter (down to a quarter) until a minute after
  * `retryAfterMs`, and nothing more goes out before `retryAfterMs` has passed.
  */
 export function throttled(
@@ -173,7 +173,7 @@ export function throttled(
   now: number,
 ): LimitRecord {
   const record = refilled(current, limit, now);
-  const factor = Math.max(0.1, throttleFactor(record, now) / 2);
+  const factor = Math.max(0.25, throttleFactor(record, now) * 0.75);
   const levels = { ...record.levels };
   for (const { rate, per } of RATES) {
     const perMinute = limit[per] as number | undefined;

@@ -90,9 +90,9 @@ describe('model limits: rate tickets', () => {
   it('given a 429 with Retry-After, nothing goes before it and the rate stays lowered for a while', () => {
     const record = throttled(emptyLimitRecord(0), limit, 5_000, 0);
     const next = takeTicket(record, limit, call('a'), 0);
-    // Half rate: the 5 s pause is 2.5 units of debt, one more request is paid back at 0.5 per second.
-    expect(next.outcome).toEqual({ kind: 'at', at: 7_000, limit: 'requests per minute' });
-    expect(record.throttle).toEqual({ factor: 0.5, until: 65_000 });
+    // Three quarters of the rate: the 5 s pause is 3.75 units of debt, one more is paid back at 0.75 per second.
+    expect(next.outcome).toEqual({ kind: 'at', at: 6_334, limit: 'requests per minute' });
+    expect(record.throttle).toEqual({ factor: 0.75, until: 65_000 });
     // After the recovery time, the full rate is back.
     const recovered = takeTicket(next.record, limit, call('b'), 200_000);
     expect(recovered.outcome).toEqual({ kind: 'go' });

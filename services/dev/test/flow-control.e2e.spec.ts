@@ -16,17 +16,17 @@ import { dura, eventually, getJson } from './system';
 
 const KEY_TOOLS = fileURLToPath(new URL('./fixtures/key-witness-tools.ts', import.meta.url));
 const RPM = 120;
-/** The provider smooths its limit: a bucket holds 5 seconds' worth (10 requests), refilled 2 per second. */
-const BURST_SECONDS = 5;
+/** The provider smooths its limit: a bucket holds 15 seconds' worth (30 requests), refilled 2 per second. */
+const BURST_SECONDS = 15;
 const BURST = (RPM * BURST_SECONDS) / 60;
 const CONCURRENT = 8;
 const MODEL = 'openai/fake-1';
 const REASON = `capacity of ${MODEL} (requests per minute)`;
-const RUNS: Record<string, number> = { a: 40, b: 10, c: 10 };
+const RUNS: Record<string, number> = { a: 50, b: 10, c: 10 };
 const KEYS = 4;
 const RUNS_PER_KEY = 4;
 
-/** The provider's side: a bucket refilled continuously, 8 calls at once, 429 with Retry-After above. */
+/** The provider's side: a bucket refilled continuously, 429 with Retry-After above; calls at once measured. */
 let provider: FakeLlmServer;
 let refused = 0;
 const refusals: string[] = [];
@@ -49,9 +49,9 @@ beforeAll(async () => {
     respond: ({ receivedAt }) => {
       level = Math.min(BURST, level + ((receivedAt - at) * RPM) / 60_000);
       at = receivedAt;
-      if (level < 1 || inFlight >= CONCURRENT) {
+      if (level < 1) {
         refused += 1;
-        refusals.push(level < 1 ? `rate (level ${level.toFixed(3)})` : `${inFlight} calls at once`);
+        refusals.push(`level ${level.toFixed(3)} at ${receivedAt}`);
         return { kind: 'status', status: 429, headers: { 'retry-after': '1' } };
       }
       level -= 1;
@@ -155,11 +155,8 @@ describe('flow control across three planners', () => {
     await planners[0]!.kill('SIGKILL');
     planners.push(await sys.startExtra('planner'));
 
-    const t0 = Date.now();
     for (const { runId } of [...modelRuns, ...keyed]) {
       const watched = await watchToEnd(sys, runId, 120_000);
-      if (process.env['FLOW_DEBUG'] && Date.now() - t0 > 20_000 && runId.startsWith('flow'))
-        console.log('slow', runId, JSON.stringify(watched.map((e) => [e.seq, e.type, e.meta.ts, e.type === 'wait_requested' ? e.data : ''])));
       expect(watched.at(-1)?.type, `${runId}: ${watched.map((e) => e.type).join(', ')}`).toBe(
         'run_completed',
       );
@@ -167,17 +164,21 @@ describe('flow control across three planners', () => {
     const calls = provider.requests.length;
     // Every run's decision was asked for, and (almost) none of the calls went over the provider's limits.
     expect(calls).toBeGreaterThanOrEqual(modelRuns.length);
-    expect(refused, `${refused} of ${calls} calls refused with 429: ${refusals.join(', ')}`).toBeLessThanOrEqual(
-      Math.floor(calls / 100),
-    );
+    expect(
+      refused,
+      `${refused} of ${calls} calls refused with 429: ${refusals.join(', ')}`,
+    ).toBeLessThanOrEqual(Math.floor(calls / 100));
     expect(maxInFlight).toBeLessThanOrEqual(CONCURRENT);
     // Runs did wait for capacity, as suspended runs (a recorded timer wait), not in a process.
     const logs = await Promise.all(modelRuns.map(({ runId }) => logOf(sys, runId)));
     const waits = logs.flat().flatMap((e) => (e.type === 'wait_requested' ? [e.data] : []));
     expect(waits.filter((w) => w.reason === REASON).length).toBeGreaterThan(0);
-    expect(waits.every((w) => w.kind === 'timer' && w.reason?.startsWith(`capacity of ${MODEL} (`))).toBe(true);
-    const fired = logs.flat().filter((e) => e.type === 'timer_fired').length;
-    expect(fired).toBe(waits.length);
+    expect(waits.every((w) => w.kind === 'timer' && w.reason?.startsWith(`capacity of ${MODEL} (`))).toBe(
+      true,
+    );
+    // Each wait ended by its timer, or sooner by a freed slot's wake (its timer then fires for nothing).
+    const fired = new Set(logs.flat().flatMap((e) => (e.type === 'timer_fired' ? [e.data.waitId] : [])));
+    expect(waits.filter((w) => !fired.has(w.waitId))).toEqual([]);
     // Each run's decision was recorded once: a wait never made a run ask the model twice.
     for (const log of logs) expect(log.filter((e) => e.type === 'thought')).toHaveLength(1);
 

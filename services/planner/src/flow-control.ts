@@ -96,81 +96,92 @@ export function createFlowControl(deps: {
     );
   }
 
-  return {
-    async admit(call) {
-      const applying = limitsFor(deps.limits, call.model, call.tenant);
-      if (applying.length === 0) return { kind: 'go', settle: () => Promise.resolve() };
-      const holder = `${call.runId}:${call.decision}`;
-      // Two drives of one decision (a redelivered task beside a live one) each take a slot of their own.
-      const slot = `${holder}:${randomUUID()}`;
-      const cost: CallCost = { holder, inputTokens: call.inputTokens, outputTokens: call.outputTokens };
-      const wait = (until: number, limit: LimitName, perTenant: boolean): FlowAdmission => {
-        const labels = { model: call.model, key: '', tenant: call.tenant, limit };
-        metrics.waited(labels, (until - clock()) / 1000);
-        const reason = capacityReason(call.model, limit, perTenant ? call.tenant : undefined);
-        return { kind: 'wait', until, limit, model: call.model, reason };
-      };
-      // Slots first: a call holding a slot while it waits for a ticket would keep others out for nothing.
-      const slotted: { key: string; limit: ModelLimit }[] = [];
-      for (const { limit, key } of applying) {
-        if (limit.concurrentCalls === undefined) continue;
-        const outcome = await deps.store.update(key, (record) => {
-          const taken = takeSlot(record, limit, holder, leaseMs, clock(), slot);
-          return { record: taken.record, result: taken.outcome };
-        });
-        if (outcome.kind === 'full') {
-          await releaseAll(slotted, slot);
-          return wait(outcome.recheckAt, 'concurrent calls', limit.tenant !== undefined);
-        }
-        slotted.push({ key, limit });
+  async function admit(call: CallRequest): Promise<FlowAdmission> {
+    const applying = limitsFor(deps.limits, call.model, call.tenant);
+    if (applying.length === 0) return { kind: 'go', settle: () => Promise.resolve() };
+    const holder = `${call.runId}:${call.decision}`;
+    // Two drives of one decision (a redelivered task beside a live one) each take a slot of their own.
+    const slot = `${holder}:${randomUUID()}`;
+    const cost: CallCost = { holder, inputTokens: call.inputTokens, outputTokens: call.outputTokens };
+    const wait = (until: number, limit: LimitName, perTenant: boolean): FlowAdmission => {
+      const labels = { model: call.model, key: '', tenant: call.tenant, limit };
+      metrics.waited(labels, (until - clock()) / 1000);
+      const reason = capacityReason(call.model, limit, perTenant ? call.tenant : undefined);
+      return { kind: 'wait', until, limit, model: call.model, reason };
+    };
+    // Tickets first: the call's place under the rates, kept until it goes (asking again takes nothing twice).
+    const tickets: { key: string; limit: ModelLimit; ticket: Ticket; stored?: number }[] = [];
+    for (const { limit, key } of applying) {
+      if (!limit.requestsPerMinute && !limit.inputTokensPerMinute && !limit.outputTokensPerMinute) continue;
+      const held = await deps.store.ticket(key, holder);
+      if (held) {
+        tickets.push({ key, limit, ticket: held, stored: held.revision });
+        continue;
       }
-      // A ticket under each rate limit, or the one this call already holds from an earlier try.
-      const tickets: { key: string; limit: ModelLimit; ticket: Ticket; stored: boolean }[] = [];
-      for (const { limit, key } of applying) {
-        if (!limit.requestsPerMinute && !limit.inputTokensPerMinute && !limit.outputTokensPerMinute) continue;
-        const held = await deps.store.ticket(key, holder);
-        if (held) {
-          tickets.push({ key, limit, ticket: held, stored: true });
-          continue;
-        }
-        const outcome = await deps.store.update(key, (record) => {
-          const ticket = takeTicket(record, limit, cost, clock());
-          return { record: ticket.record, result: ticket.outcome };
-        });
-        const ticket: Ticket =
-          outcome.kind === 'at' ? outcome : { at: clock(), limit: 'requests per minute' };
-        tickets.push({ key, limit, ticket, stored: false });
-      }
-      const latest = tickets.reduce<(typeof tickets)[number] | undefined>(
-        (last, entry) => (last && last.ticket.at >= entry.ticket.at ? last : entry),
-        undefined,
+      const outcome = await deps.store.update(key, (record) => {
+        const ticket = takeTicket(record, limit, cost, clock());
+        return { record: ticket.record, result: ticket.outcome };
+      });
+      const ticket: Ticket = outcome.kind === 'at' ? outcome : { at: clock(), limit: 'requests per minute' };
+      tickets.push({ key, limit, ticket });
+    }
+    const keep = () =>
+      Promise.all(
+        tickets
+          .filter((t) => t.stored === undefined)
+          .map((t) => deps.store.putTicket(t.key, holder, { at: t.ticket.at, limit: t.ticket.limit })),
       );
-      if (latest && latest.ticket.at > clock() + DUE_SLACK_MS) {
-        // Every ticket is kept, so asking again after the wait takes nothing twice.
-        await Promise.all(
-          tickets.filter((t) => !t.stored).map((t) => deps.store.putTicket(t.key, holder, t.ticket)),
-        );
-        await releaseAll(slotted, slot);
-        return wait(latest.ticket.at, latest.ticket.limit, latest.limit.tenant !== undefined);
+    const latest = tickets.reduce<(typeof tickets)[number] | undefined>(
+      (last, entry) => (last && last.ticket.at >= entry.ticket.at ? last : entry),
+      undefined,
+    );
+    if (latest && latest.ticket.at > clock() + DUE_SLACK_MS) {
+      await keep();
+      return wait(latest.ticket.at, latest.ticket.limit, latest.limit.tenant !== undefined);
+    }
+    // Then a slot under each concurrency limit, in line: a run woken for a freed slot asks only for it.
+    const slotted: { key: string; limit: ModelLimit }[] = [];
+    for (const { limit, key } of applying) {
+      if (limit.concurrentCalls === undefined) continue;
+      const outcome = await deps.store.update(key, (record) => {
+        const taken = takeSlot(record, limit, holder, leaseMs, clock(), slot);
+        return { record: taken.record, result: taken.outcome };
+      });
+      if (outcome.kind === 'full') {
+        await Promise.all([keep(), releaseAll(slotted, slot)]);
+        return wait(outcome.recheckAt, 'concurrent calls', limit.tenant !== undefined);
       }
-      await Promise.all(tickets.filter((t) => t.stored).map((t) => deps.store.dropTicket(t.key, holder)));
-      metrics.admitted({ model: call.model, tenant: call.tenant });
-      return {
-        kind: 'go',
-        settle: async (used) => {
-          await releaseAll(slotted, slot);
-          if (!used) return;
-          await Promise.all(
-            tickets.map(({ key, limit }) =>
-              deps.store.update(key, (record) => ({
-                record: settleTicket(record, limit, cost, used, clock()),
-                result: undefined,
-              })),
-            ),
-          );
-        },
-      };
-    },
+      slotted.push({ key, limit });
+    }
+    // A ticket goes once: another drive of the same call (a redelivered task) that used it first wins, and
+    // this one asks again from the start, for tickets of its own.
+    const used = await Promise.all(
+      tickets.map((t) => (t.stored === undefined ? true : deps.store.useTicket(t.key, holder, t.stored))),
+    );
+    if (used.includes(false)) {
+      await releaseAll(slotted, slot);
+      return admit(call);
+    }
+    metrics.admitted({ model: call.model, tenant: call.tenant });
+    return {
+      kind: 'go',
+      settle: async (used) => {
+        await releaseAll(slotted, slot);
+        if (!used) return;
+        await Promise.all(
+          tickets.map(({ key, limit }) =>
+            deps.store.update(key, (record) => ({
+              record: settleTicket(record, limit, cost, used, clock()),
+              result: undefined,
+            })),
+          ),
+        );
+      },
+    };
+  }
+
+  return {
+    admit,
 
     async throttle(model, retryAfterMs) {
       const shared = deps.limits.filter((limit) => limit.model === model && limit.tenant === undefined);

@@ -19,10 +19,11 @@ export interface Ticket {
 export interface FlowStore {
   /** Applies `change` to the record of `key` with compare-and-set, re-reading on a lost race; returns what it gave. */
   update<T>(key: string, change: (record: LimitRecord) => { record: LimitRecord; result: T }): Promise<T>;
-  /** The ticket `holder` holds under `key`, if any. */
-  ticket(key: string, holder: string): Promise<Ticket | undefined>;
+  /** The ticket `holder` holds under `key`, if any, with the revision that `useTicket` consumes. */
+  ticket(key: string, holder: string): Promise<(Ticket & { revision: number }) | undefined>;
   putTicket(key: string, holder: string, ticket: Ticket): Promise<void>;
-  dropTicket(key: string, holder: string): Promise<void>;
+  /** Consumes a ticket read at `revision`: false when another drive of the same call consumed it first. */
+  useTicket(key: string, holder: string, revision: number): Promise<boolean>;
 }
 
 /** A KV key for any text: base64url keeps it within the characters KV keys allow. */
@@ -112,13 +113,18 @@ export function createFlowStore(deps: {
     async ticket(key, holder) {
       const entry = await (await open()).get(ticketKey(key, holder));
       if (entry?.operation !== 'PUT' || entry.length === 0) return undefined;
-      return entry.json<Ticket>();
+      return { ...entry.json<Ticket>(), revision: entry.revision };
     },
     async putTicket(key, holder, ticket) {
       await (await open()).put(ticketKey(key, holder), JSON.stringify(ticket));
     },
-    async dropTicket(key, holder) {
-      await (await open()).purge(ticketKey(key, holder));
+    async useTicket(key, holder, revision) {
+      try {
+        await (await open()).delete(ticketKey(key, holder), { previousSeq: revision });
+        return true;
+      } catch {
+        return false;
+      }
     },
   };
 }

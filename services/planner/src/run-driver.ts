@@ -815,7 +815,12 @@ export function createRunDriver(deps: RunDriverDeps) {
         if (action.kind !== 'idle' && (await parkedElsewhere(run.state)))
           return { state: run.state, modelCalls, dispatched };
         const capacityWait = run.state.waiting;
-        if (wake && run.state.status === 'waiting' && capacityWait?.waitId.startsWith(CAPACITY_WAIT_PREFIX)) {
+        if (
+          wake &&
+          run.state.status === 'waiting' &&
+          capacityWait?.waitId.startsWith(CAPACITY_WAIT_PREFIX) &&
+          isSlotWait(capacityWait.reason)
+        ) {
           // Its timer would end it later; a freed slot ends it now, and the call asks for admission again.
           const drafts: EventDraft[] = [{ type: 'timer_fired', data: { waitId: capacityWait.waitId } }];
           known = await record(run, { kind: 'record', drafts });
@@ -957,4 +962,9 @@ function eventsOf(
     );
   }
   return events;
+}
+
+/** A wait for a slot (concurrent calls, a concurrency key) ends when one is freed; a rate ticket's never early. */
+function isSlotWait(reason: string | undefined): boolean {
+  return reason !== undefined && (reason.endsWith('(concurrent calls)') || reason.includes('concurrency key'));
 }
