@@ -87,9 +87,11 @@ export function createFlowControl(deps: {
       const released = releaseSlot(record, holder, clock());
       return { record: released, result: nextInLine(released, limit, clock()) };
     });
+    const wake = deps.wake;
+    if (!wake) return;
     await Promise.all(
       next.map((waiter) =>
-        deps.wake?.(runOf(waiter)).catch(() => {
+        wake(runOf(waiter)).catch(() => {
           // A lost wake costs time, not correctness: the waiter asks again when its timer fires.
         }),
       ),
@@ -156,7 +158,9 @@ export function createFlowControl(deps: {
     // A ticket goes once: another drive of the same call (a redelivered task) that used it first wins, and
     // this one asks again from the start, for tickets of its own.
     const used = await Promise.all(
-      tickets.map((t) => (t.stored === undefined ? true : deps.store.useTicket(t.key, holder, t.stored))),
+      tickets.map((t) =>
+        t.stored === undefined ? Promise.resolve(true) : deps.store.useTicket(t.key, holder, t.stored),
+      ),
     );
     if (used.includes(false)) {
       await releaseAll(slotted, slot);

@@ -868,7 +868,7 @@ export function createRunDriver(deps: RunDriverDeps) {
                 return inDecision(fn);
               },
               ask: ({ state, request }) => callModel(state, request),
-              ...(deps.flow ? { admit: deps.flow.admit } : {}),
+              ...(deps.flow ? { admit: (input) => (deps.flow as RunFlow).admit(input) } : {}),
               live: liveFor(runId, run.state.decisions),
               ...(deps.sealDecision ? { seal: deps.sealDecision } : {}),
             });
@@ -966,5 +966,7 @@ function eventsOf(
 
 /** A wait for a slot (concurrent calls, a concurrency key) ends when one is freed; a rate ticket's never early. */
 function isSlotWait(reason: string | undefined): boolean {
-  return reason !== undefined && (reason.endsWith('(concurrent calls)') || reason.includes('concurrency key'));
+  return (
+    reason !== undefined && (reason.endsWith('(concurrent calls)') || reason.includes('concurrency key'))
+  );
 }
