@@ -951,7 +951,11 @@ function eventsOf(
     const causationId = options.turn && index > 0 ? (events[0] as NewEvent).meta.id : run.lastEventId;
     events.push(
       newEvent(draft.type, draft.data as never, {
-        id: decisionEventId(runId, state.lastSeq, index),
+        // A wait for capacity takes the place a thought would: an id of its own, so that a thought computed
+        // at the same place by another drive is refused by its sequence, not taken for a duplicate of it.
+        id: isCapacityWait(draft)
+          ? `${decisionEventId(runId, state.lastSeq, index)}.capacity`
+          : decisionEventId(runId, state.lastSeq, index),
         runId,
         ts: options.ts,
         correlationId: state.correlationId ?? runId,
@@ -969,4 +973,8 @@ function isSlotWait(reason: string | undefined): boolean {
   return (
     reason !== undefined && (reason.endsWith('(concurrent calls)') || reason.includes('concurrency key'))
   );
+}
+
+function isCapacityWait(draft: EventDraft): boolean {
+  return draft.type === 'wait_requested' && draft.data.waitId.startsWith(CAPACITY_WAIT_PREFIX);
 }
