@@ -23,7 +23,7 @@ const BURST = (RPM * BURST_SECONDS) / 60;
 const CONCURRENT = 8;
 const MODEL = 'openai/fake-1';
 const REASON = `capacity of ${MODEL} (requests per minute)`;
-const RUNS: Record<string, number> = { a: 36, b: 7, c: 7 };
+const RUNS: Record<string, number> = { a: 32, b: 6, c: 6 };
 const KEYS = 4;
 const RUNS_PER_KEY = 3;
 
