@@ -52,7 +52,9 @@ async function explain(ctx: CommandContext, state: RunState): Promise<string[]> 
     return rejected ? ['issues:', ...rejectionIssues(rejected)] : [];
   }
   if (state.waiting?.kind === 'timer' && state.waiting.reason)
-    return [`waiting: ${state.waiting.reason} (until ${state.waiting.until ?? '?'}; nothing is held meanwhile)`];
+    return [
+      `waiting: ${state.waiting.reason} (until ${state.waiting.until ?? '?'}; nothing is held meanwhile)`,
+    ];
   if (state.waiting) {
     const step = waitStep(runId, state.waiting);
     return step ? [`next: ${step}`] : [];
@@ -76,7 +78,9 @@ function describeWait(wait: NonNullable<RunState['waiting']>): string {
       return wait.approval ? `a verdict (signal ${wait.signal ?? '?'})` : `the signal ${wait.signal ?? '?'}`;
     case 'timer':
       // A wait for capacity (model limits, concurrency keys) names the limit it waits on.
-      return wait.reason ? `${wait.reason}, until ${wait.until ?? '?'}` : `a timer, until ${wait.until ?? '?'}`;
+      return wait.reason
+        ? `${wait.reason}, until ${wait.until ?? '?'}`
+        : `a timer, until ${wait.until ?? '?'}`;
     case 'child':
       return `the child run ${wait.childRunId ?? '?'}`;
     case 'operator':
