@@ -1,13 +1,30 @@
 // The model and agent layer: what the planner asks to decide a run, and how replay re-derives the planner's
 // appends from a log. Services, the CLI and the bench import it; it holds no connection of its own.
-export type { Model, ModelTurn, SummaryTurn, DecideInput, StartInfo, CodeTurn, InputSecrets } from './model';
+export type {
+  CallWorstCase,
+  Model,
+  ModelTurn,
+  SummaryTurn,
+  DecideInput,
+  StartInfo,
+  CodeTurn,
+  InputSecrets,
+} from './model';
 export { tighterBudget, pinnedVersionOf } from './model';
 export { createModelRouter } from './model-router';
 export { createScriptedModel, scriptedTurn, fileCallLog } from './scripted-model';
 export type { ModelCall } from './scripted-model';
 export { withResolvedResults } from './resolved-results';
-export { plannerStep, startDraft, thoughtDraft, failedDraft, isFinalModelError } from './planner-step';
-export type { PlannerStep, PlannerStepPorts } from './planner-step';
+export {
+  CAPACITY_WAIT_PREFIX,
+  capacityWaitDraft,
+  plannerStep,
+  startDraft,
+  thoughtDraft,
+  failedDraft,
+  isFinalModelError,
+} from './planner-step';
+export type { CallAdmission, PlannerStep, PlannerStepPorts } from './planner-step';
 export { replayRun } from './replay';
 export type { ReplayInput, ReplayResult } from './replay';
 export type { ReplayDivergence } from './replay-compare';

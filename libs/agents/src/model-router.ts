@@ -23,6 +23,10 @@ export function createModelRouter(deps: { scripted: Model; agents: Model; tools?
       input.request.agent.kind === 'agent' && agents.reservation
         ? agents.reservation(input)
         : Promise.resolve({ tokens: 0, costUsd: 0 }),
+    callCost: (input) =>
+      input.request.agent.kind === 'agent' && agents.callCost
+        ? agents.callCost(input)
+        : Promise.resolve(undefined),
     summarize: (input) =>
       input.request.agent.kind === 'agent' && agents.summarize
         ? agents.summarize(input)

@@ -54,6 +54,14 @@ export type ModelCallGate =
   | { kind: 'reserve'; reservation: Reservation }
   | { kind: 'over_budget'; excess: BudgetExcess };
 
+/** What flow control admits a model call on: its model and the tokens it may use at most. */
+export interface CallWorstCase {
+  /** `provider/model`, as model limits name it. */
+  model: string;
+  inputTokens: number;
+  outputTokens: number;
+}
+
 /** What a run is started under: recorded in `run_started`, so every later decision uses the same. */
 export interface StartInfo {
   pinned?: PinnedVersion;
@@ -86,6 +94,11 @@ export interface Model {
   serves?(pinned: PinnedVersion): boolean;
   /** The worst case of the next call, reserved against the run's budgets before it is made (not code runs'). */
   reservation?(input: DecideInput): Promise<Reservation>;
+  /**
+   * The next call's worst case for flow control: `provider/model`, the input it sends and the most it may
+   * answer (undefined: the call is not counted against model limits, e.g. a scripted agent's).
+   */
+  callCost?(input: DecideInput): Promise<CallWorstCase | undefined>;
   /** A summary to record first, when the next call's input would outgrow the model's context. */
   summarize?(input: DecideInput): Promise<SummaryTurn | undefined>;
   /**

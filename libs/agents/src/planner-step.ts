@@ -1,4 +1,4 @@
-import { DuraError, type Decision, type LiveText } from '@dura/contracts';
+import { DuraError, type Decision, type LiveText, type Usage } from '@dura/contracts';
 import {
   budgetExceededEvents,
   budgetExcess,
@@ -33,6 +33,32 @@ export interface PlannerStepPorts {
   seal?: (decision: Decision, scope: string) => Decision;
   /** Streams a code agent's model answers as they come (the driver publishes them to `DURA_TOKENS`). */
   live?: LiveText;
+  /**
+   * Flow control, asked before each model call once its budget is reserved: `go`, or a wait for capacity that
+   * is recorded instead of the call (a timer wait: the run holds nothing until then). Replay answers it from
+   * the log.
+   */
+  admit?: (input: Pick<DecideInput, 'state' | 'request'>) => Promise<CallAdmission>;
+}
+
+/** Flow control's answer before a model call: go (then `settle` with what it used), or wait until `until`. */
+export type CallAdmission =
+  | { kind: 'go'; settle?: (used: Usage | undefined) => Promise<void> }
+  | { kind: 'wait'; until: Date; reason: string };
+
+/** Waits for capacity are timer waits whose id says so: `capacity:<decision>:<seq>`. */
+export const CAPACITY_WAIT_PREFIX = 'capacity:';
+
+/** The wait a run records when flow control does not admit its call now; a deadline ends it sooner. */
+export function capacityWaitDraft(state: RunState, wait: { until: Date; reason: string }): EventDraft {
+  const { limits, startedAt } = state.budget;
+  const deadline =
+    limits.maxWallSeconds !== undefined && startedAt !== null
+      ? Date.parse(startedAt) + limits.maxWallSeconds * 1000 + 1
+      : Infinity;
+  const until = new Date(Math.min(wait.until.getTime(), deadline)).toISOString();
+  const waitId = `${CAPACITY_WAIT_PREFIX}${state.decisions}:${state.lastSeq}`;
+  return { type: 'wait_requested', data: { waitId, kind: 'timer', until, reason: wait.reason } };
 }
 
 const NOTHING: Reservation = { tokens: 0, costUsd: 0 };
@@ -84,15 +110,27 @@ async function decideStep(state: RunState, ports: PlannerStepPorts): Promise<Pla
   if (excess) return { kind: 'over_budget', drafts: budgetExceededEvents(state, excess) };
   // Journal the worst case before spending: a replica deciding the same run after a crash sees it.
   if (unreserved(state)) return { kind: 'reserve', drafts: [{ type: 'budget_reserved', data: reservation }] };
+  const admission = (await ports.admit?.(input)) ?? { kind: 'go' };
+  if (admission.kind === 'wait') return { kind: 'record', drafts: [capacityWaitDraft(state, admission)] };
+  const settle = admission.settle ?? (() => Promise.resolve());
   const around = ports.around ?? (<T>(fn: () => Promise<T>) => fn());
-  const summary = await around(() => model.summarize?.(input) ?? Promise.resolve(undefined));
-  if (summary) return { kind: 'summary', drafts: [summaryDraft(summary)] };
+  let used: Usage | undefined;
+  let turn: ModelTurn | DuraError;
+  try {
+    const summary = await around(() => model.summarize?.(input) ?? Promise.resolve(undefined));
+    used = summary?.usage;
+    if (summary) return { kind: 'summary', drafts: [summaryDraft(summary)] };
+    const ask = ports.ask ?? ((decide: DecideInput) => model.decide(decide));
+    turn = await around(() => ask(input)).catch((err: unknown) => {
+      if (!isFinalModelError(err)) throw err;
+      return err;
+    });
+    if (!(turn instanceof DuraError)) used = turn.usage;
+  } finally {
+    // What the call did not use goes back to the limits; a failed call gives back only its slot.
+    await settle(used);
+  }
   const scope = state.correlationId ?? request.runId;
-  const ask = ports.ask ?? ((decide: DecideInput) => model.decide(decide));
-  const turn = await around(() => ask(input)).catch((err: unknown) => {
-    if (!isFinalModelError(err)) throw err;
-    return err;
-  });
   // A request the provider refuses (4xx) or cannot answer sensibly will not get better by asking again:
   // the run fails with the provider's reason instead of retrying forever.
   if (turn instanceof DuraError) return { kind: 'model_refused', drafts: [failedDraft(turn)] };

@@ -9,7 +9,7 @@ import {
   type RunState,
 } from '@dura/core';
 import type { Model } from './model';
-import { plannerStep } from './planner-step';
+import { CAPACITY_WAIT_PREFIX, plannerStep, type CallAdmission } from './planner-step';
 import {
   asJson,
   compare,
@@ -104,7 +104,11 @@ export async function replayRun(input: ReplayInput): Promise<ReplayResult> {
       const action = nextAction(state);
       if (pending.length === 0) {
         try {
-          const step = await plannerStep(state, action, { model, now: new Date(event.meta.ts) });
+          const step = await plannerStep(state, action, {
+            model,
+            now: new Date(event.meta.ts),
+            admit: () => Promise.resolve(recordedAdmission(event)),
+          });
           pending = step.kind === 'none' ? [] : [...step.drafts];
         } catch (err) {
           return diverged(index, {
@@ -136,4 +140,15 @@ export async function replayRun(input: ReplayInput): Promise<ReplayResult> {
     state = evolve(state, event);
   }
   return { ok: true, checked: events.length, decisions };
+}
+
+/** Flow control as the log recorded it: a wait for capacity where the log holds one, else the call went. */
+function recordedAdmission(event: RunEvent): CallAdmission {
+  if (event.type !== 'wait_requested' || !event.data.waitId.startsWith(CAPACITY_WAIT_PREFIX))
+    return { kind: 'go' };
+  return {
+    kind: 'wait',
+    until: new Date(event.data.until ?? event.meta.ts),
+    reason: event.data.reason ?? '',
+  };
 }

@@ -17,6 +17,7 @@ export {
   MAX_METADATA_KEYS,
   DEFAULT_TENANT,
   TenantSchema,
+  ConcurrencyKeySchema,
 } from './run-request';
 export type {
   RunRequest,

@@ -114,6 +114,13 @@ export const TenantSchema = z
   .max(64, 'a tenant has at most 64 characters')
   .regex(/^[A-Za-z0-9_-]+$/, 'a tenant may contain only letters, digits, "_" and "-"');
 
+/** At most `limit` runs of `key` (e.g. `customer:42`) take steps at once; a run over it waits, in order. */
+export const ConcurrencyKeySchema = z.object({
+  key: z.string().min(1).max(200),
+  limit: z.number().int().min(1).max(10_000),
+});
+export type ConcurrencyKey = z.infer<typeof ConcurrencyKeySchema>;
+
 /** What a client publishes on `dura.submit`. `runId` doubles as the submit idempotency key. */
 export const RunRequestSchema = z.object({
   v: z.literal(RUN_REQUEST_VERSION),
@@ -126,5 +133,7 @@ export const RunRequestSchema = z.object({
   parent: ParentRefSchema.optional(),
   /** Absent means `DEFAULT_TENANT`; a child run always belongs to its parent's tenant. */
   tenant: TenantSchema.optional(),
+  /** Runs sharing a key take steps at most `limit` at a time (the agent's own key applies when absent). */
+  concurrency: ConcurrencyKeySchema.optional(),
 });
 export type RunRequest = z.infer<typeof RunRequestSchema>;

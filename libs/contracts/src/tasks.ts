@@ -29,7 +29,8 @@ export const DecideTaskSchema = z.object({
   v: z.literal(TASK_VERSION),
   runId: RunIdSchema,
   afterSeq: z.number().int().nonnegative(),
-  reason: z.enum(['started', 'observation', 'signal', 'resume', 'timer', 'child']),
+  /** `capacity`: a slot the run waits for came free; its wait for capacity ends now rather than at its timer. */
+  reason: z.enum(['started', 'observation', 'signal', 'resume', 'timer', 'child', 'capacity']),
   trace: z.string().optional(),
 });
 export type DecideTask = z.infer<typeof DecideTaskSchema>;

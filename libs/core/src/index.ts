@@ -50,3 +50,27 @@ export { createTokenFrames } from './token-frames';
 export type { TokenFrame, TokenFrames } from './token-frames';
 export { createTokenText } from './token-text';
 export type { AnswerText, TokenText } from './token-text';
+export {
+  capacityOf,
+  capacityReason,
+  emptyLimitRecord,
+  limitsFor,
+  nextInLine,
+  QUEUE_GRACE_MS,
+  refilled,
+  releaseSlot,
+  settleTicket,
+  SLOT_RECHECK_MAX_MS,
+  takeSlot,
+  takeTicket,
+  throttled,
+  throttleFactor,
+} from './flow-control';
+export type {
+  CallCost,
+  LimitName,
+  LimitRecord,
+  ModelLimit,
+  SlotOutcome,
+  TicketOutcome,
+} from './flow-control';

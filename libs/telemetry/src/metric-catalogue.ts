@@ -80,4 +80,31 @@ export const DURA_METRICS = {
     description: 'Messages holding secrets in clear that could not be erased from their stream',
     labels: ['stream'],
   } satisfies MetricSpec<'stream'>,
+  /** planner: model calls and concurrency keys let through by flow control. Shown as `_total`. */
+  flowAdmitted: {
+    name: 'dura_flow_admitted',
+    description: 'Model calls admitted under their model limits',
+    labels: ['model', 'tenant'],
+  } satisfies MetricSpec<'model' | 'tenant'>,
+  /** planner: waits recorded because a limit was reached (each is a suspended run). Shown as `_total`. */
+  flowWaits: {
+    name: 'dura_flow_waits',
+    description:
+      'Waits for capacity recorded, by model or concurrency key, tenant and the limit that held the run back',
+    labels: ['model', 'key', 'tenant', 'limit'],
+  } satisfies MetricSpec<'model' | 'key' | 'tenant' | 'limit'>,
+  /** planner: how long a wait for capacity was set to last when it was recorded. */
+  flowWaitSeconds: {
+    name: 'dura_flow_wait_seconds',
+    description: 'Time a run waits for capacity (from the wait to the moment it may go)',
+    unit: 's',
+    labels: ['model', 'key', 'tenant'],
+    boundaries: [0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800],
+  } satisfies HistogramSpec<'model' | 'key' | 'tenant'>,
+  /** planner: provider 429s that lowered a model's admitted rate. Shown as `_total`. */
+  flowThrottled: {
+    name: 'dura_flow_throttled',
+    description: "Provider 429 answers that lowered a model's admitted rate",
+    labels: ['model'],
+  } satisfies MetricSpec<'model'>,
 } as const;

@@ -5,6 +5,7 @@ import { mcpConfigShape } from '@dura/mcp';
 import { httpRequestConfigShape } from '@dura/tools';
 import { TENANT_MAX_RUNS_PATTERN } from './tenant-limits';
 import { INLINE_TOOLS_PATTERN, tenantAgentsProblem } from './tool-authorization';
+import { parseModelLimits } from './model-limits';
 
 export const PlannerConfigSchema = z.object({
   NATS_URL: configFields.natsUrl.default('nats://127.0.0.1:4222').describe('The NATS server to connect to.'),
@@ -40,6 +41,18 @@ export const PlannerConfigSchema = z.object({
     .default('wait')
     .describe(
       "A run over its tenant's limit: `wait` (stays queued in `dura.submit` until a run of the tenant ends) or `reject` (`run_rejected`, code `tenant_limit`).",
+    ),
+  DURA_MODEL_LIMITS: z
+    .string()
+    .optional()
+    .transform((text, ctx) => parseModelLimits(text, ctx))
+    .describe(
+      'Model limits shared by every planner and worker, as JSON: `[{"model":"openai/gpt-4o-mini","requestsPerMinute":60,"inputTokensPerMinute":200000,"outputTokensPerMinute":20000,"concurrentCalls":10}]` (`tenant`: a name, or `*` for each tenant its own). A call over a limit is a suspended wait. Unset: no limits (see Flow control).',
+    ),
+  DURA_MODEL_CALL_LEASE_MS: configFields.positiveInt
+    .default(300_000)
+    .describe(
+      "How long a concurrent model call's slot is leased: a process killed mid-call gives it back after this.",
     ),
   DURA_INLINE_PLANS: z
     .enum(['true', 'false'])

@@ -18,6 +18,11 @@ export { parseTenantLimits, tenantLimit, TENANT_LIMIT_CODE } from './tenant-limi
 export type { TenantLimits, TenantLimitPolicy } from './tenant-limits';
 export { createTenantAdmission, TENANT_RUNS_BUCKET } from './tenant-admission';
 export type { TenantAdmission, Admission } from './tenant-admission';
+export { createFlowControl, KEY_LEASE_MS } from './flow-control';
+export type { CallRequest, FlowAdmission, FlowControl } from './flow-control';
+export { createFlowStore, FLOW_BUCKET } from './flow-store';
+export type { FlowStore, Ticket } from './flow-store';
+export { ModelLimitSchema, ModelLimitsSchema } from './model-limits';
 export {
   authorizeRequest,
   OPEN_AUTHORIZATION,

@@ -32,8 +32,12 @@ import { createRunDriver, DEFAULT_SNAPSHOT_EVERY, type LocalTools } from './run-
 import { openSnapshotBucket } from './snapshot-store';
 import { sealDecision, sealRequest } from './seal-request';
 import { registeredSecrets } from './secret-inputs';
+import { createFlowControl, wakeFor, type FlowControl } from './flow-control';
+import { createFlowStore } from './flow-store';
+import { createRunFlow } from './run-flow';
 import { createTenantAdmission } from './tenant-admission';
 import type { TenantLimits } from './tenant-limits';
+import type { ModelLimit } from '@dura/core';
 import type { ToolAuthorization } from './tool-authorization';
 import { createScheduler } from './scheduler';
 import { createEventTriggers } from './event-triggers';
@@ -64,6 +68,11 @@ export interface PlannerDeps {
   authorization?: ToolAuthorization;
   /** A gateway in this process: calls of its tools run in place during a drive (see `RunDriverDeps`). */
   localTools?: LocalTools;
+  /**
+   * Model limits shared by every replica (`dura_flow`); concurrency keys of runs are enforced with or
+   * without them. `leaseMs`: how long a concurrent call's slot outlives a holder killed mid-call.
+   */
+  flow?: { limits: readonly ModelLimit[]; leaseMs?: number; control?: FlowControl };
   /** Start the runs of schedules (`dura_schedules`); unset: this replica does not tick. */
   schedules?: { pollMs?: number };
   /** Start runs from event triggers (`dura_triggers`, stream DURA_EVENTS); unset: off on this replica. */
@@ -114,6 +123,18 @@ export function createPlanner(deps: PlannerDeps) {
     : undefined;
   const cancellations = createCancellations({ js: deps.js, replicas: deps.streams?.replicas ?? 1 });
   const registered = registeredSecrets(deps.model, deps.tools);
+  const flow = createRunFlow({
+    flow:
+      deps.flow?.control ??
+      createFlowControl({
+        store: createFlowStore({ js: deps.js, log: deps.log, replicas: deps.streams?.replicas ?? 1 }),
+        limits: deps.flow?.limits ?? [],
+        wake: wakeFor(deps.js),
+        ...(deps.flow?.leaseMs === undefined ? {} : { leaseMs: deps.flow.leaseMs }),
+      }),
+    model: deps.model,
+    modelLimits: (deps.flow?.limits.length ?? 0) > 0,
+  });
   const driver = createRunDriver({
     store,
     js: deps.js,
@@ -125,6 +146,7 @@ export function createPlanner(deps: PlannerDeps) {
     ...(parking ? { parking } : {}),
     sealDecision: (decision, scope) => sealDecision(decision, deps.tools, deps.secrets, scope, registered),
     ...(deps.localTools ? { localTools: deps.localTools } : {}),
+    flow,
   });
   const eraseRequest = createRequestEraser({ jsm: deps.jsm, log: deps.log });
   const handleSubmit = createIntake({
@@ -213,8 +235,15 @@ export function createPlanner(deps: PlannerDeps) {
     : undefined;
 
   async function handleDecide(data: Uint8Array): Promise<void> {
-    const { runId, afterSeq, trace } = decodeOrThrow(data, DecideTaskSchema, 'decide task', TASK_DECODE);
-    await withLogFields({ runId }, () => driver.drive(runId, { afterSeq, ...(trace ? { trace } : {}) }));
+    const { runId, afterSeq, trace, reason } = decodeOrThrow(
+      data,
+      DecideTaskSchema,
+      'decide task',
+      TASK_DECODE,
+    );
+    // A wake names no event of the log: the drive reads the whole tail.
+    const position = reason === 'capacity' ? { wake: true } : { afterSeq };
+    await withLogFields({ runId }, () => driver.drive(runId, { ...position, ...(trace ? { trace } : {}) }));
   }
 
   return {

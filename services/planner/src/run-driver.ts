@@ -56,7 +56,7 @@ import {
 } from '@dura/telemetry';
 import { context as otelContext, SpanKind, trace, type Context } from '@opentelemetry/api';
 import type { Model, ModelTurn } from '@dura/agents';
-import { failedDraft, plannerStep, type PlannerStep } from '@dura/agents';
+import { CAPACITY_WAIT_PREFIX, failedDraft, plannerStep, type PlannerStep } from '@dura/agents';
 import type { Cancellations } from './cancellations';
 import type { Parking } from './parking';
 import { folded, RunStateCache, type CachedRun } from './run-state-cache';
@@ -65,6 +65,7 @@ import { createSnapshotStore, type SnapshotStore } from './snapshot-store';
 import { createSnapshotWriter } from './snapshot-writer';
 import { reportToParent } from './parent-report';
 import { unlessSuperseded } from './superseded-watch';
+import type { RunFlow } from './run-flow';
 
 export interface RunDriverDeps {
   store: EventStore;
@@ -93,6 +94,8 @@ export interface RunDriverDeps {
    * inside the drive, instead of going out as tool tasks, and the drive goes on with their observations.
    */
   localTools?: LocalTools;
+  /** Model limits and concurrency keys: asked before each model call; told when a run ends. */
+  flow?: RunFlow;
 }
 
 /** The gateway half of a worker, as the drive uses it (see the gateway's `local`). */
@@ -166,6 +169,8 @@ export interface DriveOptions {
    * event of any kind makes the next guarded append fail and re-read, so nothing is missed.
    */
   afterSeq?: number;
+  /** A slot the run may be waiting for came free: its open wait for capacity ends now (see `RunFlow`). */
+  wake?: boolean;
 }
 
 interface Decision {
@@ -535,6 +540,7 @@ export function createRunDriver(deps: RunDriverDeps) {
   async function settleFinished(run: CachedRun): Promise<void> {
     const { state } = run;
     const runId = state.runId as string;
+    await deps.flow?.finished(state);
     const parent = state.request?.parent;
     if (parent) {
       failpoint('planner.before-parent-report');
@@ -707,6 +713,7 @@ export function createRunDriver(deps: RunDriverDeps) {
     let modelCalls = 0;
     let dispatched = 0;
     let through = options.afterSeq;
+    let wake = options.wake === true;
     let failure: unknown;
     try {
       return await retryOnConflict(driveLoop, {
@@ -807,6 +814,19 @@ export function createRunDriver(deps: RunDriverDeps) {
         }
         if (action.kind !== 'idle' && (await parkedElsewhere(run.state)))
           return { state: run.state, modelCalls, dispatched };
+        const capacityWait = run.state.waiting;
+        if (
+          wake &&
+          run.state.status === 'waiting' &&
+          capacityWait?.waitId.startsWith(CAPACITY_WAIT_PREFIX) &&
+          isSlotWait(capacityWait.reason)
+        ) {
+          // Its timer would end it later; a freed slot ends it now, and the call asks for admission again.
+          const drafts: EventDraft[] = [{ type: 'timer_fired', data: { waitId: capacityWait.waitId } }];
+          known = await record(run, { kind: 'record', drafts });
+          wake = false;
+          continue;
+        }
         switch (action.kind) {
           case 'idle':
             if (action.reason === 'finished' && isTerminal(run.state.status)) {
@@ -848,6 +868,7 @@ export function createRunDriver(deps: RunDriverDeps) {
                 return inDecision(fn);
               },
               ask: ({ state, request }) => callModel(state, request),
+              ...(deps.flow ? { admit: (input) => (deps.flow as RunFlow).admit(input) } : {}),
               live: liveFor(runId, run.state.decisions),
               ...(deps.sealDecision ? { seal: deps.sealDecision } : {}),
             });
@@ -930,7 +951,11 @@ function eventsOf(
     const causationId = options.turn && index > 0 ? (events[0] as NewEvent).meta.id : run.lastEventId;
     events.push(
       newEvent(draft.type, draft.data as never, {
-        id: decisionEventId(runId, state.lastSeq, index),
+        // A wait for capacity takes the place a thought would: an id of its own, so that a thought computed
+        // at the same place by another drive is refused by its sequence, not taken for a duplicate of it.
+        id: isCapacityWait(draft)
+          ? `${decisionEventId(runId, state.lastSeq, index)}.capacity`
+          : decisionEventId(runId, state.lastSeq, index),
         runId,
         ts: options.ts,
         correlationId: state.correlationId ?? runId,
@@ -941,4 +966,15 @@ function eventsOf(
     );
   }
   return events;
+}
+
+/** A wait for a slot (concurrent calls, a concurrency key) ends when one is freed; a rate ticket's never early. */
+function isSlotWait(reason: string | undefined): boolean {
+  return (
+    reason !== undefined && (reason.endsWith('(concurrent calls)') || reason.includes('concurrency key'))
+  );
+}
+
+function isCapacityWait(draft: EventDraft): boolean {
+  return draft.type === 'wait_requested' && draft.data.waitId.startsWith(CAPACITY_WAIT_PREFIX);
 }

@@ -14,6 +14,8 @@ import { agentCatalogue } from './agent-catalogue';
 import type { PlannerConfig } from './config';
 import { createPayloadAccess } from './payload-access';
 import { createPlanner, type Planner } from './planner';
+import { createFlowControl, wakeFor } from './flow-control';
+import { createFlowStore } from './flow-store';
 import type { LocalTools } from './run-driver';
 import { parseTenantLimits } from './tenant-limits';
 import {
@@ -72,6 +74,19 @@ export async function buildPlanner(parts: PlannerServiceParts): Promise<Planner>
     payloads,
     ...(config.DURA_SCRIPTED_MODEL_LOG ? { callLog: fileCallLog(config.DURA_SCRIPTED_MODEL_LOG) } : {}),
   });
+  const flow = createFlowControl({
+    store: createFlowStore({ js: nats.js, log, replicas: config.DURA_STREAM_REPLICAS }),
+    limits: config.DURA_MODEL_LIMITS,
+    leaseMs: config.DURA_MODEL_CALL_LEASE_MS,
+    wake: wakeFor(nats.js),
+  });
+  if (config.DURA_MODEL_LIMITS.length > 0)
+    log.info('model limits', { limits: config.DURA_MODEL_LIMITS.map((limit) => JSON.stringify(limit)) });
+  const onRateLimited = (model: string, retryAfterMs: number | undefined): void => {
+    flow
+      .throttle(model, retryAfterMs ?? 1_000)
+      .catch((err: unknown) => log.warn('could not lower the rate of a model after a 429', { model, err }));
+  };
   const planner = createPlanner({
     ...nats,
     model: withCodeAgents({
@@ -80,7 +95,11 @@ export async function buildPlanner(parts: PlannerServiceParts): Promise<Planner>
       // ctx.model calls go through the LLM adapters with each agent's model settings, priced like JSON agents'.
       prices: agents.prices,
       continuations: createCodeContinuations({ max: config.PLANNER_CODE_CONTINUATIONS }),
-      base: createModelRouter({ scripted, agents: createAgentModel({ agents, tools, payloads }), tools }),
+      base: createModelRouter({
+        scripted,
+        agents: createAgentModel({ agents, tools, payloads, onRateLimited }),
+        tools,
+      }),
     }),
     tools,
     log,
@@ -98,6 +117,7 @@ export async function buildPlanner(parts: PlannerServiceParts): Promise<Planner>
         }
       : {}),
     ...(parts.localTools ? { localTools: parts.localTools } : {}),
+    flow: { limits: config.DURA_MODEL_LIMITS, control: flow },
     ...(parts.startWait ? { startWait: parts.startWait } : {}),
     streams: {
       replicas: config.DURA_STREAM_REPLICAS,

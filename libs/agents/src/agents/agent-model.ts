@@ -38,6 +38,8 @@ export interface AgentModelDeps {
   payloads?: PayloadAccess;
   /** Builds the provider client of an agent's model settings (tests inject servers through `baseUrl`). */
   providerFor?: (settings: Extract<ModelSettings, { provider: 'openai' | 'anthropic' }>) => ChatProvider;
+  /** Told of each 429 a provider answers (`provider/model`, its `Retry-After`): flow control lowers the rate. */
+  onRateLimited?: (model: string, retryAfterMs: number | undefined) => void;
 }
 
 /** Above this share of the context window, older steps are summarized before the next call. */
@@ -58,6 +60,8 @@ export function createAgentModel(deps: AgentModelDeps): Model {
   const providerOf = providerCache<Extract<ModelSettings, { provider: 'openai' | 'anthropic' }>>(
     deps.env ?? process.env,
     deps.providerFor,
+    deps.onRateLimited &&
+      ((target, retryAfterMs) => deps.onRateLimited?.(`${target.provider}/${target.model}`, retryAfterMs)),
   );
 
   function agentOf(state: RunState): ServedAgent {
@@ -175,6 +179,17 @@ export function createAgentModel(deps: AgentModelDeps): Model {
       return {
         tokens: usage.inputTokens + usage.outputTokens,
         costUsd: priceOf(deps.agents.prices, agent.model.model, usage),
+      };
+    },
+
+    async callCost({ state }) {
+      const agent = agentOf(state);
+      if (agent.model.provider === 'scripted') return undefined;
+      const conversation = buildConversation(state, agent.systemPrompt, await resultTexts(state));
+      return {
+        model: `${agent.model.provider}/${agent.model.model}`,
+        inputTokens: conversation.estimatedTokens,
+        outputTokens: agent.model.maxTokens,
       };
     },
 

@@ -135,7 +135,9 @@ export function withCodeAgents(deps: CodeAgentModelDeps): Model {
       if (gate.kind !== 'ask') return { kind: 'budget', gate };
       // The step's k-th model call: its live text is tagged with k, as the thought will journal it.
       const call = frontier?.entries.filter((entry) => entry.k === 'model').length ?? 0;
-      const asked = step.call ? inPlace(step.call, input, agent, call) : answer(step.request, input, agent, call);
+      const asked = step.call
+        ? inPlace(step.call, input, agent, call)
+        : answer(step.request, input, agent, call);
       const reply = recordable(await asked, agent);
       answered.tokens += reply.usage.inputTokens + reply.usage.outputTokens;
       answered.costUsd += reply.costUsd ?? 0;
@@ -180,6 +182,8 @@ export function withCodeAgents(deps: CodeAgentModelDeps): Model {
       agentOf(input)
         ? Promise.resolve({ tokens: 0, costUsd: 0 })
         : (base.reservation?.(input) ?? Promise.resolve({ tokens: 0, costUsd: 0 })),
+    callCost: (input) =>
+      agentOf(input) ? Promise.resolve(undefined) : (base.callCost?.(input) ?? Promise.resolve(undefined)),
     summarize: (input) =>
       agentOf(input) ? Promise.resolve(undefined) : (base.summarize?.(input) ?? Promise.resolve(undefined)),
     code,

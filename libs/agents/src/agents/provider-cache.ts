@@ -1,4 +1,4 @@
-import { createProvider, type ChatProvider } from '../llm';
+import { createProvider, type ChatProvider, type ProviderSettings } from '../llm';
 
 /** The connection settings of a model, as JSON and code agents declare them. */
 export interface ProviderSettingsOf {
@@ -13,6 +13,7 @@ export interface ProviderSettingsOf {
 export function providerCache<S extends ProviderSettingsOf>(
   env: Record<string, string | undefined>,
   build?: (settings: S) => ChatProvider,
+  onRateLimited?: ProviderSettings['onRateLimited'],
 ): (settings: S) => ChatProvider {
   const providers = new Map<string, ChatProvider>();
   return (settings) => {
@@ -28,6 +29,7 @@ export function providerCache<S extends ProviderSettingsOf>(
           ...(apiKey ? { apiKey } : {}),
           ...(settings.maxAttempts ? { maxAttempts: settings.maxAttempts } : {}),
           ...(settings.timeoutMs ? { timeoutMs: settings.timeoutMs } : {}),
+          ...(onRateLimited ? { onRateLimited } : {}),
         });
       providers.set(key, provider);
     }

@@ -12,6 +12,8 @@ export class AttemptFailure extends Error {
     readonly kind: FailureKind,
     message: string,
     readonly retryAfterMs?: number,
+    /** The HTTP status the provider answered with, when it answered. */
+    readonly status?: number,
   ) {
     super(message);
     this.name = 'AttemptFailure';

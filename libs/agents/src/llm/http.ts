@@ -78,7 +78,12 @@ function problemFailure(
   const message = redact(providerMessage(problem.body), target.apiKey);
   const { status } = problem;
   if (TRANSIENT_STATUSES.has(status) || status >= 500)
-    return new AttemptFailure('transient', `HTTP ${status}: ${message}`, retryAfterMs(problem.headers));
+    return new AttemptFailure(
+      'transient',
+      `HTTP ${status}: ${message}`,
+      retryAfterMs(problem.headers),
+      status,
+    );
   return rejectedFailure(target, status, message);
 }
 

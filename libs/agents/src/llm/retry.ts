@@ -13,6 +13,7 @@ export interface ResolvedSettings {
   timeoutMs: number;
   fetch: typeof fetch;
   sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+  onRateLimited?: ProviderSettings['onRateLimited'];
 }
 
 const defaultSleep = (ms: number, signal?: AbortSignal): Promise<void> => delay(ms, undefined, { signal });
@@ -27,6 +28,7 @@ export function resolveSettings(settings: ProviderSettings): ResolvedSettings {
     timeoutMs: settings.timeoutMs ?? 600_000,
     fetch: settings.fetch ?? globalThis.fetch,
     sleep: settings.sleep ?? defaultSleep,
+    ...(settings.onRateLimited ? { onRateLimited: settings.onRateLimited } : {}),
   };
   if (!Number.isInteger(resolved.maxAttempts) || resolved.maxAttempts < 1)
     throw new Error(`maxAttempts must be a whole number of at least 1, got ${resolved.maxAttempts}`);
@@ -81,6 +83,8 @@ export async function withRetries<T>(
       failure = err;
     }
     assertNotStalled(target, performance.now() - began, settings.timeoutMs, attempts);
+    if (failure.status === 429)
+      settings.onRateLimited?.({ provider: target.provider, model: target.model }, failure.retryAfterMs);
     if (failure.kind === 'rejected' || attempts >= settings.maxAttempts)
       throw finalError(target, failure, attempts);
     const wait = failure.retryAfterMs ?? backoffMs(attempts, settings);

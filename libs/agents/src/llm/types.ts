@@ -58,4 +58,9 @@ export interface ProviderSettings {
   timeoutMs?: number;
   fetch?: typeof fetch;
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** Told of every 429 (rate limited), with the `Retry-After` asked for: flow control lowers the model's rate. */
+  onRateLimited?: (
+    target: { provider: 'openai' | 'anthropic'; model: string },
+    retryAfterMs?: number,
+  ) => void;
 }

@@ -51,6 +51,10 @@ async function explain(ctx: CommandContext, state: RunState): Promise<string[]> 
     const rejected = events.find((e) => e.type === 'run_rejected');
     return rejected ? ['issues:', ...rejectionIssues(rejected)] : [];
   }
+  if (state.waiting?.kind === 'timer' && state.waiting.reason)
+    return [
+      `waiting: ${state.waiting.reason} (until ${state.waiting.until ?? '?'}; nothing is held meanwhile)`,
+    ];
   if (state.waiting) {
     const step = waitStep(runId, state.waiting);
     return step ? [`next: ${step}`] : [];
@@ -73,7 +77,10 @@ function describeWait(wait: NonNullable<RunState['waiting']>): string {
     case 'signal':
       return wait.approval ? `a verdict (signal ${wait.signal ?? '?'})` : `the signal ${wait.signal ?? '?'}`;
     case 'timer':
-      return `a timer, until ${wait.until ?? '?'}`;
+      // A wait for capacity (model limits, concurrency keys) names the limit it waits on.
+      return wait.reason
+        ? `${wait.reason}, until ${wait.until ?? '?'}`
+        : `a timer, until ${wait.until ?? '?'}`;
     case 'child':
       return `the child run ${wait.childRunId ?? '?'}`;
     case 'operator':

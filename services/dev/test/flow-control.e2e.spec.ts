@@ -1,0 +1,207 @@
+// Flow control across planner replicas (docs/flow-control.md): a fake OpenAI-compatible provider refuses
+// with 429 whatever goes over 120 requests/min (5 s burst) or 8 calls at once; three planners admit the runs of three
+// tenants under that limit, declared at the fake's values, while one of them is SIGKILLed; runs that are not
+// admitted wait as suspended runs that show what they wait for. A concurrency key of limit 1 keeps runs of
+// the same key apart, as a witness sees.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { repoRoot, startFakeLlmServer, type FakeLlmServer, type ManagedProcess } from '@dura/testing';
+import { logOf, useCrashSystem, watchToEnd, WITNESS_TOOLS, type PlanRequest } from './crash-harness';
+import { dura, eventually, getJson } from './system';
+
+const KEY_TOOLS = fileURLToPath(new URL('./fixtures/key-witness-tools.ts', import.meta.url));
+const RPM = 120;
+/** The provider smooths its limit: a bucket holds 15 seconds' worth (30 requests), refilled 2 per second. */
+const BURST_SECONDS = 15;
+const BURST = (RPM * BURST_SECONDS) / 60;
+const CONCURRENT = 8;
+const MODEL = 'openai/fake-1';
+const REASON = `capacity of ${MODEL} (requests per minute)`;
+const RUNS: Record<string, number> = { a: 32, b: 6, c: 6 };
+const KEYS = 4;
+const RUNS_PER_KEY = 3;
+
+/** The provider's side: a bucket refilled continuously, 429 with Retry-After above; calls at once measured. */
+let provider: FakeLlmServer;
+let refused = 0;
+const refusals: string[] = [];
+let inFlight = 0;
+let maxInFlight = 0;
+let dir = '';
+let agentsPath = '';
+
+/** Per key, the steps inside at once (the tool tells it when one begins and ends). */
+const inside = new Map<string, number>();
+const maxInside = new Map<string, number>();
+let keyWitness: Server;
+let keyWitnessUrl = '';
+
+beforeAll(async () => {
+  let level = BURST;
+  let at = Date.now();
+  provider = await startFakeLlmServer({
+    provider: 'openai',
+    respond: ({ receivedAt }) => {
+      level = Math.min(BURST, level + ((receivedAt - at) * RPM) / 60_000);
+      at = receivedAt;
+      if (level < 1) {
+        refused += 1;
+        refusals.push(`level ${level.toFixed(3)} at ${receivedAt}`);
+        return { kind: 'status', status: 429, headers: { 'retry-after': '1' } };
+      }
+      level -= 1;
+      inFlight += 1;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      setTimeout(() => (inFlight -= 1), 300);
+      return { kind: 'message', content: 'done', usage: { inputTokens: 20, outputTokens: 2 }, delayMs: 300 };
+    },
+  });
+  keyWitness = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://witness');
+    const key = url.searchParams.get('key') ?? '';
+    const now = (inside.get(key) ?? 0) + (url.pathname === '/enter' ? 1 : -1);
+    inside.set(key, now);
+    maxInside.set(key, Math.max(maxInside.get(key) ?? 0, now));
+    res.writeHead(200).end('{}');
+  });
+  await new Promise<void>((resolve) => keyWitness.listen(0, '127.0.0.1', resolve));
+  keyWitnessUrl = `http://127.0.0.1:${(keyWitness.address() as AddressInfo).port}`;
+  dir = await mkdtemp(join(tmpdir(), 'dura-flow-'));
+  agentsPath = join(dir, 'agents.json');
+  const model = { provider: 'openai', model: 'fake-1', baseUrl: provider.url, maxTokens: 50, maxAttempts: 2 };
+  await writeFile(agentsPath, JSON.stringify({ agents: [{ name: 'writer', version: '1', model }] }));
+});
+
+afterAll(async () => {
+  await provider?.close();
+  await new Promise((resolve) => keyWitness?.close(resolve));
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+const crash = useCrashSystem(['tool-gateway', 'projector'], {
+  env: (name) => ({
+    DURA_TOOLS_MODULES: `${WITNESS_TOOLS},${KEY_TOOLS}`,
+    KEY_WITNESS_URL: keyWitnessUrl,
+    ...(name === 'planner'
+      ? {
+          DURA_AGENTS: agentsPath,
+          PLANNER_TENANT_AGENTS: '*=*',
+          DURA_MODEL_LIMITS: JSON.stringify([
+            {
+              model: MODEL,
+              requestsPerMinute: RPM,
+              burstSeconds: BURST_SECONDS,
+              concurrentCalls: CONCURRENT,
+            },
+          ]),
+          // A planner killed mid-call gives its slot back within seconds.
+          DURA_MODEL_CALL_LEASE_MS: '3000',
+        }
+      : {}),
+  }),
+});
+
+function keyedPlan(runId: string, key: string): PlanRequest {
+  const step = { tool: 'key.hold', args: { key, ms: 200 } };
+  return {
+    runId,
+    agent: { kind: 'scripted', steps: [step, step] },
+    concurrency: { key, limit: 1 },
+  };
+}
+
+describe('flow control across three planners', () => {
+  it('keeps the provider under its limits through a SIGKILL, shows waits for capacity, and completes every run; a concurrency key of limit 1 keeps its runs apart', async () => {
+    const sys = crash();
+    const planners: ManagedProcess[] = [];
+    for (let i = 0; i < 3; i += 1) planners.push(await sys.startExtra('planner'));
+
+    const modelRuns = Object.entries(RUNS).flatMap(([tenant, count]) =>
+      Array.from({ length: count }, (_, i) => ({ runId: `flow-${tenant}-${i}`, tenant })),
+    );
+    const keyed = Array.from({ length: KEYS * RUNS_PER_KEY }, (_, i) =>
+      keyedPlan(`keyed-${i}`, `customer:${i % KEYS}`),
+    );
+    // The request of docs/flow-control.md, as written.
+    const doc = readFileSync(join(repoRoot(), 'docs/flow-control.md'), 'utf8');
+    const documented = [...doc.matchAll(/```json\n([\s\S]*?)```/g)].map((m) => m[1] ?? '')[1] ?? '';
+    const docRun = { ...(JSON.parse(documented) as Omit<PlanRequest, 'runId'>), runId: 'flow-doc' };
+    expect(docRun.concurrency).toEqual({ key: 'customer:42', limit: 1 });
+    await Promise.all([
+      sys.submit(docRun),
+      ...modelRuns.map(({ runId, tenant }) =>
+        sys.submit({ runId, tenant, agent: { kind: 'agent', name: 'writer' }, input: runId }),
+      ),
+      ...keyed.map((request) => sys.submit(request)),
+    ]);
+
+    // Runs wait for capacity, suspended: the API and the CLI say what for.
+    const waitingNow = async (): Promise<string | undefined> => {
+      for (const { runId } of [...modelRuns].reverse()) {
+        const { status, body } = await getJson(`${sys.system.apiUrl}/runs/${runId}`);
+        const state = body as { status: string; waiting?: { reason?: string } };
+        if (status === 200 && state.status === 'waiting' && state.waiting?.reason === REASON) return runId;
+      }
+      return undefined;
+    };
+    await eventually(waitingNow, 'a run waiting for capacity in GET /runs/:id', 60_000);
+    // A run may go on between the read and the CLI's own: it shows the wait of a run still waiting.
+    const shown = await eventually(
+      async () => {
+        const runId = await waitingNow();
+        const output = runId === undefined ? '' : (await dura(sys, ['get', runId])).output;
+        return output.includes(`waiting: capacity of ${MODEL} (`) ? output : undefined;
+      },
+      '`dura get` of a waiting run to say what it waits for',
+      60_000,
+    );
+    expect(shown).toMatch(/status +waiting, for capacity of openai\/fake-1/);
+
+    // A planner dies without warning while calls are admitted and in flight; another takes its place.
+    await planners[0]!.kill('SIGKILL');
+    planners.push(await sys.startExtra('planner'));
+
+    for (const { runId } of [...modelRuns, ...keyed, docRun]) {
+      const watched = await watchToEnd(sys, runId, 120_000);
+      expect(watched.at(-1)?.type, `${runId}: ${watched.map((e) => e.type).join(', ')}`).toBe(
+        'run_completed',
+      );
+    }
+    const calls = provider.requests.length;
+    // Every run's decision was asked for, and (almost) none of the calls went over the provider's limits.
+    expect(calls).toBeGreaterThanOrEqual(modelRuns.length);
+    expect(
+      refused,
+      `${refused} of ${calls} calls refused with 429: ${refusals.join(', ')}`,
+    ).toBeLessThanOrEqual(Math.floor(calls / 100));
+    expect(maxInFlight).toBeLessThanOrEqual(CONCURRENT);
+    // Runs did wait for capacity, as suspended runs (a recorded timer wait), not in a process.
+    const logs = await Promise.all(modelRuns.map(({ runId }) => logOf(sys, runId)));
+    const waits = logs.flat().flatMap((e) => (e.type === 'wait_requested' ? [e.data] : []));
+    expect(waits.filter((w) => w.reason === REASON).length).toBeGreaterThan(0);
+    expect(waits.every((w) => w.kind === 'timer' && w.reason?.startsWith(`capacity of ${MODEL} (`))).toBe(
+      true,
+    );
+    // Each wait ended by its timer, or sooner by a freed slot's wake (its timer then fires for nothing).
+    const fired = new Set(logs.flat().flatMap((e) => (e.type === 'timer_fired' ? [e.data.waitId] : [])));
+    expect(waits.filter((w) => !fired.has(w.waitId))).toEqual([]);
+    // Each run's decision was recorded once: a wait never made a run ask the model twice.
+    for (const log of logs) expect(log.filter((e) => e.type === 'thought')).toHaveLength(1);
+
+    // Never two runs of a key in a step at once, and each key was used.
+    for (let k = 0; k < KEYS; k += 1) expect(maxInside.get(`customer:${k}`), `key customer:${k}`).toBe(1);
+    // A run over its key's limit waited for it, and says so in its log.
+    const keyedWaits = await Promise.all(keyed.map(async ({ runId }) => logOf(sys, runId)));
+    const reasons = keyedWaits.flatMap((events) =>
+      events.flatMap((e) => (e.type === 'wait_requested' ? [e.data.reason] : [])),
+    );
+    expect(reasons).toContain('capacity of concurrency key customer:0 (limit 1)');
+    for (const planner of planners.slice(1)) await planner.kill('SIGTERM');
+  }, 240_000);
+});

@@ -1,0 +1,38 @@
+// docs/flow-control.md, checked as written: its DURA_MODEL_LIMITS block is what the planner's configuration
+// accepts, and the figures the page gives (60 calls go, the 61st waits a second) are what admission computes.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { emptyLimitRecord, limitsFor, takeTicket, type LimitRecord } from '@dura/core';
+import { repoRoot } from '@dura/testing';
+import { loadPlannerConfig } from '../src/index';
+
+const doc = readFileSync(join(repoRoot(), 'docs/flow-control.md'), 'utf8');
+const jsonBlocks = [...doc.matchAll(/```json\n([\s\S]*?)```/g)].map((m) => m[1] ?? '');
+
+describe('docs/flow-control.md', () => {
+  it('given its DURA_MODEL_LIMITS, the planner loads two limits, and a call of a tenant counts against both', () => {
+    const config = loadPlannerConfig({ DURA_MODEL_LIMITS: jsonBlocks[0] });
+    expect(config.DURA_MODEL_LIMITS).toHaveLength(2);
+    const applying = limitsFor(config.DURA_MODEL_LIMITS, 'openai/gpt-4o-mini', 'acme');
+    expect(applying.map((entry) => entry.key)).toEqual(['openai/gpt-4o-mini', 'openai/gpt-4o-mini@acme']);
+  });
+
+  it('given 60 requests a minute, 60 calls asked at once go and the 61st waits one second', () => {
+    const limit = { model: 'openai/gpt-4o-mini', requestsPerMinute: 60 };
+    let record: LimitRecord = emptyLimitRecord(0);
+    const kinds = Array.from({ length: 61 }, (_, i) => {
+      const taken = takeTicket(record, limit, { holder: `run-${i}:0`, inputTokens: 0, outputTokens: 0 }, 0);
+      record = taken.record;
+      return taken.outcome;
+    });
+    expect(kinds.filter((outcome) => outcome.kind === 'go')).toHaveLength(60);
+    expect(kinds[60]).toEqual({ kind: 'at', at: 1_000, limit: 'requests per minute' });
+  });
+
+  it('given a malformed DURA_MODEL_LIMITS, the planner refuses to start and says what is wrong', () => {
+    expect(() => loadPlannerConfig({ DURA_MODEL_LIMITS: '[{"model":"gpt-4o-mini"}]' })).toThrow(
+      /provider\/model/,
+    );
+  });
+});
