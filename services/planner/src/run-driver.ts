@@ -18,7 +18,6 @@ import {
 import {
   CANCEL_SIGNAL,
   cancelReasonOf,
-  decisionEventId,
   fold,
   initialRunState,
   InvalidTransition,
@@ -63,6 +62,7 @@ import { folded, RunStateCache, type CachedRun } from './run-state-cache';
 import { trustedSnapshot } from './snapshot-resume';
 import { createSnapshotStore, type SnapshotStore } from './snapshot-store';
 import { createSnapshotWriter } from './snapshot-writer';
+import { decisionIds } from './decision-ids';
 import { reportToParent } from './parent-report';
 import { unlessSuperseded } from './superseded-watch';
 import type { RunFlow } from './run-flow';
@@ -947,15 +947,14 @@ function eventsOf(
   const { state } = run;
   const runId = state.runId as string;
   const events: NewEvent[] = [];
+  const ids = decisionIds(runId, state.lastSeq, drafts);
   for (const [index, draft] of drafts.entries()) {
     const causationId = options.turn && index > 0 ? (events[0] as NewEvent).meta.id : run.lastEventId;
     events.push(
       newEvent(draft.type, draft.data as never, {
-        // A wait for capacity takes the place a thought would: an id of its own, so that a thought computed
-        // at the same place by another drive is refused by its sequence, not taken for a duplicate of it.
-        id: isCapacityWait(draft)
-          ? `${decisionEventId(runId, state.lastSeq, index)}.capacity`
-          : decisionEventId(runId, state.lastSeq, index),
+        // Another drive's decision at the same place has other ids: refused by its sequence, never taken for
+        // a duplicate of this one (a wait for capacity in place of a thought, say).
+        id: ids[index] as string,
         runId,
         ts: options.ts,
         correlationId: state.correlationId ?? runId,
@@ -973,8 +972,4 @@ function isSlotWait(reason: string | undefined): boolean {
   return (
     reason !== undefined && (reason.endsWith('(concurrent calls)') || reason.includes('concurrency key'))
   );
-}
-
-function isCapacityWait(draft: EventDraft): boolean {
-  return draft.type === 'wait_requested' && draft.data.waitId.startsWith(CAPACITY_WAIT_PREFIX);
 }
