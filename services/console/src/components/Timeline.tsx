@@ -4,12 +4,6 @@ import type { WaterfallRow } from '../model/waterfall';
 import { shortDuration } from '../model/format';
 
 const ROW_HEIGHT = 30;
-/**
- * Rows are keyed by their place modulo this (more than ever fit in view), not by event: a row scrolled out
- * gives its elements to the row scrolled in, so a scrolled frame updates a few texts and attributes instead of
- * creating and dropping every row's elements (and styling them anew).
- */
-const ROW_SLOTS = 64;
 
 /**
  * The run's events as a waterfall, virtualized (only the rows in view are in the page, so 10,000 events
@@ -47,6 +41,7 @@ export function Timeline({
   useEffect(() => {
     if (index >= 0) virtual.scrollToIndex(index, { align: 'auto' });
   }, [index, virtual]);
+  const items = virtual.getVirtualItems();
   const key = (event: KeyboardEvent) => {
     const step = event.key === 'ArrowDown' ? 1 : event.key === 'ArrowUp' ? -1 : 0;
     if (step === 0) return;
@@ -68,12 +63,15 @@ export function Timeline({
         data-testid="timeline"
       >
         <div style={{ height: virtual.getTotalSize(), position: 'relative' }}>
-          {virtual.getVirtualItems().map((item) => {
+          {items.map((item) => {
             const row = rows[item.index];
             if (!row) return null;
             return (
               <EventRow
-                key={item.index % ROW_SLOTS}
+                // Keyed by place modulo the rows drawn, not by event: rows that stay in view keep their
+                // elements, and a row scrolled out gives its elements to the one scrolled in, so a scrolled
+                // frame updates a few texts and attributes instead of creating and dropping elements.
+                key={item.index % items.length}
                 row={row}
                 top={item.start}
                 total={total}
