@@ -12,7 +12,7 @@ import { runNemesisSoak, SHORT_NEMESIS } from './soak/nemesis-runner';
 // DURA_NEMESIS=pause,disk runs only those rounds (how a guard's mutation is shown to fail its round). The clock
 // round is not in the default set: a planner whose clock is ahead holds relative sleeps late by its skew (see
 // docs/guarantees.md), so it runs only when asked for, `npm run soak -- --nemesis clock`.
-const nemeses = parseNemeses(process.env['DURA_NEMESIS'] ?? 'pause,slow,disk');
+const nemeses = parseNemeses(process.env['DURA_NEMESIS'] ?? 'pause,slow,disk,pgdisk,pgstall');
 
 it('every run completes with nothing done twice or lost after each nemesis heals', async () => {
   const report = await runNemesisSoak({
