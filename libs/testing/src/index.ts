@@ -11,7 +11,7 @@ export { useTestInfra } from './use-test-infra';
 export { useFakeLlmServer } from './use-fake-llm-server';
 export type { TestInfra, UseTestInfraOptions } from './use-test-infra';
 export type { InfraMode } from './infra-mode';
-export { freePort } from './ports';
+export { freePort, waitForPort } from './ports';
 export { repoRoot } from './repo-root';
 export { eventually, retryUntil } from './eventually';
 export { startPaymentWitness } from './payment-witness';

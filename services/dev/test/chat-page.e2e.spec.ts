@@ -17,6 +17,7 @@ import {
   repoRoot,
   spawnManaged,
   useFakeLlmServer,
+  waitForPort,
   type FakeLlmReply,
   type ManagedProcess,
 } from '@dura/testing';
@@ -109,7 +110,8 @@ beforeAll(async () => {
     cwd: EXAMPLE,
     env: { DURA_API_URL: crash().system.apiUrl },
   });
-  await preview.waitForOutput(/127\.0\.0\.1:\d+/, 30_000);
+  // Its port accepting connections, not its banner: vite colours the banner when it thinks a terminal reads it.
+  await waitForPort(port, 60_000);
   pageUrl = `http://127.0.0.1:${port}/?chat=story`;
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
 }, 120_000);

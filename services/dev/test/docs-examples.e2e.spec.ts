@@ -64,6 +64,8 @@ const RUN_ELSEWHERE: Record<string, string> = {
   'examples/code-agents/release-check.json': 'services/dev/test/code-agent-examples.e2e.spec.ts',
   'examples/mcp/refund.json': 'services/dev/test/mcp-docs-example.e2e.spec.ts',
   'examples/ai-sdk/research.json': 'services/dev/test/ai-sdk-examples.e2e.spec.ts',
+  // Its model is a local Ollama by default: run there against the fake OpenAI-compatible server.
+  'examples/openai-agents/help-desk.json': 'services/dev/test/openai-agents-crash.e2e.spec.ts',
 };
 
 const commands = documentedCommands();

@@ -53,11 +53,12 @@ describe('the Agents SDK help-desk example (agents-help-desk)', () => {
     const sys = crash();
     await sys.restart('planner', undefined, { ...models().env(), DURA_AGENTS: EXAMPLES });
     const runId = 'example-agents-help-desk';
-    await sys.submit({
-      runId,
-      agent: { kind: 'agent', name: 'agents-help-desk' },
-      input: { question: EXAMPLE_QUESTION },
-    });
+    // The request the page runs with `npm run dev -- --once --run`, here against the fake model.
+    const request = JSON.parse(
+      readFileSync(join(repoRoot(), 'examples/openai-agents/help-desk.json'), 'utf8'),
+    ) as { agent: { kind: 'agent'; name: string }; input: { question: string } };
+    expect(request.input.question).toBe(EXAMPLE_QUESTION);
+    await sys.submit({ runId, agent: request.agent, input: request.input });
     const log = await watchToEnd(sys, runId, 120_000).catch(() => []);
     const told = `${log.map((e) => e.type).join(', ')}\n${sys.proc('planner').output().slice(-3000)}`;
     expect(log.at(-1)?.type, told).toBe('run_completed');
