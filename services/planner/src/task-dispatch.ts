@@ -1,0 +1,108 @@
+import type { JetStreamClient } from '@nats-io/jetstream';
+import {
+  SUBJECTS,
+  TASK_VERSION,
+  timerTaskMsgId,
+  TOOL_TASK_WITH_REF_VERSION,
+  toolTaskSubject,
+  type TimerTask,
+  type ToolTask,
+} from '@dura/contracts';
+import type { CallState, ChildRunState, WaitState } from '@dura/core';
+import { DURA_ATTRS, injectContext, traceparentOf, withProducerSpan } from '@dura/telemetry';
+import type { Tracer } from '@opentelemetry/api';
+import type { CachedRun } from './run-state-cache';
+
+/** The task that has a gateway run one pending call of the run. */
+export function toolTask(run: CachedRun, call: CallState): ToolTask {
+  const runId = run.state.runId as string;
+  return {
+    v: call.argsRef ? TOOL_TASK_WITH_REF_VERSION : TASK_VERSION,
+    runId,
+    callId: call.callId,
+    step: call.step,
+    tool: call.tool,
+    args: call.args,
+    ...(call.argsRef ? { argsRef: call.argsRef } : {}),
+    idempotencyKey: call.idempotencyKey,
+    causationId: call.intentId,
+    correlationId: run.state.correlationId ?? runId,
+  };
+}
+
+/** Hands out what a run waits on to whoever acts on it: tool tasks, timer tasks, child run requests. */
+export interface TaskDispatch {
+  /** Publishes a tool task per call (deduped on its idempotency key), each under a producer span. */
+  tools(run: CachedRun, calls: readonly CallState[]): Promise<void>;
+  /** Hands out the timers of open waits and the requests of running children (both dedupe on their ids). */
+  waits(run: CachedRun, timers: readonly WaitState[], children: readonly ChildRunState[]): Promise<void>;
+}
+
+export function createTaskDispatch(deps: { js: JetStreamClient; tracer: Tracer }): TaskDispatch {
+  async function tools(run: CachedRun, calls: readonly CallState[]): Promise<void> {
+    const runId = run.state.runId as string;
+    await Promise.all(
+      calls.map((call) => {
+        const task = toolTask(run, call);
+        const subject = toolTaskSubject(call.tool);
+        return withProducerSpan(
+          deps.tracer,
+          {
+            destination: subject,
+            destinationTemplate: 'dura.task.tool.{tool}',
+            messageId: call.idempotencyKey,
+            attributes: {
+              [DURA_ATTRS.runId]: runId,
+              [DURA_ATTRS.toolName]: call.tool,
+              [DURA_ATTRS.toolCallId]: call.callId,
+              [DURA_ATTRS.idempotencyKey]: call.idempotencyKey,
+            },
+          },
+          (headers, span) => {
+            const trace = traceparentOf(span);
+            return deps.js.publish(subject, JSON.stringify(trace ? { ...task, trace } : task), {
+              msgID: call.idempotencyKey,
+              headers,
+            });
+          },
+        );
+      }),
+    );
+  }
+
+  async function waits(
+    run: CachedRun,
+    timers: readonly WaitState[],
+    children: readonly ChildRunState[],
+  ): Promise<void> {
+    const runId = run.state.runId as string;
+    const correlationId = run.state.correlationId ?? runId;
+    const trace = traceparentOf();
+    await Promise.all([
+      ...timers.map((wait) => {
+        const task: TimerTask = {
+          v: TASK_VERSION,
+          runId,
+          waitId: wait.waitId,
+          dueAt: (wait.until ?? wait.timeoutAt) as string,
+          causationId: run.lastEventId ?? runId,
+          correlationId,
+          ...(trace ? { trace } : {}),
+        };
+        return deps.js.publish(SUBJECTS.timerTask, JSON.stringify(task), {
+          msgID: timerTaskMsgId(runId, wait.waitId),
+          headers: injectContext(),
+        });
+      }),
+      // A child runs in its parent's trace, which its end then carries back to the parent.
+      ...children.map((child) =>
+        deps.js.publish(SUBJECTS.submit, JSON.stringify(child.request), {
+          msgID: child.childRunId,
+          headers: injectContext(),
+        }),
+      ),
+    ]);
+  }
+
+  return { tools, waits };
+}
