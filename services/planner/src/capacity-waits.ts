@@ -8,7 +8,11 @@ import type { EventDraft, RunState } from '@dura/core';
  */
 export function endedBySlotFreed(state: RunState): EventDraft[] | undefined {
   const wait = state.waiting;
-  if (state.status !== 'waiting' || !wait?.waitId.startsWith(CAPACITY_WAIT_PREFIX) || !isSlotWait(wait.reason))
+  if (
+    state.status !== 'waiting' ||
+    !wait?.waitId.startsWith(CAPACITY_WAIT_PREFIX) ||
+    !isSlotWait(wait.reason)
+  )
     return undefined;
   return [{ type: 'timer_fired', data: { waitId: wait.waitId } }];
 }

@@ -110,7 +110,11 @@ export function createRunDriver(deps: RunDriverDeps) {
     let decision: Decision | undefined;
     const inDecision = <T>(fn: () => Promise<T>): Promise<T> =>
       decision ? otelContext.with(decision.ctx, fn) : fn();
-    const stepContext: StepContext = { inDecision, decided: () => decision?.recorded(), trace: options.trace };
+    const stepContext: StepContext = {
+      inDecision,
+      decided: () => decision?.recorded(),
+      trace: options.trace,
+    };
     // Counted across lost races: a model call is made once per decision, whoever records it.
     let modelCalls = 0;
     let dispatched = 0;

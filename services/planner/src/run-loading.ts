@@ -31,7 +31,7 @@ export interface RunLoader {
    * The run as its log stands: the cached fold caught up with the log's tail, or resumed from its snapshot
    * (or the whole log) when not held; `through`, a sequence the log is known to hold, lets the read stop there.
    */
-  load(runId: string, through?: number): Promise<CachedRun>;
+  load: (runId: string, through?: number) => Promise<CachedRun>;
   /** `run` with `events` (in log order, right behind its state) folded in, held as the run's cached fold. */
   foldIn(run: CachedRun, events: readonly RunEvent[]): CachedRun;
   /**
@@ -39,9 +39,9 @@ export interface RunLoader {
    * held as folded from `recorded`, so its first drive (given `afterSeq` = the last of them) reads nothing.
    * A run already held is left as it is.
    */
-  adopt(runId: string, recorded: readonly RunEvent[]): void;
+  adopt: (runId: string, recorded: readonly RunEvent[]) => void;
   /** Settles once the snapshot writes started so far have finished (call before stopping; tests use it). */
-  flushSnapshots(): Promise<void>;
+  flushSnapshots: () => Promise<void>;
 }
 
 const NOTHING_FOLDED: CachedRun = { state: initialRunState(), lastEventId: undefined, snapshotCount: 0 };

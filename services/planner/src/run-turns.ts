@@ -7,9 +7,9 @@ export interface RunTurns {
   /** Runs `drive` once the run's earlier drives in this process have ended (whether or not they failed). */
   take<T>(runId: string, drive: () => Promise<T>): Promise<T>;
   /** Whether a drive of the run is under way in this process. */
-  has(runId: string): boolean;
+  has: (runId: string) => boolean;
   /** How many runs this process is driving right now. */
-  size(): number;
+  size: () => number;
 }
 
 export function createRunTurns(): RunTurns {
