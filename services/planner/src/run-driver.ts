@@ -66,6 +66,7 @@ import { decisionIds } from './decision-ids';
 import { reportToParent } from './parent-report';
 import { unlessSuperseded } from './superseded-watch';
 import type { RunFlow } from './run-flow';
+import { createTimerDue } from './timer-due';
 
 export interface RunDriverDeps {
   store: EventStore;
@@ -194,6 +195,7 @@ export interface DriveOutcome {
  */
 export function createRunDriver(deps: RunDriverDeps) {
   const cache = new RunStateCache(deps.cacheSize ?? 1000);
+  const timerDue = createTimerDue(deps.store);
   const tracer = duraTracer();
   const decisionDuration = declareHistogram(duraMeter(), DURA_METRICS.decisionDuration);
   const conflictsLost = declareCounter(duraMeter(), DURA_METRICS.conflictsLost);
@@ -508,12 +510,12 @@ export function createRunDriver(deps: RunDriverDeps) {
     const correlationId = run.state.correlationId ?? runId;
     const trace = traceparentOf();
     await Promise.all([
-      ...timers.map((wait) => {
+      ...timers.map(async (wait) => {
         const task: TimerTask = {
           v: TASK_VERSION,
           runId,
           waitId: wait.waitId,
-          dueAt: (wait.until ?? wait.timeoutAt) as string,
+          dueAt: await timerDue(run.state, wait),
           causationId: run.lastEventId ?? runId,
           correlationId,
           ...(trace ? { trace } : {}),
