@@ -108,7 +108,8 @@ function controlWait(state: RunState, call: CallState): EventDraft[] {
   switch (call.tool) {
     case CONTROL_TOOLS.sleep: {
       const args = parsed.data as { seconds?: number; until?: string };
-      const due = args.until !== undefined ? { until: args.until } : relative('until', call, args.seconds ?? 0);
+      const due =
+        args.until !== undefined ? { until: args.until } : relative('until', call, args.seconds ?? 0);
       const data = { waitId: `sleep:${call.callId}`, kind: 'timer' as const, callId: call.callId, ...due };
       return [{ type: 'wait_requested', data }];
     }

@@ -48,7 +48,9 @@ describe('storedAt', () => {
     const mine = runEvents('stored-mine');
     const other = runEvents('stored-other');
     const before = Date.now();
-    const { seqs } = await store.append('stored-mine', [mine.requested(), mine.started()], { expectedSeq: 0 });
+    const { seqs } = await store.append('stored-mine', [mine.requested(), mine.started()], {
+      expectedSeq: 0,
+    });
     const after = Date.now();
     const { lastSeq: otherSeq } = await store.append('stored-other', [other.requested()], { expectedSeq: 0 });
 

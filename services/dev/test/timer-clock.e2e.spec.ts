@@ -53,7 +53,10 @@ async function expectDueByTheBroker(sys: CrashSystem, runId: string): Promise<vo
   const intent = eventsOf(log, 'tool_call_requested').find((e) => e.data.tool === 'dura.sleep') as RunEvent;
   const [wait] = eventsOf(log, 'wait_requested');
   const fired = eventsOf(log, 'timer_fired');
-  expect(fired.map((e) => e.data.waitId), 'timer_fired once').toEqual([wait?.data.waitId]);
+  expect(
+    fired.map((e) => e.data.waitId),
+    'timer_fired once',
+  ).toEqual([wait?.data.waitId]);
   expect(wait?.data.delayMs, 'the wait records its length').toBe(SLEEP_SECONDS * 1000);
 
   const askedAt = await storedAt(sys, intent.seq);
@@ -66,9 +69,10 @@ async function expectDueByTheBroker(sys: CrashSystem, runId: string): Promise<vo
     SLEEP_SECONDS * 1000 + LATE_SLACK_MS,
   );
   const rows = await timerRows(sys, runId);
-  expect(rows.map((row) => row.due_at.getTime()), 'due by the broker, not the planner').toEqual([
-    askedAt + SLEEP_SECONDS * 1000,
-  ]);
+  expect(
+    rows.map((row) => row.due_at.getTime()),
+    'due by the broker, not the planner',
+  ).toEqual([askedAt + SLEEP_SECONDS * 1000]);
 }
 
 describe('a sleep recorded by a planner whose clock is off', () => {
