@@ -45,14 +45,11 @@ describe('replayRun', () => {
     const events = await sleptRun();
     const wait = events.find((e) => e.type === 'wait_requested')!;
     expect(wait.data).toMatchObject({ delayMs: 2000 });
-    const { delayMs: _length, ...before } = wait.data as Extract<
-      RunEvent,
-      { type: 'wait_requested' }
-    >['data'];
+    const { delayMs: _length, ...before } = wait.data;
     const recordedBefore = events.map((e) => (e === wait ? { ...e, data: before } : e)) as RunEvent[];
     expect(await replayRun({ events: recordedBefore, model: scripted })).toMatchObject({ ok: true });
     const changed = events.map((e) => (e === wait ? { ...e, data: { ...e.data, delayMs: 3000 } } : e));
-    expect(await replayRun({ events: changed as RunEvent[], model: scripted })).toMatchObject({
+    expect(await replayRun({ events: changed, model: scripted })).toMatchObject({
       ok: false,
       seq: wait.seq,
     });
