@@ -27,7 +27,34 @@ async function completedRun(runId = 'r-1', steps = 5): Promise<RunEvent[]> {
   return events;
 }
 
+/** A run that sleeps 2 s (its timer fires when due) and completes. */
+async function sleptRun(): Promise<RunEvent[]> {
+  const request = scriptedRequest('r-sleep', [{ tool: 'dura.sleep', args: { seconds: 2 } }]);
+  const { events, state } = await simulateRun(request, scripted, {
+    before: (now: RunState) =>
+      now.waits
+        .filter((wait) => wait.kind === 'timer')
+        .map((wait) => ({ type: 'timer_fired' as const, data: { waitId: wait.waitId } })),
+  });
+  expect(state.status).toBe('completed');
+  return events;
+}
+
 describe('replayRun', () => {
+  it('replays a wait recorded before waits carried their length, and still catches a changed length', async () => {
+    const events = await sleptRun();
+    const wait = events.find((e) => e.type === 'wait_requested')!;
+    expect(wait.data).toMatchObject({ delayMs: 2000 });
+    const { delayMs: _length, ...before } = wait.data;
+    const recordedBefore = events.map((e) => (e === wait ? { ...e, data: before } : e)) as RunEvent[];
+    expect(await replayRun({ events: recordedBefore, model: scripted })).toMatchObject({ ok: true });
+    const changed = events.map((e) => (e === wait ? { ...e, data: { ...e.data, delayMs: 3000 } } : e));
+    expect(await replayRun({ events: changed, model: scripted })).toMatchObject({
+      ok: false,
+      seq: wait.seq,
+    });
+  });
+
   it('finds no divergence in a run the planner wrote, and counts what it checked', async () => {
     const events = await completedRun();
     const result = await replayRun({ events, model: scripted });

@@ -157,6 +157,13 @@ export const EventDataSchemas = {
     callId: z.string().min(1).optional(),
     /** When the wait gives up (ISO time); `onTimeout` says what happens then. */
     timeoutAt: z.string().optional(),
+    /**
+     * A relative wait (a sleep of N s, a timeout of N s): its timer is due this many milliseconds after the
+     * broker stored the intent of `callId`, whoever publishes the timer. `until`/`timeoutAt` then hold the
+     * recording planner's reading of that time (for display; its clock may be off). Absent: the wait is due
+     * at `until`/`timeoutAt` as recorded (a time the caller gave, or a wait recorded before v3).
+     */
+    delayMs: z.number().nonnegative().optional(),
     onTimeout: z.enum(['reject', 'approve', 'fail', 'continue']).optional(),
     /** Why an `operator` wait was opened, when it is not an unknown call (e.g. a code agent's non-determinism). */
     reason: z.string().optional(),
@@ -207,7 +214,7 @@ export const CURRENT_EVENT_VERSIONS: Record<EventType, number> = {
   tool_call_requested: 2,
   tool_call_completed: 3,
   tool_call_failed: 1,
-  wait_requested: 2,
+  wait_requested: 3,
   signal_received: 2,
   timer_fired: 1,
   child_run_requested: 3,

@@ -71,7 +71,8 @@ export const UPCASTERS: Partial<Record<EventType, Record<number, Upcaster>>> = {
   tool_call_requested: { 1: unchanged },
   // v3 (forks with edits) added `edited`: optional, so old data is valid new data.
   tool_call_completed: { 1: unchanged, 2: unchanged },
-  wait_requested: { 1: unchanged },
+  // v3 (waits anchored on the broker's clock) added `delayMs`: optional, so old data is valid new data.
+  wait_requested: { 1: unchanged, 2: unchanged },
   budget_exceeded: { 1: unchanged },
   signal_received: { 1: approveMadeExplicit },
   run_requested: {

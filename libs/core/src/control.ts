@@ -26,6 +26,20 @@ function plus(iso: string | undefined, seconds: number): string {
 }
 
 /**
+ * A wait `seconds` after the call's intent. Its timer is due `delayMs` after the broker stored the intent, so
+ * no planner's clock moves it; the time recorded beside it is the recording planner's reading, for display.
+ */
+function relative<K extends 'until' | 'timeoutAt'>(
+  field: K,
+  call: CallState,
+  seconds: number,
+): Record<K, string> & { delayMs: number } {
+  return { [field]: plus(call.requestedAt, seconds), delayMs: seconds * 1000 } as Record<K, string> & {
+    delayMs: number;
+  };
+}
+
+/**
  * The events that open the waits of calls recorded but not yet waiting: control calls (`dura.sleep`,
  * `dura.wait_for_signal`, `dura.run_agent`) and calls a human must approve first. Invalid control arguments
  * fail the call (the model sees why) instead of the run.
@@ -48,7 +62,7 @@ export function openWaits(state: RunState): EventDraft[] {
           callId: call.callId,
           signal: 'approve',
           onTimeout,
-          ...(timeoutSeconds === undefined ? {} : { timeoutAt: plus(call.requestedAt, timeoutSeconds) }),
+          ...(timeoutSeconds === undefined ? {} : relative('timeoutAt', call, timeoutSeconds)),
         },
       });
     }
@@ -94,8 +108,9 @@ function controlWait(state: RunState, call: CallState): EventDraft[] {
   switch (call.tool) {
     case CONTROL_TOOLS.sleep: {
       const args = parsed.data as { seconds?: number; until?: string };
-      const until = args.until ?? plus(call.requestedAt, args.seconds ?? 0);
-      const data = { waitId: `sleep:${call.callId}`, kind: 'timer' as const, callId: call.callId, until };
+      const due =
+        args.until !== undefined ? { until: args.until } : relative('until', call, args.seconds ?? 0);
+      const data = { waitId: `sleep:${call.callId}`, kind: 'timer' as const, callId: call.callId, ...due };
       return [{ type: 'wait_requested', data }];
     }
     case CONTROL_TOOLS.waitForSignal: {
@@ -108,7 +123,7 @@ function controlWait(state: RunState, call: CallState): EventDraft[] {
         ...(args.approval ? { approval: true } : {}),
         ...(args.timeoutSeconds === undefined
           ? {}
-          : { timeoutAt: plus(call.requestedAt, args.timeoutSeconds), onTimeout: 'continue' as const }),
+          : { ...relative('timeoutAt', call, args.timeoutSeconds), onTimeout: 'continue' as const }),
       };
       return [{ type: 'wait_requested', data }];
     }

@@ -43,7 +43,10 @@ export interface CallState {
   /** The tool's policy: the run fails when this call finally fails. */
   failRun?: boolean;
   operator?: OperatorVerdict;
-  /** When the intent was recorded (its event's `ts`): relative waits (`dura.sleep`) count from here. */
+  /**
+   * When the intent was recorded by its planner's clock (its event's `ts`): a relative wait's recorded `until`
+   * counts from here; its timer counts from the broker's time of the intent (`requestedSeq`).
+   */
   requestedAt?: string;
   argsRef?: PayloadRef;
   resultRef?: PayloadRef;
@@ -60,6 +63,8 @@ export interface WaitState {
   callId?: string;
   timeoutAt?: string;
   onTimeout?: 'reject' | 'approve' | 'fail' | 'continue';
+  /** A relative wait: due this long after the broker stored the intent of `callId` (`until` is an estimate). */
+  delayMs?: number;
   /** Why an operator wait was opened (a code agent's non-determinism names both calls). */
   reason?: string;
   /** A signal wait for a person's verdict (`ctx.approve`): only `{ approved: true }` approves. */

@@ -35,14 +35,17 @@ function intentTs(log: RunLog, callId: string): string {
 const running = () => new RunLog().request().start();
 
 describe('dura.sleep: a durable timer as a tool call', () => {
-  it('opens a timer wait at the intent time plus the seconds, dispatches the timer, resolves on timer_fired', () => {
+  it('opens a timer wait due the seconds after the intent, dispatches the timer, resolves on timer_fired', () => {
     const log = running()
       .think([{ tool: 'dura.sleep', args: { seconds: 60 } }])
       .intents();
     const state = record(log);
     const until = new Date(Date.parse(intentTs(log, 'call-1')) + 60_000).toISOString();
     expect(state.status).toBe('waiting');
-    expect(state.waits).toEqual([{ waitId: 'sleep:call-1', kind: 'timer', callId: 'call-1', until }]);
+    // `delayMs` is what the timer counts (from the broker's time of the intent); `until` the planner's reading.
+    expect(state.waits).toEqual([
+      { waitId: 'sleep:call-1', kind: 'timer', callId: 'call-1', until, delayMs: 60_000 },
+    ]);
     expect(nextAction(state)).toEqual({ kind: 'dispatch', calls: [], timers: state.waits, children: [] });
 
     log.add('timer_fired', { waitId: 'sleep:call-1' });
@@ -65,6 +68,13 @@ describe('dura.sleep: a durable timer as a tool call', () => {
     const state = record(log);
     const action = nextAction(state);
     expect(action).toMatchObject({ kind: 'dispatch', timers: [{ waitId: 'sleep:call-2' }] });
+    // A time the caller gave is kept as given: no length to count from the broker's clock.
+    expect(state.waits[0]).toEqual({
+      waitId: 'sleep:call-2',
+      kind: 'timer',
+      callId: 'call-2',
+      until: '2030-01-01T00:00:00.000Z',
+    });
     expect(action.kind === 'dispatch' && action.calls.map((c) => c.callId)).toEqual(['call-1']);
     log.complete('call-1');
     expect(nextAction(fold(log.events))).toMatchObject({ kind: 'dispatch', calls: [], timers: [{}] });
@@ -178,6 +188,7 @@ describe('approval before a call is dispatched', () => {
     expect(state.waits[0]!.timeoutAt).toBe(
       new Date(Date.parse(intentTs(log, 'call-1')) + 3_600_000).toISOString(),
     );
+    expect(state.waits[0]!.delayMs, 'the timeout counts from the broker time of the intent').toBe(3_600_000);
     log.add('timer_fired', { waitId: 'approval:call-1' });
     const action = nextAction(fold(log.events));
     expect(action.kind).toBe(kind);

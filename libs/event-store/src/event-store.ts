@@ -82,6 +82,11 @@ export interface EventStore {
   readTail(runId: string, options: { fromSeq: number; through?: number }): Promise<RunEvent[]>;
   /** The run's event stored at stream sequence `seq`, or undefined when that sequence holds no event of this run. */
   readAt(runId: string, seq: number): Promise<RunEvent | undefined>;
+  /**
+   * When the broker stored the run's event at stream sequence `seq` (its own timestamp, the same on every
+   * replica and for every reader), or undefined when that sequence holds no event of this run.
+   */
+  storedAt(runId: string, seq: number): Promise<Date | undefined>;
 }
 
 /** What one read returned: `count` events of `runId` from `fromSeq` (for `readAt`, 0 or 1 at `seq`). */
@@ -241,7 +246,14 @@ export function createEventStore(deps: {
     return mine ? decodeStored({ seq: msg.seq, data: msg.data }) : undefined;
   }
 
-  return { append, read, readTail, readAt };
+  async function storedAt(runId: string, seq: number): Promise<Date | undefined> {
+    const msg = await jsm.streams.getMessage(STREAMS.runs, { seq });
+    if (msg === null || msg.subject !== runSubject(runId)) return undefined;
+    // `timestamp` keeps the server's nanoseconds (RFC 3339); `time` is the same instant to the millisecond.
+    return msg.timestamp ? new Date(msg.timestamp) : msg.time;
+  }
+
+  return { append, read, readTail, readAt, storedAt };
 }
 
 /**

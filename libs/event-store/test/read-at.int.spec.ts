@@ -43,6 +43,27 @@ describe('readAt', () => {
   });
 });
 
+describe('storedAt', () => {
+  it("gives the broker's time of the run's event at a sequence, and nothing for another run's", async () => {
+    const mine = runEvents('stored-mine');
+    const other = runEvents('stored-other');
+    const before = Date.now();
+    const { seqs } = await store.append('stored-mine', [mine.requested(), mine.started()], {
+      expectedSeq: 0,
+    });
+    const after = Date.now();
+    const { lastSeq: otherSeq } = await store.append('stored-other', [other.requested()], { expectedSeq: 0 });
+
+    const first = await store.storedAt('stored-mine', seqs[1]!);
+    // The broker runs on this host: its stamp falls within the append (to the millisecond).
+    expect(first?.getTime()).toBeGreaterThanOrEqual(before - 1);
+    expect(first?.getTime()).toBeLessThanOrEqual(after + 1);
+    expect(await store.storedAt('stored-mine', seqs[1]!)).toEqual(first);
+    expect(await store.storedAt('stored-mine', otherSeq)).toBeUndefined();
+    expect(await store.storedAt('stored-mine', otherSeq + 1000)).toBeUndefined();
+  });
+});
+
 describe('onRead', () => {
   it('reports every read with its run, first sequence and how many events it returned', async () => {
     const events = runEvents('counted');

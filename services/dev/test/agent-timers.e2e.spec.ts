@@ -7,7 +7,7 @@
 // publishing its timer task (planner.after-wait: the task must be published again); and the gateway holding
 // an approval's timeout dies before it is due (approval timeouts ride on the same timers).
 import { describe, expect, it } from 'vitest';
-import type { RunEvent } from '@dura/contracts';
+import { STREAMS, type RunEvent } from '@dura/contracts';
 import { fold } from '@dura/core';
 import {
   expectKilledAt,
@@ -75,7 +75,13 @@ async function expectSleptOnce(sys: CrashSystem, request: PlanRequest): Promise<
   expect(rows, 'one row in the timers table').toHaveLength(1);
   expect(rows[0]?.wait_id).toBe(wait?.data.waitId);
   expect(rows[0]?.fired_at, 'the row is marked fired').toBeInstanceOf(Date);
-  expect(rows[0]?.due_at.toISOString()).toBe(new Date(until).toISOString());
+  // Due by the broker's clock: the sleep's length after the broker stored its intent (`until` is the
+  // recording planner's reading of that time).
+  const intent = eventsOf(log, 'tool_call_requested').find((e) => e.data.tool === 'dura.sleep');
+  const intentStored = await sys.system.jsm.streams.getMessage(STREAMS.runs, { seq: intent?.seq ?? 0 });
+  expect(rows[0]?.due_at.getTime(), 'due the sleep after the broker stored its intent').toBe(
+    Date.parse(intentStored?.timestamp ?? '') + SLEEP_SECONDS * 1000,
+  );
 
   const state = fold(log);
   const sleepCall = state.calls.find((c) => c.tool === 'dura.sleep');

@@ -23,6 +23,7 @@ import { createRunTurns } from './run-turns';
 import type { Speculation } from './speculation';
 import { recordStep, type StepContext } from './step-recorder';
 import { createTaskDispatch } from './task-dispatch';
+import { createTimerDue } from './timer-due';
 
 export { DEFAULT_SNAPSHOT_EVERY, type SnapshotOptions } from './run-loading';
 export type { LocalTools } from './in-place-calls';
@@ -93,7 +94,7 @@ export function createRunDriver(deps: RunDriverDeps) {
   const turns = createRunTurns();
   const runs = createRunLoader(deps);
   const appender = createRunAppender({ ...deps, runs, drives: turns.size });
-  const tasks = createTaskDispatch({ js: deps.js, tracer });
+  const tasks = createTaskDispatch({ js: deps.js, tracer, timerDue: createTimerDue(deps.store) });
   const inPlace = createInPlaceCalls({ js: deps.js, runs, drives: turns.size });
   const startDecision = createDecisionSpans(tracer);
   const callModel = createModelCall({ ...deps, tracer });

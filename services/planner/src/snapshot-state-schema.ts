@@ -90,6 +90,7 @@ const waitShape = {
   callId: z.string().optional(),
   timeoutAt: z.string().optional(),
   onTimeout: z.enum(['reject', 'approve', 'fail', 'continue']).optional(),
+  delayMs: z.number().nonnegative().optional(),
   reason: z.string().optional(),
   approval: z.boolean().optional(),
 } satisfies ShapeOf<WaitState>;

@@ -12,6 +12,7 @@ import type { CallState, ChildRunState, WaitState } from '@dura/core';
 import { DURA_ATTRS, injectContext, traceparentOf, withProducerSpan } from '@dura/telemetry';
 import type { Tracer } from '@opentelemetry/api';
 import type { CachedRun } from './run-state-cache';
+import type { TimerDue } from './timer-due';
 
 /** The task that has a gateway run one pending call of the run. */
 export function toolTask(run: CachedRun, call: CallState): ToolTask {
@@ -38,7 +39,11 @@ export interface TaskDispatch {
   waits(run: CachedRun, timers: readonly WaitState[], children: readonly ChildRunState[]): Promise<void>;
 }
 
-export function createTaskDispatch(deps: { js: JetStreamClient; tracer: Tracer }): TaskDispatch {
+export function createTaskDispatch(deps: {
+  js: JetStreamClient;
+  tracer: Tracer;
+  timerDue: TimerDue;
+}): TaskDispatch {
   async function tools(run: CachedRun, calls: readonly CallState[]): Promise<void> {
     const runId = run.state.runId as string;
     await Promise.all(
@@ -79,12 +84,12 @@ export function createTaskDispatch(deps: { js: JetStreamClient; tracer: Tracer }
     const correlationId = run.state.correlationId ?? runId;
     const trace = traceparentOf();
     await Promise.all([
-      ...timers.map((wait) => {
+      ...timers.map(async (wait) => {
         const task: TimerTask = {
           v: TASK_VERSION,
           runId,
           waitId: wait.waitId,
-          dueAt: (wait.until ?? wait.timeoutAt) as string,
+          dueAt: await deps.timerDue(run.state, wait),
           causationId: run.lastEventId ?? runId,
           correlationId,
           ...(trace ? { trace } : {}),
