@@ -1,6 +1,6 @@
 // Loaded with --import before a bundled service (service-bundle.ts): a bundled process that tries to load a
 // TypeScript file would import a second copy of the libraries its bundle holds, so it fails at once instead.
-/* global process */
+/* global process, URL */
 import { registerHooks } from 'node:module';
 
 if (typeof registerHooks === 'function') {
