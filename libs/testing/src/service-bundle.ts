@@ -8,10 +8,9 @@
  * keeps naming its source file, so migrations, the console's build and other files next to the sources are
  * found where they are.
  *
- * A process that loads TypeScript of its own at run time (code agents, tool modules, a model module: any env
- * value naming a .ts file) is started through tsx as before: its modules would import a second copy of the
- * libraries the bundle holds. A bundled process that still tries to load a .ts file fails at once, naming the
- * file (bundle-guard.mjs), instead of running with two copies of a library.
+ * A process that loads TypeScript of its own at run time (code agents, tool modules: a DURA_* variable naming
+ * a .ts file) is started through tsx as before (a bundle with tsx loaded for a few modules measured slower).
+ * A bundled process that still tries to load TypeScript fails at once, naming the file (bundle-guard.mjs).
  *
  * Bundles are built on first use into node_modules/.cache/dura-test-bundles under the entry's package and
  * rebuilt when a source they were built from changed. DURA_TEST_BUNDLES=0 turns bundling off.
@@ -35,7 +34,7 @@ interface BuildRecord {
 
 export const BUNDLE_GUARD = fileURLToPath(new URL('./bundle-guard.mjs', import.meta.url));
 
-/** Whether a process with this env loads TypeScript at run time (and so must run through tsx). */
+/** Whether a process with this env loads TypeScript at run time (and so needs tsx). */
 export function loadsTypeScript(env: Record<string, string | undefined>): boolean {
   return Object.entries(env).some(
     ([key, value]) => key.startsWith('DURA_') && value !== undefined && TYPESCRIPT_PATH.test(value),
