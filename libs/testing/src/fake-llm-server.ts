@@ -161,7 +161,11 @@ async function send(
       for (const event of streamEvents(provider, message, index, body)) {
         if (res.destroyed) return;
         res.write(event);
-        if (first !== undefined && request.firstPieceAt === undefined && event.includes(JSON.stringify(first)))
+        if (
+          first !== undefined &&
+          request.firstPieceAt === undefined &&
+          event.includes(JSON.stringify(first))
+        )
           request.firstPieceAt = performance.timeOrigin + performance.now();
         if (reply.pieceDelayMs) await sleep(reply.pieceDelayMs, timers);
         else await new Promise((resolve) => setImmediate(resolve));

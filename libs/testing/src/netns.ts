@@ -93,7 +93,8 @@ function qdiscArgs(faults: LinkFaults): string[] {
   if (faults.delayMs !== undefined)
     args.push('delay', `${faults.delayMs}ms`, ...(faults.jitterMs ? [`${faults.jitterMs}ms`] : []));
   if (faults.lossPercent !== undefined) args.push('loss', `${faults.lossPercent}%`);
-  if (args.length === 1) throw new Error('degrade() takes rateKbit, delayMs, jitterMs or lossPercent; got none');
+  if (args.length === 1)
+    throw new Error('degrade() takes rateKbit, delayMs, jitterMs or lossPercent; got none');
   return args;
 }
 
