@@ -2,8 +2,11 @@ import type { WaterfallRow } from '../model/waterfall';
 
 /** Every row's height in px: fixed, so a row's place is its index times this, with nothing to measure. */
 export const ROW_HEIGHT = 30;
-/** Rows drawn past each edge of the view, so a wheel's step shows drawn rows before the next frame draws. */
-const OVERSCAN = 1;
+/**
+ * Rows drawn past each edge of the view: a wheel's step shows drawn rows before the next frame draws, and a
+ * short run (up to 19 events) has every row in the page without scrolling.
+ */
+const OVERSCAN = 3;
 
 /** What the pool draws: the rows, the waterfall's span (ms), the selected event. */
 export interface PoolView {
