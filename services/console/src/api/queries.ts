@@ -115,8 +115,8 @@ export function useRunEvents(runId: string) {
  * The text a model is answering right now, as the token stream gives it: resumed after a drop from the last id
  * (no gap, no repeat), an attempt's text dropped when the model is asked again, gone once its thought is in the
  * log (the stream then says the answer is recorded). Only this string is state. Followed only while `live` (the
- * run may still ask a model): a finished run's stream replays every recorded answer, frames that change nothing
- * on the page and were, for a long run, much of the work of opening it.
+ * run may still ask a model, or is not known yet): a finished run's stream replays every recorded answer, frames
+ * that change nothing on the page and were, for a long run, much of the work of opening it.
  */
 export function useLiveText(runId: string, live: boolean): string | undefined {
   const [answering, setAnswering] = useState<string | undefined>();
