@@ -5,5 +5,7 @@ import react from '@vitejs/plugin-react';
 export default defineConfig({
   base: '/ui/',
   plugins: [react()],
+  // The event reader (src/api/event-pages.worker.ts) is a module worker, as the page constructs it.
+  worker: { format: 'es' },
   build: { outDir: 'dist', emptyOutDir: true, sourcemap: false, chunkSizeWarningLimit: 1500 },
 });

@@ -28,10 +28,20 @@ export function authHeaders(): Record<string, string> {
   return token ? { authorization: `Bearer ${token}` } : {};
 }
 
-type ApiInit = { method?: 'GET' | 'POST' | 'DELETE'; body?: unknown; signal?: AbortSignal };
+type ApiInit = {
+  method?: 'GET' | 'POST' | 'DELETE';
+  body?: unknown;
+  signal?: AbortSignal;
+  /** The credentials to present, where the tab's token store is out of reach (a worker). */
+  auth?: Record<string, string>;
+};
 
 /** Calls the API on this origin and validates the answer with `schema` (zod from @dura/contracts). */
-export async function api<S extends z.ZodType>(schema: S, path: string, init: ApiInit = {}): Promise<z.infer<S>> {
+export async function api<S extends z.ZodType>(
+  schema: S,
+  path: string,
+  init: ApiInit = {},
+): Promise<z.infer<S>> {
   return validated(schema, path, await apiAnswer(path, init));
 }
 
@@ -46,7 +56,7 @@ export async function apiAnswer(path: string, init: ApiInit = {}): Promise<ApiAn
   const response = await fetch(path, {
     method: init.method ?? 'GET',
     headers: {
-      ...authHeaders(),
+      ...(init.auth ?? authHeaders()),
       ...(init.body === undefined ? {} : { 'content-type': 'application/json' }),
     },
     ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),

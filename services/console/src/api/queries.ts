@@ -3,16 +3,14 @@ import { useInfiniteQuery, useQuery, useQueryClient } from '@tanstack/react-quer
 import {
   CausesResponseSchema,
   ConsoleSessionSchema,
-  EventPageResponseSchema,
   RunListResponseSchema,
-  RunStateSchema,
   StateAtResponseSchema,
   parseTokenFeedEvent,
-  type EventPageResponse,
   type RunEvent,
 } from '@dura/contracts';
 import { createTokenText } from '@dura/core';
-import { api, apiAnswer, ApiError, validated, type ApiAnswer } from './http';
+import { api, ApiError } from './http';
+import { readRunEvents, readRunState } from './run-reader';
 import { followSse } from './sse';
 import { answeringText } from '../model/conversation';
 import { listQueryString, type RunFilters } from '../model/filters';
@@ -48,7 +46,7 @@ export function useRunState(runId: string) {
   const client = useQueryClient();
   return useQuery({
     queryKey: ['run', runId],
-    queryFn: ({ signal }) => api(RunStateSchema, `/runs/${encodeURIComponent(runId)}`, { signal }),
+    queryFn: ({ signal }) => readRunState(runId, signal),
     retry: (count, error) => !notFound(error) && count < 1,
     refetchInterval: (query) => {
       if (notFound(query.state.error)) return 1000;
@@ -76,36 +74,13 @@ export const useCauses = (runId: string, seq: number | undefined) =>
       api(CausesResponseSchema, `/runs/${encodeURIComponent(runId)}/events/${seq ?? 1}/causes`, { signal }),
   });
 
-/** Where an event page says the next one starts, read before the page is validated (it is, right after). */
-const nextFromSeqOf = (answer: ApiAnswer): number | undefined => {
-  const next = (answer.body as { nextFromSeq?: unknown } | null)?.nextFromSeq;
-  return typeof next === 'number' ? next : undefined;
-};
-
-/** Every event of the run, read page by page, then kept current from the live stream. */
+/** Every event of the run, read page by page (off the page's thread: `readRunEvents`), then kept current from the live stream. */
 export function useRunEvents(runId: string) {
   const client = useQueryClient();
   const query = useQuery({
     queryKey: ['events', runId],
     staleTime: Infinity,
-    queryFn: async ({ signal }) => {
-      const path = (from: number) => `/runs/${encodeURIComponent(runId)}/events?fromSeq=${from}&limit=1000`;
-      const events: RunEvent[] = [];
-      // Pages are read one ahead: the next page is on its way while this one is validated.
-      let from: number | undefined = 0;
-      let next: Promise<ApiAnswer> | undefined = apiAnswer(path(from), { signal });
-      while (from !== undefined && next) {
-        const answer = await next;
-        const after = nextFromSeqOf(answer);
-        next = after === undefined ? undefined : apiAnswer(path(after), { signal });
-        // Read ahead: if this page turns out invalid, the next one's outcome is nobody's to handle.
-        void next?.catch(() => undefined);
-        const page: EventPageResponse = validated(EventPageResponseSchema, path(from), answer);
-        events.push(...page.events);
-        from = page.nextFromSeq;
-      }
-      return events;
-    },
+    queryFn: ({ signal }) => readRunEvents(runId, signal),
   });
   const loaded = query.isSuccess;
   useEffect(() => {
@@ -139,17 +114,19 @@ export function useRunEvents(runId: string) {
 /**
  * The text a model is answering right now, as the token stream gives it: resumed after a drop from the last id
  * (no gap, no repeat), an attempt's text dropped when the model is asked again, gone once its thought is in the
- * log (the stream then says the answer is recorded). Only this string is state: a finished run's stream replays
- * every recorded answer, and those frames change nothing on the page, so they render nothing.
+ * log (the stream then says the answer is recorded). Only this string is state. Followed only while `live` (the
+ * run may still ask a model, or is not known yet): a finished run's stream replays every recorded answer, frames
+ * that change nothing on the page and were, for a long run, much of the work of opening it.
  */
-export function useLiveText(runId: string): string | undefined {
+export function useLiveText(runId: string, live: boolean): string | undefined {
   const [answering, setAnswering] = useState<string | undefined>();
   useEffect(() => {
+    setAnswering(undefined);
+    if (!live) return;
     const abort = new AbortController();
     const text = createTokenText();
     // A burst of frames (a finished run's replayed answers) is read once per animation frame, not per frame.
     let pending: number | undefined;
-    setAnswering(undefined);
     void followSse(
       `/runs/${encodeURIComponent(runId)}/tokens`,
       (message) => {
@@ -167,7 +144,6 @@ export function useLiveText(runId: string): string | undefined {
       abort.abort();
       if (pending !== undefined) cancelAnimationFrame(pending);
     };
-  }, [runId]);
+  }, [runId, live]);
   return answering;
 }
-

@@ -32,13 +32,14 @@ export function RunPage({ runId, session }: { runId: string; session: ConsoleSes
   const conversations = useMemo(() => buildConversations(events.data ?? []), [events.data]);
   const [view, setView] = useState<RunView>('events');
   const [selected, setSelected] = useState<number | undefined>();
-  // The streamed answer is shown until its thought is in the log (the stream then says it is recorded).
-  const answering = useLiveText(runId);
   const run = state.data;
+  const live = run !== undefined && ['pending', 'running', 'waiting'].includes(run.status);
+  // The streamed answer is shown until its thought is in the log (the stream then says it is recorded). Its
+  // stream is followed from the page's start until the state says the run has finished.
+  const answering = useLiveText(runId, run === undefined || live);
   const traceId = useMemo(() => traceIdOf(events.data ?? []), [events.data]);
   // While the run is live, open spans reach "now" (read when the state or events change, not every frame).
   const first = events.data?.[0];
-  const live = run !== undefined && ['pending', 'running', 'waiting'].includes(run.status);
   const nowMs = useMemo(
     () => (live && first ? Date.now() - Date.parse(first.meta.ts) : undefined),
     [live, first, run?.lastSeq],

@@ -1,9 +1,7 @@
-import { memo, useEffect, useMemo, useRef, type KeyboardEvent } from 'react';
-import { useVirtualizer } from '@tanstack/react-virtual';
+import { useEffect, useLayoutEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react';
 import type { WaterfallRow } from '../model/waterfall';
 import { shortDuration } from '../model/format';
-
-const ROW_HEIGHT = 30;
+import { createRowPool, ROW_HEIGHT, rowTitle } from './row-pool';
 
 /**
  * The run's events as a waterfall, virtualized (only the rows in view are in the page, so 10,000 events
@@ -24,24 +22,49 @@ export function Timeline({
   nowMs?: number;
 }) {
   const scroller = useRef<HTMLDivElement>(null);
-  const virtual = useVirtualizer({
-    count: rows.length,
-    getScrollElement: () => scroller.current,
-    estimateSize: () => ROW_HEIGHT,
-    // Rows past the edges, rendered ahead of a scroll: a few cover a wheel's step; each one more is work
-    // in every frame of a long jump.
-    overscan: 3,
-  });
+  const body = useRef<HTMLDivElement>(null);
+  const [pool, setPool] = useState<ReturnType<typeof createRowPool>>();
   // Both are O(events): once per change of the rows or the selection, not once per scrolled frame.
   const total = useMemo(
     () => rows.reduce((max, r) => Math.max(max, r.endMs ?? r.startMs), Math.max(1, nowMs ?? 0)),
     [rows, nowMs],
   );
   const index = useMemo(() => rows.findIndex((r) => r.seq === selected), [rows, selected]);
+  // The rows are drawn outside React: a scrolled frame refills the pool's elements in the scroll event itself
+  // (before the frame paints), with no render. The view's height is read once, and again only on a resize.
+  useLayoutEffect(() => {
+    const el = scroller.current;
+    const inner = body.current;
+    if (!el || !inner) return;
+    const rowPool = createRowPool(inner);
+    let height = el.clientHeight;
+    const onScroll = () => rowPool.scrolled(el.scrollTop, height);
+    const resized = new ResizeObserver(() => {
+      height = el.clientHeight;
+      onScroll();
+    });
+    el.addEventListener('scroll', onScroll, { passive: true });
+    resized.observe(el);
+    onScroll();
+    setPool(rowPool);
+    return () => {
+      el.removeEventListener('scroll', onScroll);
+      resized.disconnect();
+      inner.replaceChildren();
+    };
+  }, []);
+  useLayoutEffect(() => {
+    pool?.show({ rows, total, selected });
+  }, [pool, rows, total, selected]);
   useEffect(() => {
-    if (index >= 0) virtual.scrollToIndex(index, { align: 'auto' });
-  }, [index, virtual]);
-  const items = virtual.getVirtualItems();
+    const el = scroller.current;
+    if (index < 0 || !el) return;
+    // Into view when it is not (the nearest edge), as a key or a link elsewhere selects it.
+    const top = index * ROW_HEIGHT;
+    if (top < el.scrollTop) el.scrollTop = top;
+    else if (top + ROW_HEIGHT > el.scrollTop + el.clientHeight)
+      el.scrollTop = top + ROW_HEIGHT - el.clientHeight;
+  }, [index]);
   const key = (event: KeyboardEvent) => {
     const step = event.key === 'ArrowDown' ? 1 : event.key === 'ArrowUp' ? -1 : 0;
     if (step === 0) return;
@@ -60,27 +83,19 @@ export function Timeline({
         aria-label="Events"
         aria-activedescendant={selected === undefined ? undefined : `event-${selected}`}
         onKeyDown={key}
+        onClick={(event) => {
+          const row = pool?.rowAt(event.target as Element);
+          if (row) onSelect(row.seq);
+        }}
+        onMouseOver={(event) => {
+          // A row's full text (cut with an ellipsis when long) is its tooltip, set when the pointer comes over it.
+          const row = pool?.rowAt(event.target as Element);
+          const el = (event.target as Element).closest('.event-row');
+          if (row && el && !el.hasAttribute('title')) el.setAttribute('title', rowTitle(row));
+        }}
         data-testid="timeline"
       >
-        <div style={{ height: virtual.getTotalSize(), position: 'relative' }}>
-          {items.map((item) => {
-            const row = rows[item.index];
-            if (!row) return null;
-            return (
-              <EventRow
-                // Keyed by place modulo the rows drawn, not by event: rows that stay in view keep their
-                // elements, and a row scrolled out gives its elements to the one scrolled in, so a scrolled
-                // frame updates a few texts and attributes instead of creating and dropping elements.
-                key={item.index % items.length}
-                row={row}
-                top={item.start}
-                total={total}
-                selected={row.seq === selected}
-                onSelect={onSelect}
-              />
-            );
-          })}
-        </div>
+        <div ref={body} className="timeline-rows" />
       </div>
       {answering !== undefined && (
         <div className="answering" aria-live="polite" data-testid="live-tokens">
@@ -91,57 +106,6 @@ export function Timeline({
     </div>
   );
 }
-
-/**
- * One row; memoized, so scrolling renders only the rows that come into view. Its full text (cut with an
- * ellipsis when long) is its tooltip, set when the pointer comes over it rather than on every row drawn.
- */
-const EventRow = memo(function EventRow({
-  row,
-  top,
-  total,
-  selected,
-  onSelect,
-}: {
-  row: WaterfallRow;
-  top: number;
-  total: number;
-  selected: boolean;
-  onSelect: (seq: number) => void;
-}) {
-  const facts = useMemo(() => row.facts.filter(Boolean).join(' · '), [row.facts]);
-  const end = row.endMs ?? total;
-  const left = (row.startMs / total) * 100;
-  const width = Math.max(0.4, ((end - row.startMs) / total) * 100);
-  return (
-    <div
-      id={`event-${row.seq}`}
-      role="option"
-      aria-selected={selected}
-      className={`event-row kind-${row.kind}${selected ? ' selected' : ''}`}
-      data-seq={row.seq}
-      data-n={row.n}
-      data-type={row.type}
-      onClick={() => onSelect(row.seq)}
-      onMouseEnter={(event) => {
-        event.currentTarget.title = [`#${row.n} (stream sequence ${row.seq})`, row.label, facts]
-          .filter(Boolean)
-          .join(' · ');
-      }}
-      style={{ position: 'absolute', top: 0, transform: `translateY(${top}px)`, height: ROW_HEIGHT }}
-    >
-      <span className="seq">{row.n}</span>
-      <span className="label">{row.label}</span>
-      <span className="bar-track">
-        <span
-          className={`bar${row.endMs === undefined ? ' open' : ''}`}
-          style={{ left: `${left}%`, width: `${Math.min(width, 100 - left)}%` }}
-        />
-      </span>
-      <span className="facts">{facts}</span>
-    </div>
-  );
-});
 
 /** The waterfall's time axis: from the run's first event to its last (or now), over the bars' column. */
 function TimeAxis({ total }: { total: number }) {

@@ -1,0 +1,39 @@
+// The run page's reader, off the page's thread: fetching, parsing and validating a long run's event pages and
+// its folded state (most of the work of opening it) runs here while the page renders; the page gets
+// validated values.
+import { RunStateSchema } from '@dura/contracts';
+import { api, ApiError } from './http';
+import { readEventPages } from './event-pages';
+import type { RunReaderReply, RunReaderRequest } from './run-reader';
+
+const reads = new Map<number, AbortController>();
+const reply = (message: RunReaderReply) => postMessage(message);
+
+onmessage = (message: MessageEvent<RunReaderRequest>) => {
+  const request = message.data;
+  if (request.kind === 'cancel') {
+    reads.get(request.id)?.abort();
+    reads.delete(request.id);
+    return;
+  }
+  const { id, runId, auth } = request;
+  const abort = new AbortController();
+  reads.set(id, abort);
+  const init = { signal: abort.signal, auth };
+  const read =
+    request.kind === 'events'
+      ? readEventPages(runId, (events) => reply({ id, kind: 'page', events }), init).then(() => undefined)
+      : api(RunStateSchema, `/runs/${encodeURIComponent(runId)}`, init);
+  read
+    .then((value) => reply({ id, kind: 'done', value }))
+    .catch((err: unknown) =>
+      reply({
+        id,
+        kind: 'error',
+        status: err instanceof ApiError ? err.status : 0,
+        code: err instanceof ApiError ? err.code : 'read_failed',
+        message: err instanceof Error ? err.message : String(err),
+      }),
+    )
+    .finally(() => reads.delete(id));
+};
