@@ -42,7 +42,10 @@ export function consoleStaticRoutes(dir: string): ApiRoute[] {
           'content-type': type,
           'cache-control': cache,
           'x-content-type-options': 'nosniff',
-          ...(type.startsWith('text/html') ? { 'content-security-policy': CSP } : {}),
+          // A worker's script carries its own policy (the page's does not reach it): no eval there either.
+          ...(type.startsWith('text/html') || type.startsWith('text/javascript')
+            ? { 'content-security-policy': CSP }
+            : {}),
         },
       };
     } catch {

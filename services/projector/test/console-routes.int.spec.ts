@@ -271,6 +271,8 @@ describe('the console under /ui/', () => {
       'text/javascript; charset=utf-8',
       'console.log(1)',
     ]);
+    // The console reads runs in a worker, whose policy is its script's own.
+    expect(script.headers.get('content-security-policy')).toContain("script-src 'self'");
     expect((await call('/ui/assets/missing.js')).status).toBe(404);
   });
 
