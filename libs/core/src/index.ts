@@ -33,7 +33,8 @@ export { approvalVerdict, callApprovalOf, verdictWaits, verdictSignal } from './
 export type { ApprovalVerdict, VerdictWait } from './approval';
 export { budgetExcess, budgetExceededEvents } from './budget';
 export type { BudgetExcess, Reservation } from './budget';
-export type { PlannerAction, EventDraft } from './next-action';
+export type { PlannerAction } from './next-action';
+export type { EventDraft } from './event-draft';
 export { diffRuns } from './diff-runs';
 export type { RunDivergence, DiffSide } from './diff-runs';
 export { planFork, forkEventId } from './fork-log';
