@@ -11,7 +11,8 @@ export type {
   TurnState,
   PromptState,
 } from './run-state';
-export { evolve, fold, OUTCOME_UNKNOWN } from './evolve';
+export { evolve, fold } from './evolve';
+export { OUTCOME_UNKNOWN } from './evolve-calls';
 export { causeChain } from './causes';
 export { ALLOWED_FROM, STATUS_AFTER, canApply } from './lifecycle';
 export { InvalidTransition } from './errors';
@@ -75,3 +76,4 @@ export type {
   SlotOutcome,
   TicketOutcome,
 } from './flow-control';
+export { LruCache } from './lru-cache';
