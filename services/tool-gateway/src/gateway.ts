@@ -154,7 +154,7 @@ export function createToolGateway(deps: GatewayDeps) {
     js: deps.js,
   });
   const fromTasks = taskRoute(relay);
-  const handleTask = (msg: JsMsg): Promise<void> =>
+  const handleTask = async (msg: JsMsg): Promise<void> =>
     calls.run(parseTask(msg), fromTasks, msg.info.deliveryCount === 1);
 
   let loop: ConsumerLoop | undefined;
