@@ -38,7 +38,8 @@ export {
   SUMMARIZE_AT,
   KEEP_RECENT_TURNS,
 } from './agents/agent-model';
-export type { AgentModelDeps, PayloadAccess } from './agents/agent-model';
+export type { AgentModelDeps } from './agents/agent-model';
+export type { PayloadAccess } from './payload-access';
 export { AgentRegistry, loadAgentRegistry, loadAgents, defineAgents, promptHash } from './agents/registry';
 export { withCodeAgents, codeAgentsOf, isCodeAgent } from './agents/code-agent-model';
 export type { CodeAgentModelDeps } from './agents/code-agent-model';

@@ -1,6 +1,6 @@
 import { DuraError, type JsonValue } from '@dura/contracts';
 import type { RunState } from '@dura/core';
-import type { PayloadAccess } from './agents/agent-model';
+import type { PayloadAccess } from './payload-access';
 
 /**
  * The state with offloaded results fetched back in (hash-checked), for readers that need the values

@@ -1,7 +1,7 @@
 import { appendFileSync } from 'node:fs';
 import { DuraError, type Decision, type JsonValue, type ScriptedStep } from '@dura/contracts';
 import { BadReference, nextCallId, resolveReferences, resolveStepArgs, type RunState } from '@dura/core';
-import type { PayloadAccess } from './agents/agent-model';
+import type { PayloadAccess } from './payload-access';
 import { callsOf, type PlanEntry } from './agents/definition';
 import type { Model, ModelTurn } from './model';
 import { withResolvedResults } from './resolved-results';

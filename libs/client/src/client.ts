@@ -1,4 +1,5 @@
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
+import type { JetStreamHandles } from './jetstream-handles';
 import {
   ContractViolation,
   formatIssues,
@@ -57,11 +58,6 @@ export interface SignalOptions {
 export interface SignalResult {
   signalId: string;
   duplicate: boolean;
-}
-
-export interface JetStreamHandles {
-  js: JetStreamClient;
-  jsm: JetStreamManager;
 }
 
 export interface DuraClientOptions {

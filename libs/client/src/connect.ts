@@ -8,7 +8,8 @@ import {
   type NatsSecuritySettings,
 } from '@dura/contracts';
 import { explainPermissionViolation, openNatsConnection } from '@dura/event-store';
-import { createDuraClient, type DuraClient, type JetStreamHandles } from './client';
+import { createDuraClient, type DuraClient } from './client';
+import type { JetStreamHandles } from './jetstream-handles';
 import { NatsUnreachable } from './errors';
 
 export interface ConnectDuraClientOptions {

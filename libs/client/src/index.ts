@@ -1,8 +1,8 @@
 export { createDuraClient } from './client';
+export type { JetStreamHandles } from './jetstream-handles';
 export type {
   DuraClient,
   DuraClientOptions,
-  JetStreamHandles,
   SignalOptions,
   SignalResult,
   SubmitRunInput,

@@ -7,7 +7,7 @@ import {
 } from '@dura/contracts';
 import { createScheduleStore, createTriggerStore } from '@dura/event-store';
 import { nextTicks, timingOf } from '@dura/core';
-import type { JetStreamHandles } from './client';
+import type { JetStreamHandles } from './jetstream-handles';
 
 /** A schedule as the SDK shows it: its record plus its next ticks. */
 export interface ScheduleView extends ScheduleRecord {

@@ -12,11 +12,11 @@ import type {
   ApprovalOutcome,
   Ctx,
   LoopRequest,
-  ModelAnswer,
   SignalOutcome,
   SleepFor,
   ToolOptions,
 } from './ctx';
+import type { ModelAnswer } from './model-answer';
 import { AgentMisuse, ToolFailure } from './errors';
 import type { AnyCodeAgent } from './define-agent';
 import { runLoop } from './loop';

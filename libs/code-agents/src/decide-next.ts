@@ -1,7 +1,7 @@
 import { DuraError, type PromptRecord, type RunEvent } from '@dura/contracts';
 import { fold, type RunState } from '@dura/core';
 import type { AnyCodeAgent } from './define-agent';
-import type { ModelAnswer } from './ctx';
+import type { ModelAnswer } from './model-answer';
 import { Execution } from './execution';
 import type { AdvanceOptions, CodeStep, Frontier } from './code-step';
 import type { JournalEntry } from './journal';

@@ -1,7 +1,7 @@
 import { DuraError, JsonValueSchema, type Decision } from '@dura/contracts';
 import { nextCallId, type CallState, type RunState } from '@dura/core';
 import type { AnyCodeAgent } from './define-agent';
-import type { ModelAnswer } from './ctx';
+import type { ModelAnswer } from './model-answer';
 import { createCtx, type Intent, type Recorder } from './ctx-impl';
 import { NonDeterminism, NotDrivenByCtx } from './errors';
 import { describeIntent, requestHash, sameIntent } from './intent-match';

@@ -3,7 +3,6 @@ export type { CodeAgent, AnyCodeAgent, AgentDefinition, AgentSecrets } from './d
 export { sealedSecret } from './sealed-secret';
 export type {
   Ctx,
-  ModelAnswer,
   LoopRequest,
   LoopResult,
   SleepFor,
@@ -18,6 +17,7 @@ export { Execution } from './execution';
 export type { CodeStep, AdvanceOptions, Fresh, Frontier, ModelAsk } from './code-step';
 export { recordedAnswer, recordableAnswer } from './model-call';
 export type { ModelCall, InPlaceAnswer } from './model-call';
+export type { ModelAnswer } from './model-answer';
 export { JournalEntrySchema, ModelAnswerSchema, encodeJournal, decodeJournal } from './journal';
 export type { JournalEntry } from './journal';
 export { frontierThought } from './frontier-thought';

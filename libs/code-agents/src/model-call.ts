@@ -1,5 +1,5 @@
 import type { JsonObject } from '@dura/contracts';
-import type { ModelAnswer } from './ctx';
+import type { ModelAnswer } from './model-answer';
 import { ModelAnswerSchema } from './journal';
 
 /** What a framework's call answers with; the planner adds the agent's prompt version and the priced cost. */

@@ -1,5 +1,5 @@
 import type { EventData } from '@dura/contracts';
-import type { EventDraft } from './next-action';
+import type { EventDraft } from './event-draft';
 import type { RunState } from './run-state';
 
 export type BudgetExcess = Pick<EventData<'budget_exceeded'>, 'budget' | 'limit' | 'used'>;

@@ -8,7 +8,7 @@ import {
   type RunRequest,
 } from '@dura/contracts';
 import { argsHash } from './idempotency';
-import type { EventDraft } from './next-action';
+import type { EventDraft } from './event-draft';
 import type { CallState, RunState } from './run-state';
 
 const MAX_RUN_ID = 128;

@@ -11,7 +11,8 @@ export type {
   TurnState,
   PromptState,
 } from './run-state';
-export { evolve, fold, OUTCOME_UNKNOWN } from './evolve';
+export { evolve, fold } from './evolve';
+export { OUTCOME_UNKNOWN } from './evolve-calls';
 export { causeChain } from './causes';
 export { ALLOWED_FROM, STATUS_AFTER, canApply } from './lifecycle';
 export { InvalidTransition } from './errors';
@@ -33,7 +34,8 @@ export { approvalVerdict, callApprovalOf, verdictWaits, verdictSignal } from './
 export type { ApprovalVerdict, VerdictWait } from './approval';
 export { budgetExcess, budgetExceededEvents } from './budget';
 export type { BudgetExcess, Reservation } from './budget';
-export type { PlannerAction, EventDraft } from './next-action';
+export type { PlannerAction } from './next-action';
+export type { EventDraft } from './event-draft';
 export { diffRuns } from './diff-runs';
 export type { RunDivergence, DiffSide } from './diff-runs';
 export { planFork, forkEventId } from './fork-log';
@@ -74,3 +76,4 @@ export type {
   SlotOutcome,
   TicketOutcome,
 } from './flow-control';
+export { LruCache } from './lru-cache';

@@ -1,17 +1,14 @@
-import type { Decision, NewEvent } from '@dura/contracts';
+import type { Decision } from '@dura/contracts';
 import { isDispatchable, openWaits } from './control';
+import type { EventDraft } from './event-draft';
 import { callId as callIdFor, idempotencyKey } from './idempotency';
 import { isTerminal, type CallState, type ChildRunState, type RunState, type WaitState } from './run-state';
 import { CANCEL_SIGNAL } from './signals';
 
-type Draft = {
-  [K in NewEvent['type']]: { type: K; data: Extract<NewEvent, { type: K }>['data'] };
-}[NewEvent['type']];
-
 /** What the planner must do next for a run, read off the folded state alone. */
 export type PlannerAction =
   | { kind: 'start' }
-  | { kind: 'record'; events: Draft[] }
+  | { kind: 'record'; events: EventDraft[] }
   /**
    * Hand work out, again if need be (every receiver dedupes): tool calls to the gateway, the timers of open
    * waits, the requests of child runs still running.
@@ -19,8 +16,6 @@ export type PlannerAction =
   | { kind: 'dispatch'; calls: CallState[]; timers: WaitState[]; children: ChildRunState[] }
   | { kind: 'decide' }
   | { kind: 'idle'; reason: 'not_requested' | 'waiting' | 'finished' };
-
-export type EventDraft = Draft;
 
 /**
  * The planner's decider. Order matters: a recorded `cancel` signal ends the run first; then finish recording
@@ -67,7 +62,7 @@ export function nextAction(state: RunState): PlannerAction {
  * A recorded `cancel` signal ends a live run before anything else happens: no open decision is finished,
  * no call dispatched, no model asked. Calls already running report later; the fold records their results.
  */
-function cancelSignal(state: RunState): Draft | undefined {
+function cancelSignal(state: RunState): EventDraft | undefined {
   const signal = state.signals.find((s) => s.name === CANCEL_SIGNAL);
   if (!signal) return undefined;
   return { type: 'run_cancelled', data: { reason: cancelReasonOf(signal) } };
@@ -122,7 +117,7 @@ function operatorAction(state: RunState, call: CallState): PlannerAction {
 }
 
 /** The events a recorded decision implies; derived, so a crash between them loses nothing. */
-export function followUps(state: RunState, decision: Decision): Draft[] {
+export function followUps(state: RunState, decision: Decision): EventDraft[] {
   switch (decision.kind) {
     case 'complete':
       return [

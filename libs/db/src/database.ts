@@ -5,29 +5,9 @@ import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import { sql } from 'drizzle-orm';
-import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { DuraError } from '@dura/contracts';
+import type { Db, DbHandle } from './db-handle';
 import { listenPostgres, reconnectBackoff, register } from './listen';
-
-/** The drizzle database every service codes against, whichever driver is underneath. */
-export type Db = PgDatabase<PgQueryResultHKT, Record<string, never>>;
-
-export interface DbHandle {
-  readonly db: Db;
-  readonly kind: 'postgres' | 'pglite';
-  /** Applies a service's migrations once, even when several replicas start together. */
-  migrate(options: { folder: string; table: string }): Promise<void>;
-  /**
-   * LISTENs on `channel` and calls `onNotify` with each NOTIFY payload (delivered on commit). `onListening` runs
-   * each time the listen is (re-)established, e.g. after a server restart, when notifications may have been
-   * missed. Resolves with a function that stops listening.
-   */
-  listen(channel: string, onNotify: NotifyHandler, onListening?: () => void): Promise<Unlisten>;
-  close(): Promise<void>;
-}
-
-export type NotifyHandler = (payload: string) => void;
-export type Unlisten = () => Promise<void>;
 
 /** Connects to Postgres at `url`, or opens an embedded PGlite (in memory, or in `pgliteDir`) when no URL is given. */
 export async function openDatabase(options: {

@@ -1,3 +1,3 @@
 export { openDatabase, redact, rowsOf } from './database';
-export type { Db, DbHandle, NotifyHandler, Unlisten } from './database';
+export type { Db, DbHandle, NotifyHandler, Unlisten } from './db-handle';
 export { listenerFor } from './listen';

@@ -1,5 +1,5 @@
 import postgres from 'postgres';
-import type { Db, DbHandle, NotifyHandler, Unlisten } from './database';
+import type { Db, DbHandle, NotifyHandler, Unlisten } from './db-handle';
 
 const RELISTEN_PAUSE_MS = 500;
 

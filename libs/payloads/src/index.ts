@@ -11,5 +11,4 @@ export {
   parsePayloadUri,
 } from './payload-ref';
 export type { Offloaded } from './payload-ref';
-export { LruCache } from './lru-cache';
 export { PayloadCorrupt, PayloadMissing, PayloadRefInvalid, PayloadUnavailable } from './errors';

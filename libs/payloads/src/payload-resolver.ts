@@ -1,5 +1,5 @@
 import type { JsonValue, PayloadRef } from '@dura/contracts';
-import { LruCache } from './lru-cache';
+import { LruCache } from '@dura/core';
 import type { PayloadStore } from './payload-store';
 
 /** Lazy resolution of offloaded values for readers: fetch on first use, verified, then served from memory. */

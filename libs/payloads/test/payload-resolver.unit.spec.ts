@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { payloadUri, type JsonValue, type PayloadRef } from '@dura/contracts';
-import { LruCache, createPayloadResolver } from '../src/index';
+import { createPayloadResolver } from '../src/index';
 
 function refFor(n: number, size = 10): PayloadRef {
   const sha256 = n.toString(16).padStart(64, '0');
@@ -29,38 +29,6 @@ function memoryStore(values: Map<string, JsonValue>) {
     },
   };
 }
-
-describe('LruCache', () => {
-  it('evicts the least recently used entry when full', () => {
-    const cache = new LruCache<string, number>(2);
-    cache.set('a', 1);
-    cache.set('b', 2);
-    expect(cache.get('a')).toBe(1);
-    cache.set('c', 3);
-    expect(cache.get('b')).toBeUndefined();
-    expect([cache.get('a'), cache.get('c')]).toEqual([1, 3]);
-  });
-
-  it('evicts by weight and never keeps an entry heavier than the whole cache', () => {
-    const cache = new LruCache<string, string>(10, 100);
-    cache.set('a', 'a', 60);
-    cache.set('b', 'b', 30);
-    cache.set('c', 'c', 30);
-    expect(cache.get('a')).toBeUndefined();
-    expect(cache.weight).toBe(60);
-    cache.set('huge', 'huge', 101);
-    expect(cache.get('huge')).toBeUndefined();
-    expect(cache.size).toBe(2);
-  });
-
-  it('replacing a key adjusts the weight instead of counting it twice', () => {
-    const cache = new LruCache<string, string>(10, 100);
-    cache.set('a', 'first', 40);
-    cache.set('a', 'second', 50);
-    expect(cache.weight).toBe(50);
-    expect(cache.get('a')).toBe('second');
-  });
-});
 
 describe('createPayloadResolver', () => {
   const one = refFor(1);

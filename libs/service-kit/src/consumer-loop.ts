@@ -1,13 +1,4 @@
-import {
-  AckPolicy,
-  DeliverPolicy,
-  type JetStreamClient,
-  type JetStreamManager,
-  type JsMsg,
-} from '@nats-io/jetstream';
-import { headers, nanos } from '@nats-io/nats-core';
-import { DuraError, ContractViolation } from '@dura/contracts';
-import { isJsApiError, JS_CODES } from '@dura/event-store';
+import type { JetStreamClient, JsMsg } from '@nats-io/jetstream';
 import {
   DURA_ATTRS,
   DURA_METRICS,
@@ -16,104 +7,13 @@ import {
   declareGauge,
   withConsumerSpan,
 } from '@dura/telemetry';
-import { deadLetterFromMsg, publishDeadLetter } from './dead-letter';
-import { duraMeter, duraTracer } from './telemetry';
+import type { DurableConsumerSpec } from './durable-consumer';
 import type { Logger } from './logger';
-
-/** Thrown by a handler that wants its message again after `delayMs` (a backoff it computed itself). */
-export class RetryLater extends DuraError {
-  readonly delayMs: number;
-  /**
-   * The message did not fail, it only has to wait (a throttled call): it goes to the back of the stream as a
-   * fresh message instead of a redelivery, so waiting never uses up its bounded deliveries.
-   */
-  readonly requeue: boolean;
-  /** Bytes the requeued copy carries instead of the message's (e.g. a request with its secrets sealed). */
-  readonly data: Uint8Array | undefined;
-  /** Runs once the copy is published, before the message is acked (e.g. erases it: it held secrets). */
-  readonly requeued: (() => Promise<void>) | undefined;
-
-  constructor(
-    message: string,
-    delayMs: number,
-    opts: { requeue?: boolean; data?: Uint8Array; requeued?: () => Promise<void> } = {},
-  ) {
-    super('retry_later', message, { retryable: true });
-    this.delayMs = delayMs;
-    this.requeue = opts.requeue ?? false;
-    this.data = opts.data;
-    this.requeued = opts.requeued;
-  }
-}
-
-/**
- * Publishes a copy of `msg` with its headers; its msg-id is derived from the original's stream sequence, so a
- * crash between this publish and the ack re-publishes the same id and JetStream drops the duplicate.
- */
-async function requeue(js: JetStreamClient, msg: JsMsg, data: Uint8Array = msg.data): Promise<void> {
-  const copy = headers();
-  for (const key of msg.headers?.keys() ?? [])
-    if (key !== 'Nats-Msg-Id') for (const value of msg.headers?.values(key) ?? []) copy.append(key, value);
-  // Whoever derives an identity from the message (a run id from its msg-id or sequence) reads the first one.
-  const first = firstPublished(msg);
-  if (first.msgId) copy.set(REQUEUED_FROM.msgId, first.msgId);
-  copy.set(REQUEUED_FROM.seq, String(first.seq));
-  // Named after the first msg-id, not the copy's own, so the id keeps its length however often a message waits.
-  await js.publish(msg.subject, data, {
-    headers: copy,
-    msgID: `${first.msgId ?? msg.subject}~q${msg.seq}`,
-  });
-}
-
-/** Headers a requeued copy carries: the msg-id and stream sequence of the message as first published. */
-export const REQUEUED_FROM = { msgId: 'Dura-Requeued-Msg-Id', seq: 'Dura-Requeued-Seq' } as const;
-
-/** The msg-id and stream sequence `msg` had when it was first published, through any requeues. */
-export function firstPublished(msg: JsMsg): { msgId: string | undefined; seq: number } {
-  const copiedFrom = msg.headers?.get(REQUEUED_FROM.seq);
-  const seq = Number(copiedFrom || msg.seq);
-  // A copy's own msg-id is the requeue's; a message first published without one has none to pass on.
-  const msgId = copiedFrom ? msg.headers?.get(REQUEUED_FROM.msgId) : msg.headers?.get('Nats-Msg-Id');
-  return { msgId: msgId || undefined, seq: Number.isSafeInteger(seq) && seq > 0 ? seq : msg.seq };
-}
+import { createFailureHandler } from './message-failure';
+import { duraMeter, duraTracer } from './telemetry';
 
 const RESUBSCRIBE_PAUSE_MS = 1_000;
 const PULL_EXPIRES_MS = 5_000;
-
-export interface DurableConsumerSpec {
-  stream: string;
-  durable: string;
-  filterSubject: string;
-  /** Deliveries before a message is dead-lettered. */
-  maxDeliver: number;
-  ackWaitMs: number;
-  maxAckPending?: number;
-}
-
-/** Creates the durable pull consumer, or updates it when its settings changed. Safe from every replica. */
-export async function ensureDurableConsumer(jsm: JetStreamManager, spec: DurableConsumerSpec): Promise<void> {
-  const config = {
-    durable_name: spec.durable,
-    filter_subject: spec.filterSubject,
-    ack_policy: AckPolicy.Explicit,
-    deliver_policy: DeliverPolicy.All,
-    // One more than ours, so the server never drops a message we have not dead-lettered yet.
-    max_deliver: spec.maxDeliver + 1,
-    ack_wait: nanos(spec.ackWaitMs),
-    max_ack_pending: spec.maxAckPending ?? 1000,
-  };
-  try {
-    await jsm.consumers.info(spec.stream, spec.durable);
-    await jsm.consumers.update(spec.stream, spec.durable, {
-      max_deliver: config.max_deliver,
-      ack_wait: config.ack_wait,
-      max_ack_pending: config.max_ack_pending,
-    });
-  } catch (err) {
-    if (!isJsApiError(err, JS_CODES.consumerNotFound)) throw err;
-    await jsm.consumers.add(spec.stream, config);
-  }
-}
 
 export interface ConsumerLoopOptions {
   js: JetStreamClient;
@@ -194,11 +94,20 @@ export function startConsumerLoop(options: ConsumerLoopOptions): ConsumerLoop {
 
   const labels = { stream: spec.stream, consumer: spec.durable };
   const redeliveries = declareCounter(duraMeter(), DURA_METRICS.consumerRedeliveries);
-  const retries = declareCounter(duraMeter(), DURA_METRICS.retries);
   let pending = 0;
   const pendingGauge = declareGauge(duraMeter(), DURA_METRICS.consumerPending, (observe) =>
     observe(pending, labels),
   );
+
+  const onFailure = createFailureHandler({
+    js,
+    spec,
+    source: options.source,
+    log,
+    now,
+    runIdOf: options.runIdOf,
+    redact: options.redact,
+  });
 
   const process = async (entry: Running): Promise<void> => {
     const { msg } = entry;
@@ -246,67 +155,6 @@ export function startConsumerLoop(options: ConsumerLoopOptions): ConsumerLoop {
     };
     const task = process(entry).finally(() => running.delete(task));
     running.set(task, entry);
-  };
-
-  const onFailure = async (msg: JsMsg, err: unknown): Promise<void> => {
-    const deliveries = msg.info.deliveryCount;
-    // The same bytes overflow the stack again: a message that got past the limits that way is refused at once.
-    const terminal = (err instanceof DuraError && !err.retryable) || isStackOverflow(err);
-    if (err instanceof RetryLater && err.requeue) {
-      try {
-        log.debug('message waits; requeued', { subject: msg.subject, seq: msg.seq, reason: err.message });
-        await requeue(js, msg, err.data);
-        // Before the ack: a crash in between redelivers the message, and the hook runs again.
-        await err.requeued?.();
-        msg.ack();
-        return;
-      } catch (requeueErr) {
-        log.warn('requeue failed; redelivering instead', {
-          subject: msg.subject,
-          seq: msg.seq,
-          err: requeueErr,
-        });
-      }
-    }
-    if (!terminal && deliveries < spec.maxDeliver) {
-      const delay =
-        err instanceof RetryLater
-          ? err.delayMs
-          : Math.min(30_000, 250 * 2 ** (deliveries - 1)) * (0.5 + Math.random() / 2);
-      log.warn('message failed; will retry', { subject: msg.subject, seq: msg.seq, deliveries, err });
-      retries.add(1, { operation: spec.durable });
-      msg.nak(Math.round(delay));
-      return;
-    }
-    const error =
-      err instanceof DuraError
-        ? { code: err.code, message: err.message }
-        : isStackOverflow(err)
-          ? { code: 'too_deep', message: `handling the message overflowed the call stack: ${err.message}` }
-          : {
-              code: 'max_deliveries',
-              message: `gave up after ${deliveries} deliveries: ${(err as Error)?.message ?? String(err)}`,
-            };
-    const issues = err instanceof ContractViolation ? err.issues : undefined;
-    try {
-      const runId = options.runIdOf?.(msg);
-      const redacted = options.redact?.(msg);
-      await publishDeadLetter(
-        js,
-        deadLetterFromMsg(redacted ? withData(msg, redacted.payload) : msg, options.source, error, {
-          now: now(),
-          ...(issues ? { issues } : {}),
-          ...(runId ? { runId } : {}),
-        }),
-      );
-      log.error('message dead-lettered', { subject: msg.subject, seq: msg.seq, deliveries, error });
-      // Before the term: a crash in between redelivers the message, and it is erased then.
-      await redacted?.erase();
-      msg.term();
-    } catch (dlqErr) {
-      log.error('dead-lettering failed; message will be redelivered', { seq: msg.seq, err: dlqErr });
-      msg.nak(5000);
-    }
   };
 
   const consumeOnce = async (): Promise<void> => {
@@ -429,17 +277,6 @@ export function startConsumerLoop(options: ConsumerLoopOptions): ConsumerLoop {
       return stopping;
     },
   };
-}
-
-/** The message as a dead letter sees it, with other bytes. */
-export function withData(msg: JsMsg, data: Uint8Array): JsMsg {
-  return new Proxy(msg, {
-    get: (target, key): unknown => (key === 'data' ? data : (Reflect.get(target, key, target) as unknown)),
-  });
-}
-
-function isStackOverflow(err: unknown): err is RangeError {
-  return err instanceof RangeError && /call stack/i.test(err.message);
 }
 
 /** Resolves after `ms`, or earlier when `interrupt` settles; leaves no timer behind. */

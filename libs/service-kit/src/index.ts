@@ -20,21 +20,13 @@ export {
   DEAD_LETTER_PAYLOAD_LIMIT,
 } from './dead-letter';
 export type { DeadLetterInput } from './dead-letter';
-export {
-  ensureDurableConsumer,
-  firstPublished,
-  REQUEUED_FROM,
-  startConsumerLoop,
-  RetryLater,
-  withData,
-} from './consumer-loop';
-export type {
-  DurableConsumerSpec,
-  ConsumerLoop,
-  ConsumerLoopOptions,
-  DrainOptions,
-  DrainReport,
-} from './consumer-loop';
+export { startConsumerLoop } from './consumer-loop';
+export type { ConsumerLoop, ConsumerLoopOptions, DrainOptions, DrainReport } from './consumer-loop';
+export { ensureDurableConsumer } from './durable-consumer';
+export type { DurableConsumerSpec } from './durable-consumer';
+export { firstPublished, REQUEUED_FROM } from './requeue';
+export { RetryLater } from './retry-later';
+export { withData } from './message-failure';
 export { BODY_TOO_LARGE, DEFAULT_BIND_HOST, httpStatusOf, startHttpServer } from './http-server';
 export { isLoopbackHost, loopbackRefusal } from './loopback-guard';
 export type { LoopbackRefusal, RequestOrigin } from './loopback-guard';

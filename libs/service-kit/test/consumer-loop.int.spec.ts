@@ -1,7 +1,8 @@
 import type { JsMsg } from '@nats-io/jetstream';
 import { describe, expect, it } from 'vitest';
 import { ContractViolation, DuraError } from '@dura/contracts';
-import { firstPublished, RetryLater } from '../src/consumer-loop';
+import { firstPublished } from '../src/requeue';
+import { RetryLater } from '../src/retry-later';
 import { useConsumerHarness } from './consumer-harness';
 import { deadLetters, eventually, useTestInfra } from './infra';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DuraError } from '@dura/contracts';
-import { RetryLater } from '../src/consumer-loop';
+import { RetryLater } from '../src/retry-later';
 import { STREAM, useConsumerHarness } from './consumer-harness';
 import { deadLetters, eventually, useTestInfra } from './infra';
 

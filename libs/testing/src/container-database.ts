@@ -1,5 +1,5 @@
 import { loadContainerModule } from './load-container-module';
-import type { TestDatabaseHandle } from './test-database';
+import type { TestDatabaseHandle } from './test-database-handle';
 
 const IMAGE = 'postgres:16-alpine';
 

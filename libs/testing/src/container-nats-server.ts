@@ -1,6 +1,6 @@
 import { loadContainerModule } from './load-container-module';
 import { natsConfigFile, type StartNatsServerOptions } from './nats-options';
-import type { NatsServerHandle } from './nats-server';
+import type { NatsServerHandle } from './nats-server-handle';
 
 const IMAGE = 'nats:2.10-alpine';
 const CLIENT_PORT = 4222;

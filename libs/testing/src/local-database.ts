@@ -1,5 +1,5 @@
 import postgres from 'postgres';
-import type { TestDatabaseHandle } from './test-database';
+import type { TestDatabaseHandle } from './test-database-handle';
 
 const DEFAULT_ADMIN_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
 

@@ -5,7 +5,7 @@ import { delimiter, join } from 'node:path';
 import { onProcessExit } from './exit-hooks';
 import { spawnManaged, type ManagedProcess } from './managed-process';
 import { natsConfigFile, type StartNatsServerOptions } from './nats-options';
-import type { NatsServerHandle } from './nats-server';
+import type { NatsServerHandle } from './nats-server-handle';
 import { freePort, waitForPort } from './ports';
 
 const READY_TIMEOUT_MS = 20_000;

@@ -2,16 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { createContainerDatabase } from './container-database';
 import { infraMode } from './infra-mode';
 import { createLocalDatabase } from './local-database';
+import type { TestDatabaseHandle } from './test-database-handle';
 
-/** A Postgres database that exists only for one spec file. */
-export interface TestDatabaseHandle {
-  /** postgres://... of the freshly created database. */
-  readonly url: string;
-  readonly name: string;
-  /** DROP DATABASE ... WITH (FORCE): open connections do not block teardown. Safe to call twice. */
-  drop(): Promise<void>;
-  [Symbol.asyncDispose](): Promise<void>;
-}
+export type { TestDatabaseHandle } from './test-database-handle';
 
 export interface CreateTestDatabaseOptions {
   /** Goes into the name (dura_t_<prefix>_<random>) so a leaked database says where it came from. */

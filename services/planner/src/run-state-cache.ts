@@ -1,5 +1,5 @@
 import type { RunEvent } from '@dura/contracts';
-import { fold, type RunState } from '@dura/core';
+import { fold, LruCache, type RunState } from '@dura/core';
 
 export interface CachedRun {
   state: RunState;
@@ -29,26 +29,8 @@ export function folded<R extends CachedRun>(run: R, events: readonly RunEvent[])
  * is guarded by that same sequence; so a stale entry costs a longer read or a lost race, never a wrong
  * decision. A run not in it is resumed from its snapshot (KV) and the log's tail after it, or from the whole log.
  */
-export class RunStateCache {
-  readonly #entries = new Map<string, CachedRun>();
-
-  constructor(private readonly capacity: number) {}
-
-  get(runId: string): CachedRun | undefined {
-    const entry = this.#entries.get(runId);
-    if (entry) {
-      this.#entries.delete(runId);
-      this.#entries.set(runId, entry);
-    }
-    return entry;
-  }
-
-  set(runId: string, entry: CachedRun): void {
-    this.#entries.delete(runId);
-    this.#entries.set(runId, entry);
-    if (this.#entries.size > this.capacity) {
-      const oldest = this.#entries.keys().next().value;
-      if (oldest !== undefined) this.#entries.delete(oldest);
-    }
+export class RunStateCache extends LruCache<string, CachedRun> {
+  constructor(capacity: number) {
+    super(capacity);
   }
 }

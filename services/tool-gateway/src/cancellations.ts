@@ -3,6 +3,7 @@ import { Kvm, KvWatchInclude, type KV, type KvEntry, type KvWatchEntry } from '@
 import type { QueuedIterator } from '@nats-io/nats-core';
 import { z } from 'zod';
 import { BUCKETS, DuraError, type ToolTask } from '@dura/contracts';
+import { LruCache } from '@dura/core';
 import type { Logger } from '@dura/service-kit';
 import type { ToolContext, ToolDefinition } from '@dura/tools';
 import { runTool, type ToolOutcome } from './run-tool';
@@ -58,12 +59,10 @@ export function createCancellations(options: { js: JetStreamClient; log: Logger;
   let watcher: QueuedIterator<KvWatchEntry> | undefined;
   let loop: Promise<void> | undefined;
   let running = false;
-  const recent = new Map<string, Cancellation>();
+  const recent = new LruCache<string, Cancellation>(RECENT_MAX);
 
   function remember(runId: string, cancellation: Cancellation): void {
-    recent.delete(runId);
     recent.set(runId, cancellation);
-    if (recent.size > RECENT_MAX) recent.delete(recent.keys().next().value as string);
   }
 
   function abortRun(runId: string, cancellation: Cancellation): void {

@@ -18,7 +18,7 @@ export {
 export type { Cancellation, Cancellations } from './cancellations';
 export { GatewayConfigSchema, loadGatewayConfig } from './config';
 export type { GatewayConfig } from './config';
-export type { LocalCallOutcome } from './gateway';
+export type { LocalCallOutcome } from './in-place-calls';
 export { buildGateway } from './service';
 export type { GatewayServiceParts } from './service';
 export { toolCatalogue } from './tool-catalogue';

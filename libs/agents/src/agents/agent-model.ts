@@ -16,6 +16,7 @@ import type { ToolRegistry } from '@dura/tools';
 import { controlToolSpecs, liveOptions, toolSpecsFor, type ChatProvider, type ChatToolSpec } from '../llm';
 import type { DecideInput, Model, ModelTurn, StartInfo, SummaryTurn } from '../model';
 import { tighterBudget } from '../model';
+import type { PayloadAccess } from '../payload-access';
 import { withResolvedResults } from '../resolved-results';
 import { scriptedTurn } from '../scripted-model';
 import { buildConversation, callResultText, type ResultText } from './conversation';
@@ -23,13 +24,6 @@ import { callsOf, type ModelSettings } from './definition';
 import { priceOf } from './model-price';
 import { providerCache } from './provider-cache';
 import type { AgentRegistry, ServedAgent } from './registry';
-
-/** Reads offloaded values (tool results over the size threshold) and stores large ones. */
-export interface PayloadAccess {
-  resolveText(ref: PayloadRef): Promise<string>;
-  /** Stores `args` when their JSON is over the threshold; undefined when they stay inline. */
-  offloadArgs?(args: JsonObject): Promise<PayloadRef | undefined>;
-}
 
 export interface AgentModelDeps {
   agents: AgentRegistry;

@@ -6,7 +6,7 @@ import {
   type Execution,
 } from '@dura/code-agents';
 import { DuraError } from '@dura/contracts';
-import type { RunState } from '@dura/core';
+import { LruCache, type RunState } from '@dura/core';
 
 /** Live executions kept by default: a few MB of suspended continuations at most for typical agents. */
 export const DEFAULT_CODE_CONTINUATIONS = 1000;
@@ -74,13 +74,13 @@ export function createCodeContinuations(options: CodeContinuationOptions = {}): 
   const max = options.max ?? DEFAULT_CODE_CONTINUATIONS;
   const idleMs = options.idleMs ?? DEFAULT_CONTINUATION_IDLE_MS;
   const now = options.now ?? Date.now;
-  // Insertion order is recency order: a use re-inserts, so the first entries are the least recently used.
-  const kept = new Map<string, Kept>();
+  // The least recently used go first when it is full; `sweep` drops the idle ones.
+  const kept = new LruCache<string, Kept>(max);
   const stats: ContinuationStats = { warm: 0, cold: 0 };
 
   function sweep(at: number): void {
-    for (const [runId, entry] of kept) {
-      if (at - entry.usedAt < idleMs && kept.size <= max) break;
+    for (const [runId, entry] of kept.entries()) {
+      if (at - entry.usedAt < idleMs) break;
       kept.delete(runId);
     }
   }

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { NatsSecurity } from '@dura/contracts';
 // eslint-disable-next-line @nx/enforce-module-boundaries -- a harness, like dura-cluster.ts
 import { repoRoot } from '@dura/testing';
-import type { ServiceKind } from './dura-cluster';
+import type { ServiceKind } from './service-kind';
 
 /** The shipped permission sets (deploy/nats/permissions.conf) and the user each role connects as. */
 const ROLES = {

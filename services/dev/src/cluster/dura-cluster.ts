@@ -16,8 +16,9 @@ import {
   type ProcessExit,
 } from '@dura/testing';
 import { clusterUsers, type ClusterUsers } from './cluster-users';
+import type { ServiceKind } from './service-kind';
 
-export type ServiceKind = 'planner' | 'tool-gateway' | 'projector';
+export type { ServiceKind } from './service-kind';
 
 /** Every service's stream and bucket replication in the cluster: one copy per NATS node. */
 export const CLUSTER_STREAM_REPLICAS = 3;

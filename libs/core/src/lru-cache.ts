@@ -1,4 +1,7 @@
-/** A least-recently-used cache bounded by entry count and by total weight (e.g. bytes). */
+/**
+ * A least-recently-used cache bounded by entry count and by total weight (e.g. bytes): the one LRU every
+ * service and library uses.
+ */
 export class LruCache<K, V> {
   readonly #entries = new Map<K, { value: V; weight: number }>();
   #weight = 0;
@@ -41,6 +44,11 @@ export class LruCache<K, V> {
       this.#entries.delete(oldest);
       this.#weight -= entry.weight;
     }
+  }
+
+  /** The entries, least recently used first; reading them does not make them more recent. */
+  *entries(): IterableIterator<[K, V]> {
+    for (const [key, entry] of this.#entries) yield [key, entry.value];
   }
 
   delete(key: K): void {
