@@ -30,7 +30,7 @@ export interface ServiceStartContext<C> {
   config: C;
   log: Logger;
   /** Runs when the service stops, after its connections are closed and before telemetry flushes (last added first). */
-  defer(close: () => Promise<void>): void;
+  defer: (close: () => Promise<void>) => void;
 }
 
 export interface ServiceContext<C, P> extends ServiceStartContext<C> {
@@ -43,7 +43,7 @@ export interface ServiceContext<C, P> extends ServiceStartContext<C> {
   /** Present when `needs` lists 'postgres' (migrated). */
   database: DbHandle;
   /** Undefined while every connection this service needs answers; else why it is not ready. */
-  connected(): Promise<string | undefined>;
+  connected: () => Promise<string | undefined>;
 }
 
 /** A built and started service: what it adds to readiness, and how it stops its own parts. */

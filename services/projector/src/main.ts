@@ -10,7 +10,7 @@ runService({
   name: 'projector',
   config: () => loadProjectorConfig(),
   needs: ['postgres', 'nats'],
-  migrate: migrateProjector,
+  migrate: (database) => migrateProjector(database),
   async prepare({ config, log }) {
     // Before anything connects: a bad tokens file or CORS origin stops the start with its reason.
     const security = await apiSecurityFromConfig(config, log);

@@ -9,7 +9,7 @@ runService({
   name: 'tool-gateway',
   config: () => loadGatewayConfig(),
   needs: ['postgres', 'nats'],
-  migrate: migrateGateway,
+  migrate: (database) => migrateGateway(database),
   async prepare({ config, log, defer }) {
     // Tools and the secrets key before any connection: a bad key stops the process at once, with exit code 2.
     const { tools, secrets } = await loadServiceTools('tool-gateway', config);

@@ -14,7 +14,7 @@ runService({
   name: 'worker',
   config: () => loadWorkerConfig(),
   needs: ['postgres', 'nats'],
-  migrate: migrateGateway,
+  migrate: (database) => migrateGateway(database),
   async prepare({ config, log, defer }) {
     // Tools and the secrets key before any connection: a bad key stops the process at once, with exit code 2.
     const { tools, secrets } = await loadServiceTools('worker', config);
