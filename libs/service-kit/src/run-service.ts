@@ -1,8 +1,7 @@
 // The one start-up of every service process: configuration, the logger, telemetry, Postgres (with the service's
 // migrations) and NATS waited for while unreachable, readiness, and the drain on SIGTERM. A service's main.ts
 // says only what it needs and what it builds over those connections.
-import { sql } from 'drizzle-orm';
-import { openDatabase, type DbHandle } from '@dura/db';
+import type { DbHandle } from '@dura/db';
 import type { NatsSecuritySettings } from '@dura/contracts';
 import { loadNatsSecurity } from './config';
 import { createLogger, type Logger, type LogLevel } from './logger';
@@ -105,6 +104,8 @@ export async function startService<C extends ServiceBaseConfig, P>(spec: Service
   let database: DbHandle | undefined;
   if (spec.needs.includes('postgres')) {
     const url = config.DATABASE_URL ?? absent('DATABASE_URL');
+    // Loaded only here: a service without Postgres (the planner) does not import the drivers at all.
+    const { openDatabase } = await import('@dura/db');
     database = await waitUntilReachable('Postgres', () => openDatabase({ url }), startWait);
     await spec.migrate?.(database);
   }
@@ -113,9 +114,10 @@ export async function startService<C extends ServiceBaseConfig, P>(spec: Service
         waitForServer: startWait,
       })
     : undefined;
+  const sql = database ? (await import('drizzle-orm')).sql : undefined;
   const connected = async (): Promise<string | undefined> => {
     if (nats?.nc.isClosed()) return 'the NATS connection is closed';
-    if (database) await database.db.execute(sql`select 1`);
+    if (database && sql) await database.db.execute(sql`select 1`);
     return undefined;
   };
   const service = await spec.build({
