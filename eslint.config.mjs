@@ -30,9 +30,15 @@ const boundaries = (extraTags) => [
       },
       { sourceTag: 'type:io', onlyDependOnLibsWithTags: ['type:pure', 'type:io', ...extraTags] },
       { sourceTag: 'type:service', onlyDependOnLibsWithTags: ['type:pure', 'type:io', ...extraTags] },
+      // A deployable made of services (the worker: the planner and the gateway in one process) composes their
+      // exported factories; no service depends on it.
+      {
+        sourceTag: 'type:composite',
+        onlyDependOnLibsWithTags: ['type:pure', 'type:io', 'type:service', ...extraTags],
+      },
       {
         sourceTag: 'type:app',
-        onlyDependOnLibsWithTags: ['type:pure', 'type:io', 'type:service', ...extraTags],
+        onlyDependOnLibsWithTags: ['type:pure', 'type:io', 'type:service', 'type:composite', ...extraTags],
       },
       {
         sourceTag: 'type:testing',

@@ -7,11 +7,13 @@ import type { z } from 'zod';
 import { PlannerConfigSchema } from '@dura/planner';
 import { ProjectorConfigSchema } from '@dura/projector';
 import { GatewayConfigSchema } from '@dura/tool-gateway';
+import { WorkerConfigSchema } from '@dura/worker';
 
 /** Each service's config schema, in the order the reference lists them. */
 export const CONFIG_SCHEMAS: Record<string, z.ZodObject> = {
   planner: PlannerConfigSchema,
   'tool-gateway': GatewayConfigSchema,
+  worker: WorkerConfigSchema,
   projector: ProjectorConfigSchema,
 };
 

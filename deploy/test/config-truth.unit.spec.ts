@@ -97,10 +97,12 @@ describe('the configuration reference in docs/configuration.md', () => {
         expect(table).toContain(`| \`${name}\``);
     }
     const row = (name: string) => table.split('\n').find((line) => line.startsWith(`| \`${name}\``)) ?? '';
-    expect(row('DATABASE_URL')).toMatch(/\| tool-gateway, projector +\| \*\*required\*\* /);
+    expect(row('DATABASE_URL')).toMatch(/\| tool-gateway, worker, projector +\| \*\*required\*\* /);
     expect(row('NATS_URL')).toMatch(/\| all +\| `nats:\/\/127\.0\.0\.1:4222` /);
-    expect(row('PLANNER_CONCURRENCY')).toMatch(/\| planner +\| 16 /);
-    expect(row('METRICS_PORT')).toMatch(/\| planner, tool-gateway +\| — +\| .*unset: no metrics server/);
+    expect(row('PLANNER_CONCURRENCY')).toMatch(/\| planner, worker +\| planner: 16; worker: 64 /);
+    expect(row('METRICS_PORT')).toMatch(
+      /\| planner, tool-gateway, worker +\| — +\| .*unset: no metrics server/,
+    );
     expect(row('OTEL_*')).toContain('Observability');
   });
 
@@ -138,6 +140,7 @@ describe('presenceOf', () => {
     expect(presenceOf(z.coerce.number().default(5).describe('d'))).toEqual({ kind: 'default', value: 5 });
     expect(requiredVariables(SERVICES.planner.schema)).toEqual([]);
     expect(requiredVariables(SERVICES['tool-gateway'].schema)).toEqual(['DATABASE_URL']);
+    expect(requiredVariables(SERVICES.worker.schema)).toEqual(['DATABASE_URL']);
     expect(requiredVariables(SERVICES.projector.schema)).toEqual(['DATABASE_URL']);
   });
 });

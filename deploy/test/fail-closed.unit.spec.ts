@@ -97,7 +97,7 @@ describe('the prod overlay with its Secrets', () => {
       optional: false,
       readOnly: true,
     });
-    expect(env.NATS_INBOX_PREFIX).toMatch(/^_INBOX\.(planner|gateway|projector)$/);
+    expect(env.NATS_INBOX_PREFIX).toMatch(/^_INBOX\.(planner|gateway|worker|projector)$/);
   });
 
   it('requires API authentication: the projector reads its tokens from a Secret and refuses to start without them', () => {
@@ -115,14 +115,17 @@ describe('the prod overlay with its Secrets', () => {
     );
   });
 
-  it('says which agents each tenant may start: no tenant but default starts any agent until listed, no inline plans', () => {
-    const config = loadPlannerConfig(envOf(prod, 'planner'));
-    expect(config.DURA_INLINE_PLANS).toBe(false);
-    const grants = parseTenantAgents(config.PLANNER_TENANT_AGENTS ?? '');
-    expect(grants.fallback).toEqual([]);
-    for (const [tenant, granted] of grants.byTenant)
-      if (tenant !== 'default') expect(granted, `tenant ${tenant}`).not.toBe('all');
-  });
+  it.each(['planner', 'worker'] as const)(
+    'says which agents each tenant may start on the %s: no tenant but default starts any agent until listed, no inline plans',
+    (service) => {
+      const config = loadPlannerConfig(envOf(prod, service));
+      expect(config.DURA_INLINE_PLANS).toBe(false);
+      const grants = parseTenantAgents(config.PLANNER_TENANT_AGENTS ?? '');
+      expect(grants.fallback).toEqual([]);
+      for (const [tenant, granted] of grants.byTenant)
+        if (tenant !== 'default') expect(granted, `tenant ${tenant}`).not.toBe('all');
+    },
+  );
 
   it('sets DURA_BIND_HOST=0.0.0.0 explicitly: inside a pod the probes and Services reach every service', () => {
     for (const objects of [prod, dev])
@@ -163,6 +166,7 @@ describe('the prod NetworkPolicies', () => {
       'planner',
       'projector',
       'tool-gateway',
+      'worker',
     ]);
     const deny = get<K8sObject>(prod, 'NetworkPolicy', 'default-deny');
     expect(deny.spec).toEqual({ podSelector: {}, policyTypes: ['Ingress', 'Egress'] });
@@ -187,8 +191,9 @@ describe('the prod NetworkPolicies', () => {
     expect(can(pod('otel-collector'), nats, 4222)).toBe(false);
   });
 
-  it('let only the gateway and the projector reach Postgres', () => {
+  it('let only the gateway, the worker and the projector reach Postgres', () => {
     expect(can(pod('tool-gateway'), database, 5432)).toBe(true);
+    expect(can(pod('worker'), database, 5432)).toBe(true);
     expect(can(pod('projector'), database, 5432)).toBe(true);
     expect(can(pod('planner'), database, 5432)).toBe(false);
     expect(can(pod('otel-collector'), database, 5432)).toBe(false);
@@ -198,17 +203,20 @@ describe('the prod NetworkPolicies', () => {
     expect(can(ingress, pod('projector'), 8080)).toBe(true);
     expect(can(ingress, pod('planner'), 9464)).toBe(false);
     expect(can(ingress, pod('tool-gateway'), 9464)).toBe(false);
+    expect(can(ingress, pod('worker'), 9464)).toBe(false);
     expect(can(pod('app', 'default'), pod('projector'), 8080)).toBe(false);
     // No lateral moves: a compromised service reaches no other service.
     for (const from of SERVICE_NAMES)
       for (const [to, port] of [
         ['planner', 9464],
         ['tool-gateway', 9464],
+        ['worker', 9464],
         ['projector', 8080],
       ] as const)
         if (from !== to) expect(can(pod(from), pod(to), port), `${from} -> ${to}`).toBe(false);
     // Prometheus scrapes the metrics ports.
     expect(can(prometheus, pod('planner'), 9464)).toBe(true);
+    expect(can(prometheus, pod('worker'), 9464)).toBe(true);
     expect(can(prometheus, pod('projector'), 8080)).toBe(true);
   });
 
@@ -218,8 +226,8 @@ describe('the prod NetworkPolicies', () => {
     expect(can(pod('app', 'default'), pod('otel-collector'), 4317)).toBe(false);
   });
 
-  it('let the planner and the gateway reach public HTTPS only: no private, metadata or loopback address', () => {
-    for (const service of ['planner', 'tool-gateway']) {
+  it('let the planner, the gateway and the worker reach public HTTPS only: no private, metadata or loopback address', () => {
+    for (const service of ['planner', 'tool-gateway', 'worker']) {
       expect(can(pod(service), { ip: '203.0.113.10' }, 443), service).toBe(true);
       expect(can(pod(service), { ip: '203.0.113.10' }, 80), service).toBe(false);
       for (const ip of [

@@ -11,6 +11,7 @@ const EXAMPLE = join(ROOT, 'deploy/nats/server.example.conf');
 const PASSWORDS = {
   DURA_PLANNER_NATS_PASSWORD: 'p1',
   DURA_GATEWAY_NATS_PASSWORD: 'p2',
+  DURA_WORKER_NATS_PASSWORD: 'p6',
   DURA_PROJECTOR_NATS_PASSWORD: 'p3',
   DURA_CLIENT_NATS_PASSWORD: 'p4',
   DURA_ADMIN_NATS_PASSWORD: 'p5',
@@ -39,11 +40,18 @@ describe('deploy/nats/server.example.conf with deploy/nats/permissions.conf', ()
 
   it('defines one permission set per service, the client and the admin, and no service may destroy streams', () => {
     const permissions = readRepoFile('deploy/nats/permissions.conf');
-    for (const name of ['DURA_PLANNER', 'DURA_GATEWAY', 'DURA_PROJECTOR', 'DURA_CLIENT', 'DURA_ADMIN'])
+    for (const name of [
+      'DURA_PLANNER',
+      'DURA_GATEWAY',
+      'DURA_WORKER',
+      'DURA_PROJECTOR',
+      'DURA_CLIENT',
+      'DURA_ADMIN',
+    ])
       expect(permissions).toMatch(new RegExp(`^${name} = \\{`, 'm'));
     // Each non-admin set denies deletes and purges (deny wins over allow in nats-server).
-    expect(permissions.match(/"\$JS\.API\.STREAM\.PURGE\.>"/g)).toHaveLength(4);
-    expect(permissions.match(/"\$JS\.API\.STREAM\.DELETE\.>"/g)).toHaveLength(4);
+    expect(permissions.match(/"\$JS\.API\.STREAM\.PURGE\.>"/g)).toHaveLength(5);
+    expect(permissions.match(/"\$JS\.API\.STREAM\.DELETE\.>"/g)).toHaveLength(5);
   });
 });
 
@@ -57,15 +65,17 @@ function listOf(set: string, direction: 'publish' | 'subscribe', list: 'allow' |
 }
 
 describe('the live model text stream DURA_TOKENS in permissions.conf', () => {
-  it('only the planner may publish the text or change the stream; the others are denied both', () => {
-    expect(listOf('DURA_PLANNER', 'publish', 'allow')).toEqual(
-      expect.arrayContaining([
-        'dura.tokens.*',
-        '$JS.API.STREAM.CREATE.DURA_TOKENS',
-        '$JS.API.STREAM.UPDATE.DURA_TOKENS',
-      ]),
-    );
-    expect(listOf('DURA_PLANNER', 'publish', 'deny')).toContain('$JS.API.STREAM.MSG.DELETE.DURA_TOKENS');
+  it('only the deciders (planner, worker) may publish the text or change the stream; the others are denied both', () => {
+    for (const set of ['DURA_PLANNER', 'DURA_WORKER']) {
+      expect(listOf(set, 'publish', 'allow')).toEqual(
+        expect.arrayContaining([
+          'dura.tokens.*',
+          '$JS.API.STREAM.CREATE.DURA_TOKENS',
+          '$JS.API.STREAM.UPDATE.DURA_TOKENS',
+        ]),
+      );
+      expect(listOf(set, 'publish', 'deny')).toContain('$JS.API.STREAM.MSG.DELETE.DURA_TOKENS');
+    }
     for (const set of ['DURA_GATEWAY', 'DURA_PROJECTOR', 'DURA_CLIENT']) {
       const allow = listOf(set, 'publish', 'allow');
       expect(allow.filter((s) => s.startsWith('dura.tokens'))).toEqual([]);

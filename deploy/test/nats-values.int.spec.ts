@@ -49,6 +49,7 @@ function makeCertificates(): void {
 const PASSWORDS: Record<string, string> = {
   DURA_PLANNER_NATS_PASSWORD: PROD_SECRETS['dura-nats-planner']!.NATS_PASSWORD!,
   DURA_GATEWAY_NATS_PASSWORD: PROD_SECRETS['dura-nats-tool-gateway']!.NATS_PASSWORD!,
+  DURA_WORKER_NATS_PASSWORD: PROD_SECRETS['dura-nats-worker']!.NATS_PASSWORD!,
   DURA_PROJECTOR_NATS_PASSWORD: PROD_SECRETS['dura-nats-projector']!.NATS_PASSWORD!,
   DURA_CLIENT_NATS_PASSWORD: 'client-stand-in',
   DURA_ADMIN_NATS_PASSWORD: 'admin-stand-in',

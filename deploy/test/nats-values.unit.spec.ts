@@ -16,6 +16,7 @@ describe('deploy/nats/values.yaml (production)', () => {
     expect(permissionSets).toEqual([
       'DURA_PLANNER',
       'DURA_GATEWAY',
+      'DURA_WORKER',
       'DURA_PROJECTOR',
       'DURA_CLIENT',
       'DURA_ADMIN',
@@ -24,7 +25,14 @@ describe('deploy/nats/values.yaml (production)', () => {
     expect(users.map((u) => u.permissions).sort()).toEqual(
       permissionSets.map((set) => `<< $${set} >>`).sort(),
     );
-    expect(users.map((u) => u.user)).toEqual(['planner', 'gateway', 'projector', 'client', 'admin']);
+    expect(users.map((u) => u.user)).toEqual([
+      'planner',
+      'gateway',
+      'worker',
+      'projector',
+      'client',
+      'admin',
+    ]);
     expect(JSON.stringify(values.config.merge)).not.toMatch(/no_auth_user/);
     // The install command passes the file itself, so the permissions cannot drift from the shipped ones.
     expect(readRepoFile('deploy/nats/values.yaml')).toContain(

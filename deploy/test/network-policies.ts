@@ -79,8 +79,7 @@ function portMatches(ports: INetworkPolicyPort[] | undefined, port: number, prot
 type Direction = 'Ingress' | 'Egress';
 
 const typesOf = (policy: INetworkPolicy): Direction[] =>
-  policy.spec?.policyTypes ??
-  (policy.spec?.egress ? ['Ingress', 'Egress'] : ['Ingress']);
+  policy.spec?.policyTypes ?? (policy.spec?.egress ? ['Ingress', 'Egress'] : ['Ingress']);
 
 /** The policies of `objects` that select the pod `endpoint` for `direction`. */
 export function policiesSelecting(

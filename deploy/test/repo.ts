@@ -7,6 +7,7 @@ import { repoRoot } from '@dura/testing';
 import { PlannerConfigSchema } from '@dura/planner';
 import { ProjectorConfigSchema } from '@dura/projector';
 import { GatewayConfigSchema } from '@dura/tool-gateway';
+import { WorkerConfigSchema } from '@dura/worker';
 import { createRenderer, parseYamlDocuments } from './kustomize';
 
 export const ROOT = repoRoot();
@@ -23,7 +24,7 @@ export function readYaml(...path: string[]): unknown {
 /** Renders deploy/<dir> (a kustomization directory), or an in-memory kustomization placed there. */
 export const kustomize = createRenderer((path) => readRepoFile('deploy', path));
 
-export type ServiceName = 'planner' | 'tool-gateway' | 'projector';
+export type ServiceName = 'planner' | 'tool-gateway' | 'worker' | 'projector';
 
 export interface ServiceFacts {
   schema: z.ZodObject;
@@ -36,6 +37,8 @@ export interface ServiceFacts {
 export const SERVICES: Record<ServiceName, ServiceFacts> = {
   planner: { schema: PlannerConfigSchema, healthPortVar: 'METRICS_PORT', usesDatabase: false },
   'tool-gateway': { schema: GatewayConfigSchema, healthPortVar: 'METRICS_PORT', usesDatabase: true },
+  // The planner and the gateway in one process: the gateway's tables (docs/workers.md).
+  worker: { schema: WorkerConfigSchema, healthPortVar: 'METRICS_PORT', usesDatabase: true },
   projector: { schema: ProjectorConfigSchema, healthPortVar: 'PROJECTOR_HTTP_PORT', usesDatabase: true },
 };
 

@@ -21,18 +21,20 @@ const data = (objects: K8sObject[], configMap: string): Record<string, string> =
 const servicePorts = (objects: K8sObject[], name: string): number[] =>
   (get<IService>(objects, 'Service', name).spec?.ports ?? []).map((p) => p.port);
 
-/** The durable consumers each autoscaled service takes its work from, as the services define them. */
-const WORK = {
-  planner: {
-    consumers: [PLANNER_CONSUMERS.decide, PLANNER_CONSUMERS.intake],
-    concurrency: 'PLANNER_CONCURRENCY',
-  },
-  'tool-gateway': { consumers: [GATEWAY_CONSUMER], concurrency: 'GATEWAY_CONCURRENCY' },
-};
+/**
+ * The durable consumers each autoscaled service takes its work from, as the services define them, each with the
+ * variable that says how many of its messages one replica works on at once.
+ */
+const planning = [
+  { consumer: PLANNER_CONSUMERS.decide, concurrency: 'PLANNER_CONCURRENCY' },
+  { consumer: PLANNER_CONSUMERS.intake, concurrency: 'PLANNER_CONCURRENCY' },
+];
+const tools = [{ consumer: GATEWAY_CONSUMER, concurrency: 'GATEWAY_CONCURRENCY' }];
+const WORK = { planner: planning, 'tool-gateway': tools, worker: [...planning, ...tools] };
 const AUTOSCALED = Object.keys(WORK) as (keyof typeof WORK)[];
 
 describe('autoscaling', () => {
-  it('scales the planner and the gateway with KEDA on the pending messages of their own JetStream consumers', () => {
+  it('scales the planner, the gateway and the worker with KEDA on the pending messages of their own JetStream consumers', () => {
     for (const service of AUTOSCALED) {
       const scaled = get<IScaledObject>(prod, 'ScaledObject', service);
       expect(scaled.spec.scaleTargetRef.name).toBe(service);
@@ -42,20 +44,20 @@ describe('autoscaling', () => {
         type: t.type,
       }));
       expect(triggers.map((t) => [t.stream, t.consumer])).toEqual(
-        WORK[service].consumers.map((c) => [c.stream, c.durable]),
+        WORK[service].map(({ consumer }) => [consumer.stream, consumer.durable]),
       );
-      for (const trigger of triggers) {
+      for (const [at, trigger] of triggers.entries()) {
         expect(trigger.type).toBe('nats-jetstream');
         expect(Object.values(STREAMS)).toContain(trigger.stream);
         // KEDA reaches the consumer's leader as <pod>.<endpoint>: the endpoint must be the headless Service.
         expect(trigger.natsServerMonitoringEndpoint).toBe('nats-headless.nats.svc.cluster.local:8222');
         // Scale out when work queues behind full replicas, not while they merely work.
-        expect(trigger.lagThreshold).toBe(data(prod, `dura-${service}`)[WORK[service].concurrency]);
+        expect(trigger.lagThreshold).toBe(data(prod, `dura-${service}`)[WORK[service][at]!.concurrency]);
       }
     }
   });
 
-  it('keeps at least two planners and two gateways (the relay and the timers run in the gateway)', () => {
+  it('keeps at least two planners, two gateways and two workers (the relay and the timers run in the gateway and the worker)', () => {
     for (const service of AUTOSCALED) {
       expect(get<IScaledObject>(prod, 'ScaledObject', service).spec.minReplicaCount).toBeGreaterThanOrEqual(
         2,

@@ -34,6 +34,15 @@ export { readinessRoute } from './readiness-route';
 export type { Route, HttpResponse, HttpServerHandle } from './http-server';
 export { runMain, DEFAULT_SHUTDOWN_GRACE_MS } from './main-runner';
 export type { Stoppable, StopOptions } from './main-runner';
+export { runService, startService } from './run-service';
+export type {
+  ServiceBaseConfig,
+  ServiceContext,
+  ServiceNeed,
+  ServiceSpec,
+  ServiceStartContext,
+  StartedService,
+} from './run-service';
 export { failpoint, FAILPOINTS } from './failpoint';
 export type { FailpointName } from './failpoint';
 export {

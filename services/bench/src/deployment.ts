@@ -90,7 +90,7 @@ export async function openDeployment(prefix: string, env: Record<string, string>
         const began = performance.now();
         const proc = spawnTsEntry({
           name: `${name}-${n}`,
-          entry: name === 'worker' ? 'services/dev/src/worker-main.ts' : `services/${name}/src/main.ts`,
+          entry: `services/${name}/src/main.ts`,
           env: { ...serviceEnv, ...port },
           nodeArgs: profileArgs(`${name}-${n}`),
         });

@@ -10,6 +10,7 @@ import {
   loadConfig,
   loadNatsSecurity,
   metricsRoute,
+  secretsConfigShape,
   startServiceTelemetry,
 } from '@dura/service-kit';
 import { toolModulesFrom } from '@dura/tools';
@@ -41,6 +42,8 @@ const DevConfigSchema = z.object({
   ...mcpConfigShape,
   /** Tool arguments and results larger than this go to the object store; the event keeps a reference. */
   DURA_PAYLOAD_THRESHOLD_BYTES: configFields.positiveInt.optional(),
+  /** The keys that seal tools' secret fields, as on the planner and the gateway (docs/security/secrets-at-rest.md). */
+  ...secretsConfigShape,
   /** The embedded nats-server's port when free (else any free port); 0: always any free port. */
   DURA_DEV_NATS_PORT: z.coerce.number().int().min(0).max(65535).default(4223),
   /** Where the stack records its URLs for the CLI (default: a file of its own, ~/.dura/stacks/<pid>.json). */
@@ -67,6 +70,7 @@ PROJECTOR_HTTP_PORT (default 8080), DURA_BIND_HOST (where the API listens; defau
 DURA_TOOLS_MODULES (comma-separated modules exporting tools, added to the built-ins),
 DURA_MCP_SERVERS (MCP servers whose tools join as mcp.<server>.<tool>; JSON or a file, see docs/mcp.md),
 DURA_PAYLOAD_THRESHOLD_BYTES (larger tool arguments and results go to the object store; default 65536),
+DURA_SECRETS_KEY, DURA_SECRETS_PREVIOUS_KEYS (seal tools' secret fields, as on the planner and the gateway),
 DURA_DEV_NATS_PORT (embedded nats-server port when free; default 4223, 0 = any), DURA_DEV_STATE_FILE,
 OTEL_* (traces, as for every service; OTEL_TRACES_EXPORTER=console prints a line per span). /metrics is on the API port.`;
 
@@ -134,6 +138,8 @@ async function main(): Promise<number> {
     ...(config.DURA_PAYLOAD_THRESHOLD_BYTES
       ? { payloadThresholdBytes: config.DURA_PAYLOAD_THRESHOLD_BYTES }
       : {}),
+    ...(config.DURA_SECRETS_KEY ? { secretsKey: config.DURA_SECRETS_KEY } : {}),
+    ...(config.DURA_SECRETS_PREVIOUS_KEYS ? { previousSecretsKeys: config.DURA_SECRETS_PREVIOUS_KEYS } : {}),
   });
   running.stack = stack;
   const consoleUrl = `${stack.apiUrl}/ui/`;

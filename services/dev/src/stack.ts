@@ -2,14 +2,14 @@ import { join } from 'node:path';
 import { createDuraClient, type DuraClient } from '@dura/client';
 import type { NatsSecurity } from '@dura/contracts';
 import { openDatabase, type DbHandle } from '@dura/db';
+import { loadAgents } from '@dura/agents';
 import {
-  createAgentModel,
-  createModelRouter,
-  createScriptedModel,
-  loadAgents,
-  withCodeAgents,
-} from '@dura/agents';
-import { agentCatalogue, createPayloadAccess, createPlanner } from '@dura/planner';
+  agentCatalogue,
+  createPayloadAccess,
+  createPlanner,
+  createPlannerModel,
+  PlannerConfigSchema,
+} from '@dura/planner';
 import { createProjector, migrateProjector, projectorRoutes } from '@dura/projector';
 import {
   connectNats,
@@ -27,7 +27,7 @@ import {
   migrateGateway,
   toolCatalogue,
 } from '@dura/tool-gateway';
-import { loadToolRegistry } from '@dura/tools';
+import { loadToolRegistry, secretsBoxFor } from '@dura/tools';
 import { attachMcpServers, type McpServers } from '@dura/mcp';
 import { startEmbeddedNats, type EmbeddedNats } from './embedded-nats';
 
@@ -47,6 +47,16 @@ export interface StackOptions {
   toolModules?: readonly string[];
   /** Tool arguments and results larger than this go to the object store (default 64 KiB). */
   payloadThresholdBytes?: number;
+  /**
+   * The key (and older keys) that seal tools' secret fields (DURA_SECRETS_KEY, DURA_SECRETS_PREVIOUS_KEYS);
+   * unset: none, and a run that gives a secret field is refused as on a planner without a key.
+   */
+  secretsKey?: string;
+  previousSecretsKeys?: string;
+  /** Code-agent runs whose live execution is kept between steps (PLANNER_CODE_CONTINUATIONS; default 1000). */
+  codeContinuations?: number;
+  /** Appends one JSON line per scripted-model call to this file (DURA_SCRIPTED_MODEL_LOG). */
+  scriptedModelLog?: string;
   /** MCP servers whose tools join the registry as `mcp.<server>.<tool>` (DURA_MCP_SERVERS). */
   mcpServers?: McpServers;
   /** The embedded nats-server's port when it is free (else any free port); 0 or unset: any free port. */
@@ -109,8 +119,11 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       options.log.child({ service: 'mcp' }),
     );
     stops.push(() => mcp.close());
+    // Only with a key: without one, as on a planner without DURA_SECRETS_KEY, nothing is sealed.
+    const secrets = options.secretsKey
+      ? secretsBoxFor('dura dev', tools.withSecrets(), options.secretsKey, options.previousSecretsKeys)
+      : undefined;
     const loaded = await loadAgents(options.agentsFile);
-    const { registry: agents, codeAgents } = loaded;
     // The planner and the gateway share one connection, as in a worker: an observation and the next turn
     // then reach the server in the order they were sent (see docs/workers.md).
     const plannerNats = await connect('dura-dev-worker');
@@ -125,22 +138,22 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       tools,
       refreshTools: (tool) => mcp.refreshFor(tool),
       ...(threshold ? { payloadThresholdBytes: threshold } : {}),
+      ...(secrets ? { secrets } : {}),
       log: options.log.child({ service: 'tool-gateway' }),
     });
     const planner = createPlanner({
       ...plannerNats,
-      model: withCodeAgents({
-        agents: codeAgents,
+      // The planner service's model wiring, with its defaults where the dev command sets nothing.
+      model: createPlannerModel({
+        agents: loaded,
         tools,
-        // ctx.model calls are priced like JSON agents' calls, from the same agents file.
-        prices: agents.prices,
-        base: createModelRouter({
-          scripted: createScriptedModel({ payloads }),
-          agents: createAgentModel({ agents, tools, payloads }),
-          tools,
-        }),
+        payloads,
+        codeContinuations:
+          options.codeContinuations ?? PlannerConfigSchema.shape.PLANNER_CODE_CONTINUATIONS.parse(undefined),
+        scriptedModelLog: options.scriptedModelLog,
       }),
       tools,
+      ...(secrets ? { secrets } : {}),
       log: options.log.child({ service: 'planner' }),
       // Local development runs the demo's inline plans; the planner service defaults to off (DURA_INLINE_PLANS).
       authorization: { inlinePlans: true },

@@ -27,6 +27,7 @@ describe('service entry points', () => {
       },
       /DURA_SECRETS_KEY must be .*got a value with 3 key bytes/,
     ],
+    ['worker', { NATS_URL: 'nats://127.0.0.1:1', DATABASE_URL: undefined }, /DATABASE_URL: .*\(not set\)/],
   ] as const)(
     '%s exits with code 2 and names the variable when its configuration is invalid (%j)',
     async (name, env, message) => {
@@ -39,7 +40,7 @@ describe('service entry points', () => {
 
   it.each([
     ['planner', 'services/planner/src/main.ts'],
-    ['worker', 'services/dev/src/worker-main.ts'],
+    ['worker', 'services/worker/src/main.ts'],
   ])(
     'the %s exits with code 2 when its agents module cannot import zod, pointing at own-repository.md',
     async (name, entry) => {

@@ -264,7 +264,7 @@ describe('what each user may not do is denied by the server', () => {
   });
 
   it('no service user may delete or purge a stream or delete a message; the admin may', async () => {
-    for (const user of ['planner', 'gateway', 'projector'] as const) {
+    for (const user of ['planner', 'gateway', 'worker', 'projector'] as const) {
       const jsm = await jetstreamManager(await as(user));
       await expectDenied(jsm.streams.purge(STREAMS.tasks));
       await expectDenied(jsm.streams.delete(STREAMS.deadLetters));

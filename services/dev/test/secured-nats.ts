@@ -18,6 +18,7 @@ import { startService } from './system';
 export const DURA_USERS = {
   planner: { permissions: 'DURA_PLANNER', inbox: '_INBOX.planner' },
   gateway: { permissions: 'DURA_GATEWAY', inbox: '_INBOX.gateway' },
+  worker: { permissions: 'DURA_WORKER', inbox: '_INBOX.worker' },
   projector: { permissions: 'DURA_PROJECTOR', inbox: '_INBOX.projector' },
   client: { permissions: 'DURA_CLIENT', inbox: '_INBOX.client' },
   admin: { permissions: 'DURA_ADMIN', inbox: '_INBOX.admin' },

@@ -21,7 +21,7 @@ export async function startService(
   const proc = spawnTsEntry({
     name,
     // A worker is the planner and the gateway in one process (npm run worker).
-    entry: name === 'worker' ? 'services/dev/src/worker-main.ts' : `services/${name}/src/main.ts`,
+    entry: `services/${name}/src/main.ts`,
     // Tests run inline scripted plans; a test of the production default passes DURA_INLINE_PLANS=false.
     env: { LOG_LEVEL: 'info', ...(plans ? { DURA_INLINE_PLANS: 'true' } : {}), ...env },
   });

@@ -37,6 +37,8 @@ export { FORGED_CHILD_CODE } from './child-intake';
 export { defineAgents, replayRun, createScriptedModel } from '@dura/agents';
 export type { Model, ModelTurn, AgentsFile } from '@dura/agents';
 export { buildPlanner } from './service';
+export { createPlannerModel } from './planner-model';
+export type { PlannerModelParts } from './planner-model';
 export type { PlannerServiceParts } from './service';
 export type { LocalTools } from './run-driver';
 export { agentCatalogue } from './agent-catalogue';

@@ -1,18 +1,11 @@
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import { announcingWhileStarted, type Logger, type StartWaitOptions } from '@dura/service-kit';
 import type { SecretsBox, ToolRegistry } from '@dura/tools';
-import {
-  createAgentModel,
-  createCodeContinuations,
-  createModelRouter,
-  createScriptedModel,
-  fileCallLog,
-  loadAgents,
-  withCodeAgents,
-} from '@dura/agents';
+import { loadAgents } from '@dura/agents';
 import { agentCatalogue } from './agent-catalogue';
 import type { PlannerConfig } from './config';
 import { createPayloadAccess } from './payload-access';
+import { createPlannerModel } from './planner-model';
 import { createPlanner, type Planner } from './planner';
 import { createFlowControl, wakeFor } from './flow-control';
 import { createFlowStore } from './flow-store';
@@ -70,10 +63,6 @@ export async function buildPlanner(parts: PlannerServiceParts): Promise<Planner>
     replicas: config.DURA_STREAM_REPLICAS,
     thresholdBytes: config.DURA_PAYLOAD_THRESHOLD_BYTES,
   });
-  const scripted = createScriptedModel({
-    payloads,
-    ...(config.DURA_SCRIPTED_MODEL_LOG ? { callLog: fileCallLog(config.DURA_SCRIPTED_MODEL_LOG) } : {}),
-  });
   const flow = createFlowControl({
     store: createFlowStore({ js: nats.js, log, replicas: config.DURA_STREAM_REPLICAS }),
     limits: config.DURA_MODEL_LIMITS,
@@ -89,17 +78,13 @@ export async function buildPlanner(parts: PlannerServiceParts): Promise<Planner>
   };
   const planner = createPlanner({
     ...nats,
-    model: withCodeAgents({
-      agents: codeAgents,
+    model: createPlannerModel({
+      agents: loaded,
       tools,
-      // ctx.model calls go through the LLM adapters with each agent's model settings, priced like JSON agents'.
-      prices: agents.prices,
-      continuations: createCodeContinuations({ max: config.PLANNER_CODE_CONTINUATIONS }),
-      base: createModelRouter({
-        scripted,
-        agents: createAgentModel({ agents, tools, payloads, onRateLimited }),
-        tools,
-      }),
+      payloads,
+      codeContinuations: config.PLANNER_CODE_CONTINUATIONS,
+      scriptedModelLog: config.DURA_SCRIPTED_MODEL_LOG,
+      onRateLimited,
     }),
     tools,
     log,

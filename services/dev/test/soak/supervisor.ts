@@ -14,7 +14,7 @@ const ENTRY: Record<ServiceName, string> = {
   planner: 'services/planner/src/main.ts',
   'tool-gateway': 'services/tool-gateway/src/main.ts',
   projector: 'services/projector/src/main.ts',
-  worker: 'services/dev/src/worker-main.ts',
+  worker: 'services/worker/src/main.ts',
 };
 const RESPAWN_PAUSE_MS = 250;
 const OUTPUT_KEPT = 6_000;
