@@ -9,7 +9,7 @@
  * found where they are.
  *
  * A process that loads TypeScript of its own at run time (code agents, tool modules: a DURA_* variable naming
- * a .ts file) is started through tsx as before (a bundle with tsx loaded for a few modules measured slower).
+ * a .ts file, or an argument naming one) is started through tsx as before (a bundle with tsx loaded for a few modules measured slower).
  * A bundled process that still tries to load TypeScript fails at once, naming the file (bundle-guard.mjs).
  *
  * Bundles are built on first use into node_modules/.cache/dura-test-bundles under the entry's package and
@@ -34,10 +34,19 @@ interface BuildRecord {
 
 export const BUNDLE_GUARD = fileURLToPath(new URL('./bundle-guard.mjs', import.meta.url));
 
-/** Whether a process with this env loads TypeScript at run time (and so needs tsx). */
-export function loadsTypeScript(env: Record<string, string | undefined>): boolean {
-  return Object.entries(env).some(
-    ([key, value]) => key.startsWith('DURA_') && value !== undefined && TYPESCRIPT_PATH.test(value),
+/**
+ * Whether a process with this env and these arguments loads TypeScript at run time (and so needs tsx): a
+ * DURA_* variable or an argument naming a .ts file (`dura replay --agents agents.ts`).
+ */
+export function loadsTypeScript(
+  env: Record<string, string | undefined>,
+  args: readonly string[] = [],
+): boolean {
+  return (
+    args.some((arg) => TYPESCRIPT_PATH.test(arg)) ||
+    Object.entries(env).some(
+      ([key, value]) => key.startsWith('DURA_') && value !== undefined && TYPESCRIPT_PATH.test(value),
+    )
   );
 }
 

@@ -32,7 +32,9 @@ function tsxLoaderUrl(): string {
 export function spawnTsEntry(opts: SpawnTsEntryOptions): ManagedProcess {
   const root = repoRoot();
   const entry = isAbsolute(opts.entry) ? opts.entry : resolve(root, opts.entry);
-  const bundle = loadsTypeScript({ ...process.env, ...opts.env }) ? undefined : bundledEntry(entry);
+  const bundle = loadsTypeScript({ ...process.env, ...opts.env }, opts.args)
+    ? undefined
+    : bundledEntry(entry);
   const start = bundle ? ['--import', BUNDLE_GUARD_URL, bundle] : ['--import', tsxLoaderUrl(), entry];
   return spawnManaged({
     name: opts.name,
