@@ -10,6 +10,7 @@ const ROLES = {
   planner: 'DURA_PLANNER',
   gateway: 'DURA_GATEWAY',
   projector: 'DURA_PROJECTOR',
+  worker: 'DURA_WORKER',
   client: 'DURA_CLIENT',
   admin: 'DURA_ADMIN',
 } as const;
