@@ -24,6 +24,13 @@ export interface ModelLimit {
    * 60 requests/min as one per second) is declared with a short burst.
    */
   burstSeconds?: number;
+  /**
+   * How many seconds' worth of each rate is kept unused (0 to 30, default 2, never more than half the
+   * bucket), for calls admitted but not yet received: the provider counts a call when it arrives, and a
+   * call that leaves late (a loaded process, a timer that fires late) would otherwise meet one admitted
+   * after it at the provider and overfill its bucket.
+   */
+  headroomSeconds?: number;
 }
 
 /** The name a wait shows for the limit it waits on. */
@@ -87,7 +94,21 @@ export function capacityOf(limit: ModelLimit, perMinute: number): number {
   return (perMinute * seconds) / 60;
 }
 
-/** Each declared bucket refilled up to `now`, never above its capacity. */
+/** Seconds of headroom a limit keeps when it declares none. */
+export const DEFAULT_HEADROOM_SECONDS = 2;
+
+/**
+ * What admission lets a bucket hold: its capacity less the headroom (`headroomSeconds` of its rate, at most
+ * half the capacity). A call still costs its full price, so the rate admitted is the declared one: only the
+ * burst is shorter, by what calls in transit may need.
+ */
+export function admittableOf(limit: ModelLimit, perMinute: number): number {
+  const capacity = capacityOf(limit, perMinute);
+  const headroom = ((limit.headroomSeconds ?? DEFAULT_HEADROOM_SECONDS) * perMinute) / 60;
+  return capacity - Math.min(capacity / 2, Math.max(0, headroom));
+}
+
+/** Each declared bucket refilled up to `now`, never above what admission lets it hold. */
 export function refilled(record: LimitRecord, limit: ModelLimit, now: number): LimitRecord {
   const elapsed = Math.max(0, now - record.at);
   const factor = throttleFactor(record, now);
@@ -95,7 +116,7 @@ export function refilled(record: LimitRecord, limit: ModelLimit, now: number): L
   for (const { rate, per } of RATES) {
     const perMinute = limit[per] as number | undefined;
     if (perMinute === undefined) continue;
-    const capacity = capacityOf(limit, perMinute);
+    const capacity = admittableOf(limit, perMinute);
     const level = record.levels[rate] ?? capacity;
     levels[rate] = Math.min(capacity, level + (elapsed * perMinute * factor) / MINUTE_MS);
   }
@@ -157,7 +178,7 @@ export function settleTicket(
   for (const { rate, per } of RATES) {
     const perMinute = limit[per] as number | undefined;
     if (perMinute === undefined || back[rate] === 0) continue;
-    levels[rate] = Math.min(capacityOf(limit, perMinute), (levels[rate] as number) + back[rate]);
+    levels[rate] = Math.min(admittableOf(limit, perMinute), (levels[rate] as number) + back[rate]);
   }
   return { ...record, levels };
 }

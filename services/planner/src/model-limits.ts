@@ -17,6 +17,7 @@ export const ModelLimitSchema = z
     outputTokensPerMinute: perMinute.optional(),
     concurrentCalls: perMinute.optional(),
     burstSeconds: z.number().int().min(1).max(60).optional(),
+    headroomSeconds: z.number().min(0).max(30).optional(),
   })
   .refine(
     (limit) =>

@@ -46,7 +46,7 @@ afterAll(async () => {
 
 describe('model limits shared through NATS KV', () => {
   it('given 3 replicas admitting 90 calls at once under 30 requests/min, 30 go and the rest get tickets 2 s apart, none before the provider has room', async () => {
-    const limit: ModelLimit = { model: `${MODEL}-rpm`, requestsPerMinute: 30 };
+    const limit: ModelLimit = { model: `${MODEL}-rpm`, requestsPerMinute: 30, headroomSeconds: 0 };
     const flows = await replicas(3, [limit]);
     const outcomes = await Promise.all(
       Array.from({ length: 90 }, (_, i) =>
@@ -70,7 +70,7 @@ describe('model limits shared through NATS KV', () => {
   });
 
   it('given a ticket for later, asking again before it is due waits for the same moment, and at it goes without taking more', async () => {
-    const limit: ModelLimit = { model: `${MODEL}-ticket`, requestsPerMinute: 1 };
+    const limit: ModelLimit = { model: `${MODEL}-ticket`, requestsPerMinute: 1, headroomSeconds: 0 };
     const [flow] = (await replicas(1, [limit])) as [FlowControl];
     const first = await flow.admit({ ...call('t-1'), model: limit.model });
     expect(first.kind).toBe('go');
@@ -87,7 +87,7 @@ describe('model limits shared through NATS KV', () => {
   });
 
   it('given the worst case admitted and a small usage settled, the tokens not used are available again', async () => {
-    const limit: ModelLimit = { model: `${MODEL}-tokens`, outputTokensPerMinute: 1_000 };
+    const limit: ModelLimit = { model: `${MODEL}-tokens`, outputTokensPerMinute: 1_000, headroomSeconds: 0 };
     const [one, two] = (await replicas(2, [limit])) as [FlowControl, FlowControl];
     const big = await one.admit({ ...call('k-1', { outputTokens: 1_000 }), model: limit.model });
     if (big.kind !== 'go') throw new Error('expected the first call to go');
