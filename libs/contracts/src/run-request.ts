@@ -121,6 +121,13 @@ export const ConcurrencyKeySchema = z.object({
 });
 export type ConcurrencyKey = z.infer<typeof ConcurrencyKeySchema>;
 
+/** A run's priority among runs waiting for the same capacity: higher first. */
+export const PrioritySchema = z
+  .number()
+  .int('a priority is a whole number')
+  .min(-100, 'a priority is at least -100')
+  .max(100, 'a priority is at most 100');
+
 /** What a client publishes on `dura.submit`. `runId` doubles as the submit idempotency key. */
 export const RunRequestSchema = z.object({
   v: z.literal(RUN_REQUEST_VERSION),
@@ -135,5 +142,7 @@ export const RunRequestSchema = z.object({
   tenant: TenantSchema.optional(),
   /** Runs sharing a key take steps at most `limit` at a time (the agent's own key applies when absent). */
   concurrency: ConcurrencyKeySchema.optional(),
+  /** Among runs waiting for the same model limit, higher goes first (-100 to 100, default 0). */
+  priority: PrioritySchema.optional(),
 });
 export type RunRequest = z.infer<typeof RunRequestSchema>;

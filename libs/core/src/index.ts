@@ -53,27 +53,35 @@ export type { TokenFrame, TokenFrames } from './token-frames';
 export { createTokenText } from './token-text';
 export type { AnswerText, TokenText } from './token-text';
 export {
+  admittableOf,
   capacityOf,
   capacityReason,
+  DEFAULT_HEADROOM_SECONDS,
   emptyLimitRecord,
   limitsFor,
-  nextInLine,
+  MAX_LINE,
   QUEUE_GRACE_MS,
   refilled,
-  releaseSlot,
-  settleTicket,
   SLOT_RECHECK_MAX_MS,
-  takeSlot,
-  takeTicket,
-  throttled,
   throttleFactor,
-} from './flow-control';
+  TICKET_HORIZON_CALLS,
+} from './flow-limits';
 export type {
   CallCost,
   LimitName,
   LimitRecord,
+  LineEntry,
   ModelLimit,
   SlotOutcome,
   TicketOutcome,
+} from './flow-limits';
+export {
+  nextInLine,
+  releaseSlot,
+  renewSlot,
+  settleTicket,
+  takeSlot,
+  takeTicket,
+  throttled,
 } from './flow-control';
 export { LruCache } from './lru-cache';

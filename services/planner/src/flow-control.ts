@@ -6,6 +6,7 @@ import {
   limitsFor,
   nextInLine,
   releaseSlot,
+  renewSlot,
   settleTicket,
   takeSlot,
   takeTicket,
@@ -23,6 +24,8 @@ export interface CallRequest {
   /** The decision the call makes (`state.decisions`): a call is one holder across re-drives of the run. */
   decision: number;
   tenant: string;
+  /** The run's priority among callers in line for the same limit (higher first; default 0). */
+  priority?: number;
   /** `provider/model`. */
   model: string;
   inputTokens: number;
@@ -98,13 +101,48 @@ export function createFlowControl(deps: {
     );
   }
 
+  /**
+   * A slow call keeps its slots: their leases are renewed every third of a lease until it settles, so a lease
+   * runs out only when its holder stopped (killed, paused), not while a loaded process waits on the provider.
+   */
+  function renewWhileInFlight(slotted: readonly { key: string }[], slot: string): NodeJS.Timeout | undefined {
+    if (slotted.length === 0) return undefined;
+    const live = new Set(slotted.map(({ key }) => key));
+    const timer = setInterval(
+      () => {
+        for (const key of live)
+          deps.store
+            .update(key, (record) => {
+              const renewed = renewSlot(record, slot, leaseMs, clock());
+              return { record: renewed.record, result: renewed.lost };
+            })
+            .then((lost) => {
+              // Run out already: the slot may be another call's now; nothing is taken anew.
+              if (lost) live.delete(key);
+            })
+            .catch(() => {
+              // A renewal lost to a NATS hiccup is tried again at the next tick, well within the lease.
+            });
+      },
+      Math.max(250, Math.floor(leaseMs / 3)),
+    );
+    timer.unref();
+    return timer;
+  }
+
   async function admit(call: CallRequest): Promise<FlowAdmission> {
     const applying = limitsFor(deps.limits, call.model, call.tenant);
     if (applying.length === 0) return { kind: 'go', settle: () => Promise.resolve() };
     const holder = `${call.runId}:${call.decision}`;
     // Two drives of one decision (a redelivered task beside a live one) each take a slot of their own.
     const slot = `${holder}:${randomUUID()}`;
-    const cost: CallCost = { holder, inputTokens: call.inputTokens, outputTokens: call.outputTokens };
+    const cost: CallCost = {
+      holder,
+      inputTokens: call.inputTokens,
+      outputTokens: call.outputTokens,
+      tenant: call.tenant,
+      priority: call.priority ?? 0,
+    };
     const wait = (until: number, limit: LimitName, perTenant: boolean): FlowAdmission => {
       const labels = { model: call.model, key: '', tenant: call.tenant, limit };
       metrics.waited(labels, (until - clock()) / 1000);
@@ -113,6 +151,8 @@ export function createFlowControl(deps: {
     };
     // Tickets first: the call's place under the rates, kept until it goes (asking again takes nothing twice).
     const tickets: { key: string; limit: ModelLimit; ticket: Ticket; stored?: number }[] = [];
+    // A limit whose line the call waits in: it asks again then (keeping its place), with no ticket under it.
+    let inLine: { until: number; limit: LimitName; perTenant: boolean } | undefined;
     for (const { limit, key } of applying) {
       if (!limit.requestsPerMinute && !limit.inputTokensPerMinute && !limit.outputTokensPerMinute) continue;
       const held = await deps.store.ticket(key, holder);
@@ -124,6 +164,11 @@ export function createFlowControl(deps: {
         const ticket = takeTicket(record, limit, cost, clock());
         return { record: ticket.record, result: ticket.outcome };
       });
+      if (outcome.kind === 'line') {
+        if (!inLine || outcome.recheckAt > inLine.until)
+          inLine = { until: outcome.recheckAt, limit: outcome.limit, perTenant: limit.tenant !== undefined };
+        continue;
+      }
       const ticket: Ticket = outcome.kind === 'at' ? outcome : { at: clock(), limit: 'requests per minute' };
       tickets.push({ key, limit, ticket });
     }
@@ -137,6 +182,11 @@ export function createFlowControl(deps: {
       (last, entry) => (last && last.ticket.at >= entry.ticket.at ? last : entry),
       undefined,
     );
+    if (inLine) {
+      await keep();
+      const until = Math.max(inLine.until, latest?.ticket.at ?? 0);
+      return wait(until, inLine.limit, inLine.perTenant);
+    }
     if (latest && latest.ticket.at > clock() + DUE_SLACK_MS) {
       await keep();
       return wait(latest.ticket.at, latest.ticket.limit, latest.limit.tenant !== undefined);
@@ -167,9 +217,11 @@ export function createFlowControl(deps: {
       return admit(call);
     }
     metrics.admitted({ model: call.model, tenant: call.tenant });
+    const renewal = renewWhileInFlight(slotted, slot);
     return {
       kind: 'go',
       settle: async (used) => {
+        clearInterval(renewal);
         await releaseAll(slotted, slot);
         if (!used) return;
         await Promise.all(

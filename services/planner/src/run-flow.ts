@@ -38,6 +38,7 @@ export function createRunFlow(deps: {
         runId: request.runId,
         decision: state.decisions,
         tenant: state.tenant,
+        ...(request.priority === undefined ? {} : { priority: request.priority }),
         ...cost,
       });
       if (admission.kind === 'wait')
