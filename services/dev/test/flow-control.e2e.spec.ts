@@ -130,11 +130,18 @@ describe('flow control across three planners', () => {
     );
     // The request of docs/flow-control.md, as written.
     const doc = readFileSync(join(repoRoot(), 'docs/flow-control.md'), 'utf8');
-    const documented = [...doc.matchAll(/```json\n([\s\S]*?)```/g)].map((m) => m[1] ?? '')[1] ?? '';
-    const docRun = { ...(JSON.parse(documented) as Omit<PlanRequest, 'runId'>), runId: 'flow-doc' };
+    const blocks = [...doc.matchAll(/```json\n([\s\S]*?)```/g)].map((m) => m[1] ?? '');
+    const documented = (field: string) => {
+      const block = blocks.find((text) => text.trimStart().startsWith('{') && text.includes(`"${field}"`));
+      return JSON.parse(block ?? 'null') as Omit<PlanRequest, 'runId'>;
+    };
+    const docRun = { ...documented('concurrency'), runId: 'flow-doc' };
     expect(docRun.concurrency).toEqual({ key: 'customer:42', limit: 1 });
+    const docPriority = { ...documented('priority'), runId: 'flow-doc-priority' };
+    expect(docPriority).toMatchObject({ tenant: 'acme', priority: 10 });
     await Promise.all([
       sys.submit(docRun),
+      sys.submit(docPriority),
       ...modelRuns.map(({ runId, tenant }) =>
         sys.submit({ runId, tenant, agent: { kind: 'agent', name: 'writer' }, input: runId }),
       ),
@@ -167,7 +174,7 @@ describe('flow control across three planners', () => {
     await planners[0]!.kill('SIGKILL');
     planners.push(await sys.startExtra('planner'));
 
-    for (const { runId } of [...modelRuns, ...keyed, docRun]) {
+    for (const { runId } of [...modelRuns, ...keyed, docRun, docPriority]) {
       const watched = await watchToEnd(sys, runId, 120_000);
       expect(watched.at(-1)?.type, `${runId}: ${watched.map((e) => e.type).join(', ')}`).toBe(
         'run_completed',

@@ -18,6 +18,12 @@ export const ModelLimitSchema = z
     concurrentCalls: perMinute.optional(),
     burstSeconds: z.number().int().min(1).max(60).optional(),
     headroomSeconds: z.number().min(0).max(30).optional(),
+    weights: z
+      .record(
+        z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'expected a tenant name'),
+        z.number().positive().max(1_000),
+      )
+      .optional(),
   })
   .refine(
     (limit) =>

@@ -16,6 +16,7 @@ describe('docs/flow-control.md', () => {
     expect(config.DURA_MODEL_LIMITS).toHaveLength(2);
     const applying = limitsFor(config.DURA_MODEL_LIMITS, 'openai/gpt-4o-mini', 'acme');
     expect(applying.map((entry) => entry.key)).toEqual(['openai/gpt-4o-mini', 'openai/gpt-4o-mini@acme']);
+    expect(config.DURA_MODEL_LIMITS[0]?.weights).toEqual({ acme: 3 });
   });
 
   it('given 60 requests a minute, 58 calls asked at once go (2 s of headroom) and the 59th waits one second', () => {
