@@ -125,7 +125,9 @@ describe('scripts/patch-postgres.mjs', () => {
     expect(result.stderr).toMatch(
       /What to do: check whether this postgres release fixes porsager\/postgres#1208/,
     );
-    expect(result.stderr).toMatch(/update its replacements in scripts\/patch-postgres\.mjs .* or pin postgres/);
+    expect(result.stderr).toMatch(
+      /update its replacements in scripts\/patch-postgres\.mjs .* or pin postgres/,
+    );
     expect(await readFile(file, 'utf8')).toBe(changed);
   });
 });

@@ -57,7 +57,7 @@ describe('a Postgres handle whose connections are terminated while they set up',
       }
     });
     const killed = { all: 0, starting: 0 };
-    for (let next = Date.now(); Date.now() < until; ) {
+    for (let next = Date.now(); Date.now() < until;) {
       if (Date.now() >= next) {
         killed.all += await terminate(killer.db, 'all');
         next = Date.now() + 100;
