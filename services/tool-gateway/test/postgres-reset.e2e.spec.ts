@@ -37,8 +37,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await gateway?.kill();
-  await witness?.close();
+  await Promise.allSettled([gateway?.kill(), witness?.close()]);
   await setup?.close();
 });
 
