@@ -10,6 +10,7 @@ import { repoRoot } from '@dura/testing';
 const run = promisify(execFile);
 const SCRIPT = join(repoRoot(), 'scripts/patch-postgres.mjs');
 const MARK = '/* dura: guarded nextWrite */';
+const TYPES_MARK = '/* dura: caught fetchArrayTypes */';
 
 /** The code postgres.js 3.4.x has where the guard goes, as the script expects it. */
 const UPSTREAM = [
@@ -30,9 +31,20 @@ const UPSTREAM = [
   '    incomings = null',
   '    clearImmediate(nextWriteTimer)',
   '  }',
+  '  function ReadyForQuery(x) {',
+  '      if (needsTypes) {',
+  '        return fetchArrayTypes()',
+  '      }',
+  '  }',
   '}',
   '',
 ].join('\n');
+
+/** The code as the first version of the script left it: the nextWrite guard only. */
+const GUARDED_ONLY = UPSTREAM.replace(
+  '  function nextWrite(fn) {\n',
+  `  function nextWrite(fn) {\n    ${MARK}\n`,
+);
 
 let dir: string;
 beforeAll(async () => {
@@ -63,6 +75,7 @@ describe('scripts/patch-postgres.mjs', () => {
     const installed = join(dirname(createRequire(SCRIPT).resolve('postgres')), 'connection.js');
     const text = await readFile(installed, 'utf8');
     expect(text).toContain(MARK);
+    expect(text).toContain(TYPES_MARK);
     const file = await copyOf('installed.js', text);
     const result = await patch(file);
     expect(result).toMatchObject({ code: 0, stderr: '' });
@@ -79,8 +92,22 @@ describe('scripts/patch-postgres.mjs', () => {
     const patched = await readFile(file, 'utf8');
     expect(patched).toContain(`${MARK}\n    if (!socket) {`);
     expect(patched.match(/chunk = nextWriteTimer = null/g)).toHaveLength(4);
+    // The array types read of a new connection has a handler.
+    expect(patched).toContain(`${TYPES_MARK}\n        return fetchArrayTypes().catch(noop)\n`);
     expect(await patch(file)).toMatchObject({ code: 0, stdout: expect.stringMatching(/already patched/) });
     expect(await readFile(file, 'utf8')).toBe(patched);
+  });
+
+  it('adds the patches an install patched by an earlier version lacks, and only those', async () => {
+    const file = await copyOf('guarded-only.js', GUARDED_ONLY);
+    expect(await patch(file)).toMatchObject({
+      code: 0,
+      stdout: expect.stringMatching(/patched .*guarded-only\.js \(\/\* dura: caught fetchArrayTypes \*\/\)/),
+    });
+    const patched = await readFile(file, 'utf8');
+    expect(patched.match(/dura: guarded nextWrite/g)).toHaveLength(1);
+    expect(patched).toContain('return fetchArrayTypes().catch(noop)');
+    expect(await patch(file)).toMatchObject({ code: 0, stdout: expect.stringMatching(/already patched/) });
   });
 
   it('fails with exit 1, saying what changed and what to do, and writes nothing, when upstream code changed', async () => {
@@ -98,7 +125,9 @@ describe('scripts/patch-postgres.mjs', () => {
     expect(result.stderr).toMatch(
       /What to do: check whether this postgres release fixes porsager\/postgres#1208/,
     );
-    expect(result.stderr).toMatch(/update REPLACEMENTS in scripts\/patch-postgres\.mjs .* or pin postgres/);
+    expect(result.stderr).toMatch(
+      /update its replacements in scripts\/patch-postgres\.mjs .* or pin postgres/,
+    );
     expect(await readFile(file, 'utf8')).toBe(changed);
   });
 });
