@@ -29,6 +29,8 @@ export interface BenchSizes {
   tokenRuns: number;
   /** L: AI SDK calls timed, plain and as durable steps. */
   aisdkSamples: number;
+  /** N: model calls admitted under flow control, per variant. */
+  admissionCalls: number;
 }
 
 export const SCENARIOS = [
@@ -45,6 +47,7 @@ export const SCENARIOS = [
   'cli',
   'tokens',
   'aisdk',
+  'admission',
 ] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 /** The issue's letters work too: `npm run bench -- A C`. */
@@ -62,6 +65,7 @@ const LETTERS: Record<string, ScenarioName> = {
   k: 'cli',
   l: 'tokens',
   m: 'aisdk',
+  n: 'admission',
 };
 
 export const DEFAULT_SIZES: BenchSizes = {
@@ -88,6 +92,7 @@ export const DEFAULT_SIZES: BenchSizes = {
   cliRuns: 20,
   tokenRuns: 20,
   aisdkSamples: 200,
+  admissionCalls: 600,
 };
 
 /** A run of every scenario in seconds, for the shape test and `--tiny`. */
@@ -115,6 +120,7 @@ export const TINY_SIZES: BenchSizes = {
   cliRuns: 3,
   tokenRuns: 2,
   aisdkSamples: 5,
+  admissionCalls: 9,
 };
 
 export interface BenchOptions {
@@ -131,7 +137,8 @@ and durable timers, idle for --idle-seconds, then --wait-resumes of them signall
 of a --code-steps code agent with its continuation kept, and its cold resume), cli (K: start-up to exit of
 \`dura --help\`, \`dura ls\` and \`npx dura --help\`, --cli-runs times each), tokens (L: first-token latency
 through GET /runs/:id/tokens against the fake model server's first token, --token-runs runs), aisdk (M: a
-generateText call alone and as a durable code-agent step, --aisdk-samples times each); default all.
+generateText call alone and as a durable code-agent step, --aisdk-samples times each), admission (N: what
+flow control adds to a model call, --admission-calls per variant); default all.
 Sizes (flag or BENCH_<NAME> env): ${Object.keys(DEFAULT_SIZES)
   .map((key) => `--${kebab(key)}`)
   .join(' ')}

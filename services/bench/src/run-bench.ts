@@ -15,6 +15,7 @@ import { codeAgentCost } from './scenarios/code';
 import { cliStartup } from './scenarios/cli';
 import { tokenLatency } from './scenarios/tokens';
 import { aiSdkOverhead } from './scenarios/ai-sdk';
+import { admissionCost } from './scenarios/admission';
 
 /** A and B on one deployment of one projector, one gateway and `planners` planners. */
 async function latencyAndThroughput(options: BenchOptions, scenarios: BenchScenarios): Promise<void> {
@@ -122,6 +123,10 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   if (want('aisdk')) {
     progress(`M: ${options.sizes.aisdkSamples} generateText calls, plain and as durable steps`);
     scenarios.aisdk = await aiSdkOverhead(options.sizes);
+  }
+  if (want('admission')) {
+    progress(`N: ${options.sizes.admissionCalls} model calls admitted, with limits declared and not`);
+    scenarios.admission = await admissionCost(options.sizes);
   }
   return BenchReportSchema.parse({
     schemaVersion: 1,

@@ -258,6 +258,19 @@ const CodeSchema = z.object({
   }),
 });
 
+const AdmissionSchema = z.object({
+  mode: ModeSchema,
+  note: z.string(),
+  calls: z.number().int(),
+  /** Admission and settle of one call with no limit declared. */
+  noLimitMs: DistributionSchema,
+  /** With a rate and a concurrency limit declared, one replica admitting. */
+  oneReplicaMs: DistributionSchema,
+  /** The same limit, three replicas admitting at once. */
+  threeReplicasMs: DistributionSchema,
+  threeReplicasCallsPerSecond: z.number().nonnegative(),
+});
+
 const CliSchema = z.object({
   mode: ModeSchema,
   note: z.string(),
@@ -333,6 +346,7 @@ export const BenchReportSchema = z.object({
     waits: WaitsSchema.optional(),
     code: CodeSchema.optional(),
     cli: CliSchema.optional(),
+    admission: AdmissionSchema.optional(),
     tokens: TokensSchema.optional(),
     aisdk: AiSdkSchema.optional(),
   }),

@@ -46,6 +46,7 @@ export function formatTable(report: BenchReport): string {
     cli,
     tokens,
     aisdk,
+    admission,
   } = report.scenarios;
   if (latency) {
     const label = `A latency (${latency.runs}×${latency.steps})`;
@@ -176,6 +177,11 @@ export function formatTable(report: BenchReport): string {
       'overhead',
       `p50 ${aisdk.overheadMs.p50.toFixed(2)} ms  p99 ${aisdk.overheadMs.p99.toFixed(2)} ms`,
     ]);
+  }
+  if (admission) {
+    rows.push(['N admission', 'no limit declared', ms(admission.noLimitMs)]);
+    rows.push(['', 'limits declared, 1 replica', ms(admission.oneReplicaMs)]);
+    rows.push(['', 'limits declared, 3 replicas at once', ms(admission.threeReplicasMs)]);
   }
   const widths = [0, 1].map((i) => Math.max(...rows.map((r) => r[i]?.length ?? 0)));
   const lines = rows.map(([a, b, c]) => `${a.padEnd(widths[0] ?? 0)}  ${b.padEnd(widths[1] ?? 0)}  ${c}`);
