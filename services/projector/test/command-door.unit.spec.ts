@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { doorHint, doorWrite } from '../src/command-door';
 
 const target = { subject: 'dura.submit', what: 'the request of run r1' };
-const failing = (err: unknown) => () => Promise.reject(err);
+const failing = (err: Error) => () => Promise.reject(err);
 
 describe('the HTTP command door', () => {
   it('answers a write NATS denies with what went wrong and the one hint', async () => {
