@@ -14,7 +14,7 @@ const composeSchema = JSON.parse(readFileSync(schemaPath, 'utf8')) as { $id: str
 
 /** The parts of a Compose file these tests read. */
 interface ComposeService {
-  build?: { context: string; dockerfile: string };
+  build?: { context: string; dockerfile: string; args?: Record<string, string> };
   command?: string[];
   environment?: Record<string, string>;
   deploy?: { replicas?: number };
@@ -54,10 +54,12 @@ describe('docker-compose.yml', () => {
     ).toBe(false);
   });
 
-  it('builds each service from its Dockerfile and runs two tool gateways', () => {
+  it('builds each service from the one Dockerfile, naming the service, and runs two tool gateways', () => {
     for (const name of SERVICE_NAMES) {
+      expect(composed(name).build?.dockerfile, name).toBe('deploy/image/Dockerfile');
       expect(existsSync(join(ROOT, composed(name).build?.dockerfile ?? '')), name).toBe(true);
       expect(composed(name).build?.context).toBe('.');
+      expect(composed(name).build?.args, name).toEqual({ SERVICE: name });
     }
     expect(composed('tool-gateway').deploy?.replicas).toBe(2);
     // Replicas of one service cannot publish the same host port.

@@ -15,7 +15,7 @@ import { planFork } from '@dura/core';
 import type { Db } from '@dura/db';
 import { ALL_TENANTS, type Caller } from './auth/caller';
 import type { ApiRoute } from './auth/guard';
-import { publishCommand } from './door-write';
+import { publishCommand } from './command-door';
 import { BadQuery, runIdParam } from './query-params';
 import { assertVisible } from './run-access';
 import { runEvents, runs } from './db/schema';

@@ -13,7 +13,7 @@ import type { HttpResponse } from '@dura/service-kit';
 import { ALL_TENANTS } from './auth/caller';
 import type { ApiRoute } from './auth/guard';
 import { bodyTenant } from './body-tenant';
-import { doorWrite } from './door-write';
+import { doorWrite } from './command-door';
 import { BadQuery } from './query-params';
 import { readJsonBody } from './request-body';
 import { tenantScheduleId } from './tenant-ids';

@@ -15,7 +15,7 @@ import type { Db } from '@dura/db';
 import { createRunReader, mapAppendError } from '@dura/event-store';
 import { requireScope, type Caller } from './auth/caller';
 import type { ApiRoute } from './auth/guard';
-import { publishCommand } from './door-write';
+import { publishCommand } from './command-door';
 import { runIdParam } from './query-params';
 import { parseBody, readJsonBody } from './request-body';
 import { assertVisible } from './run-access';

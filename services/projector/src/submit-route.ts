@@ -16,7 +16,7 @@ import type { HttpResponse } from '@dura/service-kit';
 import { ALL_TENANTS, type Caller } from './auth/caller';
 import type { ApiRoute } from './auth/guard';
 import { apiSubmissions, runs } from './db/schema';
-import { publishCommand } from './door-write';
+import { publishCommand } from './command-door';
 import { BadQuery } from './query-params';
 import { readMessageBody } from './request-body';
 import { tenantRunId } from './tenant-ids';

@@ -5,7 +5,7 @@ import type { HttpResponse } from '@dura/service-kit';
 import { ALL_TENANTS } from './auth/caller';
 import type { ApiRoute } from './auth/guard';
 import { bodyTenant } from './body-tenant';
-import { doorWrite, publishCommand } from './door-write';
+import { doorWrite, publishCommand } from './command-door';
 import { readMessageBody } from './request-body';
 import { tenantEventId, tenantEventSubject, tenantTriggerId } from './tenant-ids';
 import { tenantRecords } from './tenant-records';

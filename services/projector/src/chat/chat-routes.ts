@@ -6,7 +6,7 @@ import type { Db } from '@dura/db';
 import type { HttpResponse } from '@dura/service-kit';
 import { requireScope, type Caller } from '../auth/caller';
 import type { ApiRoute } from '../auth/guard';
-import { publishCommand } from '../door-write';
+import { publishCommand } from '../command-door';
 import { BadQuery } from '../query-params';
 import { parseBody, readJsonBody } from '../request-body';
 import { holdingSlot, type StreamSlots } from '../stream-slots';

@@ -1,3 +1,7 @@
+// The HTTP command door: every write route of the API (submit, signals and cancel, fork, events, chat turns,
+// schedules, triggers) checks its caller, then writes through here. The projector never writes a run's state: it
+// publishes commands to JetStream intakes (and schedule and trigger definitions to their buckets), and the planner,
+// which owns the run logs, decides what they mean. One path, so a write NATS refuses reads the same on every route.
 import type { JetStreamClient, PubAck } from '@nats-io/jetstream';
 import { PermissionViolationError, TimeoutError } from '@nats-io/nats-core';
 import { mapAppendError, StreamUnavailable } from '@dura/event-store';
@@ -14,8 +18,8 @@ export interface DoorTarget {
 
 /**
  * Runs one NATS write of the HTTP door (a command published after the route checked its caller). A write the
- * server denies, or never acknowledges, becomes a `StreamUnavailable` naming the subject and the permission
- * set to check; any other failure goes through `otherwise` (default: thrown as it is).
+ * server denies, or never acknowledges, becomes a `StreamUnavailable` that says so and gives the door's one hint
+ * (`doorHint`); any other failure goes through `otherwise` (default: thrown as it is).
  */
 export async function doorWrite<T>(
   target: DoorTarget,
@@ -27,22 +31,28 @@ export async function doorWrite<T>(
   } catch (err) {
     const violation = permissionViolationIn(err);
     if (violation)
-      throw new StreamUnavailable(
-        `NATS denied the projector's user publishing to "${violation.subject}", so ${target.what} was not ` +
-          `sent: the projector serves this route only if its user may publish to "${target.subject}" (the ` +
-          'write door of DURA_PROJECTOR in deploy/nats/permissions.conf allows it; docs/security/nats.md)',
-        err,
-      );
+      throw doorFailure(target, `NATS denied the projector's user publishing to "${violation.subject}"`, err);
     // A publish the server drops for want of permission may only show as a missing acknowledgement.
     if (err instanceof TimeoutError)
-      throw new StreamUnavailable(
-        `${target.what} was not acknowledged in time on "${target.subject}": retry the same request (it is ` +
-          `deduplicated); if it keeps failing, check that the projector's NATS user may publish to ` +
-          `"${target.subject}" (DURA_PROJECTOR in deploy/nats/permissions.conf allows it)`,
-        err,
-      );
+      throw doorFailure(target, `NATS did not acknowledge the write to "${target.subject}" in time`, err);
     throw otherwise(err);
   }
+}
+
+/** The HTTP door's one answer to a write that NATS refused or left unanswered: what went wrong, what to do. */
+function doorFailure(target: DoorTarget, wrong: string, cause: unknown): StreamUnavailable {
+  return new StreamUnavailable(
+    `${wrong}, so ${target.what} was not accepted: ${doorHint(target.subject)}`,
+    cause,
+  );
+}
+
+/** What an operator does about a failed door write: the permission to check, then a retry that is safe. */
+export function doorHint(subject: string): string {
+  return (
+    `check that the projector's NATS user may publish to "${subject}" (the write door of DURA_PROJECTOR in ` +
+    'deploy/nats/permissions.conf; docs/security/nats.md), then retry the same request (it is deduplicated)'
+  );
 }
 
 /**
