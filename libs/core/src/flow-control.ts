@@ -62,6 +62,28 @@ export function takeTicket(
   return { record: next, outcome: binding ? { kind: 'at', at, limit: binding } : { kind: 'go' } };
 }
 
+/**
+ * Gives back all a call took, for a call that will not go now after all (it waits for a slot, or in another
+ * limit's line): a ticket kept across such a wait would be spent late, when the provider's bucket may have
+ * filled to its brim meanwhile, and meet calls admitted after it.
+ */
+export function refundTicket(
+  current: LimitRecord,
+  limit: ModelLimit,
+  call: CallCost,
+  now: number,
+): LimitRecord {
+  const record = refilled(current, limit, now);
+  const levels = { ...record.levels };
+  for (const { rate, per } of RATES) {
+    const perMinute = limit[per] as number | undefined;
+    if (perMinute === undefined) continue;
+    const cost = Math.min(capacityOf(limit, perMinute), costOf(rate, call));
+    levels[rate] = Math.min(admittableOf(limit, perMinute), (levels[rate] as number) + cost);
+  }
+  return { ...record, levels };
+}
+
 /** Gives back what a call took beyond its recorded usage (never above one minute's worth). */
 export function settleTicket(
   current: LimitRecord,

@@ -77,6 +77,7 @@ export type {
 } from './flow-limits';
 export {
   nextInLine,
+  refundTicket,
   releaseSlot,
   renewSlot,
   settleTicket,

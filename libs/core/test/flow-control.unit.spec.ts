@@ -4,6 +4,8 @@ import {
   capacityReason,
   emptyLimitRecord,
   limitsFor,
+  refilled,
+  refundTicket,
   releaseSlot,
   renewSlot,
   settleTicket,
@@ -93,6 +95,17 @@ describe('model limits: rate tickets', () => {
     ];
     expect(refusedByProvider({ ...limit, headroomSeconds: 0 }, calls).length).toBeGreaterThan(0);
     expect(refusedByProvider(limit, calls)).toEqual([]);
+  });
+
+  it('given a ticket taken and given back (the call waits for something else), the bucket is as if it was never taken', () => {
+    let record = emptyLimitRecord(0);
+    for (let i = 0; i < 10; i++) record = takeTicket(record, limit, call(`r${i}`), 0).record;
+    const before = record.levels;
+    const taken = takeTicket(record, limit, call('back'), 100);
+    expect(refundTicket(taken.record, limit, call('back'), 100).levels).toEqual(
+      refilled(record, limit, 100).levels,
+    );
+    expect(before).toEqual({ requests: 48 });
   });
 
   it('given the worst case taken and a smaller usage recorded, the difference is given back', () => {

@@ -3,15 +3,15 @@
 // tenants under that limit, declared at the fake's values, while one of them is SIGKILLed; runs that are not
 // admitted wait as suspended runs that show what they wait for. A concurrency key of limit 1 keeps runs of
 // the same key apart, as a witness sees.
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
-import { repoRoot, startFakeLlmServer, type FakeLlmServer, type ManagedProcess } from '@dura/testing';
+import { repoRoot, type ManagedProcess } from '@dura/testing';
+import { startKeyWitness, type KeyWitness } from './key-witness';
+import { startLimitedProvider, type LimitedProvider } from './limited-provider';
 import { logOf, useCrashSystem, watchToEnd, WITNESS_TOOLS, type PlanRequest } from './crash-harness';
 import { dura, eventually, getJson } from './system';
 
@@ -19,7 +19,6 @@ const KEY_TOOLS = fileURLToPath(new URL('./fixtures/key-witness-tools.ts', impor
 const RPM = 120;
 /** The provider smooths its limit: a bucket holds 15 seconds' worth (30 requests), refilled 2 per second. */
 const BURST_SECONDS = 15;
-const BURST = (RPM * BURST_SECONDS) / 60;
 const CONCURRENT = 8;
 const MODEL = 'openai/fake-1';
 const REASON = `capacity of ${MODEL} (requests per minute)`;
@@ -28,66 +27,38 @@ const KEYS = 4;
 const RUNS_PER_KEY = 3;
 
 /** The provider's side: a bucket refilled continuously, 429 with Retry-After above; calls at once measured. */
-let provider: FakeLlmServer;
-let refused = 0;
-const refusals: string[] = [];
-let inFlight = 0;
-let maxInFlight = 0;
+let provider: LimitedProvider;
 let dir = '';
 let agentsPath = '';
 
 /** Per key, the steps inside at once (the tool tells it when one begins and ends). */
-const inside = new Map<string, number>();
-const maxInside = new Map<string, number>();
-let keyWitness: Server;
-let keyWitnessUrl = '';
+let keyWitness: KeyWitness;
 
 beforeAll(async () => {
-  let level = BURST;
-  let at = Date.now();
-  provider = await startFakeLlmServer({
-    provider: 'openai',
-    respond: ({ receivedAt }) => {
-      level = Math.min(BURST, level + ((receivedAt - at) * RPM) / 60_000);
-      at = receivedAt;
-      if (level < 1) {
-        refused += 1;
-        refusals.push(`level ${level.toFixed(3)} at ${receivedAt}`);
-        return { kind: 'status', status: 429, headers: { 'retry-after': '1' } };
-      }
-      level -= 1;
-      inFlight += 1;
-      maxInFlight = Math.max(maxInFlight, inFlight);
-      setTimeout(() => (inFlight -= 1), 300);
-      return { kind: 'message', content: 'done', usage: { inputTokens: 20, outputTokens: 2 }, delayMs: 300 };
-    },
-  });
-  keyWitness = createServer((req, res) => {
-    const url = new URL(req.url ?? '/', 'http://witness');
-    const key = url.searchParams.get('key') ?? '';
-    const now = (inside.get(key) ?? 0) + (url.pathname === '/enter' ? 1 : -1);
-    inside.set(key, now);
-    maxInside.set(key, Math.max(maxInside.get(key) ?? 0, now));
-    res.writeHead(200).end('{}');
-  });
-  await new Promise<void>((resolve) => keyWitness.listen(0, '127.0.0.1', resolve));
-  keyWitnessUrl = `http://127.0.0.1:${(keyWitness.address() as AddressInfo).port}`;
+  provider = await startLimitedProvider({ requestsPerMinute: RPM, burstSeconds: BURST_SECONDS });
+  keyWitness = await startKeyWitness();
   dir = await mkdtemp(join(tmpdir(), 'dura-flow-'));
   agentsPath = join(dir, 'agents.json');
-  const model = { provider: 'openai', model: 'fake-1', baseUrl: provider.url, maxTokens: 50, maxAttempts: 2 };
+  const model = {
+    provider: 'openai',
+    model: 'fake-1',
+    baseUrl: provider.server.url,
+    maxTokens: 50,
+    maxAttempts: 2,
+  };
   await writeFile(agentsPath, JSON.stringify({ agents: [{ name: 'writer', version: '1', model }] }));
 });
 
 afterAll(async () => {
   await provider?.close();
-  await new Promise((resolve) => keyWitness?.close(resolve));
+  await keyWitness?.close();
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
 const crash = useCrashSystem(['tool-gateway', 'projector'], {
   env: (name) => ({
     DURA_TOOLS_MODULES: `${WITNESS_TOOLS},${KEY_TOOLS}`,
-    KEY_WITNESS_URL: keyWitnessUrl,
+    KEY_WITNESS_URL: keyWitness.url,
     ...(name === 'planner'
       ? {
           DURA_AGENTS: agentsPath,
@@ -180,14 +151,15 @@ describe('flow control across three planners', () => {
         'run_completed',
       );
     }
-    const calls = provider.requests.length;
+    const calls = provider.server.requests.length;
+    const refused = provider.refusals.length;
     // Every run's decision was asked for, and (almost) none of the calls went over the provider's limits.
     expect(calls).toBeGreaterThanOrEqual(modelRuns.length);
     expect(
       refused,
-      `${refused} of ${calls} calls refused with 429: ${refusals.join(', ')}`,
+      `${refused} of ${calls} calls refused with 429: ${provider.refusals.join(', ')}`,
     ).toBeLessThanOrEqual(Math.floor(calls / 100));
-    expect(maxInFlight).toBeLessThanOrEqual(CONCURRENT);
+    expect(provider.maxInFlight()).toBeLessThanOrEqual(CONCURRENT);
     // Runs did wait for capacity, as suspended runs (a recorded timer wait), not in a process.
     const logs = await Promise.all(modelRuns.map(({ runId }) => logOf(sys, runId)));
     const waits = logs.flat().flatMap((e) => (e.type === 'wait_requested' ? [e.data] : []));
@@ -202,7 +174,8 @@ describe('flow control across three planners', () => {
     for (const log of logs) expect(log.filter((e) => e.type === 'thought')).toHaveLength(1);
 
     // Never two runs of a key in a step at once, and each key was used.
-    for (let k = 0; k < KEYS; k += 1) expect(maxInside.get(`customer:${k}`), `key customer:${k}`).toBe(1);
+    for (let k = 0; k < KEYS; k += 1)
+      expect(keyWitness.maxInside(`customer:${k}`), `key customer:${k}`).toBe(1);
     // A run over its key's limit waited for it, and says so in its log.
     const keyedWaits = await Promise.all(keyed.map(async ({ runId }) => logOf(sys, runId)));
     const reasons = keyedWaits.flatMap((events) =>

@@ -5,6 +5,7 @@ import {
   capacityReason,
   limitsFor,
   nextInLine,
+  refundTicket,
   releaseSlot,
   renewSlot,
   settleTicket,
@@ -149,7 +150,8 @@ export function createFlowControl(deps: {
       const reason = capacityReason(call.model, limit, perTenant ? call.tenant : undefined);
       return { kind: 'wait', until, limit, model: call.model, reason };
     };
-    // Tickets first: the call's place under the rates, kept until it goes (asking again takes nothing twice).
+    // Tickets first: the call's place under the rates, kept while it waits for their time (asking again then
+    // takes nothing twice).
     const tickets: { key: string; limit: ModelLimit; ticket: Ticket; stored?: number }[] = [];
     // A limit whose line the call waits in: it asks again then (keeping its place), with no ticket under it.
     let inLine: { until: number; limit: LimitName; perTenant: boolean } | undefined;
@@ -182,10 +184,21 @@ export function createFlowControl(deps: {
       (last, entry) => (last && last.ticket.at >= entry.ticket.at ? last : entry),
       undefined,
     );
+    // A call that waits for anything but its tickets' time gives them back, and takes fresh ones when it
+    // asks again: a ticket spent long after it was taken could meet calls admitted after it at the provider.
+    const giveBack = () =>
+      Promise.all(
+        tickets.map(async (t) => {
+          if (t.stored !== undefined && !(await deps.store.useTicket(t.key, holder, t.stored))) return;
+          await deps.store.update(t.key, (record) => ({
+            record: refundTicket(record, t.limit, cost, clock()),
+            result: undefined,
+          }));
+        }),
+      );
     if (inLine) {
-      await keep();
-      const until = Math.max(inLine.until, latest?.ticket.at ?? 0);
-      return wait(until, inLine.limit, inLine.perTenant);
+      await giveBack();
+      return wait(inLine.until, inLine.limit, inLine.perTenant);
     }
     if (latest && latest.ticket.at > clock() + DUE_SLACK_MS) {
       await keep();
@@ -200,7 +213,7 @@ export function createFlowControl(deps: {
         return { record: taken.record, result: taken.outcome };
       });
       if (outcome.kind === 'full') {
-        await Promise.all([keep(), releaseAll(slotted, slot)]);
+        await Promise.all([giveBack(), releaseAll(slotted, slot)]);
         return wait(outcome.recheckAt, 'concurrent calls', limit.tenant !== undefined);
       }
       slotted.push({ key, limit });

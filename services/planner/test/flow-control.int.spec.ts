@@ -164,6 +164,33 @@ describe('model limits shared through NATS KV', () => {
     expect((await two.admit({ ...call('slow-b'), model: limit.model })).kind).toBe('go');
   });
 
+  it('given a call refused a slot again and again, it holds no rate ticket meanwhile: the rate is there for calls that can go', async () => {
+    // The rate is shared; each tenant has one concurrent call.
+    const limits: ModelLimit[] = [
+      { model: `${MODEL}-refund`, requestsPerMinute: 30, headroomSeconds: 0 },
+      { model: `${MODEL}-refund`, tenant: '*', concurrentCalls: 1 },
+    ];
+    const [flow] = (await replicas(1, limits)) as [FlowControl];
+    const model = `${MODEL}-refund`;
+    const holding = await flow.admit({ ...call('refund-a1'), model });
+    if (holding.kind !== 'go') throw new Error('expected the first call to go');
+    for (let i = 0; i < 5; i++) {
+      const refused = await flow.admit({ ...call('refund-a2'), model });
+      expect(refused).toMatchObject({
+        kind: 'wait',
+        reason: `capacity of ${model} for tenant a (concurrent calls)`,
+      });
+    }
+    // 29 of the 30 units are left (the holder's): tenant b's calls, one at a time, take them all.
+    for (let i = 0; i < 29; i++) {
+      const went = await flow.admit({ ...call(`refund-b${i}`, { tenant: 'b' }), model });
+      expect(went.kind, `call ${i} of tenant b`).toBe('go');
+      if (went.kind === 'go') await went.settle(undefined);
+    }
+    expect((await flow.admit({ ...call('refund-b29', { tenant: 'b' }), model })).kind).toBe('wait');
+    await holding.settle(undefined);
+  });
+
   it('given a 429 with Retry-After, the next call goes no sooner than that', async () => {
     const limit: ModelLimit = { model: `${MODEL}-429`, requestsPerMinute: 600 };
     const [flow] = (await replicas(1, [limit])) as [FlowControl];

@@ -1,0 +1,82 @@
+// A fake OpenAI-compatible provider with a provider's limits, as flow control meets them: a requests bucket
+// (and optionally an input-tokens bucket) refilled continuously, 429 with Retry-After above either, and the
+// calls in flight at once measured. Each answer reports the usage the buckets counted.
+import { startFakeLlmServer, type FakeLlmServer } from '@dura/testing';
+
+export interface ProviderLimits {
+  requestsPerMinute: number;
+  /** Seconds' worth each bucket holds (60: a minute's worth, as most providers count). */
+  burstSeconds: number;
+  /** Input tokens per minute, counted from the usage each answer reports (`inputTokens` below). */
+  inputTokensPerMinute?: number;
+  /** Input tokens each answer reports. */
+  inputTokens?: number;
+  /** How long each answer takes. */
+  latencyMs?: number;
+}
+
+export interface LimitedProvider {
+  server: FakeLlmServer;
+  /** Calls refused with 429, each with the bucket it found short and its level. */
+  readonly refusals: string[];
+  /** The most calls in flight at once, as the provider saw them. */
+  maxInFlight(): number;
+  /** Answered calls: when each arrived, and the user text it carried (flow tests put the run id there). */
+  readonly answered: { at: number; text: string }[];
+  close(): Promise<void>;
+}
+
+export async function startLimitedProvider(limits: ProviderLimits): Promise<LimitedProvider> {
+  const latencyMs = limits.latencyMs ?? 300;
+  const inputTokens = limits.inputTokens ?? 20;
+  const buckets = [
+    { name: 'requests', perMinute: limits.requestsPerMinute, cost: 1 },
+    ...(limits.inputTokensPerMinute
+      ? [{ name: 'input tokens', perMinute: limits.inputTokensPerMinute, cost: inputTokens }]
+      : []),
+  ].map((bucket) => {
+    const capacity = (bucket.perMinute * limits.burstSeconds) / 60;
+    return { ...bucket, capacity, level: capacity };
+  });
+  let at = Date.now();
+  let inFlight = 0;
+  let maxInFlight = 0;
+  const refusals: string[] = [];
+  const answered: { at: number; text: string }[] = [];
+  const server = await startFakeLlmServer({
+    provider: 'openai',
+    respond: ({ receivedAt, body }) => {
+      for (const bucket of buckets)
+        bucket.level = Math.min(
+          bucket.capacity,
+          bucket.level + ((receivedAt - at) * bucket.perMinute) / 60_000,
+        );
+      at = receivedAt;
+      const short = buckets.find((bucket) => bucket.level < bucket.cost);
+      if (short) {
+        refusals.push(`${short.name} at ${short.level.toFixed(3)} (${receivedAt})`);
+        return { kind: 'status', status: 429, headers: { 'retry-after': '1' } };
+      }
+      for (const bucket of buckets) bucket.level -= bucket.cost;
+      inFlight += 1;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      setTimeout(() => (inFlight -= 1), latencyMs);
+      answered.push({ at: receivedAt, text: lastUserText(body) });
+      return {
+        kind: 'message',
+        content: 'done',
+        usage: { inputTokens, outputTokens: 2 },
+        delayMs: latencyMs,
+      };
+    },
+  });
+  return { server, refusals, maxInFlight: () => maxInFlight, answered, close: () => server.close() };
+}
+
+/** The text of the last user message of a Chat Completions request. */
+function lastUserText(body: unknown): string {
+  const messages =
+    (body as { messages?: { role?: string; content?: unknown }[] } | undefined)?.messages ?? [];
+  const user = messages.filter((m) => m.role === 'user').at(-1);
+  return typeof user?.content === 'string' ? user.content : JSON.stringify(user?.content ?? '');
+}
