@@ -1,16 +1,14 @@
 import { DuraError, type PinnedVersion, type RunEvent } from '@dura/contracts';
 import type { RunState } from '@dura/core';
+import { NonDeterminism, type AnyCodeAgent, type ModelAnswer } from '@dura/code-agents';
 import {
   decideNext,
   decodeJournal,
-  NonDeterminism,
-  type AnyCodeAgent,
   type CodeStep,
   type Fresh,
   type Frontier,
   type JournalEntry,
-  type ModelAnswer,
-} from '@dura/code-agents';
+} from '@dura/code-agents/engine';
 import type { ToolRegistry } from '@dura/tools';
 import { withCodeAgents } from './agents/code-agent-model';
 import type { CodeContinuations } from './agents/code-continuations';

@@ -1,17 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import { DuraError, type PinnedVersion, type RunRequest } from '@dura/contracts';
 import {
-  ModelAnswerSchema,
-  pinnedVersion,
-  withModelAnswer,
   type AnyCodeAgent,
-  type CodeStep,
-  type Frontier,
   type CodeModelSettings,
   type ModelAnswer,
   type ModelCall,
-  type ResolvedModelRequest,
 } from '@dura/code-agents';
+import {
+  ModelAnswerSchema,
+  pinnedVersion,
+  withModelAnswer,
+  type CodeStep,
+  type Frontier,
+  type ResolvedModelRequest,
+} from '@dura/code-agents/engine';
 import type { Reservation } from '@dura/core';
 import type { ToolRegistry } from '@dura/tools';
 import type { ChatProvider } from '../llm';
