@@ -3,6 +3,12 @@
 export type {
   CallWorstCase,
   Model,
+  PlannerModel,
+  ServingModel,
+  AgentCatalog,
+  CallCosts,
+  ContextSummaries,
+  CodeRuns,
   ModelTurn,
   SummaryTurn,
   DecideInput,
