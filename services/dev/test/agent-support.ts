@@ -8,8 +8,10 @@ import { afterAll, beforeAll, expect } from 'vitest';
 import type { RunEvent } from '@dura/contracts';
 import { PLANNER_CONSUMERS } from '@dura/planner';
 import { startFakeLlmServer, type FakeLlmReply, type FakeLlmServer } from '@dura/testing';
-import { logOf, type CrashSystem, type ServiceName } from './crash-harness';
+import type { CrashSystem, ServiceName } from './crash-harness';
 import { eventually } from './system';
+
+export { untilLogged } from './crash-harness';
 
 /** A Chat Completions message as the planner sends it. */
 export interface WireMessage {
@@ -85,24 +87,6 @@ export function fakeModel(url: string) {
 }
 
 export const toolMessages = (body: WireBody): WireMessage[] => body.messages.filter((m) => m.role === 'tool');
-
-/** Waits until the run's log holds an event matching `pred`; returns the log. */
-export function untilLogged(
-  sys: CrashSystem,
-  runId: string,
-  pred: (event: RunEvent) => boolean,
-  what: string,
-  timeoutMs = 30_000,
-): Promise<RunEvent[]> {
-  return eventually(
-    async () => {
-      const log = await logOf(sys, runId);
-      return log.some(pred) ? log : undefined;
-    },
-    `${runId}: ${what}`,
-    timeoutMs,
-  );
-}
 
 /** SIGKILLs the current process of `name` now and proves it died of it. */
 export async function killNow(sys: CrashSystem, name: ServiceName): Promise<void> {
