@@ -9,18 +9,13 @@ import type { RunEvent } from '@dura/contracts';
 import { PLANNER_CONSUMERS } from '@dura/planner';
 import { startFakeLlmServer, type FakeLlmReply, type FakeLlmServer } from '@dura/testing';
 import type { CrashSystem, ServiceName } from './crash-harness';
+import type { WireMessage } from './scripted-llm';
 import { eventually } from './system';
 
 export { untilLogged } from './crash-harness';
+export { fakeModel, type WireMessage } from './scripted-llm';
 
-/** A Chat Completions message as the planner sends it. */
-export interface WireMessage {
-  role: 'system' | 'user' | 'assistant' | 'tool';
-  content?: string | null;
-  tool_call_id?: string;
-  tool_calls?: { id: string; function: { name: string; arguments: string } }[];
-}
-
+/** A Chat Completions request as the planner sends it (its tools left untyped: tests say what they expect). */
 export interface WireBody {
   model: string;
   messages: WireMessage[];
@@ -79,11 +74,6 @@ export function useAgentModel(agents: (url: string) => unknown): () => AgentMode
     if (!current) throw new Error('useAgentModel(): only available inside tests, after beforeAll');
     return current;
   };
-}
-
-/** The model settings of an agent the fake model answers. */
-export function fakeModel(url: string) {
-  return { provider: 'openai', model: 'fake-1', baseUrl: url, maxTokens: 100, maxAttempts: 2 };
 }
 
 export const toolMessages = (body: WireBody): WireMessage[] => body.messages.filter((m) => m.role === 'tool');
