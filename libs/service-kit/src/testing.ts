@@ -1,6 +1,6 @@
 // Test helpers for the services built on this kit: one logger and one way to open a replica's connections,
 // shared by every service's tests (`@dura/service-kit/testing`; not part of the services' build).
-import { openDatabase, type Db, type DbHandle } from '@dura/db';
+import type { Db, DbHandle } from '@dura/db';
 import { createEventStore, type EventStore, type StreamOptions } from '@dura/event-store';
 import { createLogger, type Logger } from './logger';
 import { connectNats, type NatsHandles } from './nats';
@@ -46,10 +46,12 @@ export async function testConnections(
   name: string,
   databaseUrl?: string,
 ): Promise<TestConnections | TestDbConnections> {
+  // The Postgres driver is loaded only when asked for, as the services load it (see runService).
+  const db = databaseUrl === undefined ? undefined : await import('@dura/db');
   const nats = await connectNats(natsUrl, name);
   const store = createEventStore(nats);
-  if (databaseUrl === undefined) return { ...nats, store, close: () => nats.nc.close() };
-  const database = await openDatabase({ url: databaseUrl }).catch(async (err: unknown) => {
+  if (databaseUrl === undefined || db === undefined) return { ...nats, store, close: () => nats.nc.close() };
+  const database = await db.openDatabase({ url: databaseUrl }).catch(async (err: unknown) => {
     await nats.nc.close();
     throw err;
   });
