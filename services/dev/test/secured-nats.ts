@@ -96,7 +96,7 @@ export interface SecuredNatsFile {
   /** The server; its `url` and `server` are there from the file's first beforeAll on. */
   nats: SecuredNats;
   /** A connection as `user`, closed in afterAll before the server. */
-  as(user: DuraUser): Promise<NatsConnection>;
+  as: (user: DuraUser) => Promise<NatsConnection>;
 }
 
 /**
@@ -129,7 +129,7 @@ export function useSecuredNats(): SecuredNatsFile {
       },
       close: () => started().close(),
     },
-    async as(user) {
+    as: async (user) => {
       const nc = await connectAs(started().url, user);
       connections.push(nc);
       return nc;
