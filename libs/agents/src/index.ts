@@ -10,6 +10,9 @@ export type {
   CodeTurn,
   InputSecrets,
 } from './model';
+// The capability ports beside `Model`, and the models a planner is given (see model.ts).
+export type { PlannerModel, ServingModel } from './model';
+export type { AgentCatalog, CallCosts, ContextSummaries, CodeRuns } from './model';
 export { tighterBudget, pinnedVersionOf } from './model';
 export { createModelRouter } from './model-router';
 export { createScriptedModel, scriptedTurn, fileCallLog } from './scripted-model';

@@ -1,13 +1,17 @@
 import { isControlTool, type ApprovalPolicy, type Decision } from '@dura/contracts';
 import type { ToolRegistry } from '@dura/tools';
-import type { Model, ModelTurn } from './model';
+import type { AgentCatalog, CallCosts, ContextSummaries, Model, ModelTurn, PlannerModel } from './model';
 
 /**
  * The planner's model: inline scripted plans go to the scripted model, runs of registered agents to the
  * agent model, which pins them, budgets them and calls their provider. Tools defined with
  * `requiresApproval` wait for approval whatever model asked for them.
  */
-export function createModelRouter(deps: { scripted: Model; agents: Model; tools?: ToolRegistry }): Model {
+export function createModelRouter(deps: {
+  scripted: PlannerModel;
+  agents: PlannerModel;
+  tools?: ToolRegistry;
+}): Model & AgentCatalog & CallCosts & ContextSummaries {
   const { scripted, agents, tools } = deps;
 
   return {

@@ -80,36 +80,65 @@ export interface InputSecrets {
   plan: readonly ScriptedStep[];
 }
 
-/** The planner's only door to a model. Implementations may do I/O; the state they get is the folded log. */
+/**
+ * The planner's only door to a model: what every model does. Implementations may do I/O; the state they get
+ * is the folded log. What only some models do is a capability port of its own (below), which a model has as
+ * a whole or not at all; the planner is given a `PlannerModel`.
+ */
 export interface Model {
   decide(input: DecideInput): Promise<ModelTurn>;
+}
+
+/** A model of registered agents: which agents and versions it serves, and what a run of one is started under. */
+export interface AgentCatalog {
   /** The version and budgets a new run is pinned to; throws a DuraError when the request names no agent served. */
-  start?(request: RunRequest & { runId: string }): StartInfo;
+  start(request: RunRequest & { runId: string }): StartInfo;
+  /** Whether this planner may decide a run pinned to `pinned` (a rolling deploy never mixes brains mid-run). */
+  serves(pinned: PinnedVersion): boolean;
   /**
    * Where a run of the registered agent `agent` (at `version`, else the newest served) holds secrets in its
    * input; undefined when this planner serves no such agent.
    */
-  inputSecrets?(agent: { name: string; version?: string }): InputSecrets | undefined;
-  /** Whether this planner may decide a run pinned to `pinned` (a rolling deploy never mixes brains mid-run). */
-  serves?(pinned: PinnedVersion): boolean;
+  inputSecrets(agent: { name: string; version?: string }): InputSecrets | undefined;
+}
+
+/** A model whose calls cost: the next call's worst case, for the run's budgets and for flow control. */
+export interface CallCosts {
   /** The worst case of the next call, reserved against the run's budgets before it is made (not code runs'). */
-  reservation?(input: DecideInput): Promise<Reservation>;
+  reservation(input: DecideInput): Promise<Reservation>;
   /**
    * The next call's worst case for flow control: `provider/model`, the input it sends and the most it may
    * answer (undefined: the call is not counted against model limits, e.g. a scripted agent's).
    */
-  callCost?(input: DecideInput): Promise<CallWorstCase | undefined>;
-  /** A summary to record first, when the next call's input would outgrow the model's context. */
-  summarize?(input: DecideInput): Promise<SummaryTurn | undefined>;
+  callCost(input: DecideInput): Promise<CallWorstCase | undefined>;
+}
+
+/** A model with a context window: a summary to record first, when the next call's input would outgrow it. */
+export interface ContextSummaries {
+  summarize(input: DecideInput): Promise<SummaryTurn | undefined>;
+}
+
+/** A model that serves code agents: their runs' next step, and what it keeps in memory for a run. */
+export interface CodeRuns {
   /**
    * A run of a code agent: what its code does next (undefined for any other run, which `decide` answers).
    * `turn`: record it as the thought; `blocked`: open an operator wait with `reason`; `suspended`: nothing;
    * `budget`: what `input.budget` said before a model call (record the reservation, or the excess).
    */
-  code?(input: DecideInput): Promise<CodeTurn | undefined>;
+  code(input: DecideInput): Promise<CodeTurn | undefined>;
   /** The run is finished (completed, failed or cancelled): whatever is kept in memory for it can go. */
-  finished?(runId: string): void;
+  finished(runId: string): void;
 }
+
+/**
+ * The model a planner decides with: `decide`, and whichever capabilities it has. Without one the planner
+ * does without: every request starts unpinned, no pin is served, no call is reserved, counted or summarized,
+ * and no run is a code agent's.
+ */
+export type PlannerModel = Model & Partial<AgentCatalog & CallCosts & ContextSummaries & CodeRuns>;
+
+/** The model of the planner service, the worker and the dev stack: every capability. */
+export type ServingModel = Model & AgentCatalog & CallCosts & ContextSummaries & CodeRuns;
 
 export type CodeTurn =
   | { kind: 'turn'; turn: ModelTurn }
@@ -138,7 +167,7 @@ export function tighterBudget(
  * undefined when this planner serves no such agent.
  */
 export function pinnedVersionOf(
-  model: Pick<Model, 'start'> | undefined,
+  model: Partial<Pick<AgentCatalog, 'start'>> | undefined,
   request: RunRequest & { runId: string },
   agent: { name: string; version?: string },
 ): string | undefined {

@@ -7,7 +7,16 @@ import {
   type Reservation,
   type RunState,
 } from '@dura/core';
-import type { CodeTurn, DecideInput, Model, ModelCallGate, ModelTurn, SummaryTurn } from './model';
+import type {
+  AgentCatalog,
+  CodeRuns,
+  CodeTurn,
+  DecideInput,
+  ModelCallGate,
+  ModelTurn,
+  PlannerModel,
+  SummaryTurn,
+} from './model';
 
 /**
  * What the planner appends next, and why. The one mapping from a decider action and a model turn to
@@ -22,7 +31,7 @@ export type PlannerStep =
   | { kind: 'none' };
 
 export interface PlannerStepPorts {
-  model: Model;
+  model: PlannerModel;
   /** The time budgets are checked at (the driver's clock; replay: the recorded event's time). */
   now: Date;
   /** Runs the model's calls (summary and answer); the driver wraps them in its decision span. */
@@ -83,7 +92,7 @@ export async function plannerStep(
 }
 
 /** `run_started` with what the model pins the run to; a run naming no agent served fails here instead. */
-export function startDraft(state: RunState, model: Pick<Model, 'start'>): EventDraft {
+export function startDraft(state: RunState, model: Partial<Pick<AgentCatalog, 'start'>>): EventDraft {
   const request = state.request;
   if (!request) throw new DuraError('corrupt_run', `run ${state.runId ?? ''} has no recorded request`);
   try {
@@ -152,7 +161,7 @@ async function codeStep(
   state: RunState,
   input: DecideInput,
   ports: PlannerStepPorts,
-  decideCode: NonNullable<Model['code']>,
+  decideCode: CodeRuns['code'],
 ): Promise<PlannerStep | undefined> {
   const excess = budgetExcess(state, NOTHING, ports.now);
   if (excess) return { kind: 'over_budget', drafts: budgetExceededEvents(state, excess) };

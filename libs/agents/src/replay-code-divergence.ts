@@ -1,6 +1,6 @@
 import type { Decision, JsonValue, RunEvent } from '@dura/contracts';
 import { canonicalJson, RETRY_SIGNAL, type EventDraft, type RunState } from '@dura/core';
-import { decodeJournal, type JournalEntry } from '@dura/code-agents';
+import { decodeJournal, type JournalEntry } from '@dura/code-agents/engine';
 
 const SHOWN = 200;
 

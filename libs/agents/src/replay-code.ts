@@ -1,28 +1,26 @@
 import { DuraError, type PinnedVersion, type RunEvent } from '@dura/contracts';
 import type { RunState } from '@dura/core';
+import { NonDeterminism, type AnyCodeAgent, type ModelAnswer } from '@dura/code-agents';
 import {
   decideNext,
   decodeJournal,
-  NonDeterminism,
-  type AnyCodeAgent,
   type CodeStep,
   type Fresh,
   type Frontier,
   type JournalEntry,
-  type ModelAnswer,
-} from '@dura/code-agents';
+} from '@dura/code-agents/engine';
 import type { ToolRegistry } from '@dura/tools';
 import { withCodeAgents } from './agents/code-agent-model';
 import type { CodeContinuations } from './agents/code-continuations';
 import type { ModelPrice } from './agents/definition';
-import type { Model } from './model';
+import type { PlannerModel, ServingModel } from './model';
 import { entryText } from './replay-code-divergence';
 
 export interface ReplayCodeDeps {
   /** The code agents to re-run (the module given to `dura replay --agents`). */
   agents: readonly AnyCodeAgent[];
   /** Decides every other run (JSON agents, scripted plans). */
-  base: Model;
+  base: PlannerModel;
   /** The run's log: each step's recorded values (`ctx.now()`, `ctx.random()`, `ctx.uuid()`, `ctx.model`). */
   events: readonly RunEvent[];
   tools?: ToolRegistry;
@@ -40,7 +38,7 @@ export interface ReplayCodeDeps {
  * position (no model is asked). A call the step did not record, or whose request hash differs from the
  * recorded one, is non-determinism, which `plannerStep` turns into the operator wait the driver would append.
  */
-export function replayCodeAgents(deps: ReplayCodeDeps): Model {
+export function replayCodeAgents(deps: ReplayCodeDeps): ServingModel {
   const recorded = recordedSteps(deps.events);
   return withCodeAgents({
     agents: deps.agents,

@@ -4,7 +4,7 @@ import type { RunState } from '@dura/core';
 import type { AnyCodeAgent } from '@dura/code-agents';
 import { createAgentModel } from './agents/agent-model';
 import type { AgentRegistry } from './agents/registry';
-import type { Model, SummaryTurn } from './model';
+import type { AgentCatalog, CallCosts, ContextSummaries, Model, PlannerModel, SummaryTurn } from './model';
 import { createModelRouter } from './model-router';
 import { createScriptedModel } from './scripted-model';
 import { isPlannerEvent } from './replay-compare';
@@ -31,7 +31,7 @@ export interface ReplayModelOptions {
  * keep the pin, reservations and summaries their log recorded. Code agents' runs are re-run with their code
  * (`codeAgents`, see `replayCodeAgents`).
  */
-export function replayModelFor(events: readonly RunEvent[], options: ReplayModelOptions = {}): Model {
+export function replayModelFor(events: readonly RunEvent[], options: ReplayModelOptions = {}): PlannerModel {
   const base = baseReplayModel(events, options);
   const { codeAgents, tools } = options;
   if (!codeAgents || codeAgents.length === 0) return base;
@@ -46,7 +46,7 @@ export function replayModelFor(events: readonly RunEvent[], options: ReplayModel
   });
 }
 
-function baseReplayModel(events: readonly RunEvent[], options: ReplayModelOptions): Model {
+function baseReplayModel(events: readonly RunEvent[], options: ReplayModelOptions): PlannerModel {
   const recorded = recordedModel(events);
   const scripted = createScriptedModel();
   if (!options.agents) {
@@ -59,7 +59,7 @@ function baseReplayModel(events: readonly RunEvent[], options: ReplayModelOption
   const defined = createAgentModel({ agents: options.agents, tools, env: {} });
   const reAsked = (state: RunState): boolean =>
     state.request?.agent.kind !== 'agent' || state.pinned?.provider === 'scripted';
-  const agents: Model = {
+  const agents: PlannerModel = {
     ...defined,
     decide: (input) => (reAsked(input.state) ? defined : recorded).decide(input),
     summarize: (input) => (reAsked(input.state) ? Promise.resolve(undefined) : recorded.summarize(input)),
@@ -71,7 +71,9 @@ function baseReplayModel(events: readonly RunEvent[], options: ReplayModelOption
  * A model that answers from the log: each call returns what the planner recorded next after the state's
  * last event (its pin, reservation, summary, thought, or the provider's refusal).
  */
-export function recordedModel(events: readonly RunEvent[]): Model & Required<Pick<Model, 'summarize'>> {
+export function recordedModel(
+  events: readonly RunEvent[],
+): Model & Pick<AgentCatalog, 'start'> & Pick<CallCosts, 'reservation'> & ContextSummaries {
   const nextPlannerEvent = (state: RunState): RunEvent | undefined =>
     events.find((event) => event.seq > state.lastSeq && isPlannerEvent(event));
   return {

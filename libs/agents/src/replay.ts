@@ -8,7 +8,7 @@ import {
   type EventDraft,
   type RunState,
 } from '@dura/core';
-import type { Model } from './model';
+import type { PlannerModel } from './model';
 import { CAPACITY_WAIT_PREFIX, plannerStep, type CallAdmission } from './planner-step';
 import {
   asJson,
@@ -30,7 +30,7 @@ export interface ReplayInput {
    * The model to ask again at every decision; default: `replayModelFor(events)`. A code agent's run needs
    * one that serves its pinned version with code (`replayModelFor(events, { codeAgents })`).
    */
-  model?: Model;
+  model?: PlannerModel;
   /** The projector's state of the run (`GET /runs/:id`): checked to equal the fold of `events`. */
   projected?: unknown;
 }

@@ -3,7 +3,7 @@
 import type { JsonValue, LiveText, RunEvent, RunRequest, ScriptedStep } from '@dura/contracts';
 import { evolve, initialRunState, nextAction, type EventDraft, type RunState } from '@dura/core';
 import { runEvent } from '@dura/core/testing';
-import type { Model } from './model';
+import type { PlannerModel } from './model';
 import { plannerStep, type PlannerStepPorts } from './planner-step';
 
 export interface SimulatedRun {
@@ -26,7 +26,7 @@ export function chargeSteps(count: number): ScriptedStep[] {
  */
 export async function simulateRun(
   request: RunRequest & { runId: string },
-  model: Model,
+  model: PlannerModel,
   options: {
     result?: (step: number) => JsonValue;
     before?: (state: RunState) => EventDraft[];

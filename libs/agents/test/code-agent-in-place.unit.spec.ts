@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { defineAgent, decodeJournal } from '@dura/code-agents';
+import { defineAgent } from '@dura/code-agents';
+import { decodeJournal } from '@dura/code-agents/engine';
 import { createScriptedModel, withCodeAgents } from '../src/index';
 import { simulateRun } from '../src/testing';
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { decodeJournal, defineAgent, type AnyCodeAgent } from '@dura/code-agents';
+import { defineAgent, type AnyCodeAgent } from '@dura/code-agents';
+import { decodeJournal } from '@dura/code-agents/engine';
 import type { BudgetLimits, RunEvent, RunRequest } from '@dura/contracts';
 import { evolve, initialRunState, nextAction, type RunState } from '@dura/core';
 import { runEvent } from '@dura/core/testing';

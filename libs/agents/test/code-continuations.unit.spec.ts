@@ -1,14 +1,12 @@
 import { describe, expect, it } from 'vitest';
+import { defineAgent, type AgentDefinition, type AnyCodeAgent } from '@dura/code-agents';
 import {
   decodeJournal,
-  defineAgent,
   startExecution,
   withModelAnswer,
-  type AgentDefinition,
-  type AnyCodeAgent,
   type CodeStep,
   type ResolvedModelRequest,
-} from '@dura/code-agents';
+} from '@dura/code-agents/engine';
 import { CANCEL_SIGNAL, type RunState } from '@dura/core';
 import {
   createCodeContinuations,

@@ -2,7 +2,8 @@
 // what is new since the call it continues), so the conversation can be read back from the log, and a replay
 // of a log recorded before prompts were still matches it.
 import { describe, expect, it } from 'vitest';
-import { decodeJournal, defineAgent, encodeJournal, type ModelAnswer } from '@dura/code-agents';
+import { defineAgent, type ModelAnswer } from '@dura/code-agents';
+import { decodeJournal, encodeJournal } from '@dura/code-agents/engine';
 import type { ChatMessage, JsonObject, PromptRecord, RunEvent } from '@dura/contracts';
 import { defineTool, ToolRegistry } from '@dura/tools';
 import { z } from 'zod';

@@ -3,7 +3,7 @@
 import type { RunEvent, RunRequest } from '@dura/contracts';
 import { evolve, initialRunState, isTerminal, nextAction, type EventDraft, type RunState } from '@dura/core';
 import { runEvent } from '@dura/core/testing';
-import { plannerStep, type Model } from '../src/index';
+import { plannerStep, type PlannerModel } from '../src/index';
 
 export class CodeRunLog {
   readonly events: RunEvent[] = [];
@@ -31,7 +31,7 @@ export class CodeRunLog {
    * What `model`'s replica would append next (nothing recorded); tool calls the log asks for are completed
    * on the spot, as the gateway would. `idle`: the run waits or is finished (the driver tells the model).
    */
-  async proposal(model: Model): Promise<EventDraft[] | 'idle'> {
+  async proposal(model: PlannerModel): Promise<EventDraft[] | 'idle'> {
     for (;;) {
       const action = nextAction(this.state);
       if (action.kind === 'idle') {
@@ -58,7 +58,7 @@ export class CodeRunLog {
   }
 
   /** Records what leads up to `model`'s next decision and returns that decision's events, unrecorded. */
-  async nextDecision(model: Model): Promise<EventDraft[]> {
+  async nextDecision(model: PlannerModel): Promise<EventDraft[]> {
     for (;;) {
       const drafts = await this.proposal(model);
       if (drafts === 'idle') throw new Error(`run ${this.request.runId} has no decision to take`);
@@ -68,7 +68,7 @@ export class CodeRunLog {
   }
 
   /** Drives the run with `model` until it waits or ends, or until `turns` decisions asked for calls. */
-  async drive(model: Model, turns = Infinity): Promise<RunState> {
+  async drive(model: PlannerModel, turns = Infinity): Promise<RunState> {
     while (this.turns < turns) {
       const drafts = await this.proposal(model);
       if (drafts === 'idle') break;

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { LanguageModelV4StreamPart } from '@ai-sdk/provider';
 import { answerOfStream, assembleStream, streamResultOf } from '../src/stream-answer';
-import { recordedAnswer, type ModelAnswer } from '@dura/code-agents';
+import { type ModelAnswer } from '@dura/code-agents';
+import { recordedAnswer } from '@dura/code-agents/engine';
 
 const usage = {
   inputTokens: { total: 3, noCache: 3, cacheRead: undefined, cacheWrite: undefined },

@@ -1,4 +1,6 @@
-export { defineAgent, pinnedVersion } from './define-agent';
+// The authoring API: what an agent's code, and a framework adapter running inside it, imports. The runtime
+// that executes agents (planner, worker, replay) imports `@dura/code-agents/engine` as well.
+export { defineAgent } from './define-agent';
 export type { CodeAgent, AnyCodeAgent, AgentDefinition, AgentSecrets } from './define-agent';
 export { sealedSecret } from './sealed-secret';
 export type {
@@ -12,21 +14,11 @@ export type {
   AgentTarget,
 } from './ctx';
 export { ToolFailure, NonDeterminism, NotDrivenByCtx, AgentMisuse } from './errors';
-export { decideNext, startExecution, withModelAnswer } from './decide-next';
-export { Execution } from './execution';
-export type { CodeStep, AdvanceOptions, Fresh, Frontier, ModelAsk } from './code-step';
-export { recordedAnswer, recordableAnswer } from './model-call';
-export type { ModelCall, InPlaceAnswer } from './model-call';
+export type { ModelRequest, CodeModelSettings, CodeModelSettingsInput } from './model-request';
 export type { ModelAnswer } from './model-answer';
-export { JournalEntrySchema, ModelAnswerSchema, encodeJournal, decodeJournal } from './journal';
-export type { JournalEntry } from './journal';
-export { frontierThought } from './frontier-thought';
-export { CodeModelSettingsSchema, ModelRequestSchema, resolveModelRequest } from './model-request';
-export type {
-  CodeModelSettings,
-  CodeModelSettingsInput,
-  ModelRequest,
-  ResolvedModelRequest,
-} from './model-request';
+// Framework adapters (`@dura/ai-sdk`, `@dura/openai-agents`): a call made with the framework's own client,
+// recorded through `ctx.modelCall`.
+export { recordableAnswer } from './model-call';
+export type { ModelCall, InPlaceAnswer } from './model-call';
 export { frameworkCtx } from './framework-ctx';
 export { jsonForm, jsonObject, toolArguments } from './json-form';

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decideNext, type ResolvedModelRequest } from '../src/index';
+import { decideNext, type ResolvedModelRequest } from '../src/engine';
 import { programAgent, type Op } from './program-agent';
 import { countingFresh, SimRun } from '../src/testing';
 

@@ -1,13 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { JsonObject } from '@dura/contracts';
-import {
-  decideNext,
-  defineAgent,
-  NonDeterminism,
-  NotDrivenByCtx,
-  ToolFailure,
-  withModelAnswer,
-} from '../src/index';
+import { defineAgent, NonDeterminism, NotDrivenByCtx, ToolFailure } from '../src/index';
+import { decideNext, withModelAnswer } from '../src/engine';
 import { answer, countingFresh, SimRun, TEST_MODEL } from '../src/testing';
 
 const refusingFresh = {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decideNext } from '../src/index';
+import { decideNext } from '../src/engine';
 import { programAgent, type Op } from './program-agent';
 import { countingFresh, SimRun } from '../src/testing';
 

@@ -1,13 +1,12 @@
 import { describe, expect, it } from 'vitest';
+import { defineAgent, type ModelAnswer } from '../src/index';
 import {
   decideNext,
   decodeJournal,
-  defineAgent,
   encodeJournal,
   recordedAnswer,
-  type ModelAnswer,
   type ResolvedModelRequest,
-} from '../src/index';
+} from '../src/engine';
 import { answer, countingFresh, SimRun, TEST_MODEL, types } from '../src/testing';
 
 function calling(toolCalls: ModelAnswer['toolCalls'], content = ''): ModelAnswer {

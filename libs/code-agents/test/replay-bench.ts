@@ -1,7 +1,7 @@
 // Per-step cost of a 1,000-step code agent: driven with its continuation kept, and resumed cold (replayed
 // from the start of its log). Prints JSON; run with `npm run bench -w @dura/code-agents`.
 import { performance } from 'node:perf_hooks';
-import { decideNext } from '../src/index';
+import { decideNext } from '../src/engine';
 import { programAgent, type Op } from './program-agent';
 import { countingFresh, SimRun } from '../src/testing';
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { decodeJournal, defineAgent } from '../src/index';
+import { defineAgent } from '../src/index';
+import { decodeJournal } from '../src/engine';
 import { SimRun, TEST_MODEL, types } from '../src/testing';
 
 // The example of docs/agents-as-code.md.

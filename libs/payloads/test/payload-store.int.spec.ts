@@ -2,10 +2,10 @@ import { StorageType } from '@nats-io/jetstream';
 import { describe, expect, it } from 'vitest';
 import { BUCKETS, payloadUri, type JsonValue } from '@dura/contracts';
 import { createPayloadResolver, createPayloadStore, encodeJsonPayload, sha256Hex } from '../src/index';
-import { useNatsConnections, useTestInfra } from './infra';
+import { useBucketConnections, useTestInfra } from './infra';
 
 const infra = useTestInfra({ database: false });
-const open = useNatsConnections(infra);
+const open = useBucketConnections(infra);
 
 let buckets = 0;
 /** Each test gets its own bucket, so tests do not see each other's objects. */

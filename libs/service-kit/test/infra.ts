@@ -1,33 +1,12 @@
 import { retryUntil as eventually } from '@dura/testing';
 export { eventually };
-import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
-import type { NatsConnection } from '@nats-io/nats-core';
-import { connect } from '@nats-io/transport-node';
-import { afterAll } from 'vitest';
+import type { JetStreamManager } from '@nats-io/jetstream';
 import { DeadLetterSchema, deadLetterSubject, STREAMS, type DeadLetter } from '@dura/contracts';
-import { useTestInfra, type TestInfra } from '@dura/testing';
+import { useNatsConnections, useTestInfra, type TestNatsHandles } from '@dura/testing';
 import { createLogger, type Logger } from '../src/index';
 
-export { useTestInfra };
-
-export interface NatsHandles {
-  nc: NatsConnection;
-  js: JetStreamClient;
-  jsm: JetStreamManager;
-}
-
-/** Opens connections to the spec file's server; every one is closed in afterAll, whether or not the tests passed. */
-export function useNatsConnections(infra: () => TestInfra): () => Promise<NatsHandles> {
-  const open: NatsConnection[] = [];
-  afterAll(async () => {
-    await Promise.allSettled(open.map((nc) => nc.close()));
-  });
-  return async () => {
-    const nc = await connect({ servers: infra().nats.url });
-    open.push(nc);
-    return { nc, js: jetstream(nc), jsm: await jetstreamManager(nc) };
-  };
-}
+export { useNatsConnections, useTestInfra };
+export type NatsHandles = TestNatsHandles;
 
 /** A logger that keeps its records, so tests can assert on what a component reported. */
 export function recordingLogger(): { log: Logger; records: Record<string, unknown>[] } {

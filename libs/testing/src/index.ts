@@ -10,6 +10,8 @@ export type { SpawnTsEntryOptions, TsEntryResult } from './spawn-ts-entry';
 export { useTestInfra } from './use-test-infra';
 export { useFakeLlmServer } from './use-fake-llm-server';
 export type { TestInfra, UseTestInfraOptions } from './use-test-infra';
+export { useNatsConnections } from './nats-connections';
+export type { TestNatsHandles } from './nats-connections';
 export type { InfraMode } from './infra-mode';
 export { freePort, waitForPort } from './ports';
 export { repoRoot } from './repo-root';

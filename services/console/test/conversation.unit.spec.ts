@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { ChatMessage, EventData, EventType, RunEvent } from '@dura/contracts';
 import { runEvent } from '@dura/core/testing';
-import { encodeJournal, type JournalEntry } from '@dura/code-agents';
+import { encodeJournal, type JournalEntry } from '@dura/code-agents/engine';
 import { answeringText, buildConversations, type ChatItem } from '../src/model/conversation';
 
 /** A run's events with their seqs stamped as a reader sees them (from 10, as in a shared stream). */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { newEvent, type EventData, type EventType, type RunEvent } from '@dura/contracts';
 import { buildWaterfall } from '../src/model/waterfall';
-import { frontierThought, type JournalEntry } from '@dura/code-agents';
+import { frontierThought, type JournalEntry } from '@dura/code-agents/engine';
 import type { RunState } from '@dura/core';
 import { eventLabel, eventNumbers } from '../src/model/event-numbers';
 import { traceIdOf, traceLink } from '../src/model/trace';

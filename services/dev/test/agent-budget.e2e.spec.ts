@@ -12,17 +12,16 @@ import { describe, expect, it } from 'vitest';
 import type { RunEvent } from '@dura/contracts';
 import { fold } from '@dura/core';
 import { createDuraClient } from '@dura/client';
-import { expectKilledAt, logOf, useCrashSystem, watchToEnd } from './crash-harness';
+import { expectKilledAt, logOf, useCrashSystem, watchToEnd, untilLogged } from './crash-harness';
 import {
   AGENT_TOOLS_ENV,
   fakeModel,
   requestsPerDecision,
   toolResults,
-  untilEvent,
   useScriptedLlm,
   writeAgentsFile,
   type WireBody,
-} from './agent2-support';
+} from './scripted-llm';
 
 // $0.001 a token either way: a call reporting 200 + 50 tokens costs $0.25, and a reservation (the estimated
 // input plus maxTokens = 100 of output) costs about $0.15 at the start and grows with the conversation. With
@@ -132,7 +131,7 @@ describe('an agent run with budgets', () => {
     expect(requestsPerDecision(llm.requestsFor(input))).toEqual({ start: 1 });
 
     await sys.restart('planner', undefined, { DURA_AGENTS: await agentsPath() });
-    const waiting = await untilEvent(
+    const waiting = await untilLogged(
       sys,
       runId,
       (e) => e.type === 'wait_requested' && e.data.kind === 'budget',

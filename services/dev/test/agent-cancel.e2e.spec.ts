@@ -17,17 +17,10 @@ import {
   useCrashSystem,
   type CrashSystem,
   type PlanRequest,
+  untilLogged,
 } from './crash-harness';
-import {
-  cancellationMark,
-  eventsOf,
-  sleep,
-  untilEvent,
-  untilTool,
-  useScratch,
-  type Scratch,
-} from './agent3-support';
-import { eventually } from './system';
+import { cancellationMark, eventsOf, untilTool, useScratch, type Scratch } from './tool-scratch';
+import { eventually, sleep } from './system';
 
 /** How long the slow call would run if nobody aborted it. */
 const SLOW_MS = 20_000;
@@ -63,7 +56,7 @@ async function expectCancelledInFlight(
   runId: string,
   reason: string,
 ): Promise<RunEvent[]> {
-  const cancelled = await untilEvent(sys, runId, (e) => e.type === 'run_cancelled', 'run_cancelled');
+  const cancelled = await untilLogged(sys, runId, (e) => e.type === 'run_cancelled', 'run_cancelled');
   expect(eventsOf(cancelled, 'run_cancelled').map((e) => e.data.reason)).toEqual([reason]);
 
   const mark = await eventually(
@@ -77,7 +70,7 @@ async function expectCancelledInFlight(
   expect(aborted.elapsedMs, 'aborted long before the call would have ended').toBeLessThan(SLOW_MS - 2_000);
   expect(aborted.reason).toContain(reason);
 
-  const log = await untilEvent(
+  const log = await untilLogged(
     sys,
     runId,
     (e) => e.type === 'tool_call_failed' && e.data.error.code === 'cancelled',
@@ -213,7 +206,7 @@ describe('cancellation', () => {
     expect((await cancellationMark(sys, parentId))?.reason).toBe(reason);
 
     // The parent ends cancelled: its last lifecycle event is run_cancelled; after it only the child's report.
-    const parentLog = await untilEvent(
+    const parentLog = await untilLogged(
       sys,
       parentId,
       (e) => e.type === 'child_run_completed',

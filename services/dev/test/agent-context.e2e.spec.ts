@@ -21,7 +21,7 @@ import {
   writeAgentsFile,
   type WireBody,
   type WireMessage,
-} from './agent2-support';
+} from './scripted-llm';
 import { reportText } from './agent2-tools';
 
 const PARTS = 3;

@@ -21,10 +21,11 @@ import {
   watchToEnd,
   type CrashSystem,
   type PlanRequest,
+  untilLogged,
 } from './crash-harness';
-import { deadLettersOf, eventsOf, sleep, untilEvent, untilTool, useScratch } from './agent3-support';
+import { deadLettersOf, eventsOf, untilTool, useScratch } from './tool-scratch';
 import { bigValue } from './fixtures/agent3-tools';
-import { eventually } from './system';
+import { eventually, sleep } from './system';
 
 /** Lowered from 64 KiB so a 200 KiB result is well over it and every other event well under it. */
 const THRESHOLD = 16_384;
@@ -143,7 +144,7 @@ describe('large payloads', () => {
     await untilTool(s, request.runId, 'started');
     await sys.proc('planner').kill('SIGKILL');
     await s.openGate('tamper');
-    const log = await untilEvent(
+    const log = await untilLogged(
       sys,
       request.runId,
       (e) => e.type === 'tool_call_completed',

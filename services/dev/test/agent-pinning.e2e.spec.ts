@@ -16,20 +16,18 @@
 import { describe, expect, it } from 'vitest';
 import type { RunEvent } from '@dura/contracts';
 import { fold } from '@dura/core';
-import { logOf, useCrashSystem, watchToEnd } from './crash-harness';
+import { logOf, useCrashSystem, watchToEnd, untilLogged } from './crash-harness';
 import {
   AGENT_TOOLS_ENV,
   fakeModel,
   requestsPerDecision,
-  sleep,
   systemOf,
   toolResults,
-  untilEvent,
   useScriptedLlm,
   writeAgentsFile,
   type WireBody,
-} from './agent2-support';
-import { dura, eventually } from './system';
+} from './scripted-llm';
+import { dura, eventually, sleep } from './system';
 
 const PROMPT_1 = 'You are the payments helper, version one. Charge what you are asked to.';
 const PROMPT_2 = 'You are the payments helper, version two. Charge exactly what you are asked to.';
@@ -73,7 +71,7 @@ describe('a run pinned to an agent version', () => {
     // Only planner A (helper@1) runs: the run is pinned to version 1.
     await sys.restart('planner', undefined, { DURA_AGENTS: fileA });
     await sys.submit({ runId: old.runId, agent: { kind: 'agent', name: 'helper' }, input: old.input });
-    const requested = await untilEvent(
+    const requested = await untilLogged(
       sys,
       old.runId,
       (e) => e.type === 'tool_call_requested',
@@ -94,7 +92,7 @@ describe('a run pinned to an agent version', () => {
 
     // Only planner B (helper@2) runs. The charge's result reaches the log and B gets the decide task...
     const plannerB = await sys.startExtra('planner', { DURA_AGENTS: fileB });
-    await untilEvent(sys, old.runId, (e) => e.type === 'tool_call_completed', 'the charge is observed');
+    await untilLogged(sys, old.runId, (e) => e.type === 'tool_call_completed', 'the charge is observed');
     // ...and parks it for a planner that serves the pin, which picks it up when it comes back.
     await plannerB.waitForOutput(/run parked for a planner that serves its pinned version.*helper@1/, 20_000);
     const stalled = await logOf(sys, old.runId);

@@ -8,17 +8,14 @@ import { afterAll, beforeAll, expect } from 'vitest';
 import type { RunEvent } from '@dura/contracts';
 import { PLANNER_CONSUMERS } from '@dura/planner';
 import { startFakeLlmServer, type FakeLlmReply, type FakeLlmServer } from '@dura/testing';
-import { logOf, type CrashSystem, type ServiceName } from './crash-harness';
+import type { CrashSystem, ServiceName } from './crash-harness';
+import type { WireMessage } from './scripted-llm';
 import { eventually } from './system';
 
-/** A Chat Completions message as the planner sends it. */
-export interface WireMessage {
-  role: 'system' | 'user' | 'assistant' | 'tool';
-  content?: string | null;
-  tool_call_id?: string;
-  tool_calls?: { id: string; function: { name: string; arguments: string } }[];
-}
+export { untilLogged } from './crash-harness';
+export { fakeModel, type WireMessage } from './scripted-llm';
 
+/** A Chat Completions request as the planner sends it (its tools left untyped: tests say what they expect). */
 export interface WireBody {
   model: string;
   messages: WireMessage[];
@@ -79,30 +76,7 @@ export function useAgentModel(agents: (url: string) => unknown): () => AgentMode
   };
 }
 
-/** The model settings of an agent the fake model answers. */
-export function fakeModel(url: string) {
-  return { provider: 'openai', model: 'fake-1', baseUrl: url, maxTokens: 100, maxAttempts: 2 };
-}
-
 export const toolMessages = (body: WireBody): WireMessage[] => body.messages.filter((m) => m.role === 'tool');
-
-/** Waits until the run's log holds an event matching `pred`; returns the log. */
-export function untilLogged(
-  sys: CrashSystem,
-  runId: string,
-  pred: (event: RunEvent) => boolean,
-  what: string,
-  timeoutMs = 30_000,
-): Promise<RunEvent[]> {
-  return eventually(
-    async () => {
-      const log = await logOf(sys, runId);
-      return log.some(pred) ? log : undefined;
-    },
-    `${runId}: ${what}`,
-    timeoutMs,
-  );
-}
 
 /** SIGKILLs the current process of `name` now and proves it died of it. */
 export async function killNow(sys: CrashSystem, name: ServiceName): Promise<void> {

@@ -17,9 +17,11 @@ import {
   watchToEnd,
   type CrashSystem,
   type PlanRequest,
+  untilLogged,
 } from './crash-harness';
-import { eventsOf, sleep, timerRows, untilEvent, useScratch } from './agent3-support';
-import { eventually } from './system';
+import { eventsOf, useScratch } from './tool-scratch';
+import { eventually, sleep } from './system';
+import { sleepThenCharge, timerRows } from './timers-support';
 
 const SLEEP_SECONDS = 3;
 // Counted from when the call is recorded; 3 s leaves room to kill the gateway before it is due on a busy machine.
@@ -33,19 +35,6 @@ const crash = useCrashSystem([], {
     ...(name === 'planner' && agentsPath ? { DURA_AGENTS: agentsPath } : {}),
   }),
 });
-
-function sleepThenCharge(runId: string): PlanRequest {
-  return {
-    runId,
-    agent: {
-      kind: 'scripted',
-      steps: [
-        { tool: 'dura.sleep', args: { seconds: SLEEP_SECONDS } },
-        { tool: 'pay.charge', args: { amount: 500 } },
-      ],
-    },
-  };
-}
 
 const isTimerWait = (e: RunEvent) => e.type === 'wait_requested' && e.data.kind === 'timer';
 
@@ -104,12 +93,12 @@ async function expectSleptOnce(sys: CrashSystem, request: PlanRequest): Promise<
 describe('durable timers', () => {
   it('planner and gateway SIGKILLed while the run sleeps, restarted after the due time: the timer fires once', async () => {
     const sys = crash();
-    const request = sleepThenCharge('timers-both-killed');
+    const request = sleepThenCharge('timers-both-killed', SLEEP_SECONDS, 500);
     await sys.restart('planner');
     await sys.restart('tool-gateway');
     await sys.submit(request);
 
-    const log = await untilEvent(sys, request.runId, isTimerWait, 'a timer wait');
+    const log = await untilLogged(sys, request.runId, isTimerWait, 'a timer wait');
     // The gateway holds the timer (its row is stored): from here on only Postgres remembers it.
     await eventually(
       async () => ((await timerRows(sys, request.runId)).length === 1 ? true : undefined),
@@ -135,7 +124,7 @@ describe('durable timers', () => {
 
   it('planner SIGKILLed after the wait is recorded, before its timer task is published: re-published, fires once', async () => {
     const sys = crash();
-    const request = sleepThenCharge('timers-after-wait');
+    const request = sleepThenCharge('timers-after-wait', SLEEP_SECONDS, 500);
     await sys.restart('tool-gateway');
     await sys.restart('planner', 'planner.after-wait:1');
     await sys.submit(request);
@@ -175,7 +164,7 @@ describe('durable timers', () => {
     await sys.submit({ runId, agent: { kind: 'agent', name: 'careful-payer' } });
 
     const isApproval = (e: RunEvent) => e.type === 'wait_requested' && e.data.kind === 'approval';
-    const log = await untilEvent(sys, runId, isApproval, 'an approval wait');
+    const log = await untilLogged(sys, runId, isApproval, 'an approval wait');
     const wait = log.find(isApproval) as Extract<RunEvent, { type: 'wait_requested' }>;
     expect(wait.data.onTimeout).toBe('reject');
     const timeoutAt = Date.parse(wait.data.timeoutAt as string);

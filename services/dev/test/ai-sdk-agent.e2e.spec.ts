@@ -3,7 +3,7 @@
 // and @ai-sdk/anthropic against fake providers on real HTTP: each run completes, each model call is asked
 // once, each charge reaches the payment witness once, and `dura replay` finds no divergence.
 import { describe, expect, it } from 'vitest';
-import { decodeJournal } from '@dura/code-agents';
+import { decodeJournal } from '@dura/code-agents/engine';
 import { useCrashSystem } from './crash-harness';
 import { expectShopped, SHOPPERS, PATIENT_TOOLS_ENV, useShopModels } from './ai-sdk-support';
 

@@ -10,7 +10,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { decodeJournal } from '@dura/code-agents';
+import { decodeJournal } from '@dura/code-agents/engine';
 import {
   eventually,
   freePort,

@@ -6,7 +6,7 @@
 // killed after the reservation (planner.after-reserve) reuses it on restart instead of reserving again.
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeJournal } from '@dura/code-agents';
+import { decodeJournal } from '@dura/code-agents/engine';
 import type { RunEvent } from '@dura/contracts';
 import { fold } from '@dura/core';
 import { readStoredTokens } from '@dura/event-store';

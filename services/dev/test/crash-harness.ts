@@ -202,6 +202,24 @@ export async function watchToEnd(sys: CrashSystem, runId: string, timeoutMs = 60
   return events;
 }
 
+/** Waits until the run's log holds an event matching `pred`; returns the log. */
+export function untilLogged(
+  sys: CrashSystem,
+  runId: string,
+  pred: (event: RunEvent) => boolean,
+  what: string,
+  timeoutMs = 30_000,
+): Promise<RunEvent[]> {
+  return eventually(
+    async () => {
+      const log = await logOf(sys, runId);
+      return log.some(pred) ? log : undefined;
+    },
+    `${runId}: ${what}`,
+    timeoutMs,
+  );
+}
+
 /** Waits for `name` to die at `failpoint` and proves it was a SIGKILL there, not some other exit. */
 export async function expectKilledAt(
   sys: CrashSystem,

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
-import type { NatsConnection } from '@nats-io/nats-core';
 import { connectDuraClient } from '@dura/client';
 import { runSubject, STREAMS, SUBJECTS, tokensSubject, type DuraError } from '@dura/contracts';
 import { fold } from '@dura/core';
@@ -8,32 +7,15 @@ import { createLiveTokens } from '@dura/event-store';
 import { connectNats } from '@dura/service-kit';
 import { freePort, spawnTsEntry, useTestInfra, type ManagedProcess } from '@dura/testing';
 import { echoPlan, eventually, getJson, startService } from './system';
-import {
-  connectAs,
-  envOf,
-  expectDenied,
-  passwordOf,
-  securityOf,
-  startSecuredNats,
-  type DuraUser,
-  type SecuredNats,
-} from './secured-nats';
+import { envOf, expectDenied, passwordOf, securityOf, useSecuredNats } from './secured-nats';
 
 // Postgres from the shared helper; NATS is our own, started with the shipped permissions.
 const infra = useTestInfra({ nats: false });
-let nats: SecuredNats;
+const { nats, as } = useSecuredNats();
 let apiUrl: string;
 const processes: ManagedProcess[] = [];
-const connections: NatsConnection[] = [];
-
-async function as(user: DuraUser): Promise<NatsConnection> {
-  const nc = await connectAs(nats.url, user);
-  connections.push(nc);
-  return nc;
-}
 
 beforeAll(async () => {
-  nats = await startSecuredNats();
   const port = await freePort();
   apiUrl = `http://127.0.0.1:${port}`;
   const common = { NATS_URL: nats.url, DATABASE_URL: infra().db.url, PROJECTOR_HTTP_PORT: String(port) };
@@ -44,8 +26,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.allSettled(processes.map((proc) => proc.kill('SIGTERM')));
-  await Promise.allSettled(connections.map((nc) => nc.close()));
-  await nats?.close();
 });
 
 describe('each service connects as its own least-privilege user', () => {

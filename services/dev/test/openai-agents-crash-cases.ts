@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { beforeAll, expect, it } from 'vitest';
 import type { RunEvent } from '@dura/contracts';
 import { fold } from '@dura/core';
-import { decodeJournal } from '@dura/code-agents';
+import { decodeJournal } from '@dura/code-agents/engine';
 import { useFakeLlmServer, type FakeLlmReply, type FakeLlmServer } from '@dura/testing';
 import { expectKilledAt, logOf, watchToEnd, type CrashSystem } from './crash-harness';
 import { killNow, witnessedKeys } from './agent-support';

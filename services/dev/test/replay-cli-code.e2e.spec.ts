@@ -8,7 +8,7 @@
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDuraClient } from '@dura/client';
-import { decodeJournal } from '@dura/code-agents';
+import { decodeJournal } from '@dura/code-agents/engine';
 import type { RunEvent } from '@dura/contracts';
 import { fold } from '@dura/core';
 import { startFakeLlmServer, type FakeLlmServer } from '@dura/testing';

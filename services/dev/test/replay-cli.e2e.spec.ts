@@ -8,7 +8,7 @@ import { DIVERGES_AT_STEP } from './fixtures/diverging-model';
 import { createDuraClient } from '@dura/client';
 import { dura, eventually, getJson } from './system';
 import { untilLogged } from './agent-support';
-import { fakeModel, toolResults, useScriptedLlm, writeAgentsFile, type WireBody } from './agent2-support';
+import { fakeModel, toolResults, useScriptedLlm, writeAgentsFile, type WireBody } from './scripted-llm';
 
 const DIVERGING_MODEL = fileURLToPath(new URL('./fixtures/diverging-model.ts', import.meta.url));
 

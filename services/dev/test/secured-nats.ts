@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import type { NatsConnection } from '@nats-io/nats-core';
 import type { NatsSecurity } from '@dura/contracts';
 import { openNatsConnection } from '@dura/event-store';
@@ -89,6 +89,52 @@ export function envOf(user: DuraUser): Record<string, string> {
 
 export function connectAs(url: string, user: DuraUser): Promise<NatsConnection> {
   return openNatsConnection({ url, name: `test-${user}`, security: securityOf(user) });
+}
+
+/** A spec file's secured server (`useSecuredNats`), and connections to it as any shipped user. */
+export interface SecuredNatsFile {
+  /** The server; its `url` and `server` are there from the file's first beforeAll on. */
+  nats: SecuredNats;
+  /** A connection as `user`, closed in afterAll before the server. */
+  as: (user: DuraUser) => Promise<NatsConnection>;
+}
+
+/**
+ * Registers beforeAll/afterAll in the calling spec file: its own nats-server under the shipped permissions
+ * (`startSecuredNats`), and the connections opened with `as`, closed with the server whether the tests
+ * passed or not. Call it before registering the hooks that start services on it, so that their afterAll
+ * (stopping the services) runs before this one closes the server.
+ */
+export function useSecuredNats(): SecuredNatsFile {
+  let current: SecuredNats | undefined;
+  const connections: NatsConnection[] = [];
+  const started = (): SecuredNats => {
+    if (!current) throw new Error('useSecuredNats(): the server is only there inside tests and hooks');
+    return current;
+  };
+  beforeAll(async () => {
+    current = await startSecuredNats();
+  }, 180_000);
+  afterAll(async () => {
+    await Promise.allSettled(connections.map((nc) => nc.close()));
+    await current?.close();
+  });
+  return {
+    nats: {
+      get server() {
+        return started().server;
+      },
+      get url() {
+        return started().url;
+      },
+      close: () => started().close(),
+    },
+    as: async (user) => {
+      const nc = await connectAs(started().url, user);
+      connections.push(nc);
+      return nc;
+    },
+  };
 }
 
 /**

@@ -1,5 +1,7 @@
 import { eventually } from '@dura/testing';
 export { eventually };
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 import { connect } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';

@@ -5,8 +5,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STREAMS, type RunEvent } from '@dura/contracts';
 import { createClockControl, type ClockControl } from '@dura/testing';
-import { logOf, useCrashSystem, watchToEnd, type CrashSystem, type PlanRequest } from './crash-harness';
-import { eventsOf, timerRows } from './agent3-support';
+import { logOf, useCrashSystem, watchToEnd, type CrashSystem } from './crash-harness';
+import { eventsOf } from './tool-scratch';
+import { sleepThenCharge, timerRows } from './timers-support';
 
 const SLEEP_SECONDS = 2;
 const SKEW_SECONDS = 300;
@@ -24,19 +25,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await clock?.close();
 });
-
-function sleepThenCharge(runId: string): PlanRequest {
-  return {
-    runId,
-    agent: {
-      kind: 'scripted',
-      steps: [
-        { tool: 'dura.sleep', args: { seconds: SLEEP_SECONDS } },
-        { tool: 'pay.charge', args: { amount: 200 } },
-      ],
-    },
-  };
-}
 
 /** The broker's timestamp of the run-log message at `seq` (milliseconds). */
 async function storedAt(sys: CrashSystem, seq: number): Promise<number> {
@@ -81,7 +69,7 @@ describe('a sleep recorded by a planner whose clock is off', () => {
     await clock.set(SKEW_SECONDS);
     await sys.restart('tool-gateway');
     await sys.restart('planner', undefined, clock.env);
-    const request = sleepThenCharge('timer-clock-ahead');
+    const request = sleepThenCharge('timer-clock-ahead', SLEEP_SECONDS, 200);
     await sys.submit(request);
     await expectDueByTheBroker(sys, request.runId);
   });
@@ -90,7 +78,7 @@ describe('a sleep recorded by a planner whose clock is off', () => {
     const sys = crash();
     await clock.set(-SKEW_SECONDS);
     await sys.restart('planner', undefined, clock.env);
-    const request = sleepThenCharge('timer-clock-behind');
+    const request = sleepThenCharge('timer-clock-behind', SLEEP_SECONDS, 200);
     await sys.submit(request);
     await expectDueByTheBroker(sys, request.runId);
   });

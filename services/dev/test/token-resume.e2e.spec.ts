@@ -4,7 +4,7 @@
 // the first attempt, never shows a mix of the two, sees no token twice, and ends with exactly the recorded answer.
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeJournal } from '@dura/code-agents';
+import { decodeJournal } from '@dura/code-agents/engine';
 import { parseTokenFeedEvent, type TokenFeedEvent } from '@dura/contracts';
 import { createTokenText, type TokenText } from '@dura/core';
 import {

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '@dura/service-kit';
 import { useTestInfra } from '@dura/testing';
 import { startStack, type Stack } from '../src/stack';
-import { AGENT3_TOOLS, eventsOf, useScratch } from './agent3-support';
+import { AGENT3_TOOLS, eventsOf, useScratch } from './tool-scratch';
 import { eventually } from './system';
 
 /** How long the call would run if nobody aborted it. */

@@ -3,36 +3,19 @@
 // another user's replies, take a client's place, destroy or capture stored data) the server refuses.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
-import type { NatsConnection } from '@nats-io/nats-core';
 import { connectDuraClient } from '@dura/client';
 import { STREAMS, SUBJECTS } from '@dura/contracts';
 import { fold } from '@dura/core';
 import { useTestInfra, type ManagedProcess } from '@dura/testing';
 import { echoPlan, eventually, startService } from './system';
-import {
-  connectAs,
-  envOf,
-  expectDenied,
-  securityOf,
-  startSecuredNats,
-  type DuraUser,
-  type SecuredNats,
-} from './secured-nats';
+import { envOf, expectDenied, securityOf, useSecuredNats } from './secured-nats';
 
 // Postgres from the shared helper; NATS is our own, started with the shipped permissions.
 const infra = useTestInfra({ nats: false });
-let nats: SecuredNats;
+const { nats, as } = useSecuredNats();
 let worker: ManagedProcess | undefined;
-const connections: NatsConnection[] = [];
-
-async function as(user: DuraUser): Promise<NatsConnection> {
-  const nc = await connectAs(nats.url, user);
-  connections.push(nc);
-  return nc;
-}
 
 beforeAll(async () => {
-  nats = await startSecuredNats();
   // Alone: the worker creates the streams, buckets and consumers itself, as its user.
   worker = await startService('worker', {
     NATS_URL: nats.url,
@@ -43,8 +26,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await worker?.kill('SIGTERM');
-  await Promise.allSettled(connections.map((nc) => nc.close()));
-  await nats?.close();
 });
 
 const client = () => connectDuraClient({ natsUrl: nats.url, security: securityOf('client') });

@@ -2,7 +2,7 @@ import type { JetStreamClient } from '@nats-io/jetstream';
 import { SIGNAL_VERSION, SUBJECTS, type SignalRequest } from '@dura/contracts';
 import { CANCEL_SIGNAL, cancelReasonOf, type RunState } from '@dura/core';
 import type { EventStore } from '@dura/event-store';
-import type { Model } from '@dura/agents';
+import type { CodeRuns } from '@dura/agents';
 import { failpoint } from '@dura/service-kit';
 import type { Cancellations } from './cancellations';
 import { reportToParent } from './parent-report';
@@ -17,7 +17,7 @@ export function createFinishedRunDuties(deps: {
   store: EventStore;
   js: JetStreamClient;
   clock: () => Date;
-  model: Pick<Model, 'finished'>;
+  model: Partial<Pick<CodeRuns, 'finished'>>;
   flow?: RunFlow;
   cancellations?: Cancellations;
 }): (state: RunState) => Promise<void> {

@@ -14,7 +14,7 @@ import { retryOnConflict, type EventStore } from '@dura/event-store';
 import { duraTracer, withLogFields, type Logger } from '@dura/service-kit';
 import { DURA_ATTRS, spanContextOf, traceparentOf, withSpan } from '@dura/telemetry';
 import { trace as traces } from '@opentelemetry/api';
-import { pinnedVersionOf, type Model } from '@dura/agents';
+import { pinnedVersionOf, type AgentCatalog } from '@dura/agents';
 import type { SecretsBox, ToolRegistry } from '@dura/tools';
 import type { EraseRequest } from './erase-request';
 import { guardForkEdit, redactForkEditBytes } from './fork-edit-policy';
@@ -37,7 +37,7 @@ export interface ForkIntakeDeps {
   /** The policy the fork's copied request must still pass (inline plans, the tenant's agents). */
   authorization?: ToolAuthorization;
   /** Pins a run of a registered agent (see `Model.start`): what a version grant is checked against. */
-  model?: Pick<Model, 'start'>;
+  model?: Partial<Pick<AgentCatalog, 'start'>>;
   /** What an edited input or tool result is checked against and sealed by (see `guardForkEdit`). */
   tools: ToolRegistry;
   secrets?: SecretsBox;

@@ -35,7 +35,7 @@ export { FORGED_CHILD_CODE } from './child-intake';
 // Kept for agent and model modules written against the planner (`defineAgents`, `createModel(): Model`, and
 // the README's names); new code imports them from @dura/agents, where they live.
 export { defineAgents, replayRun, createScriptedModel } from '@dura/agents';
-export type { Model, ModelTurn, AgentsFile } from '@dura/agents';
+export type { Model, PlannerModel, ModelTurn, AgentsFile } from '@dura/agents';
 export { buildPlanner } from './service';
 export { createPlannerModel } from './planner-model';
 export type { PlannerModelParts } from './planner-model';

@@ -13,7 +13,7 @@ import { ConcurrencyConflict, EventOverLimits, EventTooLarge, type EventStore } 
 import { duraTracer, firstPublished, RetryLater, withLogFields, type Logger } from '@dura/service-kit';
 import { DURA_ATTRS, traceparentOf, withSpan } from '@dura/telemetry';
 import { SecretsKeyMissing, type SecretsBox, type ToolRegistry } from '@dura/tools';
-import { pinnedVersionOf, type Model } from '@dura/agents';
+import { pinnedVersionOf, type PlannerModel } from '@dura/agents';
 import { checkPlan } from './plan-check';
 import { refusal, rejectRequest, type Rejection } from './reject-request';
 import type { EraseRequest } from './erase-request';
@@ -34,7 +34,7 @@ export interface IntakeDeps {
   log: Logger;
   clock: () => Date;
   /** Checks a request naming an agent: an agent or version this planner does not serve is rejected. */
-  model?: Model;
+  model?: PlannerModel;
   /** Seals the secret fields of plans (and the input they use) before the request enters the log. */
   secrets?: SecretsBox;
   /**

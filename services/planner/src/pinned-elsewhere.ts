@@ -1,5 +1,5 @@
 import type { RunState } from '@dura/core';
-import type { Model } from '@dura/agents';
+import type { AgentCatalog } from '@dura/agents';
 import { RetryLater, type Logger } from '@dura/service-kit';
 import type { Parking } from './parking';
 
@@ -8,7 +8,12 @@ import type { Parking } from './parking';
  * is up (true), or, without parking, offered again later (a `RetryLater` after `notServedDelayMs`, default 5 s).
  */
 export async function parkedElsewhere(
-  deps: { model: Pick<Model, 'serves'>; log: Logger; parking?: Parking; notServedDelayMs?: number },
+  deps: {
+    model: Partial<Pick<AgentCatalog, 'serves'>>;
+    log: Logger;
+    parking?: Parking;
+    notServedDelayMs?: number;
+  },
   state: RunState,
 ): Promise<boolean> {
   const pinned = state.pinned;

@@ -7,7 +7,7 @@ import {
   fileCallLog,
   withCodeAgents,
   type loadAgents,
-  type Model,
+  type ServingModel,
   type PayloadAccess,
 } from '@dura/agents';
 
@@ -28,7 +28,7 @@ export interface PlannerModelParts {
  * The model a planner decides with: code agents over the router of scripted plans and JSON agents. The one
  * wiring of the planner service, the worker and the dev stack.
  */
-export function createPlannerModel(parts: PlannerModelParts): Model {
+export function createPlannerModel(parts: PlannerModelParts): ServingModel {
   const { registry, codeAgents } = parts.agents;
   const { tools, payloads } = parts;
   return withCodeAgents({

@@ -27,7 +27,7 @@ import { redactRequest, redactRequestBytes } from './redact-request';
 import { createSignalIntake, createSignalTrace } from './signal-intake';
 import { createForkIntake, FORKS_DLQ_SOURCE } from './fork-intake';
 import { redactForkEditBytes } from './fork-edit-policy';
-import type { Model } from '@dura/agents';
+import type { PlannerModel } from '@dura/agents';
 import { createRunDriver, DEFAULT_SNAPSHOT_EVERY, type LocalTools } from './run-driver';
 import { openSnapshotBucket } from './snapshot-store';
 import { sealDecision, sealRequest } from './seal-request';
@@ -45,7 +45,7 @@ import { createEventTriggers } from './event-triggers';
 export interface PlannerDeps {
   js: JetStreamClient;
   jsm: JetStreamManager;
-  model: Model;
+  model: PlannerModel;
   tools: ToolRegistry;
   log: Logger;
   clock?: () => Date;

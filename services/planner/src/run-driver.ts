@@ -5,7 +5,7 @@ import { retryOnConflict, type EventStore } from '@dura/event-store';
 import { duraMeter, duraTracer, type Logger } from '@dura/service-kit';
 import { DURA_ATTRS, DURA_METRICS, DURA_SPAN_EVENTS, declareCounter } from '@dura/telemetry';
 import { context as otelContext, trace } from '@opentelemetry/api';
-import { plannerStep, type Model, type ModelTurn } from '@dura/agents';
+import { plannerStep, type ModelTurn, type PlannerModel } from '@dura/agents';
 import type { Cancellations } from './cancellations';
 import { endedBySlotFreed } from './capacity-waits';
 import { createDecisionSpans, type Decision } from './decision-span';
@@ -31,7 +31,7 @@ export type { LocalTools } from './in-place-calls';
 export interface RunDriverDeps {
   store: EventStore;
   js: JetStreamClient;
-  model: Model;
+  model: PlannerModel;
   log: Logger;
   clock: () => Date;
   /** Re-fold-and-retry budget when another replica keeps appending first. */

@@ -1,4 +1,4 @@
-import type { CallAdmission, Model } from '@dura/agents';
+import type { CallAdmission, CallCosts } from '@dura/agents';
 import type { RunState } from '@dura/core';
 import type { RunRequest } from '@dura/contracts';
 import type { FlowControl } from './flow-control';
@@ -16,7 +16,7 @@ export interface RunFlow {
  */
 export function createRunFlow(deps: {
   flow: FlowControl;
-  model: Pick<Model, 'callCost'>;
+  model: Partial<Pick<CallCosts, 'callCost'>>;
   /** Whether any model limit is declared: without one, a call's worst case is not even estimated. */
   modelLimits: boolean;
 }): RunFlow {

@@ -1,5 +1,5 @@
 import { CONTROL_TOOLS, isControlTool, type JsonValue } from '@dura/contracts';
-import type { Model } from '@dura/agents';
+import type { AgentCatalog } from '@dura/agents';
 import type { ToolRegistry } from '@dura/tools';
 import { inputReferencesAlong } from './plan-references';
 
@@ -80,7 +80,7 @@ export function isPlanStep(step: unknown): step is PlanStep {
  * passes to a tool's secret field or a child run's secret input. Computed once per agent version.
  */
 export function registeredSecrets(
-  model: Pick<Model, 'inputSecrets'> | undefined,
+  model: Partial<Pick<AgentCatalog, 'inputSecrets'>> | undefined,
   tools: ToolRegistry,
 ): RegisteredSecrets {
   const known = new Map<string, readonly string[]>();

@@ -12,7 +12,7 @@ import {
   loadAgents,
   withCodeAgents,
   type CodeContinuations,
-  type Model,
+  type PlannerModel,
 } from '@dura/agents';
 import { createRunDriver, type DriveOutcome, type RunDriver } from '../src/index';
 import { connect, prepare, testEvent, testLogger, type Connections } from './support';
@@ -32,7 +32,7 @@ const replicas: Replica[] = [];
 let setup: Connections;
 
 /** The replica's model, taking a few ms after deciding so concurrent drives of the two replicas overlap. */
-function slowed(model: Model): Model {
+function slowed(model: PlannerModel): PlannerModel {
   return {
     ...model,
     code: async (input) => {

@@ -2,34 +2,28 @@ import { eventually } from '@dura/testing';
 export { eventually };
 import type { JetStreamManager, MsgRequest, StoredMsg } from '@nats-io/jetstream';
 import { newEvent, type EventData, type EventType, type NewEvent, type RunEvent } from '@dura/contracts';
-import { createEventStore, ensureStreams, type EventStore, type StreamOptions } from '@dura/event-store';
-import { connectNats, createLogger, type Logger, type NatsHandles } from '@dura/service-kit';
+import { ensureStreams } from '@dura/event-store';
+import {
+  TEST_STREAM_OPTIONS,
+  testConnections,
+  testLogger,
+  type TestConnections,
+} from '@dura/service-kit/testing';
 import type { Model, ModelTurn } from '@dura/agents';
 
-export const STREAM_OPTIONS: StreamOptions = { replicas: 1, duplicateWindowMs: 120_000, storage: 'file' };
+export { TEST_STREAM_OPTIONS as STREAM_OPTIONS, testLogger };
 
-/** Silent unless DURA_TEST_VERBOSE=1. */
-export function testLogger(service: string): Logger {
-  const verbose = process.env['DURA_TEST_VERBOSE'] === '1';
-  const write = verbose ? (line: string) => process.stderr.write(`${line}\n`) : () => undefined;
-  return createLogger({ service, level: 'debug', format: 'pretty', write });
-}
-
-export interface Connections extends NatsHandles {
-  store: EventStore;
-  close(): Promise<void>;
-}
+export type Connections = TestConnections;
 
 /** One replica's own NATS connection, with an event store on it. */
-export async function connect(natsUrl: string, name = 'test'): Promise<Connections> {
-  const nats = await connectNats(natsUrl, name);
-  return { ...nats, store: createEventStore(nats), close: () => nats.nc.close() };
+export function connect(natsUrl: string, name = 'test'): Promise<Connections> {
+  return testConnections(natsUrl, name);
 }
 
 export async function prepare(natsUrl: string): Promise<Connections> {
   const conn = await connect(natsUrl, 'test-setup');
   try {
-    await ensureStreams(conn.jsm, STREAM_OPTIONS);
+    await ensureStreams(conn.jsm, TEST_STREAM_OPTIONS);
   } catch (err) {
     await conn.close();
     throw err;

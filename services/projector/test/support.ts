@@ -13,22 +13,15 @@ import {
   type NewEvent,
 } from '@dura/contracts';
 import { evolve, idempotencyKey, initialRunState, type RunState } from '@dura/core';
-import { openDatabase, type Db, type DbHandle } from '@dura/db';
+import type { Db } from '@dura/db';
+import { decodeStored, ensureStreams, type EventStore } from '@dura/event-store';
+import { startHttpServer, type HttpServerHandle } from '@dura/service-kit';
 import {
-  createEventStore,
-  decodeStored,
-  ensureStreams,
-  type EventStore,
-  type StreamOptions,
-} from '@dura/event-store';
-import {
-  connectNats,
-  createLogger,
-  startHttpServer,
-  type HttpServerHandle,
-  type Logger,
-  type NatsHandles,
-} from '@dura/service-kit';
+  TEST_STREAM_OPTIONS,
+  testConnections,
+  testLogger,
+  type TestDbConnections,
+} from '@dura/service-kit/testing';
 import type { TestInfra } from '@dura/testing';
 import {
   checkpoints,
@@ -44,38 +37,13 @@ import {
   type StreamMessage,
 } from '../src/index';
 
-export const STREAM_OPTIONS: StreamOptions = { replicas: 1, duplicateWindowMs: 120_000, storage: 'file' };
-
-/** Silent unless DURA_TEST_VERBOSE=1. */
-export function testLogger(service: string): Logger {
-  const verbose = process.env['DURA_TEST_VERBOSE'] === '1';
-  const write = verbose ? (line: string) => process.stderr.write(`${line}\n`) : () => undefined;
-  return createLogger({ service, level: 'debug', format: 'pretty', write });
-}
+export { TEST_STREAM_OPTIONS as STREAM_OPTIONS, testLogger };
 
 /** One replica's connections: its own NATS connection and Postgres pool, plus an event store on them. */
-export interface Connections extends NatsHandles {
-  database: DbHandle;
-  db: Db;
-  store: EventStore;
-  close(): Promise<void>;
-}
+export type Connections = TestDbConnections;
 
-export async function connect(natsUrl: string, databaseUrl: string, name = 'test'): Promise<Connections> {
-  const nats = await connectNats(natsUrl, name);
-  const database = await openDatabase({ url: databaseUrl }).catch(async (err: unknown) => {
-    await nats.nc.close();
-    throw err;
-  });
-  return {
-    ...nats,
-    database,
-    db: database.db,
-    store: createEventStore(nats),
-    async close() {
-      await Promise.allSettled([nats.nc.close(), database.close()]);
-    },
-  };
+export function connect(natsUrl: string, databaseUrl: string, name = 'test'): Promise<Connections> {
+  return testConnections(natsUrl, name, databaseUrl);
 }
 
 /** Connects, migrates the projector's tables and creates the streams. */
@@ -83,7 +51,7 @@ export async function prepare(natsUrl: string, databaseUrl: string): Promise<Con
   const conn = await connect(natsUrl, databaseUrl, 'test-setup');
   try {
     await migrateProjector(conn.database);
-    await ensureStreams(conn.jsm, STREAM_OPTIONS);
+    await ensureStreams(conn.jsm, TEST_STREAM_OPTIONS);
   } catch (err) {
     await conn.close();
     throw err;
@@ -293,7 +261,7 @@ export async function startProjectorApi(
 ): Promise<ProjectorApi> {
   const setup = await prepare(infra.nats.url, infra.db.url);
   const conn = await connect(infra.nats.url, infra.db.url, 'projector');
-  const projector = createProjector({ ...conn, log: testLogger('projector'), streams: STREAM_OPTIONS });
+  const projector = createProjector({ ...conn, log: testLogger('projector'), streams: TEST_STREAM_OPTIONS });
   if (options.startProjector ?? true) await projector.start();
   const http = await startHttpServer({
     port: 0,

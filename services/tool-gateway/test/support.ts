@@ -18,9 +18,14 @@ import {
   type ToolTask,
 } from '@dura/contracts';
 import { idempotencyKey } from '@dura/core';
-import { openDatabase, type Db, type DbHandle } from '@dura/db';
-import { ensureStreams, type StreamOptions } from '@dura/event-store';
-import { connectNats, createLogger, type Logger, type NatsHandles } from '@dura/service-kit';
+import type { Db } from '@dura/db';
+import { ensureStreams } from '@dura/event-store';
+import {
+  TEST_STREAM_OPTIONS,
+  testConnections,
+  testLogger,
+  type TestDbConnections,
+} from '@dura/service-kit/testing';
 import { defineTool, ToolRegistry, type ToolDefinition, type ToolSafety, type ToolStatus } from '@dura/tools';
 import { afterAll, beforeAll } from 'vitest';
 import type { TestInfra } from '@dura/testing';
@@ -34,38 +39,13 @@ import {
   type ToolGateway,
 } from '../src/index';
 
-export const STREAM_OPTIONS: StreamOptions = { replicas: 1, duplicateWindowMs: 120_000, storage: 'file' };
-
-/** Silent unless DURA_TEST_VERBOSE=1: expected dead letters and retries would read like failures. */
-export function testLogger(service: string): Logger {
-  const verbose = process.env['DURA_TEST_VERBOSE'] === '1';
-  const write = verbose ? (line: string) => process.stderr.write(`${line}\n`) : () => undefined;
-  return createLogger({ service, level: 'debug', format: 'pretty', write });
-}
+export { TEST_STREAM_OPTIONS as STREAM_OPTIONS, testLogger };
 
 /** One "replica's worth" of connections: its own NATS connection and its own Postgres pool. */
-export interface Connections extends NatsHandles {
-  database: DbHandle;
-  db: Db;
-  close(): Promise<void>;
-}
+export type Connections = TestDbConnections;
 
-export async function connect(natsUrl: string, databaseUrl: string, name = 'test'): Promise<Connections> {
-  const nats = await connectNats(natsUrl, name);
-  const database = await openDatabase({ url: databaseUrl, maxConnections: 10 }).catch(
-    async (err: unknown) => {
-      await nats.nc.close();
-      throw err;
-    },
-  );
-  return {
-    ...nats,
-    database,
-    db: database.db,
-    async close() {
-      await Promise.allSettled([nats.nc.close(), database.close()]);
-    },
-  };
+export function connect(natsUrl: string, databaseUrl: string, name = 'test'): Promise<Connections> {
+  return testConnections(natsUrl, name, databaseUrl);
 }
 
 /** Connects, migrates the gateway tables and creates the streams. */
@@ -73,7 +53,7 @@ export async function prepare(natsUrl: string, databaseUrl: string): Promise<Con
   const conn = await connect(natsUrl, databaseUrl, 'test-setup');
   try {
     await migrateGateway(conn.database);
-    await ensureStreams(conn.jsm, STREAM_OPTIONS);
+    await ensureStreams(conn.jsm, TEST_STREAM_OPTIONS);
   } catch (err) {
     await conn.close();
     throw err;
@@ -306,7 +286,7 @@ export function useGateway(
       tools: new ToolRegistry(tools),
       log: testLogger('tool-gateway'),
       relayPollMs: 50,
-      streams: STREAM_OPTIONS,
+      streams: TEST_STREAM_OPTIONS,
       ...options,
     });
     await gateway.start();

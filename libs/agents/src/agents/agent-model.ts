@@ -14,7 +14,16 @@ import {
 import { nextCallId, type CallState, type Reservation, type RunState } from '@dura/core';
 import type { ToolRegistry } from '@dura/tools';
 import { controlToolSpecs, liveOptions, toolSpecsFor, type ChatProvider, type ChatToolSpec } from '../llm';
-import type { DecideInput, Model, ModelTurn, StartInfo, SummaryTurn } from '../model';
+import type {
+  AgentCatalog,
+  CallCosts,
+  ContextSummaries,
+  DecideInput,
+  Model,
+  ModelTurn,
+  StartInfo,
+  SummaryTurn,
+} from '../model';
 import { tighterBudget } from '../model';
 import type { PayloadAccess } from '../payload-access';
 import { withResolvedResults } from '../resolved-results';
@@ -50,7 +59,7 @@ const SUMMARIZE_PROMPT =
  * from their plan; OpenAI-compatible and Anthropic ones are called over HTTP with the conversation rebuilt
  * from the log, and their answer becomes a decision (tool calls, or the final answer).
  */
-export function createAgentModel(deps: AgentModelDeps): Model {
+export function createAgentModel(deps: AgentModelDeps): Model & AgentCatalog & CallCosts & ContextSummaries {
   const providerOf = providerCache<Extract<ModelSettings, { provider: 'openai' | 'anthropic' }>>(
     deps.env ?? process.env,
     deps.providerFor,

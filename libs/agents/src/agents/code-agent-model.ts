@@ -1,21 +1,29 @@
 import { randomUUID } from 'node:crypto';
 import { DuraError, type PinnedVersion, type RunRequest } from '@dura/contracts';
 import {
-  ModelAnswerSchema,
-  pinnedVersion,
-  withModelAnswer,
   type AnyCodeAgent,
-  type CodeStep,
-  type Frontier,
   type CodeModelSettings,
   type ModelAnswer,
   type ModelCall,
-  type ResolvedModelRequest,
 } from '@dura/code-agents';
+import {
+  ModelAnswerSchema,
+  pinnedVersion,
+  withModelAnswer,
+  type CodeStep,
+  type Frontier,
+  type ResolvedModelRequest,
+} from '@dura/code-agents/engine';
 import type { Reservation } from '@dura/core';
 import type { ToolRegistry } from '@dura/tools';
 import type { ChatProvider } from '../llm';
-import { tighterBudget, type CodeTurn, type DecideInput, type Model } from '../model';
+import {
+  tighterBudget,
+  type CodeTurn,
+  type DecideInput,
+  type PlannerModel,
+  type ServingModel,
+} from '../model';
 import { createCodeModelAnswer } from './code-model-answer';
 import type { ModelPrice } from './definition';
 import { createCodeContinuations, type CodeContinuations } from './code-continuations';
@@ -26,7 +34,7 @@ export interface CodeAgentModelDeps {
   /** Every served version of every code agent. */
   agents: readonly AnyCodeAgent[];
   /** Decides every other run (JSON agents, scripted plans). */
-  base: Model;
+  base: PlannerModel;
   /**
    * Answers `ctx.model` in place of the agent's provider (replay answers from the log); by default the LLM
    * adapters are asked with the agent's `model` settings.
@@ -66,7 +74,7 @@ const byVersion = new Intl.Collator('en', { numeric: true }).compare;
  * the version it started with and decided by replaying its code against the log; the usual step resumes
  * the run's kept execution instead (`continuations`), a cold one replays from the start.
  */
-export function withCodeAgents(deps: CodeAgentModelDeps): Model {
+export function withCodeAgents(deps: CodeAgentModelDeps): ServingModel {
   const { base } = deps;
   const versions = new Map<string, AnyCodeAgent[]>();
   for (const agent of deps.agents) {

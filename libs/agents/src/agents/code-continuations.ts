@@ -1,10 +1,5 @@
-import {
-  startExecution,
-  type AdvanceOptions,
-  type AnyCodeAgent,
-  type CodeStep,
-  type Execution,
-} from '@dura/code-agents';
+import { type AnyCodeAgent } from '@dura/code-agents';
+import { startExecution, type AdvanceOptions, type CodeStep, type Execution } from '@dura/code-agents/engine';
 import { DuraError } from '@dura/contracts';
 import { LruCache, type RunState } from '@dura/core';
 

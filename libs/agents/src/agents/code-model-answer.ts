@@ -1,13 +1,12 @@
 import { DuraError } from '@dura/contracts';
 import type { Reservation } from '@dura/core';
 import {
-  recordedAnswer,
   type AnyCodeAgent,
   type CodeModelSettings,
   type ModelAnswer,
   type ModelCall,
-  type ResolvedModelRequest,
 } from '@dura/code-agents';
+import { recordedAnswer, type ResolvedModelRequest } from '@dura/code-agents/engine';
 import type { ToolRegistry } from '@dura/tools';
 import { liveOptions, toolSpecsFor, type ChatProvider, type ChatToolSpec } from '../llm';
 import type { DecideInput } from '../model';

@@ -1,6 +1,6 @@
 import type { ChatMessage, PromptRecord } from '@dura/contracts';
 import { canonicalJson, type RunState } from '@dura/core';
-import { decodeJournal, type JournalEntry } from '@dura/code-agents';
+import { decodeJournal, type JournalEntry } from '@dura/code-agents/engine';
 import { promptHashOf } from './conversation';
 
 /** The prompts a code agent's run recorded before a call: its steps' journals, then the current step's so far. */

@@ -1,4 +1,4 @@
-import type { CodeStep } from '@dura/code-agents';
+import type { CodeStep } from '@dura/code-agents/engine';
 import type { ToolRegistry } from '@dura/tools';
 import type { CodeTurn } from '../model';
 import { withToolApprovals } from '../model-router';

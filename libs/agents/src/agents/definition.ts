@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { stepReferenceIssues } from '@dura/core';
-import { CodeModelSettingsSchema } from '@dura/code-agents';
+import { CodeModelSettingsSchema } from '@dura/code-agents/engine';
 import {
   ApprovalPolicySchema,
   BudgetLimitsSchema,

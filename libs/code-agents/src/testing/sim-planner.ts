@@ -10,21 +10,19 @@ import {
 } from '@dura/contracts';
 import { evolve, initialRunState, nextAction, type RunState } from '@dura/core';
 import { runEvent } from '@dura/core/testing';
+import { type AnyCodeAgent, type CodeModelSettingsInput, type ModelAnswer } from '../index';
 import {
   decideNext,
   pinnedVersion,
   recordedAnswer,
   startExecution,
   withModelAnswer,
-  type AnyCodeAgent,
   type CodeStep,
   type Execution,
   type Fresh,
   type Frontier,
-  type CodeModelSettingsInput,
-  type ModelAnswer,
   type ResolvedModelRequest,
-} from '../index';
+} from '../engine';
 
 export type ToolFn = (args: JsonObject) => JsonValue;
 

@@ -1,7 +1,7 @@
 // A planner's run driver over a real nats-server, in this process: what scenarios J and L drive runs with.
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
-import type { Model } from '@dura/agents';
+import type { PlannerModel } from '@dura/agents';
 import { newEvent, type RunRequest } from '@dura/contracts';
 import { createEventStore, ensureStreams, DEFAULT_STREAM_OPTIONS, type EventStore } from '@dura/event-store';
 import { createRunDriver, openSnapshotBucket, type RunDriver } from '@dura/planner';
@@ -11,7 +11,7 @@ import { startNatsServer } from '@dura/testing';
 export interface DriverStack extends AsyncDisposable {
   store: EventStore;
   /** A fresh driver (nothing cached) deciding with `model`. */
-  driverOf(model: Model): RunDriver;
+  driverOf(model: PlannerModel): RunDriver;
   /** Appends the run's `run_requested`, as the planner's intake does. */
   request(request: RunRequest & { runId: string }): Promise<void>;
 }

@@ -2,13 +2,13 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ApiUnreachable, RunNotFound } from '@dura/client';
 import type { PinnedVersion, RunEvent } from '@dura/contracts';
-import type { loadAgents, Model, ReplayResult } from '@dura/agents';
+import type { loadAgents, PlannerModel, ReplayResult } from '@dura/agents';
 import type { ToolRegistry } from '@dura/tools';
 import { booleanFlag, positional, stringFlag } from '../args';
 import { EXIT, UsageError, type CommandContext, type CommandModule } from '../command';
 
 /** Imports `path` (relative to the working directory) and calls its `createModel()`. */
-async function loadModel(path: string): Promise<Model> {
+async function loadModel(path: string): Promise<PlannerModel> {
   const url = pathToFileURL(resolve(path)).href;
   let mod: { createModel?: unknown };
   try {
@@ -18,12 +18,14 @@ async function loadModel(path: string): Promise<Model> {
   }
   if (typeof mod.createModel !== 'function')
     throw new UsageError(
-      `--model ${path} exports no createModel(); export function createModel(): Model (from @dura/agents)`,
+      `--model ${path} exports no createModel(); export function createModel(): PlannerModel (from @dura/agents)`,
     );
-  const model = (await (mod.createModel as () => unknown)()) as Partial<Model> | null;
+  const model = (await (mod.createModel as () => unknown)()) as Partial<PlannerModel> | null;
   if (typeof model?.decide !== 'function')
-    throw new UsageError(`--model ${path}: createModel() returned no object with decide(); return a Model`);
-  return model as Model;
+    throw new UsageError(
+      `--model ${path}: createModel() returned no object with decide(); return a PlannerModel`,
+    );
+  return model as PlannerModel;
 }
 
 type Agents = Awaited<ReturnType<typeof loadAgents>>;

@@ -6,7 +6,7 @@ export interface CodeStepView {
   facts: string[];
 }
 
-/** One value a code step computed, as its thought's journal records it (`@dura/code-agents` `JournalEntry`). */
+/** One value a code step computed, as its thought's journal records it (`@dura/code-agents/engine` `JournalEntry`). */
 type Entry =
   | { k: 'now'; v: number }
   | { k: 'random'; v: number }
@@ -14,9 +14,9 @@ type Entry =
   | { k: 'mark'; v: string }
   | { k: 'model'; model: string; inputTokens: number; outputTokens: number; costUsd?: number };
 
-/** The tag a code step's journal carries in its thought's `content` (`@dura/code-agents` `encodeJournal`). */
+/** The tag a code step's journal carries in its thought's `content` (`@dura/code-agents/engine` `encodeJournal`). */
 const JOURNAL_TAG = 'dura.code/1';
-/** The model id a code step records when it asked no model (`@dura/code-agents` `frontierThought`). */
+/** The model id a code step records when it asked no model (`@dura/code-agents/engine` `frontierThought`). */
 const CODE_MODEL_PREFIX = 'code:';
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>

@@ -1,4 +1,4 @@
-import { decodeJournal } from '@dura/code-agents';
+import { decodeJournal } from '@dura/code-agents/engine';
 import type {
   ChatToolCall,
   ErrorInfo,

@@ -6,10 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll } from 'vitest';
-import type { RunEvent } from '@dura/contracts';
 import { startFakeLlmServer, type FakeLlmReply, type FakeLlmServer } from '@dura/testing';
-import { logOf, WITNESS_TOOLS, type CrashSystem } from './crash-harness';
-import { eventually } from './system';
+import { WITNESS_TOOLS } from './crash-harness';
 
 export const AGENT2_TOOLS = fileURLToPath(new URL('./agent2-tools.ts', import.meta.url));
 /** Every service loads the witness tools and `report.fetch`. */
@@ -121,26 +119,6 @@ export async function writeAgentsFile(dir: string, name: string, file: unknown):
 export function fakeModel(url: string, extra: Record<string, unknown> = {}) {
   return { provider: 'openai', model: 'fake-1', baseUrl: url, maxTokens: 100, maxAttempts: 2, ...extra };
 }
-
-/** Waits until the run's log holds an event matching `pred`; returns the log. */
-export function untilEvent(
-  sys: CrashSystem,
-  runId: string,
-  pred: (event: RunEvent) => boolean,
-  what: string,
-  timeoutMs = 30_000,
-): Promise<RunEvent[]> {
-  return eventually(
-    async () => {
-      const log = await logOf(sys, runId);
-      return log.some(pred) ? log : undefined;
-    },
-    `${runId}: ${what}`,
-    timeoutMs,
-  );
-}
-
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** How many requests each decision got (see `decisionKey`), summaries left out. */
 export function requestsPerDecision(bodies: readonly WireBody[]): Record<string, number> {

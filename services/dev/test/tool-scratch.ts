@@ -1,13 +1,13 @@
-// Shared by agent-timers, agent-cancel and agent-payloads: a scratch directory for the fixture tools' log
-// and gates, the environment that loads those tools into the planner and the gateway, and readers of what
-// the services keep outside the run log (the timers table, the cancellations bucket, dead letters).
+// Shared by agent-timers, agent-cancel, agent-payloads and worker-cancel: a scratch directory for the fixture
+// tools' log and gates, the environment that loads those tools into the planner and the gateway, and readers
+// of what the services keep outside the run log (the cancellations bucket, dead letters).
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll } from 'vitest';
 import { BUCKETS, STREAMS, type DeadLetter, type RunEvent } from '@dura/contracts';
-import { logOf, WITNESS_TOOLS, type CrashSystem } from './crash-harness';
+import { WITNESS_TOOLS, type CrashSystem } from './crash-harness';
 import type { ToolLogEntry } from './fixtures/agent3-tools';
 import { eventually } from './system';
 
@@ -64,24 +64,6 @@ export function useScratch(): () => Scratch {
   };
 }
 
-/** Waits until the run's log holds an event matching `pred`; returns the log. */
-export function untilEvent(
-  sys: CrashSystem,
-  runId: string,
-  pred: (event: RunEvent) => boolean,
-  what: string,
-  timeoutMs = 30_000,
-): Promise<RunEvent[]> {
-  return eventually(
-    async () => {
-      const log = await logOf(sys, runId);
-      return log.some(pred) ? log : undefined;
-    },
-    `${runId}: ${what}`,
-    timeoutMs,
-  );
-}
-
 /** Waits until the fixture tools recorded `event` for a call of `runId`; returns that entry. */
 export function untilTool(
   scratch: Scratch,
@@ -96,22 +78,8 @@ export function untilTool(
   );
 }
 
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 export const eventsOf = <T extends RunEvent['type']>(log: readonly RunEvent[], type: T) =>
   log.filter((e): e is Extract<RunEvent, { type: T }> => e.type === type);
-
-export interface TimerRow {
-  wait_id: string;
-  due_at: Date;
-  fired_at: Date | null;
-}
-
-/** The run's rows of the gateway's `timers` table. */
-export function timerRows(sys: CrashSystem, runId: string): Promise<TimerRow[]> {
-  return sys.system.sql<TimerRow[]>`
-    select wait_id, due_at, fired_at from timers where run_id = ${runId} order by wait_id`;
-}
 
 /** The run's entry in the `dura_cancellations` bucket ({reason, ts}), or undefined when it has none. */
 export async function cancellationMark(
