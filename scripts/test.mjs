@@ -14,15 +14,23 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const nx = join(root, 'scripts', 'nx.mjs');
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-// The other lane's Nx tasks, one or two at a time beside the end-to-end suite's two workers.
+// The other lane's Nx tasks, one or two at a time beside the end-to-end suite's workers.
 const lanePar = process.env['DURA_TEST_PARALLEL'] ?? '1';
+// The end-to-end suite's vitest workers: its package script's (2) unless DURA_E2E_WORKERS says otherwise.
+const e2eWorkers = process.env['DURA_E2E_WORKERS'];
+if (e2eWorkers !== undefined && !/^[1-9][0-9]*$/.test(e2eWorkers)) {
+  console.error(
+    `DURA_E2E_WORKERS=${e2eWorkers}: expected a whole number of workers, e.g. 3; unset it for the default 2`,
+  );
+  process.exit(1);
+}
 
 /** Runs one command; resolves to its exit status. Each output line is prefixed with `label: ` when one is given. */
-function run(label, command, args, cwd = root) {
+function run(label, command, args, cwd = root, env = process.env) {
   return new Promise((resolve) => {
     const started = Date.now();
     console.log(`\n> ${label ?? 'workspace'}: ${command} ${args.join(' ')}`);
-    const child = spawn(command, args, { cwd, stdio: label ? ['ignore', 'pipe', 'pipe'] : 'inherit' });
+    const child = spawn(command, args, { cwd, env, stdio: label ? ['ignore', 'pipe', 'pipe'] : 'inherit' });
     if (label) {
       for (const [from, to] of [
         [child.stdout, process.stdout],
@@ -75,7 +83,13 @@ async function checksAndOtherTiers() {
 }
 
 const [devE2e, others] = await Promise.all([
-  run('@dura/dev', npm, ['run', '--silent', 'test-e2e'], join(root, 'services', 'dev')),
+  run(
+    '@dura/dev',
+    npm,
+    ['run', '--silent', 'test-e2e'],
+    join(root, 'services', 'dev'),
+    e2eWorkers === undefined ? process.env : { ...process.env, VITEST_MAX_WORKERS: e2eWorkers },
+  ),
   checksAndOtherTiers(),
 ]);
 const failed = [devE2e, ...others].some((status) => status !== 0);
