@@ -1,10 +1,12 @@
 #!/usr/bin/env node
 // `npm test`: lint, typecheck and every test tier, in two lanes that start together so the longest task is
 // never left for last:
-//   - @dura/dev's end-to-end suite (two vitest workers; the longest task by far);
+//   - @dura/dev's end-to-end suite (the longest task by far), on three vitest workers: its files mostly wait
+//     (ack waits, leases, redeliveries), each on about a third of a core, so two workers left a core idle;
 //   - one ESLint run and one TypeScript program over the whole tree (`npm run lint`, `npm run typecheck`: the
 //     libraries are linted and checked once, not once per project that imports them), then the unit,
-//     integration and end-to-end tiers of every other project through Nx.
+//     integration and end-to-end tiers of every other project through Nx, two tasks at a time.
+// DURA_E2E_WORKERS and DURA_TEST_PARALLEL change the 3 and the 2.
 // Every step runs even when an earlier one failed, so one run reports every failure; the exit status is 1 if
 // any step failed. The slow tier (`npm run test:slow`) and the soaks are not part of it (docs/guarantees.md).
 import { spawn } from 'node:child_process';
@@ -14,16 +16,21 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const nx = join(root, 'scripts', 'nx.mjs');
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-// The other lane's Nx tasks, one or two at a time beside the end-to-end suite's workers.
-const lanePar = process.env['DURA_TEST_PARALLEL'] ?? '1';
-// The end-to-end suite's vitest workers: its package script's (2) unless DURA_E2E_WORKERS says otherwise.
-const e2eWorkers = process.env['DURA_E2E_WORKERS'];
-if (e2eWorkers !== undefined && !/^[1-9][0-9]*$/.test(e2eWorkers)) {
-  console.error(
-    `DURA_E2E_WORKERS=${e2eWorkers}: expected a whole number of workers, e.g. 3; unset it for the default 2`,
-  );
-  process.exit(1);
+/** A positive whole number from the environment, or the default; anything else stops the run, naming the variable. */
+function count(name, fallback) {
+  const value = process.env[name] ?? String(fallback);
+  if (!/^[1-9][0-9]*$/.test(value)) {
+    console.error(
+      `${name}=${value}: expected a whole number, e.g. ${fallback}; unset it for the default ${fallback}`,
+    );
+    process.exit(1);
+  }
+  return value;
 }
+// The other lane's Nx tasks at a time, beside the end-to-end suite's workers.
+const lanePar = count('DURA_TEST_PARALLEL', 2);
+// The end-to-end suite's vitest workers (its package script alone runs two).
+const e2eWorkers = count('DURA_E2E_WORKERS', 3);
 
 /** Runs one command; resolves to its exit status. Each output line is prefixed with `label: ` when one is given. */
 function run(label, command, args, cwd = root, env = process.env) {
@@ -83,13 +90,10 @@ async function checksAndOtherTiers() {
 }
 
 const [devE2e, others] = await Promise.all([
-  run(
-    '@dura/dev',
-    npm,
-    ['run', '--silent', 'test-e2e'],
-    join(root, 'services', 'dev'),
-    e2eWorkers === undefined ? process.env : { ...process.env, VITEST_MAX_WORKERS: e2eWorkers },
-  ),
+  run('@dura/dev', npm, ['run', '--silent', 'test-e2e'], join(root, 'services', 'dev'), {
+    ...process.env,
+    VITEST_MAX_WORKERS: e2eWorkers,
+  }),
   checksAndOtherTiers(),
 ]);
 const failed = [devE2e, ...others].some((status) => status !== 0);
