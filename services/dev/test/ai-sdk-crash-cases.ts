@@ -1,5 +1,5 @@
 // The crash points of an AI SDK agent (fixtures/ai-sdk-agents.ts), registered by ai-sdk-crash.e2e.spec.ts
-// (separate services) and ai-sdk-crash-worker.e2e.spec.ts (a worker): SIGKILL after the model answered but
+// (separate services) and ai-sdk-crash-worker.slow.spec.ts (a worker): SIGKILL after the model answered but
 // before the answer was recorded, after a recorded answer's intents, and while the model's answer streams.
 // Every run completes, the fake provider is asked each recorded turn once (only the answer the kill lost is
 // asked again), each charge reaches the witness once, and `dura replay` finds no divergence.
