@@ -1,4 +1,4 @@
-import { DuraError } from '@dura/contracts';
+import { type DuraError } from '@dura/contracts';
 
 /** How long a service's start-up waits on Postgres, and whom it tells what it waits for. */
 export interface StartBounds {

@@ -32,7 +32,13 @@ async function outcomeOf(work: Promise<unknown>): Promise<unknown> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise((resolve) => (timer = setTimeout(() => resolve('still waiting'), NO_BOUND_MS)));
   try {
-    return await Promise.race([work.then(() => 'done', (err: unknown) => err), late]);
+    return await Promise.race([
+      work.then(
+        () => 'done',
+        (err: unknown) => err,
+      ),
+      late,
+    ]);
   } finally {
     clearTimeout(timer);
   }

@@ -116,7 +116,8 @@ export async function startService<C extends ServiceBaseConfig, P>(spec: Service
     };
     const opened = await waitUntilReachable('Postgres', () => openDatabase({ url, start }), startWait);
     const migrate = spec.migrate;
-    if (migrate) await waitUntilReachable('Postgres to apply the migrations', () => migrate(opened), startWait);
+    if (migrate)
+      await waitUntilReachable('Postgres to apply the migrations', () => migrate(opened), startWait);
     database = opened;
   }
   const nats = natsSecurity
