@@ -1,26 +1,31 @@
 import postgres from 'postgres';
+import { DuraError } from '@dura/contracts';
 import { PGlite } from '@electric-sql/pglite';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
-import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
-import { sql } from 'drizzle-orm';
-import { DuraError } from '@dura/contracts';
 import type { Db, DbHandle } from './db-handle';
+import { connectError, redact } from './connect-error';
 import { listenPostgres, reconnectBackoff, register } from './listen';
+import { migratePostgres } from './postgres-migrate';
+import { DEFAULT_ANSWER_TIMEOUT_MS, seconds, withinDeadline, type StartBounds } from './start-bounds';
+
+export { redact } from './connect-error';
 
 /** Connects to Postgres at `url`, or opens an embedded PGlite (in memory, or in `pgliteDir`) when no URL is given. */
 export async function openDatabase(options: {
   url?: string;
   pgliteDir?: string;
   maxConnections?: number;
+  /** Bounds on the waits of the opening and of `migrate`, and who hears what they wait for (Postgres only). */
+  start?: StartBounds;
 }): Promise<DbHandle> {
   return options.url
-    ? openPostgres(options.url, options.maxConnections ?? 10)
+    ? openPostgres(options.url, options.maxConnections ?? 10, options.start ?? {})
     : openPglite(options.pgliteDir);
 }
 
-async function openPostgres(given: string, max: number): Promise<DbHandle> {
+async function openPostgres(given: string, max: number, bounds: StartBounds): Promise<DbHandle> {
   const { url, prepare } = preparedStatementsOf(given);
   const raw = postgres(url, {
     max,
@@ -29,28 +34,29 @@ async function openPostgres(given: string, max: number): Promise<DbHandle> {
     backoff: reconnectBackoff,
   });
   const client = prepare ? preparing(raw) : raw;
+  const answerMs = bounds.answerTimeoutMs ?? DEFAULT_ANSWER_TIMEOUT_MS;
   try {
-    await client`select 1`;
+    await withinDeadline(
+      client`select 1`,
+      answerMs,
+      () =>
+        new DuraError(
+          'database_unreachable',
+          `Postgres at ${redact(url)} did not answer a first query within ${seconds(answerMs)}; ` +
+            'check that the server is up and not stalled (its disk, a crash recovery, too many connections)',
+          { retryable: true },
+        ),
+      () => client.end({ timeout: 0 }),
+    );
   } catch (err) {
     await client.end({ timeout: 1 }).catch(() => undefined);
-    throw connectError(err, url);
+    throw err instanceof DuraError ? err : connectError(err, url);
   }
   const db = drizzlePostgres(client) as unknown as Db;
   return register({
     db,
     kind: 'postgres',
-    async migrate({ folder, table }) {
-      // One connection, so the advisory lock and the migration share a session.
-      const single = postgres(url, { max: 1, onnotice: () => undefined });
-      try {
-        const lockDb = drizzlePostgres(single);
-        await lockDb.execute(sql`select pg_advisory_lock(hashtext(${table}))`);
-        await migratePostgres(lockDb, { migrationsFolder: folder, migrationsTable: table });
-        await lockDb.execute(sql`select pg_advisory_unlock(hashtext(${table}))`);
-      } finally {
-        await single.end({ timeout: 5 });
-      }
-    },
+    migrate: ({ folder, table }) => migratePostgres(url, { folder, table }, bounds),
     listen: (channel, onNotify, onListening) => listenPostgres(url, channel, onNotify, onListening),
     close: () => raw.end({ timeout: 5 }),
   });
@@ -110,39 +116,6 @@ async function openPglite(dataDir: string | undefined): Promise<DbHandle> {
     },
     close: () => client.close(),
   });
-}
-
-/**
- * What a failed first connection means: a server that refuses the credentials or lacks the database will not
- * change its mind (not retryable: a starting service exits), while one that is down or still starting may.
- */
-function connectError(err: unknown, url: string): DuraError {
-  const message = (err as Error).message;
-  const raw = (err as { code?: unknown }).code;
-  const code = typeof raw === 'string' ? raw : '';
-  // SQLSTATE class 28: invalid authorization; 3D000: no such database.
-  if (code.startsWith('28'))
-    return new DuraError(
-      'database_auth_failed',
-      `Postgres at ${redact(url)} refused the credentials (${message}); check the user and password in DATABASE_URL`,
-      { cause: err },
-    );
-  if (code === '3D000')
-    return new DuraError(
-      'database_missing',
-      `Postgres at ${redact(url)} has no such database (${message}); create it or fix the database name in DATABASE_URL`,
-      { cause: err },
-    );
-  return new DuraError(
-    'database_unreachable',
-    `cannot connect to Postgres at ${redact(url)} (${message}); check DATABASE_URL and that the server is up`,
-    { retryable: true, cause: err },
-  );
-}
-
-/** Hides the password of a connection URL in messages and logs. */
-export function redact(url: string): string {
-  return url.replace(/\/\/([^:/@]+):[^@]*@/, '//$1:***@');
 }
 
 /** Rows of a raw `db.execute` result: an array with postgres.js, `{ rows }` with PGlite. */

@@ -1,4 +1,7 @@
 import postgres from 'postgres';
+import { DuraError } from '@dura/contracts';
+import { redact } from './connect-error';
+import { DEFAULT_ANSWER_TIMEOUT_MS, seconds, withinDeadline } from './start-bounds';
 import type { Db, DbHandle, NotifyHandler, Unlisten } from './db-handle';
 
 const RELISTEN_PAUSE_MS = 500;
@@ -64,7 +67,23 @@ export async function listenPostgres(
   }
 
   try {
-    await listenOnce();
+    // Bounded: past setting the connection up (connect_timeout), a server that stopped answering would keep
+    // the LISTEN, and whoever awaits it (a relay's start, then its stop), waiting silently.
+    await withinDeadline(
+      listenOnce(),
+      DEFAULT_ANSWER_TIMEOUT_MS,
+      () =>
+        new DuraError(
+          'database_unreachable',
+          `Postgres at ${redact(url)} did not answer LISTEN ${quoted} within ${seconds(DEFAULT_ANSWER_TIMEOUT_MS)}; ` +
+            'check that the server is up and not stalled',
+          { retryable: true },
+        ),
+      () => {
+        stopped = true;
+        return sql.end({ timeout: 0 });
+      },
+    );
   } catch (err) {
     stopped = true;
     await sql.end({ timeout: 0 });

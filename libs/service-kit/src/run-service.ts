@@ -106,8 +106,19 @@ export async function startService<C extends ServiceBaseConfig, P>(spec: Service
     const url = config.DATABASE_URL ?? absent('DATABASE_URL');
     // Loaded only here: a service without Postgres (the planner) does not import the drivers at all.
     const { openDatabase } = await import('@dura/db');
-    database = await waitUntilReachable('Postgres', () => openDatabase({ url }), startWait);
-    await spec.migrate?.(database);
+    // Every Postgres step is bounded (a retryable failure is waited out); what a step waits for meanwhile
+    // (the migration lock and its holder) is logged and becomes the reason for not being ready.
+    const start = {
+      onWaiting: (reason: string) => {
+        log.warn(reason);
+        startWait.onWaiting?.(reason);
+      },
+    };
+    const opened = await waitUntilReachable('Postgres', () => openDatabase({ url, start }), startWait);
+    const migrate = spec.migrate;
+    if (migrate)
+      await waitUntilReachable('Postgres to apply the migrations', () => migrate(opened), startWait);
+    database = opened;
   }
   const nats = natsSecurity
     ? await connectNats(config.NATS_URL ?? absent('NATS_URL'), `dura-${spec.name}`, log, natsSecurity, {

@@ -100,6 +100,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     const database: DbHandle = await openDatabase({
       ...(options.databaseUrl ? { url: options.databaseUrl } : {}),
       ...(options.dataDir ? { pgliteDir: join(options.dataDir, 'pglite') } : {}),
+      // What a Postgres step waits for (the migration lock another process holds) is said, not waited on silently.
+      start: { onWaiting: (reason) => options.log.warn(reason) },
     });
     stops.push(() => database.close());
     progress(`database open (${database.kind === 'pglite' ? 'embedded PGlite' : 'DATABASE_URL'})`);

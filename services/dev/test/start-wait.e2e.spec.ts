@@ -1,3 +1,4 @@
+import postgres from 'postgres';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   createTestDatabase,
@@ -162,6 +163,35 @@ describe('services started before their dependencies', () => {
     owned.push({ stop: () => postgres[Symbol.asyncDispose]() });
     await ready(url, proc);
     await proc.waitForOutput(/Postgres reachable/, READY_MS);
+  });
+
+  it('the projector waits for the migration lock another session holds, naming it, then migrates and serves', async () => {
+    await using db: TestDatabaseHandle = await createTestDatabase({ prefix: 'start_wait_lock' });
+    const nats = await startNatsServer();
+    owned.push({ stop: () => nats.stop() });
+    // A session holding the lock the projector's migrations take: another replica migrating, or a stuck one.
+    const holder = postgres(db.url, { max: 1, onnotice: () => undefined });
+    owned.push({ stop: () => holder.end({ timeout: 1 }) });
+    const [held] = await holder<{ pid: number }[]>`
+      select pg_backend_pid() as pid, pg_advisory_lock(hashtext('__dura_projector_migrations')) is not null as locked`;
+    const apiPort = await freePort();
+    const proc = service('projector', {
+      NATS_URL: nats.url,
+      DATABASE_URL: db.url,
+      PROJECTOR_HTTP_PORT: String(apiPort),
+    });
+    const url = `http://127.0.0.1:${apiPort}`;
+
+    const waiting = new RegExp(
+      `waiting for the migration lock \\(__dura_projector_migrations\\) held by pid ${held!.pid} `,
+    );
+    await notReady(url, waiting, proc);
+    await proc.waitForOutput(new RegExp(`"level":"warn".*${waiting.source}`), READY_MS);
+    expect(await Promise.race([proc.exited, Promise.resolve('running')])).toBe('running');
+
+    await holder`select pg_advisory_unlock(hashtext('__dura_projector_migrations'))`;
+    await ready(url, proc);
+    await proc.waitForOutput(/projector api listening/, READY_MS);
   });
 
   it('a service still waiting is stopped at once by SIGTERM, exit 0', async () => {
