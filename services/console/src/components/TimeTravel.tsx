@@ -32,7 +32,8 @@ export function TimeTravel({
   onSelect: (seq: number) => void;
   numberOf: (seq: number) => number | undefined;
 }) {
-  const at = selected ?? (complete ? events.at(-1)?.seq : run?.lastSeq);
+  // Unselected, it stands at the run's last event once the run's state is in (no fold asked for before).
+  const at = selected ?? (run === undefined ? undefined : complete ? events.at(-1)?.seq : run.lastSeq);
   const found = events.findIndex((e) => e.seq === at);
   const index = found >= 0 ? found : at !== undefined && at === run?.lastSeq ? count - 1 : 0;
   const current = run !== undefined && at === run.lastSeq;
