@@ -56,10 +56,13 @@ describe('the conversation view', () => {
       await tab.click();
       const chat = page.getByTestId('conversation');
       await chat.locator('.msg[data-role="tool"]').waitFor({ timeout: WAIT_MS });
-      // Live: the answer joins the chat without a reload once it is recorded.
+      // Live: the answer joins the chat without a reload once it is recorded (and the text it streams, shown
+      // while the model answers, is gone: it is an assistant message too, cut where the stream is).
       await expect
-        .poll(() => roles(page), { timeout: WAIT_MS })
-        .toEqual(['system', 'user', 'assistant', 'tool', 'assistant']);
+        .poll(async () => [await roles(page), await page.getByTestId('chat-answering').count()], {
+          timeout: WAIT_MS,
+        })
+        .toEqual([['system', 'user', 'assistant', 'tool', 'assistant'], 0]);
       const [system, user, asked, result, answer] = await messages(page);
       expect(system).toBe('system: You forecast the weather; look it up with echo first.');
       expect(user).toBe(`user: ${input}`);

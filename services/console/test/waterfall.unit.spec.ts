@@ -70,6 +70,15 @@ describe('buildWaterfall', () => {
     expect(rows[4]!.facts).toEqual(['timeout', 'attempt 1', 'retryable']);
   });
 
+  it('given only the first events of a run (still being read): a call whose result is not among them is not called pending', () => {
+    const first = log(
+      ['run_started', {}, 0],
+      ['tool_call_requested', { callId: 'c1', step: 1, tool: 'pay.charge', args: {}, idempotencyKey: 'k' }],
+    );
+    expect(buildWaterfall(first, { complete: false })[1]!.facts).toEqual(['result not read yet']);
+    expect(buildWaterfall(first)[1]!.facts).toEqual(['pending']);
+  });
+
   it('given a wait: the bar stays open until the signal, timer or end that wakes it', () => {
     const rows = buildWaterfall(
       log(

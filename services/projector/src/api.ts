@@ -146,12 +146,14 @@ function apiRoutes(deps: ReadApiDeps): ApiRoute[] {
       async handle({ params, caller }) {
         const id = params['id'] ?? '';
         const tenant = tenantFilter(caller);
+        // The state goes out as the JSON text the database holds (a long run's is megabytes): not parsed into
+        // objects only to be serialized again, as event pages.
         const [row] = await db
-          .select({ state: runs.state })
+          .select({ state: sql<string>`${runs.state}::text` })
           .from(runs)
           .where(and(eq(runs.runId, id), tenant === undefined ? undefined : eq(runs.tenant, tenant)));
         if (!row) throw unknownRun(id);
-        return { status: 200, body: row.state };
+        return { status: 200, text: row.state, headers: { 'content-type': 'application/json' } };
       },
     },
     {

@@ -8,6 +8,13 @@ const nextFromSeqOf = (answer: ApiAnswer): number | undefined => {
 };
 
 /**
+ * The first page is short: it holds the first screen of rows, which the page shows while the rest is read.
+ * The later pages are as long as the API gives.
+ */
+const FIRST_PAGE = 100;
+const PAGE = 1000;
+
+/**
  * Reads every event of the run page by page, each page validated, and hands each page to `onPage` as it
  * comes. Pages are read one ahead: the next page is on its way while this one is validated.
  */
@@ -16,16 +23,19 @@ export async function readEventPages(
   onPage: (events: RunEvent[]) => void,
   init: { signal?: AbortSignal; auth?: Record<string, string> } = {},
 ): Promise<void> {
-  const path = (from: number) => `/runs/${encodeURIComponent(runId)}/events?fromSeq=${from}&limit=1000`;
+  const path = (from: number, limit = PAGE) =>
+    `/runs/${encodeURIComponent(runId)}/events?fromSeq=${from}&limit=${limit}`;
   let from: number | undefined = 0;
-  let next: Promise<ApiAnswer> | undefined = apiAnswer(path(from), init);
+  let next: Promise<ApiAnswer> | undefined = apiAnswer(path(from, FIRST_PAGE), init);
+  let limit = FIRST_PAGE;
   while (from !== undefined && next) {
     const answer = await next;
     const after = nextFromSeqOf(answer);
     next = after === undefined ? undefined : apiAnswer(path(after), init);
     // Read ahead: if this page turns out invalid, the next one's outcome is nobody's to handle.
     void next?.catch(() => undefined);
-    const page: EventPageResponse = validated(EventPageResponseSchema, path(from), answer);
+    const page: EventPageResponse = validated(EventPageResponseSchema, path(from, limit), answer);
+    limit = PAGE;
     onPage(page.events);
     from = page.nextFromSeq;
   }

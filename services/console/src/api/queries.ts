@@ -74,13 +74,27 @@ export const useCauses = (runId: string, seq: number | undefined) =>
       api(CausesResponseSchema, `/runs/${encodeURIComponent(runId)}/events/${seq ?? 1}/causes`, { signal }),
   });
 
-/** Every event of the run, read page by page (off the page's thread: `readRunEvents`), then kept current from the live stream. */
-export function useRunEvents(runId: string) {
+/** The run's events as the page has them: all of them (`complete`), or while they are read, the first ones. */
+export interface RunEvents {
+  events: RunEvent[];
+  complete: boolean;
+  error: Error | null;
+}
+
+const NO_EVENTS: RunEvent[] = [];
+
+/**
+ * Every event of the run, read page by page (off the page's thread: `readRunEvents`), then kept current from
+ * the live stream. The first page is given as soon as it is in, so the page draws its first screen while the
+ * rest is read; the rest comes in one piece (one more render, not one per page).
+ */
+export function useRunEvents(runId: string): RunEvents {
   const client = useQueryClient();
+  const [first, setFirst] = useState<{ runId: string; events: RunEvent[] }>();
   const query = useQuery({
     queryKey: ['events', runId],
     staleTime: Infinity,
-    queryFn: ({ signal }) => readRunEvents(runId, signal),
+    queryFn: ({ signal }) => readRunEvents(runId, signal, (events) => setFirst({ runId, events })),
   });
   const loaded = query.isSuccess;
   useEffect(() => {
@@ -108,7 +122,8 @@ export function useRunEvents(runId: string) {
       clearTimeout(refresh);
     };
   }, [client, runId, loaded]);
-  return query;
+  const events = query.data ?? (first?.runId === runId ? first.events : NO_EVENTS);
+  return { events, complete: loaded, error: query.error };
 }
 
 /**

@@ -78,11 +78,19 @@ function request(
   });
 }
 
-/** Every event of the run, read page by page and validated off the page's thread where it can be, else on it. */
-export async function readRunEvents(runId: string, signal: AbortSignal): Promise<RunEvent[]> {
+/**
+ * Every event of the run, read page by page and validated off the page's thread where it can be, else on it.
+ * `onFirst` gets the first page as soon as it is in (the page draws its first screen from it).
+ */
+export async function readRunEvents(
+  runId: string,
+  signal: AbortSignal,
+  onFirst?: (events: RunEvent[]) => void,
+): Promise<RunEvent[]> {
   const events: RunEvent[] = [];
   const add = (page: RunEvent[]) => {
     for (const event of page) events.push(event);
+    if (events.length === page.length) onFirst?.(page);
   };
   const target = reader();
   if (target) await request(target, 'events', runId, signal, add);

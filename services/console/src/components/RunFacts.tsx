@@ -21,13 +21,25 @@ export function Value({ name, value, testId }: { name: string; value: unknown; t
   );
 }
 
+const FINISHED = new Set<RunState['status']>(['completed', 'failed', 'cancelled', 'rejected']);
+
 /**
  * What a run was asked and what it gave, and when: its input, its output or its error (with a rejection's
- * issues), when it started and ended, and how long it took (so far, while it runs).
+ * issues), when it started and ended, and how long it took (so far, while it runs). While only the run's first
+ * events are read (`complete: false`), a finished run's end and duration wait for the rest.
  */
-export function RunFacts({ run, events }: { run: RunState; events: readonly RunEvent[] }) {
+export function RunFacts({
+  run,
+  events,
+  complete,
+}: {
+  run: RunState;
+  events: readonly RunEvent[];
+  complete: boolean;
+}) {
   const first = events[0];
   const end = events.find((event) => ENDS.has(event.type));
+  const endUnread = !end && !complete && FINISHED.has(run.status);
   const rejection = events.find((event) => event.type === 'run_rejected');
   const issues = rejection?.type === 'run_rejected' ? (rejection.data.issues ?? []) : [];
   const startedMs = first ? Date.parse(first.meta.ts) : undefined;
@@ -47,7 +59,7 @@ export function RunFacts({ run, events }: { run: RunState; events: readonly RunE
             {' · '}
           </span>
         )}
-        {startedMs !== undefined && (
+        {startedMs !== undefined && !endUnread && (
           <span data-testid="run-duration">
             {endedMs !== undefined
               ? `took ${shortDuration(endedMs - startedMs)}`

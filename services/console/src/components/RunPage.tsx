@@ -26,10 +26,12 @@ import { Timeline } from './Timeline';
  */
 export function RunPage({ runId, session }: { runId: string; session: ConsoleSession }) {
   const state = useRunState(runId);
-  const events = useRunEvents(runId);
-  const rows = useMemo(() => buildWaterfall(events.data ?? []), [events.data]);
-  const numberOf = useMemo(() => eventNumbers(events.data ?? []), [events.data]);
-  const conversations = useMemo(() => buildConversations(events.data ?? []), [events.data]);
+  // While the run's events are read, the page shows the first ones (its first screen): what needs them all
+  // (the conversation, the end and duration) waits for the rest.
+  const { events, complete, error: eventsError } = useRunEvents(runId);
+  const rows = useMemo(() => buildWaterfall(events, { complete }), [events, complete]);
+  const numberOf = useMemo(() => eventNumbers(events), [events]);
+  const conversations = useMemo(() => (complete ? buildConversations(events) : []), [events, complete]);
   const [view, setView] = useState<RunView>('events');
   const [selected, setSelected] = useState<number | undefined>();
   const run = state.data;
@@ -37,9 +39,9 @@ export function RunPage({ runId, session }: { runId: string; session: ConsoleSes
   // The streamed answer is shown until its thought is in the log (the stream then says it is recorded). Its
   // stream is followed from the page's start until the state says the run has finished.
   const answering = useLiveText(runId, run === undefined || live);
-  const traceId = useMemo(() => traceIdOf(events.data ?? []), [events.data]);
+  const traceId = useMemo(() => traceIdOf(events), [events]);
   // While the run is live, open spans reach "now" (read when the state or events change, not every frame).
-  const first = events.data?.[0];
+  const first = events[0];
   const nowMs = useMemo(
     () => (live && first ? Date.now() - Date.parse(first.meta.ts) : undefined),
     [live, first, run?.lastSeq],
@@ -47,7 +49,11 @@ export function RunPage({ runId, session }: { runId: string; session: ConsoleSes
   useEffect(() => {
     document.title = pageTitle(run ? `${runId} (${run.status})` : runId);
   }, [runId, run?.status]);
-  const selectedEvent = useMemo(() => events.data?.find((e) => e.seq === selected), [events.data, selected]);
+  const selectedEvent = useMemo(() => events.find((e) => e.seq === selected), [events, selected]);
+  // How many events the run has (its state says, while they are read) and the span they cover.
+  const count = complete ? events.length : Math.max(events.length, run?.eventCount ?? 0);
+  const spanMs =
+    !complete && first && run?.updatedAt ? Date.parse(run.updatedAt) - Date.parse(first.meta.ts) : undefined;
   if (state.error && !run)
     return (
       <p
@@ -92,8 +98,8 @@ export function RunPage({ runId, session }: { runId: string; session: ConsoleSes
           </span>
         )}
       </div>
-      <ForkOrigin first={events.data?.[0]} />
-      {run && <RunFacts run={run} events={events.data ?? []} />}
+      <ForkOrigin first={first} />
+      {run && <RunFacts run={run} events={events} complete={complete} />}
       {run && <Gauges run={run} />}
       {run && run.children.length > 0 && (
         <p>
@@ -110,14 +116,17 @@ export function RunPage({ runId, session }: { runId: string; session: ConsoleSes
       )}
       <ForkWithEdits
         runId={runId}
-        events={events.data ?? []}
+        events={events}
         selected={selectedEvent}
         session={session}
         numberOf={numberOf}
       />
       <TimeTravel
         runId={runId}
-        events={events.data ?? []}
+        run={run}
+        events={events}
+        count={count}
+        complete={complete}
         selected={selected}
         onSelect={setSelected}
         numberOf={numberOf}
@@ -134,17 +143,20 @@ export function RunPage({ runId, session }: { runId: string; session: ConsoleSes
         ) : (
           <Timeline
             rows={rows}
+            count={count}
+            complete={complete}
             selected={selected}
             onSelect={setSelected}
             answering={answering}
             {...(nowMs === undefined ? {} : { nowMs })}
+            {...(spanMs === undefined ? {} : { spanMs })}
           />
         )}
         {selectedEvent && (
           <EventDetail runId={runId} event={selectedEvent} onSelect={setSelected} numberOf={numberOf} />
         )}
       </div>
-      {events.error && <p className="error">{events.error.message}</p>}
+      {eventsError && <p className="error">{eventsError.message}</p>}
     </section>
   );
 }

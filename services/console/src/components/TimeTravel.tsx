@@ -1,4 +1,6 @@
-import type { RunEvent } from '@dura/contracts';
+import type { z } from 'zod';
+import type { RunEvent, RunStateSchema } from '@dura/contracts';
+import { useState } from 'react';
 import { useStateAt } from '../api/queries';
 import { eventLabel } from '../model/event-numbers';
 
@@ -7,28 +9,37 @@ const CALLS_SHOWN = 50;
 
 /**
  * Time travel: pick any event (slider or step picker) and see the state the agent saw right after it,
- * folded by the projector with the same `evolve` every service uses (`GET /runs/:id/state?at=`).
+ * folded by the projector with the same `evolve` every service uses (`GET /runs/:id/state?at=`). After the
+ * run's last event that state is the run's own (`run`): the page shows it without asking for a fold. While the
+ * events are read (`complete: false`, `count` of them in all) it stands there, and moves once they are in.
  */
 export function TimeTravel({
   runId,
+  run,
   events,
+  count,
+  complete,
   selected,
   onSelect,
   numberOf,
 }: {
   runId: string;
+  run: z.infer<typeof RunStateSchema> | undefined;
   events: RunEvent[];
+  count: number;
+  complete: boolean;
   selected: number | undefined;
   onSelect: (seq: number) => void;
   numberOf: (seq: number) => number | undefined;
 }) {
-  const at = selected ?? events.at(-1)?.seq;
-  const index = Math.max(
-    0,
-    events.findIndex((e) => e.seq === at),
-  );
-  const state = useStateAt(runId, at);
-  const view = state.data?.state;
+  // Unselected, it stands at the run's last event once the run's state is in (no fold asked for before).
+  const at = selected ?? (run === undefined ? undefined : complete ? events.at(-1)?.seq : run.lastSeq);
+  const found = events.findIndex((e) => e.seq === at);
+  const index = found >= 0 ? found : at !== undefined && at === run?.lastSeq ? count - 1 : 0;
+  const current = run !== undefined && at === run.lastSeq;
+  const state = useStateAt(runId, current ? undefined : at);
+  const view = current ? run : state.data?.state;
+  const viewAt = current ? run.lastSeq : state.data?.at;
   if (events.length === 0) return null;
   return (
     <section className="time-travel" aria-label="Time travel" data-testid="time-travel">
@@ -37,6 +48,7 @@ export function TimeTravel({
         <button
           type="button"
           aria-label="Previous event"
+          disabled={!complete}
           onClick={() => onSelect(events[Math.max(0, index - 1)]?.seq ?? 1)}
         >
           ◀
@@ -44,8 +56,9 @@ export function TimeTravel({
         <input
           type="range"
           min={0}
-          max={events.length - 1}
+          max={count - 1}
           value={index}
+          disabled={!complete}
           aria-label="Event to travel to"
           aria-valuetext={`event ${at ?? ''}`}
           onChange={(e) => {
@@ -56,6 +69,7 @@ export function TimeTravel({
         <button
           type="button"
           aria-label="Next event"
+          disabled={!complete}
           onClick={() => onSelect(events[Math.min(events.length - 1, index + 1)]?.seq ?? 1)}
         >
           ▶
@@ -68,21 +82,23 @@ export function TimeTravel({
             aria-label="Step picker"
             data-testid="step-picker"
             min={1}
-            max={events.length}
+            max={count}
             value={index + 1}
+            disabled={!complete}
             onChange={(e) => {
               const event = events[Number(e.target.value) - 1];
               if (event) onSelect(event.seq);
             }}
           />
-          of {events.length}
+          of {count}
         </label>
       </div>
-      {state.error && <p className="error">{state.error.message}</p>}
+      {!current && state.error && <p className="error">{state.error.message}</p>}
       {view && (
         <div className="tt-state">
           <p data-testid="tt-status">
-            at {state.data ? eventLabel(numberOf, state.data.at) : ''}: <code>status: {view.status}</code>
+            at {viewAt === undefined ? '' : current && !complete ? `#${count}` : eventLabel(numberOf, viewAt)}
+            : <code>status: {view.status}</code>
           </p>
           <ul>
             <li>
@@ -115,12 +131,23 @@ export function TimeTravel({
               </li>
             ))}
           </ul>
-          <details>
-            <summary>Full state</summary>
-            <pre className="json">{JSON.stringify(view, null, 2)}</pre>
-          </details>
+          <FullState state={view} />
         </div>
       )}
     </section>
+  );
+}
+
+/**
+ * The whole state as JSON, written out only once opened: a long run's state is megabytes of text, which the
+ * page would otherwise build on every travel.
+ */
+function FullState({ state }: { state: unknown }) {
+  const [open, setOpen] = useState(false);
+  return (
+    <details onToggle={(event) => setOpen(event.currentTarget.open)}>
+      <summary>Full state</summary>
+      {open && <pre className="json">{JSON.stringify(state, null, 2)}</pre>}
+    </details>
   );
 }

@@ -9,25 +9,33 @@ import { createRowPool, ROW_HEIGHT, rowTitle } from './row-pool';
  */
 export function Timeline({
   rows,
+  count,
+  complete,
   selected,
   onSelect,
   answering,
   nowMs,
+  spanMs,
 }: {
   rows: WaterfallRow[];
+  /** How many events the run has: more than `rows` while the rest are read (`complete: false`). */
+  count: number;
+  complete: boolean;
   selected: number | undefined;
   onSelect: (seq: number) => void;
   answering: string | undefined;
   /** Now, on the run's clock, while the run is live: open spans (waits, pending calls) reach it. */
   nowMs?: number;
+  /** The run's span as its state gives it, while its last events are not read yet: the axis is drawn for it. */
+  spanMs?: number;
 }) {
   const scroller = useRef<HTMLDivElement>(null);
   const body = useRef<HTMLDivElement>(null);
   const [pool, setPool] = useState<ReturnType<typeof createRowPool>>();
   // Both are O(events): once per change of the rows or the selection, not once per scrolled frame.
   const total = useMemo(
-    () => rows.reduce((max, r) => Math.max(max, r.endMs ?? r.startMs), Math.max(1, nowMs ?? 0)),
-    [rows, nowMs],
+    () => rows.reduce((max, r) => Math.max(max, r.endMs ?? r.startMs), Math.max(1, nowMs ?? 0, spanMs ?? 0)),
+    [rows, nowMs, spanMs],
   );
   const index = useMemo(() => rows.findIndex((r) => r.seq === selected), [rows, selected]);
   // The rows are drawn outside React: a scrolled frame refills the pool's elements in the scroll event itself
@@ -54,8 +62,8 @@ export function Timeline({
     };
   }, []);
   useLayoutEffect(() => {
-    pool?.show({ rows, total, selected });
-  }, [pool, rows, total, selected]);
+    pool?.show({ rows, count, total, selected });
+  }, [pool, rows, count, total, selected]);
   useEffect(() => {
     const el = scroller.current;
     if (index < 0 || !el) return;
@@ -102,7 +110,9 @@ export function Timeline({
           <strong>Model answering:</strong> {answering}
         </div>
       )}
-      <p className="muted">{rows.length} events</p>
+      <p className="muted" data-testid="event-count" data-complete={complete}>
+        {complete ? `${rows.length} events` : `reading events: ${rows.length} of ${count}`}
+      </p>
     </div>
   );
 }

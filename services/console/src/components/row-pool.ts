@@ -8,9 +8,10 @@ export const ROW_HEIGHT = 30;
  */
 const OVERSCAN = 3;
 
-/** What the pool draws: the rows, the waterfall's span (ms), the selected event. */
+/** What the pool draws: the rows, how many the run has (more while it is read), the span (ms), the selection. */
 export interface PoolView {
   rows: readonly WaterfallRow[];
+  count: number;
   total: number;
   selected: number | undefined;
 }
@@ -90,7 +91,7 @@ function fill(s: Slot, row: WaterfallRow, top: number, total: number, selected: 
  */
 export function createRowPool(body: HTMLElement) {
   const slots: Slot[] = [];
-  let view: PoolView = { rows: [], total: 1, selected: undefined };
+  let view: PoolView = { rows: [], count: 0, total: 1, selected: undefined };
   let scrollTop = 0;
   let height = 0;
   const draw = () => {
@@ -116,7 +117,8 @@ export function createRowPool(body: HTMLElement) {
     /** Draws `next` (new rows, span or selection). */
     show(next: PoolView): void {
       view = next;
-      body.style.height = `${next.rows.length * ROW_HEIGHT}px`;
+      // As tall as the run, read or not: the scrollbar is the run's from the first screen.
+      body.style.height = `${Math.max(next.count, next.rows.length) * ROW_HEIGHT}px`;
       draw();
     },
     /** Draws the rows in view at `top`, in a view `viewHeight` px tall. */

@@ -51,8 +51,15 @@ type Resolution = RunEventOf<'tool_call_completed'> | RunEventOf<'tool_call_fail
 
 const usd = (value: number | undefined) => (value === undefined ? undefined : `$${value.toFixed(4)}`);
 
-/** The rows of a run's waterfall, one per event, in log order (pure: the same events give the same rows). */
-export function buildWaterfall(events: readonly RunEvent[]): WaterfallRow[] {
+/**
+ * The rows of a run's waterfall, one per event, in log order (pure: the same events give the same rows).
+ * `complete: false` says these are the run's first events only: a call whose result is not among them is
+ * shown as not read yet, not as pending.
+ */
+export function buildWaterfall(
+  events: readonly RunEvent[],
+  { complete = true }: { complete?: boolean } = {},
+): WaterfallRow[] {
   const first = events[0];
   if (!first) return [];
   const t0 = Date.parse(first.meta.ts);
@@ -82,7 +89,7 @@ export function buildWaterfall(events: readonly RunEvent[]): WaterfallRow[] {
       for (const wait of openWaits) wait.endMs = start;
       openWaits = [];
     }
-    describe(event, row, previous, resolution, at);
+    describe(event, row, previous, resolution, at, complete);
     // A code agent's step reads as what its code did, not as a model turn.
     const code = event.type === 'thought' ? describeCodeStep(event.data, agent) : undefined;
     if (code) {
@@ -109,6 +116,7 @@ function describe(
   previous: number,
   resolution: Map<string, Resolution>,
   at: (event: RunEvent) => number,
+  complete: boolean,
 ): void {
   switch (event.type) {
     case 'thought': {
@@ -133,7 +141,7 @@ function describe(
         row.facts.push(`attempt ${end.data.attempt}`);
       } else {
         delete row.endMs;
-        row.facts.push('pending');
+        row.facts.push(complete ? 'pending' : 'result not read yet');
       }
       if (event.data.approval) row.facts.push('needs approval');
       return;
