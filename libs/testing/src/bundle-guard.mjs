@@ -10,7 +10,7 @@ if (typeof registerHooks === 'function') {
       if (/\.(c|m)?tsx?$/.test(new URL(resolved.url).pathname)) {
         throw new Error(
           `this service runs from a bundle and cannot load TypeScript (${resolved.url}); ` +
-            'start it through tsx: name the .ts file in a DURA_* variable of its env, or unset DURA_TEST_BUNDLES',
+            'start it through tsx: name the .ts file in a DURA_* variable of its env, or set DURA_TEST_BUNDLES=0',
         );
       }
       return resolved;

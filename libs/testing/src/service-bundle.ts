@@ -13,9 +13,7 @@
  * A bundled process that still tries to load TypeScript fails at once, naming the file (bundle-guard.mjs).
  *
  * Bundles are built on first use into node_modules/.cache/dura-test-bundles under the entry's package and
- * rebuilt when a source they were built from changed. Off unless DURA_TEST_BUNDLES=1: with planners started
- * from bundles, flow-control.e2e saw the provider refuse 16 of 74 calls (over-admission) in 2 runs of 2, and
- * passes through tsx; until that is understood, tests start services as production does (tsx).
+ * rebuilt when a source they were built from changed. DURA_TEST_BUNDLES=0 turns bundling off.
  */
 import { createHash } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
@@ -89,7 +87,7 @@ function build(entry: string, dir: string): BuildRecord {
   if (!record)
     throw new Error(
       `could not bundle ${entry} for a test (exit ${run.status}): ${run.stderr || run.error?.message || 'no output'}` +
-        '; fix the build error, or unset DURA_TEST_BUNDLES to start services through tsx',
+        '; fix the build error, or set DURA_TEST_BUNDLES=0 to start services through tsx',
     );
   return record;
 }
@@ -97,12 +95,11 @@ function build(entry: string, dir: string): BuildRecord {
 const fresh = new Map<string, string>();
 
 /**
- * The bundle of a TypeScript entry point (built or rebuilt when needed), or undefined when bundling is off
- * (DURA_TEST_BUNDLES is not 1).
+ * The bundle of a TypeScript entry point (built or rebuilt when needed), or undefined when bundling is off.
  * Throws when esbuild cannot build it, with esbuild's errors.
  */
 export function bundledEntry(entry: string): string | undefined {
-  if (process.env['DURA_TEST_BUNDLES'] !== '1') return undefined;
+  if (process.env['DURA_TEST_BUNDLES'] === '0') return undefined;
   const known = fresh.get(entry);
   if (known) return known;
   const key = createHash('sha256').update(entry).digest('hex').slice(0, 12);
