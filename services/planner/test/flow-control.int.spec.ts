@@ -60,7 +60,7 @@ describe('model limits shared through NATS KV', () => {
     // Each waiting caller asks again when its wait ends (a ticket's holder then goes; a caller in line
     // asks for a ticket), as the planner does when the run's timer fires.
     const went: number[] = Array.from({ length: 30 }, () => start);
-    let pending = outcomes.flatMap((o, i) => (o.kind === 'wait' ? [{ i, until: o.until }] : []));
+    const pending = outcomes.flatMap((o, i) => (o.kind === 'wait' ? [{ i, until: o.until }] : []));
     for (let round = 0; pending.length > 0; round++) {
       expect(round, 'every caller goes within 2,000 rounds').toBeLessThan(2_000);
       pending.sort((x, y) => x.until - y.until || x.i - y.i);
