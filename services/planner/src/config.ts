@@ -47,12 +47,12 @@ export const PlannerConfigSchema = z.object({
     .optional()
     .transform((text, ctx) => parseModelLimits(text, ctx))
     .describe(
-      'Model limits shared by every planner and worker, as JSON: `[{"model":"openai/gpt-4o-mini","requestsPerMinute":60,"inputTokensPerMinute":200000,"outputTokensPerMinute":20000,"concurrentCalls":10}]` (`tenant`: a name, or `*` for each tenant its own). A call over a limit is a suspended wait. Unset: no limits (see Flow control).',
+      'Model limits shared by every planner and worker, as JSON: `[{"model":"openai/gpt-4o-mini","requestsPerMinute":60,"inputTokensPerMinute":200000,"outputTokensPerMinute":20000,"concurrentCalls":10}]` (`tenant`: a name, or `*` for each tenant its own; `burstSeconds`; `headroomSeconds`, default 2, kept for calls in transit; `weights`: the shares of the tenants while calls wait in line). A call over a limit is a suspended wait. Unset: no limits (see Flow control).',
     ),
   DURA_MODEL_CALL_LEASE_MS: configFields.positiveInt
     .default(300_000)
     .describe(
-      "How long a concurrent model call's slot is leased: a process killed mid-call gives it back after this.",
+      "How long a concurrent model call's slot is leased (renewed while the call is in flight): a process killed mid-call gives it back after this.",
     ),
   DURA_INLINE_PLANS: z
     .enum(['true', 'false'])
