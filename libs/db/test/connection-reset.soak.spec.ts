@@ -2,6 +2,13 @@
 // itself up: postgres.js reads the server's array types first thing on every new connection. A connection
 // terminated then must fail (or retry) the query that opened it, and nothing else: no unhandled rejection,
 // which would exit a service's process (scripts/patch-postgres.mjs).
+//
+// OPEN DEFECT, outside `npm test` until fixed: on an idle machine this fails about half the time, on its last
+// part. A query queued on a connection whose setup was cut off can stay pending for good (postgres.js 3.4.9),
+// so a client's query, or the query after the storm, never settles and the test times out. The unhandled
+// rejection it was written for is fixed and checked in `npm test` by
+// services/tool-gateway/test/postgres-reset.e2e.spec.ts (a real gateway under the same storm).
+//   cd libs/db && npx vitest run connection-reset.soak --testTimeout=60000 --hookTimeout=60000
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabaseHandle } from '@dura/testing';
