@@ -113,8 +113,15 @@ export function useSecretsStack(key: string): () => SecretsStack {
           "the runs' input to reach the NATS store files",
           30_000,
         );
-        const dump = await pgDump(infra().db.url);
-        if (!dump.bytes.includes('not secret')) throw new Error('the dump holds no run input');
+        // The projector writes the runs' rows behind the log: wait until the dump holds their input.
+        const dump = await eventually(
+          async () => {
+            const taken = await pgDump(infra().db.url);
+            return taken.bytes.includes('not secret') ? taken : undefined;
+          },
+          "the runs' input to reach the projected rows in the database dump",
+          60_000,
+        );
         const logs: Haystack[] = processes.map((p, i) => ({
           where: `${p.name} #${i} output`,
           bytes: Buffer.from(p.output()),
