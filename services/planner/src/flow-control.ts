@@ -7,7 +7,6 @@ import {
   nextInLine,
   refundTicket,
   releaseSlot,
-  renewSlot,
   settleTicket,
   takeSlot,
   takeTicket,
@@ -18,6 +17,7 @@ import {
 } from '@dura/core';
 import type { FlowStore, Ticket } from './flow-store';
 import { flowMetrics } from './flow-metrics';
+import { renewWhileInFlight } from './slot-renewal';
 
 /** A model call as flow control sees it: its worst case, whose run and decision it is, which tenant pays. */
 export interface CallRequest {
@@ -100,35 +100,6 @@ export function createFlowControl(deps: {
         }),
       ),
     );
-  }
-
-  /**
-   * A slow call keeps its slots: their leases are renewed every third of a lease until it settles, so a lease
-   * runs out only when its holder stopped (killed, paused), not while a loaded process waits on the provider.
-   */
-  function renewWhileInFlight(slotted: readonly { key: string }[], slot: string): NodeJS.Timeout | undefined {
-    if (slotted.length === 0) return undefined;
-    const live = new Set(slotted.map(({ key }) => key));
-    const timer = setInterval(
-      () => {
-        for (const key of live)
-          deps.store
-            .update(key, (record) => {
-              const renewed = renewSlot(record, slot, leaseMs, clock());
-              return { record: renewed.record, result: renewed.lost };
-            })
-            .then((lost) => {
-              // Run out already: the slot may be another call's now; nothing is taken anew.
-              if (lost) live.delete(key);
-            })
-            .catch(() => {
-              // A renewal lost to a NATS hiccup is tried again at the next tick, well within the lease.
-            });
-      },
-      Math.max(250, Math.floor(leaseMs / 3)),
-    );
-    timer.unref();
-    return timer;
   }
 
   async function admit(call: CallRequest): Promise<FlowAdmission> {
@@ -230,7 +201,7 @@ export function createFlowControl(deps: {
       return admit(call);
     }
     metrics.admitted({ model: call.model, tenant: call.tenant });
-    const renewal = renewWhileInFlight(slotted, slot);
+    const renewal = renewWhileInFlight({ store: deps.store, leaseMs, clock }, slotted, slot);
     return {
       kind: 'go',
       settle: async (used) => {
