@@ -128,12 +128,23 @@ async function shownAnswer(page: Page): Promise<string> {
   return (await texts.allTextContents()).join('\n\n');
 }
 
-/** Waits until the page's last answer satisfies `ok`. */
+/** Waits until the page's last answer satisfies `ok`; on a timeout, says what the page showed last. */
 async function untilShown(page: Page, what: string, ok: (text: string) => boolean): Promise<string> {
   return eventually(
     async () => {
-      const text = await shownAnswer(page).catch(() => '');
-      return ok(text) ? text : undefined;
+      const text = await shownAnswer(page).catch((error: unknown) => {
+        throw new Error(`the page could not be read (${String(error)})`);
+      });
+      if (ok(text)) return text;
+      const users = await page.getByTestId('message-user').count();
+      const assistants = await page.getByTestId('message-assistant').count();
+      const errors = await page
+        .getByTestId('error')
+        .allTextContents()
+        .catch(() => []);
+      throw new Error(
+        `the page shows ${JSON.stringify(text.slice(0, 300))} (${users} user and ${assistants} assistant messages; errors: ${JSON.stringify(errors)})`,
+      );
     },
     what,
     60_000,
