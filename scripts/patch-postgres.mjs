@@ -12,6 +12,12 @@
 //   the process. The failure is the connection's, and already reaches the query that opened the connection
 //   (with a reset at once; with a termination, when the connection has reconnected for it), so the dropped
 //   promise only gets a handler.
+// - queries sent on a dying socket failed on close (no upstream issue found): after a socket error the pool
+//   still hands queries to the connection until its socket closes (its error already failed those before), and
+//   `closed` failed what was left only when the close had no error. A query sent in that gap stayed in the
+//   connection's `sent` list; the next connection on that slot took it as the query it was answering and
+//   waited for a reply that never comes: the query, and every query after it on that connection, pending for
+//   good. The close now fails whatever is still in `sent`, with or without an error.
 //
 // Fails (exit 1, so `npm ci` fails) when the code to patch is not there: upstream changed it, and shipping
 // without the guard would bring the crash back silently.
@@ -26,6 +32,7 @@ import { pathToFileURL } from 'node:url';
 
 export const MARK = '/* dura: guarded nextWrite */';
 export const TYPES_MARK = '/* dura: caught fetchArrayTypes */';
+export const CLOSED_MARK = '/* dura: close fails sent queries */';
 
 /**
  * The patches, each `{ mark, issue, replacements }`: `replacements` are [upstream code, patched code] pairs,
@@ -58,6 +65,16 @@ export const PATCHES = [
       [
         '        return fetchArrayTypes()\n',
         `        ${TYPES_MARK}\n        return fetchArrayTypes().catch(noop)\n`,
+      ],
+    ],
+  },
+  {
+    mark: CLOSED_MARK,
+    issue: 'queries sent on a connection between its socket error and its close, left pending for good',
+    replacements: [
+      [
+        "    !hadError && (query || sent.length) && error(Errors.connection('CONNECTION_CLOSED', options, socket))\n",
+        `    ${CLOSED_MARK}\n    ;(hadError ? sent.length : (query || sent.length)) && error(Errors.connection('CONNECTION_CLOSED', options, socket))\n`,
       ],
     ],
   },

@@ -11,6 +11,7 @@ const run = promisify(execFile);
 const SCRIPT = join(repoRoot(), 'scripts/patch-postgres.mjs');
 const MARK = '/* dura: guarded nextWrite */';
 const TYPES_MARK = '/* dura: caught fetchArrayTypes */';
+const CLOSED_MARK = '/* dura: close fails sent queries */';
 
 /** The code postgres.js 3.4.x has where the guard goes, as the script expects it. */
 const UPSTREAM = [
@@ -30,6 +31,10 @@ const UPSTREAM = [
   '  function closed() {',
   '    incomings = null',
   '    clearImmediate(nextWriteTimer)',
+  '    if (initial)',
+  '      return reconnect()',
+  '',
+  "    !hadError && (query || sent.length) && error(Errors.connection('CONNECTION_CLOSED', options, socket))",
   '  }',
   '  function ReadyForQuery(x) {',
   '      if (needsTypes) {',
@@ -76,6 +81,7 @@ describe('scripts/patch-postgres.mjs', () => {
     const text = await readFile(installed, 'utf8');
     expect(text).toContain(MARK);
     expect(text).toContain(TYPES_MARK);
+    expect(text).toContain(CLOSED_MARK);
     const file = await copyOf('installed.js', text);
     const result = await patch(file);
     expect(result).toMatchObject({ code: 0, stderr: '' });
@@ -94,6 +100,11 @@ describe('scripts/patch-postgres.mjs', () => {
     expect(patched.match(/chunk = nextWriteTimer = null/g)).toHaveLength(4);
     // The array types read of a new connection has a handler.
     expect(patched).toContain(`${TYPES_MARK}\n        return fetchArrayTypes().catch(noop)\n`);
+    // A close, with an error or not, fails the queries still in `sent`; the leading `;` keeps the line from
+    // being read as a call of the `return reconnect()` above it.
+    expect(patched).toContain(
+      `      return reconnect()\n\n    ${CLOSED_MARK}\n    ;(hadError ? sent.length : (query || sent.length)) && error(`,
+    );
     expect(await patch(file)).toMatchObject({ code: 0, stdout: expect.stringMatching(/already patched/) });
     expect(await readFile(file, 'utf8')).toBe(patched);
   });
@@ -102,7 +113,9 @@ describe('scripts/patch-postgres.mjs', () => {
     const file = await copyOf('guarded-only.js', GUARDED_ONLY);
     expect(await patch(file)).toMatchObject({
       code: 0,
-      stdout: expect.stringMatching(/patched .*guarded-only\.js \(\/\* dura: caught fetchArrayTypes \*\/\)/),
+      stdout: expect.stringMatching(
+        /patched .*guarded-only\.js \(\/\* dura: caught fetchArrayTypes \*\/, \/\* dura: close fails sent queries \*\/\)/,
+      ),
     });
     const patched = await readFile(file, 'utf8');
     expect(patched.match(/dura: guarded nextWrite/g)).toHaveLength(1);
