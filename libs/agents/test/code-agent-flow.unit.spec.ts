@@ -1,4 +1,8 @@
-import { describe, expect, it } from 'vitest';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { repoRoot } from '@dura/testing';
 import { defineAgent, type AnyCodeAgent } from '@dura/code-agents';
 import type { RunRequest, Usage } from '@dura/contracts';
 import type { EventDraft, RunState } from '@dura/core';
@@ -190,5 +194,34 @@ describe("a code agent's ctx.model under model limits", () => {
       { model: 'anthropic/gpt-x', inputTokens: 10, outputTokens: 9 },
     ]);
     expect(flow.settled).toEqual([{ inputTokens: 3, outputTokens: 1 }]);
+  });
+});
+
+describe('the code agent of docs/flow-control.md', () => {
+  // The page's example, as written, in a module of its own beside this file (so its imports resolve).
+  const dir = mkdtempSync(join(fileURLToPath(new URL('.', import.meta.url)), '.flow-doc-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('admits each of its calls under the limits of the model it names, on its worst case', async () => {
+    const doc = readFileSync(join(repoRoot(), 'docs/flow-control.md'), 'utf8');
+    const block = /```ts\n([\s\S]*?)```/.exec(doc.slice(doc.indexOf('## Code agents')))?.[1] ?? '';
+    expect(block).toContain('defineAgent(');
+    const file = join(dir, 'example.ts');
+    writeFileSync(file, `import { defineAgent } from '@dura/code-agents';\n${block}`);
+    const { triage } = (await import(file)) as { triage: AnyCodeAgent };
+
+    const { provider, asked } = fakeProvider();
+    const flow = gate(0);
+    const run = await simulateRun(
+      { ...request('doc-1', 'triage'), input: 'the app crashes' },
+      served([triage], provider),
+      { admit: flow.admit },
+    );
+    expect(run.state.status).toBe('completed');
+    expect(asked.map((r) => r.model)).toEqual(['gpt-4o-mini', 'gpt-4o']);
+    expect(flow.asks.map((a) => [a.cost?.model, a.cost?.outputTokens])).toEqual([
+      ['openai/gpt-4o-mini', 256],
+      ['openai/gpt-4o', 256],
+    ]);
   });
 });
