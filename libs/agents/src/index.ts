@@ -27,7 +27,7 @@ export {
   failedDraft,
   isFinalModelError,
 } from './planner-step';
-export type { CallAdmission, PlannerStep, PlannerStepPorts } from './planner-step';
+export type { AdmitInput, CallAdmission, PlannerStep, PlannerStepPorts } from './planner-step';
 export { replayRun } from './replay';
 export type { ReplayInput, ReplayResult } from './replay';
 export type { ReplayDivergence } from './replay-compare';

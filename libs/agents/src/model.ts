@@ -46,7 +46,18 @@ export interface DecideInput {
    * what the step's earlier answers spent, not recorded yet). The planner applies the JSON agents' rule.
    */
   budget?: (call: Reservation, answered: Reservation) => ModelCallGate;
+  /**
+   * Flow control, asked before each model call a code agent makes once its budget lets it (`call`: its
+   * worst case under the model limits; `k`: which call of the step it is): `go`, then `settle` with what the
+   * call used, or a wait for capacity the planner records instead of the call.
+   */
+  admit?: (call: CallWorstCase, k: number) => Promise<CallAdmission>;
 }
+
+/** Flow control's answer before a model call: go (then `settle` with what it used), or wait until `until`. */
+export type CallAdmission =
+  | { kind: 'go'; settle?: (used: Usage | undefined) => Promise<void> }
+  | { kind: 'wait'; until: Date; reason: string };
 
 /** Whether a model call may be made now: `ask`; `reserve` (record the reservation first); `over_budget`. */
 export type ModelCallGate =
@@ -123,7 +134,8 @@ export interface CodeRuns {
   /**
    * A run of a code agent: what its code does next (undefined for any other run, which `decide` answers).
    * `turn`: record it as the thought; `blocked`: open an operator wait with `reason`; `suspended`: nothing;
-   * `budget`: what `input.budget` said before a model call (record the reservation, or the excess).
+   * `budget`: what `input.budget` said before a model call (record the reservation, or the excess);
+   * `capacity`: what `input.admit` said instead of letting a model call go (record the wait).
    */
   code(input: DecideInput): Promise<CodeTurn | undefined>;
   /** The run is finished (completed, failed or cancelled): whatever is kept in memory for it can go. */
@@ -144,7 +156,8 @@ export type CodeTurn =
   | { kind: 'turn'; turn: ModelTurn }
   | { kind: 'blocked'; reason: string }
   | { kind: 'suspended' }
-  | { kind: 'budget'; gate: Exclude<ModelCallGate, { kind: 'ask' }> };
+  | { kind: 'budget'; gate: Exclude<ModelCallGate, { kind: 'ask' }> }
+  | { kind: 'capacity'; wait: { until: Date; reason: string } };
 
 /** The lower of two limits per budget: a request may tighten its agent's budgets, never loosen them. */
 export function tighterBudget(

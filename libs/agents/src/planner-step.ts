@@ -9,6 +9,8 @@ import {
 } from '@dura/core';
 import type {
   AgentCatalog,
+  CallAdmission,
+  CallWorstCase,
   CodeRuns,
   CodeTurn,
   DecideInput,
@@ -45,15 +47,16 @@ export interface PlannerStepPorts {
   /**
    * Flow control, asked before each model call once its budget is reserved: `go`, or a wait for capacity that
    * is recorded instead of the call (a timer wait: the run holds nothing until then). Replay answers it from
-   * the log.
+   * the log. A code agent's call comes with its worst case (`cost`) and its place in the step (`call`); a
+   * JSON agent's is estimated by the model.
    */
-  admit?: (input: Pick<DecideInput, 'state' | 'request'>) => Promise<CallAdmission>;
+  admit?: (input: AdmitInput) => Promise<CallAdmission>;
 }
 
-/** Flow control's answer before a model call: go (then `settle` with what it used), or wait until `until`. */
-export type CallAdmission =
-  | { kind: 'go'; settle?: (used: Usage | undefined) => Promise<void> }
-  | { kind: 'wait'; until: Date; reason: string };
+/** The call flow control is asked about: the run, and for a code agent's call its worst case and place. */
+export type AdmitInput = Pick<DecideInput, 'state' | 'request'> & { cost?: CallWorstCase; call?: number };
+
+export type { CallAdmission };
 
 /** Waits for capacity are timer waits whose id says so: `capacity:<decision>:<seq>`. */
 export const CAPACITY_WAIT_PREFIX = 'capacity:';
@@ -155,7 +158,8 @@ function unreserved(state: RunState): boolean {
 /**
  * A code agent's step: the steps and time budgets first, then its code replayed; each `ctx.model` call is
  * let through `budget` (the JSON agents' rule: the worst case reserved in the log before the first call of a
- * decision, every call checked against the limits). Undefined when no code agent decides the run.
+ * decision, every call checked against the limits), then through flow control (`admit`) like a JSON agent's
+ * call. Undefined when no code agent decides the run.
  */
 async function codeStep(
   state: RunState,
@@ -174,7 +178,12 @@ async function codeStep(
     if (unreserved(state)) return { kind: 'reserve', reservation: call };
     return { kind: 'ask' };
   };
-  const code: CodeTurn | DuraError | undefined = await around(() => decideCode({ ...input, budget })).catch(
+  const { admit } = ports;
+  // Each call past the log is admitted under the model limits as a JSON agent's is, on its own worst case.
+  const admitted = admit ? { admit: (cost: CallWorstCase, call: number) => admit({ ...input, cost, call }) } : {};
+  const code: CodeTurn | DuraError | undefined = await around(() =>
+    decideCode({ ...input, budget, ...admitted }),
+  ).catch(
     (err: unknown) => {
       if (!isFinalModelError(err)) throw err;
       return err;
@@ -189,6 +198,9 @@ async function codeStep(
       return code.gate.kind === 'reserve'
         ? { kind: 'reserve', drafts: [{ type: 'budget_reserved', data: code.gate.reservation }] }
         : { kind: 'over_budget', drafts: budgetExceededEvents(state, code.gate.excess) };
+    // Not admitted under a model limit: the run waits for capacity, holding nothing, and asks again then.
+    case 'capacity':
+      return { kind: 'record', drafts: [capacityWaitDraft(state, code.wait)] };
     // Code that asks for something the log did not record at that position: nothing runs past it.
     case 'blocked': {
       const waitId = `operator:code:${state.steps}`;

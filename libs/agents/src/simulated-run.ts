@@ -37,6 +37,8 @@ export async function simulateRun(
     seal?: PlannerStepPorts['seal'];
     /** Receives the text of model answers as they stream, as the driver's live tokens do. */
     live?: LiveText;
+    /** Flow control, asked before each model call as the driver asks it (default: every call goes). */
+    admit?: PlannerStepPorts['admit'];
   } = {},
 ): Promise<SimulatedRun> {
   const runId = request.runId;
@@ -74,7 +76,8 @@ export async function simulateRun(
         // The planner's own step: the same events the run driver appends.
         const seal = options.seal ? { seal: options.seal } : {};
         const live = options.live ? { live: options.live } : {};
-        const step = await plannerStep(state, action, { model, now: new Date(), ...seal, ...live });
+        const admit = options.admit ? { admit: options.admit } : {};
+        const step = await plannerStep(state, action, { model, now: new Date(), ...seal, ...live, ...admit });
         if (step.kind !== 'none') step.drafts.forEach(add);
         break;
       }

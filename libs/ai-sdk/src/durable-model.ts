@@ -65,6 +65,8 @@ export function durableMiddleware(ctx: Ctx, options: DurableOptions = {}): Langu
     return dura.modelCall({
       request,
       model: model.modelId,
+      // `openai.chat`, `anthropic.messages`: model limits name the provider only.
+      provider: model.provider.split('.')[0] ?? model.provider,
       maxTokens: params.maxOutputTokens ?? maxOutputTokens,
       inputChars: inputChars(request),
       invoke: async (live, signal) => {

@@ -14,6 +14,11 @@ export interface ModelCall {
   request: JsonObject;
   /** The provider's model id: what the call is priced at. */
   model: string;
+  /**
+   * The provider as model limits name it (`openai`, `anthropic`): the call is admitted under the limits of
+   * `provider/model`. A call that names none is admitted under no model limit (its budgets still apply).
+   */
+  provider?: string;
   /** The most output tokens the call may produce: with `inputChars`, the worst case reserved before it. */
   maxTokens: number;
   /** The size of what is sent, in characters (about 4 a token). */

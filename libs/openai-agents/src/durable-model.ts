@@ -21,6 +21,11 @@ export interface DurableModelOptions {
    * and its budget reserved on it. Default 4096.
    */
   maxOutputTokens?: number;
+  /**
+   * The provider serving `name`, as model limits name it: the calls are admitted under the limits of
+   * `limitProvider/name`. Default `openai`, the Agents SDK's own provider.
+   */
+  limitProvider?: string;
 }
 
 const DEFAULT_MAX_OUTPUT_TOKENS = 4096;
@@ -62,6 +67,7 @@ export function durableModel(ctx: Ctx, model: Model, name: string, options: Dura
     return dura.modelCall({
       request,
       model: name,
+      provider: options.limitProvider ?? 'openai',
       maxTokens,
       inputChars: inputChars(request),
       invoke: async (live, signal) => {

@@ -8,6 +8,8 @@ export const FAILPOINTS = [
   'planner.after-intent',
   /** A model call's worst case is reserved in the log; the model was not asked yet. */
   'planner.after-reserve',
+  /** A model call is admitted under the model limits (its slots taken); the model was not asked yet. */
+  'planner.after-admit',
   /** A summary of older steps is recorded; the decision it was made for is not. */
   'planner.after-summary',
   /** A wait (timer, signal, approval, child) is recorded; its timer task or child request is not out yet. */

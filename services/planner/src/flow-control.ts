@@ -24,6 +24,8 @@ export interface CallRequest {
   runId: string;
   /** The decision the call makes (`state.decisions`): a call is one holder across re-drives of the run. */
   decision: number;
+  /** Which model call of the decision it is (a code agent's step may make several); default 0. */
+  call?: number;
   tenant: string;
   /** The run's priority among callers in line for the same limit (higher first; default 0). */
   priority?: number;
@@ -105,7 +107,7 @@ export function createFlowControl(deps: {
   async function admit(call: CallRequest): Promise<FlowAdmission> {
     const applying = limitsFor(deps.limits, call.model, call.tenant);
     if (applying.length === 0) return { kind: 'go', settle: () => Promise.resolve() };
-    const holder = `${call.runId}:${call.decision}`;
+    const holder = `${call.runId}:${call.decision}${call.call ? `.${call.call}` : ''}`;
     // Two drives of one decision (a redelivered task beside a live one) each take a slot of their own.
     const slot = `${holder}:${randomUUID()}`;
     const cost: CallCost = {
@@ -255,10 +257,10 @@ export function createFlowControl(deps: {
   };
 }
 
-/** The run of a waiter: a call's holder is `runId:decision`, a concurrency key's is the run id. */
+/** The run of a waiter: a call's holder is `runId:decision` (`.k`: the decision's k-th call), a key's the run id. */
 function runOf(holder: string): string {
   const colon = holder.lastIndexOf(':');
-  return colon > 0 && /^\d+$/.test(holder.slice(colon + 1)) ? holder.slice(0, colon) : holder;
+  return colon > 0 && /^\d+(\.\d+)?$/.test(holder.slice(colon + 1)) ? holder.slice(0, colon) : holder;
 }
 
 /** Wakes a run waiting for a slot: a decide task of reason `capacity` (each wake its own message). */

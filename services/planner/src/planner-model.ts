@@ -37,6 +37,7 @@ export function createPlannerModel(parts: PlannerModelParts): ServingModel {
     // ctx.model calls go through the LLM adapters with each agent's model settings, priced like JSON agents'.
     prices: registry.prices,
     continuations: createCodeContinuations({ max: parts.codeContinuations }),
+    ...(parts.onRateLimited ? { onRateLimited: parts.onRateLimited } : {}),
     base: createModelRouter({
       scripted: createScriptedModel({
         payloads,

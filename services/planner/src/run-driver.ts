@@ -2,10 +2,16 @@ import type { JetStreamClient } from '@nats-io/jetstream';
 import { DuraError } from '@dura/contracts';
 import { isTerminal, nextAction, type RunState } from '@dura/core';
 import { retryOnConflict, type EventStore } from '@dura/event-store';
-import { duraMeter, duraTracer, type Logger } from '@dura/service-kit';
+import { duraMeter, duraTracer, failpoint, type Logger } from '@dura/service-kit';
 import { DURA_ATTRS, DURA_METRICS, DURA_SPAN_EVENTS, declareCounter } from '@dura/telemetry';
 import { context as otelContext, trace } from '@opentelemetry/api';
-import { plannerStep, type ModelTurn, type PlannerModel } from '@dura/agents';
+import {
+  plannerStep,
+  type AdmitInput,
+  type CallAdmission,
+  type ModelTurn,
+  type PlannerModel,
+} from '@dura/agents';
 import type { Cancellations } from './cancellations';
 import { endedBySlotFreed } from './capacity-waits';
 import { createDecisionSpans, type Decision } from './decision-span';
@@ -224,7 +230,7 @@ export function createRunDriver(deps: RunDriverDeps) {
                 return inDecision(fn);
               },
               ask: ({ state, request }) => callModel(state, request),
-              ...(deps.flow ? { admit: (input) => (deps.flow as RunFlow).admit(input) } : {}),
+              ...(deps.flow ? { admit: (input) => admitted(deps.flow as RunFlow, input) } : {}),
               live: liveTextFor(deps, runId, run.state.decisions),
               ...(deps.sealDecision ? { seal: deps.sealDecision } : {}),
             });
@@ -251,3 +257,10 @@ export function createRunDriver(deps: RunDriverDeps) {
 }
 
 export type RunDriver = ReturnType<typeof createRunDriver>;
+
+/** Flow control's answer, with the crash point between a call's admission and the call (fault tests). */
+async function admitted(flow: RunFlow, input: AdmitInput): Promise<CallAdmission> {
+  const admission = await flow.admit(input);
+  if (admission.kind === 'go') failpoint('planner.after-admit');
+  return admission;
+}

@@ -1,18 +1,18 @@
-import type { CallAdmission, CallCosts } from '@dura/agents';
+import type { AdmitInput, CallAdmission, CallCosts } from '@dura/agents';
 import type { RunState } from '@dura/core';
-import type { RunRequest } from '@dura/contracts';
 import type { FlowControl } from './flow-control';
 
 /** Flow control as the run driver uses it: before each model call, and once a run has ended. */
 export interface RunFlow {
-  admit(input: { state: RunState; request: RunRequest & { runId: string } }): Promise<CallAdmission>;
+  admit(input: AdmitInput): Promise<CallAdmission>;
   /** The run ended: what it held (its concurrency key's slot) is given back. Idempotent. */
   finished(state: RunState): Promise<void>;
 }
 
 /**
  * A run's concurrency key first (held from its first decision to its end), then the model limits of the
- * call it is about to make, on the call's worst case as the model estimates it.
+ * call it is about to make, on the call's worst case: a code agent's call brings its own (`cost`, and its
+ * place in the step, `call`), a JSON agent's is estimated by the model.
  */
 export function createRunFlow(deps: {
   flow: FlowControl;
@@ -21,7 +21,7 @@ export function createRunFlow(deps: {
   modelLimits: boolean;
 }): RunFlow {
   return {
-    async admit({ state, request }) {
+    async admit({ state, request, cost: given, call }) {
       const key = request.concurrency;
       if (key) {
         const entered = await deps.flow.enterKey(key.key, key.limit, request.runId);
@@ -32,11 +32,12 @@ export function createRunFlow(deps: {
             reason: `capacity of concurrency key ${key.key} (limit ${key.limit})`,
           };
       }
-      const cost = deps.modelLimits ? await deps.model.callCost?.({ state, request }) : undefined;
+      const cost = deps.modelLimits ? (given ?? (await deps.model.callCost?.({ state, request }))) : undefined;
       if (!cost) return { kind: 'go' };
       const admission = await deps.flow.admit({
         runId: request.runId,
         decision: state.decisions,
+        ...(call ? { call } : {}),
         tenant: state.tenant,
         ...(request.priority === undefined ? {} : { priority: request.priority }),
         ...cost,

@@ -224,4 +224,35 @@ describe('model limits shared through NATS KV', () => {
       reason: `capacity of ${limit.model} for tenant a (concurrent calls)`,
     });
   });
+
+  it("given two calls of one code agent's step, each keeps its own ticket, and a freed slot wakes the run of a step's later call", async () => {
+    const rate: ModelLimit = { model: `${MODEL}-steps`, requestsPerMinute: 1, headroomSeconds: 0 };
+    const [flow] = (await replicas(1, [rate])) as [FlowControl];
+    const step = { ...call('step-1'), model: rate.model };
+    expect((await flow.admit(step)).kind).toBe('go');
+    // The step's second call waits for its ticket.
+    const second = await flow.admit({ ...step, call: 1 });
+    if (second.kind !== 'wait') throw new Error('expected a wait');
+    // Decided again from the start (its first answer was not recorded), the first call asks anew: the second
+    // call's ticket is not its own, so it waits a minute more, and the second call's ticket stays for it.
+    now = second.until;
+    expect(await flow.admit(step)).toMatchObject({ kind: 'wait', until: now + 60_000 });
+    expect((await flow.admit({ ...step, call: 1 })).kind).toBe('go');
+
+    const slot: ModelLimit = { model: `${MODEL}-step-slot`, concurrentCalls: 1 };
+    const conn = await connect(infra().nats.url, `flow-${conns.length}`);
+    conns.push(conn);
+    const woken: string[] = [];
+    const slotted = createFlowControl({
+      store: createFlowStore({ js: conn.js, log: testLogger('flow'), clock: () => now }),
+      limits: [slot],
+      clock: () => now,
+      wake: (runId) => Promise.resolve(void woken.push(runId)),
+    });
+    const held = await slotted.admit({ ...call('slot-a'), model: slot.model, call: 2 });
+    if (held.kind !== 'go') throw new Error('expected the first call to go');
+    expect((await slotted.admit({ ...call('slot-b'), model: slot.model, call: 1 })).kind).toBe('wait');
+    await held.settle({ inputTokens: 1, outputTokens: 1 });
+    expect(woken).toEqual(['slot-b']);
+  });
 });

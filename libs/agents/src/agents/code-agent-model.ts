@@ -63,6 +63,8 @@ export interface CodeAgentModelDeps {
   providerFor?: (settings: CodeModelSettings) => ChatProvider;
   /** The runs' suspended continuations (default: up to 1000 runs kept); losing one costs a replay. */
   continuations?: CodeContinuations;
+  /** Told of each 429 a `ctx.model` call meets (`provider/model`, its `Retry-After`): flow control lowers the rate. */
+  onRateLimited?: (model: string, retryAfterMs: number | undefined) => void;
 }
 
 const NOTHING: Reservation = { tokens: 0, costUsd: 0 };
@@ -94,6 +96,7 @@ export function withCodeAgents(deps: CodeAgentModelDeps): ServingModel {
     ...(deps.prices ? { prices: deps.prices } : {}),
     ...(deps.env ? { env: deps.env } : {}),
     ...(deps.providerFor ? { providerFor: deps.providerFor } : {}),
+    ...(deps.onRateLimited ? { onRateLimited: deps.onRateLimited } : {}),
   });
   const answer = deps.answer ?? models.answer;
   const inPlace = deps.inPlace ?? models.inPlace;
@@ -143,10 +146,23 @@ export function withCodeAgents(deps: CodeAgentModelDeps): ServingModel {
       if (gate.kind !== 'ask') return { kind: 'budget', gate };
       // The step's k-th model call: its live text is tagged with k, as the thought will journal it.
       const call = frontier?.entries.filter((entry) => entry.k === 'model').length ?? 0;
-      const asked = step.call
-        ? inPlace(step.call, input, agent, call)
-        : answer(step.request, input, agent, call);
-      const reply = recordable(await asked, agent);
+      // Then the model limits, as for a JSON agent's call: a call not admitted now is not made.
+      const cost = input.admit ? models.limitCost(step, agent) : undefined;
+      const admission = cost && input.admit ? await input.admit(cost, call) : undefined;
+      if (admission?.kind === 'wait')
+        return { kind: 'capacity', wait: { until: admission.until, reason: admission.reason } };
+      let used: ModelAnswer['usage'] | undefined;
+      let reply: ModelAnswer;
+      try {
+        const asked = step.call
+          ? inPlace(step.call, input, agent, call)
+          : answer(step.request, input, agent, call);
+        reply = recordable(await asked, agent);
+        used = reply.usage;
+      } finally {
+        // What the call did not use goes back to the limits; a failed call gives back only its slot.
+        await admission?.settle?.(used);
+      }
       answered.tokens += reply.usage.inputTokens + reply.usage.outputTokens;
       answered.costUsd += reply.costUsd ?? 0;
       // What it was sent is recorded with the answer, chained onto the run's earlier prompts; a framework's

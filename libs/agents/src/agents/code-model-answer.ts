@@ -6,10 +6,10 @@ import {
   type ModelAnswer,
   type ModelCall,
 } from '@dura/code-agents';
-import { recordedAnswer, type ResolvedModelRequest } from '@dura/code-agents/engine';
+import { recordedAnswer, type ModelAsk, type ResolvedModelRequest } from '@dura/code-agents/engine';
 import type { ToolRegistry } from '@dura/tools';
 import { liveOptions, toolSpecsFor, type ChatProvider, type ChatToolSpec } from '../llm';
-import type { DecideInput } from '../model';
+import type { CallWorstCase, DecideInput } from '../model';
 import type { ModelPrice } from './definition';
 import { priceOf } from './model-price';
 import { providerCache } from './provider-cache';
@@ -22,6 +22,8 @@ export interface CodeModelAnswerDeps {
   env?: Record<string, string | undefined>;
   /** Builds the provider client of an agent's model settings (tests inject an in-process one). */
   providerFor?: (settings: CodeModelSettings) => ChatProvider;
+  /** Told of each 429 a provider answers (`provider/model`, its `Retry-After`): flow control lowers the rate. */
+  onRateLimited?: (model: string, retryAfterMs: number | undefined) => void;
 }
 
 /** How a code agent's `ctx.model` calls are made and budgeted. */
@@ -43,11 +45,21 @@ export interface CodeModelAnswer {
   inPlace: (call: ModelCall, input: DecideInput, agent: AnyCodeAgent, k?: number) => Promise<ModelAnswer>;
   /** The worst case of a framework's call, by the same estimate. */
   worstCaseOf: (call: ModelCall) => Reservation;
+  /**
+   * What flow control admits the call on: `provider/model` and the same estimate in tokens. Undefined for a
+   * framework's call that names no provider (no model limit can name it).
+   */
+  limitCost: (ask: ModelAsk, agent: AnyCodeAgent) => CallWorstCase | undefined;
 }
 
 /** `ctx.model` served through the same adapters, settings and prices as JSON agents. */
 export function createCodeModelAnswer(deps: CodeModelAnswerDeps = {}): CodeModelAnswer {
-  const providerOf = providerCache<CodeModelSettings>(deps.env ?? process.env, deps.providerFor);
+  const providerOf = providerCache<CodeModelSettings>(
+    deps.env ?? process.env,
+    deps.providerFor,
+    deps.onRateLimited &&
+      ((target, retryAfterMs) => deps.onRateLimited?.(`${target.provider}/${target.model}`, retryAfterMs)),
+  );
   const prices = deps.prices ?? {};
 
   function specs(request: ResolvedModelRequest, agent: { name: string; version: string }): ChatToolSpec[] {
@@ -66,9 +78,17 @@ export function createCodeModelAnswer(deps: CodeModelAnswerDeps = {}): CodeModel
   }
 
   /** The same estimate as a JSON agent's: 4 characters a token over what is sent, plus the most output. */
+  function usageOf(chars: number, maxTokens: number) {
+    return { inputTokens: Math.ceil(chars / 4), outputTokens: maxTokens };
+  }
+
   function worst(model: string, chars: number, maxTokens: number): Reservation {
-    const usage = { inputTokens: Math.ceil(chars / 4), outputTokens: maxTokens };
+    const usage = usageOf(chars, maxTokens);
     return { tokens: usage.inputTokens + usage.outputTokens, costUsd: priceOf(prices, model, usage) };
+  }
+
+  function requestChars(request: ResolvedModelRequest, agent: AnyCodeAgent): number {
+    return JSON.stringify(request.messages).length + JSON.stringify(specs(request, agent)).length;
   }
 
   return {
@@ -98,10 +118,7 @@ export function createCodeModelAnswer(deps: CodeModelAnswerDeps = {}): CodeModel
       };
     },
 
-    worstCase(request, agent) {
-      const chars = JSON.stringify(request.messages).length + JSON.stringify(specs(request, agent)).length;
-      return worst(request.model, chars, request.maxTokens);
-    },
+    worstCase: (request, agent) => worst(request.model, requestChars(request, agent), request.maxTokens),
 
     async inPlace(call, { live, signal }, agent, k = 0) {
       // The step's k-th model call: its live text is tagged with k, as for a ctx.model call.
@@ -110,5 +127,15 @@ export function createCodeModelAnswer(deps: CodeModelAnswerDeps = {}): CodeModel
     },
 
     worstCaseOf: (call) => worst(call.model, call.inputChars, call.maxTokens),
+
+    limitCost({ request, call }, agent) {
+      if (request)
+        return {
+          model: `${request.provider}/${request.model}`,
+          ...usageOf(requestChars(request, agent), request.maxTokens),
+        };
+      if (!call.provider) return undefined;
+      return { model: `${call.provider}/${call.model}`, ...usageOf(call.inputChars, call.maxTokens) };
+    },
   };
 }
