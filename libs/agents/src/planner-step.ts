@@ -48,6 +48,12 @@ export interface PlannerStepPorts {
    * the log.
    */
   admit?: (input: Pick<DecideInput, 'state' | 'request'>) => Promise<CallAdmission>;
+  /**
+   * The run's concurrency key, asked at the start of each decision, a code agent's as a JSON agent's (its
+   * holder keeps it until the run ends): `go`, or a wait for the key recorded instead of the decision. Replay
+   * answers it from the log.
+   */
+  hold?: (input: Pick<DecideInput, 'state' | 'request'>) => Promise<CallAdmission>;
 }
 
 /** Flow control's answer before a model call: go (then `settle` with what it used), or wait until `until`. */
@@ -57,6 +63,16 @@ export type CallAdmission =
 
 /** Waits for capacity are timer waits whose id says so: `capacity:<decision>:<seq>`. */
 export const CAPACITY_WAIT_PREFIX = 'capacity:';
+
+/** What a run waiting for its concurrency key shows: `capacity of concurrency key customer:42 (limit 1)`. */
+export function keyWaitReason(key: { key: string; limit: number }): string {
+  return `capacity of concurrency key ${key.key} (limit ${key.limit})`;
+}
+
+/** Whether a wait for capacity is one for a concurrency key (see `keyWaitReason`). */
+export function isKeyWait(reason: string | undefined): boolean {
+  return reason?.startsWith('capacity of concurrency key ') ?? false;
+}
 
 /** The wait a run records when flow control does not admit its call now; a deadline ends it sooner. */
 export function capacityWaitDraft(state: RunState, wait: { until: Date; reason: string }): EventDraft {
@@ -109,6 +125,8 @@ async function decideStep(state: RunState, ports: PlannerStepPorts): Promise<Pla
   if (!request)
     throw new DuraError('corrupt_run', `run ${state.runId ?? ''} is running but has no recorded request`);
   const input = { state, request };
+  const held = (await ports.hold?.(input)) ?? { kind: 'go' };
+  if (held.kind === 'wait') return { kind: 'record', drafts: [capacityWaitDraft(state, held)] };
   if (model.code && state.pinned?.provider === 'code') {
     const live = ports.live ? { live: ports.live } : {};
     const step = await codeStep(state, { ...input, ...live }, ports, model.code.bind(model));

@@ -4,6 +4,7 @@ import { CodeModelSettingsSchema } from '@dura/code-agents/engine';
 import {
   ApprovalPolicySchema,
   BudgetLimitsSchema,
+  ConcurrencyKeyTemplateSchema,
   JsonValueSchema,
   ScriptedStepSchema,
   secretPathIssue,
@@ -97,6 +98,11 @@ export const AgentDefinitionSchema = z.object({
         .max(100),
     })
     .optional(),
+  /**
+   * At most `limit` runs of one key take steps at once; `key` is filled from each run's input
+   * (`"customer:{{input.customerId}}"`). A request's own `concurrency` wins over it.
+   */
+  concurrency: ConcurrencyKeyTemplateSchema.optional(),
   /** Tools whose calls a human approves first (signal `approve` / `reject`). */
   approvals: z
     .object({ tools: z.array(ToolNameSchema).min(1) })
