@@ -25,7 +25,7 @@ export function definitionKey(
   if (resolved.ok) return { concurrency: resolved.key };
   throw new DuraError(
     KEY_UNRESOLVED_CODE,
-    `agent ${agent} keys its runs by concurrency key "${template.key}", but ${resolved.path} of this run's input ${resolved.problem}; ` +
+    `agent ${agent} keys its runs by concurrency key "${template.key}", but ${resolved.path} in this run's input ${resolved.problem}; ` +
       'send the input with it, or name a key in the request (concurrency: { key, limit })',
   );
 }
