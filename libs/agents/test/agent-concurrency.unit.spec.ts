@@ -88,4 +88,31 @@ describe('concurrency keys of agent definitions', () => {
       }),
     ).toThrow(/the concurrency key of code agent bad-code@1 is invalid/);
   });
+
+  it('given a key over an input field declared secret, the definition is refused: a key is shown in waits and metrics', () => {
+    expect(
+      () =>
+        new AgentRegistry({
+          agents: [
+            {
+              name: 'cards',
+              version: '1',
+              model: { provider: 'scripted', steps: [] },
+              secrets: { input: ['cards.*.token'] },
+              concurrency: { key: 'card:{{input.cards.0.token}}', limit: 1 },
+            },
+          ],
+        }),
+    ).toThrow(/reads input.cards.0.token, which is declared secret \(cards.\*.token\)/);
+    expect(() =>
+      defineAgent({
+        name: 'cards-code',
+        version: '1',
+        tools: [],
+        secrets: { input: ['card'] },
+        concurrency: { key: 'card:{{input.card.last4}}', limit: 1 },
+        run: () => Promise.resolve(null),
+      }),
+    ).toThrow(/reads input.card.last4, which is declared secret \(card\)/);
+  });
 });

@@ -2,6 +2,7 @@ import {
   ConcurrencyKeyTemplateSchema,
   DuraError,
   formatIssues,
+  keyTemplateSecretIssue,
   secretPathIssue,
   type BudgetLimits,
   type ConcurrencyKeyTemplate,
@@ -91,11 +92,17 @@ export function defineAgent<I = JsonValue, O = JsonValue>(
       `the secrets of code agent ${definition.name}@${definition.version} are invalid: ${pathIssues.join('; ')}`,
     );
   const key = definition.concurrency && ConcurrencyKeyTemplateSchema.safeParse(definition.concurrency);
-  if (key && !key.success)
+  const keyIssues = !key
+    ? []
+    : !key.success
+      ? formatIssues(key.error)
+      : [keyTemplateSecretIssue(key.data.key, definition.secrets?.input ?? [])].filter(
+          (i) => i !== undefined,
+        );
+  if (keyIssues.length > 0)
     throw new DuraError(
       'invalid_agent',
-      `the concurrency key of code agent ${definition.name}@${definition.version} is invalid: ` +
-        formatIssues(key.error).join('; '),
+      `the concurrency key of code agent ${definition.name}@${definition.version} is invalid: ${keyIssues.join('; ')}`,
     );
   return Object.freeze({
     kind: 'code' as const,
@@ -103,7 +110,7 @@ export function defineAgent<I = JsonValue, O = JsonValue>(
     ...(settings ? { model: settings.data } : {}),
     tools: [...definition.tools],
     ...(definition.secrets ? { secrets: { input: [...(definition.secrets.input ?? [])] } } : {}),
-    ...(key ? { concurrency: { ...key.data } } : {}),
+    ...(key?.success ? { concurrency: { ...key.data } } : {}),
   });
 }
 

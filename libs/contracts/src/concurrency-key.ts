@@ -46,6 +46,23 @@ export function keyTemplatePaths(template: string): string[] {
   return [...template.matchAll(PLACEHOLDER)].map(([, path]) => path ?? '');
 }
 
+/**
+ * What is wrong with a key template reading an input field declared secret (`secretPaths`, as an agent's
+ * `secrets.input` lists them), or undefined: a key is shown in waits, metrics and the run's state.
+ */
+export function keyTemplateSecretIssue(template: string, secretPaths: readonly string[]): string | undefined {
+  for (const path of keyTemplatePaths(template)) {
+    const fields = path.split('.').slice(1);
+    for (const secret of secretPaths) {
+      const parts = secret.split('.');
+      const shared = Math.min(fields.length, parts.length);
+      if (parts.slice(0, shared).every((part, i) => part === '*' || part === fields[i]))
+        return `concurrency key "${template}" reads ${path}, which is declared secret (${secret}); a key is shown in waits and metrics, so key runs by a field that is not secret`;
+    }
+  }
+  return undefined;
+}
+
 /** Why a key template cannot be filled from an input: the path, and what it found there. */
 export interface UnresolvedKey {
   path: string;
@@ -63,18 +80,19 @@ export function resolveKeyTemplate(
 ): { ok: true; key: ConcurrencyKey } | ({ ok: false } & UnresolvedKey) {
   let unresolved: UnresolvedKey | undefined;
   const key = template.key.replace(PLACEHOLDER, (_match, path: string) => {
-    const value = valueAt(input, path);
     if (unresolved) return '';
-    const problem = problemOf(value);
-    if (problem) {
-      unresolved = { path, problem };
-      return '';
-    }
-    return String(value);
+    const text = keyText(valueAt(input, path));
+    if (typeof text === 'string') return text;
+    unresolved = { path, problem: text.problem };
+    return '';
   });
   if (unresolved) return { ok: false, ...unresolved };
   if (key.length > 200)
-    return { ok: false, path: template.key, problem: `makes a key of ${key.length} characters (at most 200)` };
+    return {
+      ok: false,
+      path: template.key,
+      problem: `makes a key of ${key.length} characters (at most 200)`,
+    };
   return { ok: true, key: { key, limit: template.limit } };
 }
 
@@ -93,12 +111,13 @@ function valueAt(input: JsonValue | undefined, path: string): JsonValue | undefi
   return value;
 }
 
-function problemOf(value: JsonValue | undefined): string | undefined {
-  if (value === undefined) return 'is missing';
-  if (value === null) return 'is null';
-  if (value === '') return 'is an empty string';
-  if (isSecretEnvelope(value)) return 'is a sealed secret (a key is shown in waits and metrics)';
-  if (Array.isArray(value)) return 'is a list, not a string or a number';
-  if (typeof value === 'object') return 'is an object, not a string or a number';
-  return undefined;
+/** A value as it goes into a key, or why it cannot. */
+function keyText(value: JsonValue | undefined): string | { problem: string } {
+  if (value === undefined) return { problem: 'is missing' };
+  if (value === null) return { problem: 'is null' };
+  if (value === '') return { problem: 'is an empty string' };
+  if (isSecretEnvelope(value)) return { problem: 'is a sealed secret (a key is shown in waits and metrics)' };
+  if (Array.isArray(value)) return { problem: 'is a list, not a string or a number' };
+  if (typeof value === 'object') return { problem: 'is an object, not a string or a number' };
+  return typeof value === 'string' ? value : JSON.stringify(value);
 }

@@ -33,6 +33,7 @@ export {
   ConcurrencyKeyTemplateSchema,
   keyTemplateIssue,
   keyTemplatePaths,
+  keyTemplateSecretIssue,
   resolveKeyTemplate,
 } from './concurrency-key';
 export type { ConcurrencyKeyTemplate, UnresolvedKey } from './concurrency-key';
