@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { AgentRegistry, createAgentModel } from '@dura/agents';
+import { AgentRegistry, createAgentModel, type AgentsFile } from '@dura/agents';
 import { emptyLimitRecord, limitsFor, takeTicket, type LimitRecord } from '@dura/core';
 import { repoRoot } from '@dura/testing';
 import { builtinRegistry } from '@dura/tools';
@@ -44,7 +44,7 @@ describe('docs/flow-control.md', () => {
   it("given its agents file, a run of customer 42 holds customer:42, another customer's its own, and an input without customerId is refused as the page shows", () => {
     const file = jsonBlocks.find((block) => block.includes('"agents"'));
     const model = createAgentModel({
-      agents: new AgentRegistry(JSON.parse(file ?? 'null')),
+      agents: new AgentRegistry(JSON.parse(file ?? 'null') as AgentsFile),
       tools: builtinRegistry(),
     });
     const start = (input: Record<string, number>) =>
