@@ -15,6 +15,7 @@ import {
   createModelRouter,
   createScriptedModel,
   KEY_UNRESOLVED_CODE,
+  replayRun,
   withCodeAgents,
 } from '@dura/agents';
 import { createPlanner, type Planner } from '../src/index';
@@ -25,6 +26,7 @@ vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 const infra = useTestInfra({ database: false });
 let setup: Connections;
 let client: DuraClient;
+let served: ReturnType<typeof withCodeAgents>;
 const replicas: { conn: Connections; planner: Planner }[] = [];
 
 const WAIT_FOR_GO: ScriptedStep[] = [{ tool: 'dura.wait_for_signal', args: { name: 'go' } }];
@@ -66,9 +68,10 @@ beforeAll(async () => {
       scripted: createScriptedModel(),
       agents: createAgentModel({ agents, tools }),
     });
+    served = withCodeAgents({ agents: [reviewer], base });
     const planner = createPlanner({
       ...conn,
-      model: withCodeAgents({ agents: [reviewer], base }),
+      model: served,
       tools,
       log: testLogger(`planner-${i}`),
       streams: STREAM_OPTIONS,
@@ -141,6 +144,8 @@ describe('concurrency keys from an agent definition', () => {
     await until('c1-second', 'to take the key once the first ended', forSignal);
     await finish('c1-second');
     await finish('c2-only');
+    // Replay re-derives the wait for the key from the log, and the key from run_started, without a divergence.
+    expect(await replayRun({ events: await logOf('c1-second'), model: served })).toMatchObject({ ok: true });
   });
 
   it('given a request naming its own key, the request’s wins over the definition’s', async () => {
@@ -199,6 +204,11 @@ describe('concurrency keys from an agent definition', () => {
     await finish('doc-a');
     await until('doc-b', 'to take the key', forSignal);
     await finish('doc-b');
+    const log = await logOf('doc-b');
+    expect(log.some((event) => event.type === 'wait_requested' && event.data.reason?.includes('doc:x'))).toBe(
+      true,
+    );
+    expect(await replayRun({ events: log, model: served })).toMatchObject({ ok: true });
   });
 
   it('given runs waiting for a key, a run of higher priority asking last takes it first when it is left', async () => {
