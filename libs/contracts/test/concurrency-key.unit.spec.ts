@@ -40,7 +40,9 @@ describe('concurrency key templates', () => {
       problem: 'is missing',
     });
     // Inherited properties are not fields of the input.
-    expect(resolveKeyTemplate(template('{{input.constructor}}'), {})).toMatchObject({ problem: 'is missing' });
+    expect(resolveKeyTemplate(template('{{input.constructor}}'), {})).toMatchObject({
+      problem: 'is missing',
+    });
     expect(resolveKeyTemplate(template('{{input.a}}'), { a: 'x'.repeat(201) })).toMatchObject({ ok: false });
   });
 

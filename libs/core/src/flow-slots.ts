@@ -35,10 +35,9 @@ function waiterOf(entry: SlotWaiter): Waiter {
 /** The queued callers (and `extra`, when given) in the order they go. */
 function queueOrder(record: LimitRecord, limit: ModelLimit, extra?: [string, SlotWaiter]): string[] {
   const waiters = Object.fromEntries(
-    Object.entries(extra ? { ...record.queue, [extra[0]]: extra[1] } : record.queue).map(([holder, entry]) => [
-      holder,
-      waiterOf(entry),
-    ]),
+    Object.entries(extra ? { ...record.queue, [extra[0]]: extra[1] } : record.queue).map(
+      ([holder, entry]) => [holder, waiterOf(entry)],
+    ),
   );
   return lineOrder(waiters, record.slotShares ?? {}, weightOf(limit));
 }
