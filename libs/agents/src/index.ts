@@ -14,6 +14,7 @@ export type {
 export type { PlannerModel, ServingModel } from './model';
 export type { AgentCatalog, CallCosts, ContextSummaries, CodeRuns } from './model';
 export { tighterBudget, pinnedVersionOf } from './model';
+export { definitionKey, KEY_UNRESOLVED_CODE } from './agent-concurrency';
 export { createModelRouter } from './model-router';
 export { createScriptedModel, scriptedTurn, fileCallLog } from './scripted-model';
 export type { ModelCall } from './scripted-model';
@@ -21,6 +22,8 @@ export { withResolvedResults } from './resolved-results';
 export {
   CAPACITY_WAIT_PREFIX,
   capacityWaitDraft,
+  isKeyWait,
+  keyWaitReason,
   plannerStep,
   startDraft,
   thoughtDraft,

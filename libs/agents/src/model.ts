@@ -1,5 +1,6 @@
 import type {
   BudgetLimits,
+  ConcurrencyKey,
   LiveText,
   Decision,
   PinnedVersion,
@@ -78,6 +79,8 @@ export interface StartInfo {
   pinned?: PinnedVersion;
   budget?: BudgetLimits;
   budgetPolicy?: 'fail' | 'wait';
+  /** The agent definition's concurrency key, filled from the run's input (absent when the request names one). */
+  concurrency?: ConcurrencyKey;
 }
 
 /** Where a registered agent's run holds secrets in its input, as the agent's definition tells. */

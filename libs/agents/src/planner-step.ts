@@ -51,6 +51,12 @@ export interface PlannerStepPorts {
    * JSON agent's is estimated by the model.
    */
   admit?: (input: AdmitInput) => Promise<CallAdmission>;
+  /**
+   * The run's concurrency key, asked at the start of each decision, a code agent's as a JSON agent's (its
+   * holder keeps it until the run ends): `go`, or a wait for the key recorded instead of the decision. Replay
+   * answers it from the log.
+   */
+  hold?: (input: Pick<DecideInput, 'state' | 'request'>) => Promise<CallAdmission>;
 }
 
 /** The call flow control is asked about: the run, and for a code agent's call its worst case and place. */
@@ -60,6 +66,16 @@ export type { CallAdmission };
 
 /** Waits for capacity are timer waits whose id says so: `capacity:<decision>:<seq>`. */
 export const CAPACITY_WAIT_PREFIX = 'capacity:';
+
+/** What a run waiting for its concurrency key shows: `capacity of concurrency key customer:42 (limit 1)`. */
+export function keyWaitReason(key: { key: string; limit: number }): string {
+  return `capacity of concurrency key ${key.key} (limit ${key.limit})`;
+}
+
+/** Whether a wait for capacity is one for a concurrency key (see `keyWaitReason`). */
+export function isKeyWait(reason: string | undefined): boolean {
+  return reason?.startsWith('capacity of concurrency key ') ?? false;
+}
 
 /** The wait a run records when flow control does not admit its call now; a deadline ends it sooner. */
 export function capacityWaitDraft(state: RunState, wait: { until: Date; reason: string }): EventDraft {
@@ -112,6 +128,8 @@ async function decideStep(state: RunState, ports: PlannerStepPorts): Promise<Pla
   if (!request)
     throw new DuraError('corrupt_run', `run ${state.runId ?? ''} is running but has no recorded request`);
   const input = { state, request };
+  const held = (await ports.hold?.(input)) ?? { kind: 'go' };
+  if (held.kind === 'wait') return { kind: 'record', drafts: [capacityWaitDraft(state, held)] };
   if (model.code && state.pinned?.provider === 'code') {
     const live = ports.live ? { live: ports.live } : {};
     const step = await codeStep(state, { ...input, ...live }, ports, model.code.bind(model));
@@ -180,15 +198,15 @@ async function codeStep(
   };
   const { admit } = ports;
   // Each call past the log is admitted under the model limits as a JSON agent's is, on its own worst case.
-  const admitted = admit ? { admit: (cost: CallWorstCase, call: number) => admit({ ...input, cost, call }) } : {};
+  const admitted = admit
+    ? { admit: (cost: CallWorstCase, call: number) => admit({ ...input, cost, call }) }
+    : {};
   const code: CodeTurn | DuraError | undefined = await around(() =>
     decideCode({ ...input, budget, ...admitted }),
-  ).catch(
-    (err: unknown) => {
-      if (!isFinalModelError(err)) throw err;
-      return err;
-    },
-  );
+  ).catch((err: unknown) => {
+    if (!isFinalModelError(err)) throw err;
+    return err;
+  });
   if (code === undefined) return undefined;
   if (code instanceof DuraError) return { kind: 'model_refused', drafts: [failedDraft(code)] };
   switch (code.kind) {

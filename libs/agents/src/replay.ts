@@ -9,7 +9,7 @@ import {
   type RunState,
 } from '@dura/core';
 import type { PlannerModel } from './model';
-import { CAPACITY_WAIT_PREFIX, plannerStep, type CallAdmission } from './planner-step';
+import { CAPACITY_WAIT_PREFIX, isKeyWait, plannerStep, type CallAdmission } from './planner-step';
 import {
   asJson,
   compare,
@@ -108,6 +108,7 @@ export async function replayRun(input: ReplayInput): Promise<ReplayResult> {
             model,
             now: new Date(event.meta.ts),
             admit: () => Promise.resolve(recordedAdmission(event)),
+            hold: () => Promise.resolve(recordedKeyHold(event)),
           });
           pending = step.kind === 'none' ? [] : [...step.drafts];
         } catch (err) {
@@ -151,4 +152,10 @@ function recordedAdmission(event: RunEvent): CallAdmission {
     until: new Date(event.data.until ?? event.meta.ts),
     reason: event.data.reason ?? '',
   };
+}
+
+/** A concurrency key as the log recorded it: a wait for the key where the log holds one, else the run held it. */
+function recordedKeyHold(event: RunEvent): CallAdmission {
+  const admission = recordedAdmission(event);
+  return admission.kind === 'wait' && isKeyWait(admission.reason) ? admission : { kind: 'go' };
 }

@@ -1,8 +1,11 @@
 import {
+  ConcurrencyKeyTemplateSchema,
   DuraError,
   formatIssues,
+  keyTemplateSecretIssue,
   secretPathIssue,
   type BudgetLimits,
+  type ConcurrencyKeyTemplate,
   type JsonValue,
   type PinnedVersion,
 } from '@dura/contracts';
@@ -32,6 +35,8 @@ export interface CodeAgent<I = JsonValue, O = JsonValue> {
   readonly model?: CodeModelSettings;
   /** Input fields that hold secrets: sealed before the run's input is recorded, and given to `run` sealed. */
   readonly secrets?: AgentSecrets;
+  /** At most `limit` runs of one key at once; `key` is filled from the run's input (see `AgentDefinition`). */
+  readonly concurrency?: ConcurrencyKeyTemplate;
   readonly run: (ctx: Ctx, input: I) => Promise<O>;
 }
 
@@ -53,6 +58,13 @@ export interface AgentDefinition<I, O> {
    * secret, where the gateway opens them. A request holding such a value is refused when no key is set.
    */
   secrets?: AgentSecrets;
+  /**
+   * At most `limit` runs of one key take steps at once; a run over it waits, holding nothing. `key` is a
+   * template filled from the run's input when the run is requested: `"customer:{{input.customerId}}"` (a
+   * path of field names and list indices; `{{input}}` is the whole input). A request whose input lacks the
+   * path is refused, naming it. A request's own `concurrency` wins over this one.
+   */
+  concurrency?: ConcurrencyKeyTemplate;
   run: (ctx: Ctx, input: I) => Promise<O>;
 }
 
@@ -79,12 +91,26 @@ export function defineAgent<I = JsonValue, O = JsonValue>(
       'invalid_agent',
       `the secrets of code agent ${definition.name}@${definition.version} are invalid: ${pathIssues.join('; ')}`,
     );
+  const key = definition.concurrency && ConcurrencyKeyTemplateSchema.safeParse(definition.concurrency);
+  const keyIssues = !key
+    ? []
+    : !key.success
+      ? formatIssues(key.error)
+      : [keyTemplateSecretIssue(key.data.key, definition.secrets?.input ?? [])].filter(
+          (i) => i !== undefined,
+        );
+  if (keyIssues.length > 0)
+    throw new DuraError(
+      'invalid_agent',
+      `the concurrency key of code agent ${definition.name}@${definition.version} is invalid: ${keyIssues.join('; ')}`,
+    );
   return Object.freeze({
     kind: 'code' as const,
     ...rest,
     ...(settings ? { model: settings.data } : {}),
     tools: [...definition.tools],
     ...(definition.secrets ? { secrets: { input: [...(definition.secrets.input ?? [])] } } : {}),
+    ...(key?.success ? { concurrency: { ...key.data } } : {}),
   });
 }
 

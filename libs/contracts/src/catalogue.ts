@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ToolNameSchema } from './ids';
+import { ConcurrencyKeyTemplateSchema } from './concurrency-key';
 
 /**
  * The catalogue: what the running services serve, announced by them into the KV bucket `dura_catalogue`
@@ -37,6 +38,8 @@ export const CatalogueAgentSchema = z.object({
   inputSchema: JsonSchemaSchema.optional(),
   /** The tools the agent may call. */
   tools: z.array(ToolNameSchema),
+  /** The concurrency key its runs hold, as a template over their input (a request's own key wins). */
+  concurrency: ConcurrencyKeyTemplateSchema.optional(),
   access: AgentAccessSchema,
   announcedAt: z.iso.datetime(),
 });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { JsonObjectSchema, JsonValueSchema, RunIdSchema, ToolNameSchema } from './ids';
-import { RunRequestSchema, TenantSchema } from './run-request';
+import { ConcurrencyKeySchema, RunRequestSchema, TenantSchema } from './run-request';
 import { EditedResultSchema, ForkOfSchema } from './fork';
 import { PromptRecordSchema } from './chat';
 import { PayloadRefSchema } from './payload-ref';
@@ -82,6 +82,11 @@ export const EventDataSchemas = {
     /** The limits in force: the agent's, lowered by the request's. */
     budget: BudgetLimitsSchema.optional(),
     budgetPolicy: z.enum(['fail', 'wait']).optional(),
+    /**
+     * The concurrency key the agent's definition gives the run, filled from its input once, here: absent when
+     * the request names its own key (which wins) or the agent declares none.
+     */
+    concurrency: ConcurrencyKeySchema.optional(),
   }),
   run_rejected: z.object({
     error: ErrorInfoSchema,
@@ -206,7 +211,7 @@ export const EVENT_TYPES = Object.keys(EventDataSchemas) as EventType[];
 /** Current version of each event type. Bump it, and add an upcaster, whenever a `data` schema changes shape. */
 export const CURRENT_EVENT_VERSIONS: Record<EventType, number> = {
   run_requested: 4,
-  run_started: 2,
+  run_started: 3,
   run_rejected: 1,
   thought: 3,
   budget_reserved: 1,

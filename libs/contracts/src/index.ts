@@ -27,7 +27,16 @@ export type {
   ParentRef,
   ScriptedAgent,
   ScriptedStep,
+  ConcurrencyKey,
 } from './run-request';
+export {
+  ConcurrencyKeyTemplateSchema,
+  keyTemplateIssue,
+  keyTemplatePaths,
+  keyTemplateSecretIssue,
+  resolveKeyTemplate,
+} from './concurrency-key';
+export type { ConcurrencyKeyTemplate, UnresolvedKey } from './concurrency-key';
 export {
   RUN_STATUSES,
   RUN_LIST_SORTS,

@@ -15,6 +15,7 @@ import { EventMetaSchema, type RunEvent } from './envelope';
 import { JsonObjectSchema, JsonValueSchema, RunIdSchema } from './ids';
 import {
   BudgetLimitsSchema,
+  ConcurrencyKeySchema,
   DEFAULT_TENANT,
   RunRequestSchema,
   RunTagsSchema,
@@ -185,6 +186,8 @@ export const RunStateSchema = z.object({
   waiting: WaitStateSchema.nullable(),
   waits: z.array(WaitStateSchema),
   pinned: PinnedVersionSchema.nullable(),
+  /** The concurrency key the agent's definition gave the run (the request's, when it names one, wins). */
+  concurrency: ConcurrencyKeySchema.optional(),
   budget: BudgetStateSchema,
   turns: z.array(z.object({ content: z.string().optional(), callIds: z.array(z.string()) })),
   prompt: z

@@ -67,7 +67,7 @@ function approveMadeExplicit(data: unknown): unknown {
 
 /** `UPCASTERS[type][v]` turns data of version v into version v + 1. */
 export const UPCASTERS: Partial<Record<EventType, Record<number, Upcaster>>> = {
-  run_started: { 1: unchanged },
+  run_started: { 1: unchanged, 2: unchanged },
   tool_call_requested: { 1: unchanged },
   // v3 (forks with edits) added `edited`: optional, so old data is valid new data.
   tool_call_completed: { 1: unchanged, 2: unchanged },

@@ -188,7 +188,7 @@ describe('upcasters', () => {
 
   it('refuse a version no upcaster chain reaches', () => {
     expect(() => upcast('run_started', 0, {})).toThrow(
-      new ContractViolation('no upcaster turns run_started v0 into v2'),
+      new ContractViolation('no upcaster turns run_started v0 into v3'),
     );
   });
 

@@ -76,6 +76,7 @@ function applyData(state: RunState, event: RunEvent, reject: (reason: string) =>
       return {
         ...state,
         pinned: event.data.pinned ?? null,
+        ...(event.data.concurrency ? { concurrency: event.data.concurrency } : {}),
         budget: {
           ...state.budget,
           limits: event.data.budget ?? {},

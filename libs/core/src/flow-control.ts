@@ -1,7 +1,8 @@
 /**
  * Model limits as pure admission logic (no I/O): what a call may do against a limit's shared record, read
  * and written with compare-and-set by the planner. Time comes in as an argument. The record and the limits
- * are described in `flow-limits.ts`; the line of callers beyond the ticket horizon in `flow-line.ts`.
+ * are described in `flow-limits.ts`; the line of callers beyond the ticket horizon in `flow-line.ts`; the
+ * concurrency slots (concurrent calls, concurrency keys) in `flow-slots.ts`.
  */
 import {
   capacityOf,
@@ -10,15 +11,12 @@ import {
   MINUTE_MS,
   RATES,
   refilled,
-  SLOT_RECHECK_MAX_MS,
-  QUEUE_GRACE_MS,
   throttleFactor,
   type CallCost,
   type LimitName,
   type LimitRecord,
   type ModelLimit,
   type Rate,
-  type SlotOutcome,
   type TicketOutcome,
 } from './flow-limits';
 import { aheadInLine, prunedLine, queued, roomFor, served } from './flow-line';
@@ -127,85 +125,4 @@ export function throttled(
     levels[rate] = Math.min(levels[rate] as number, pause);
   }
   return { ...record, levels, throttle: { factor, until: now + retryAfterMs + MINUTE_MS } };
-}
-
-/** Leases and queue entries that ran out are dropped. */
-function pruned(record: LimitRecord, now: number): LimitRecord {
-  const slots = Object.fromEntries(Object.entries(record.slots).filter(([, until]) => until > now));
-  const queue = Object.fromEntries(Object.entries(record.queue).filter(([, entry]) => entry.until > now));
-  return { ...record, slots, queue };
-}
-
-/**
- * A concurrency slot for `holder`, leased for `leaseMs`, when fewer than `limit.concurrentCalls` are held and
- * no caller that asked earlier still waits for one. Refused callers queue in the order they first asked
- * and are told when to ask again (sooner the closer they are to the front). `slot` names the slot taken
- * (default `holder`): asking again under the same name renews its lease instead of taking another, which a
- * call gives a name of its own so that two attempts of one decision never share a slot.
- */
-export function takeSlot(
-  current: LimitRecord,
-  limit: ModelLimit,
-  holder: string,
-  leaseMs: number,
-  now: number,
-  slot: string = holder,
-): { record: LimitRecord; outcome: SlotOutcome } {
-  const capacity = limit.concurrentCalls;
-  const record = pruned(current, now);
-  if (capacity === undefined || slot in record.slots) {
-    if (capacity === undefined) return { record: current, outcome: { kind: 'go' } };
-    const slots = { ...record.slots, [slot]: now + leaseMs };
-    return { record: { ...record, slots }, outcome: { kind: 'go' } };
-  }
-  const since = record.queue[holder]?.since ?? now;
-  const ahead = Object.entries(record.queue).filter(
-    ([other, entry]) =>
-      other !== holder && (entry.since < since || (entry.since === since && other < holder)),
-  ).length;
-  const free = capacity - Object.keys(record.slots).length;
-  if (free > ahead) {
-    const { [holder]: _left, ...queue } = record.queue;
-    const slots = { ...record.slots, [slot]: now + leaseMs };
-    return { record: { ...record, slots, queue }, outcome: { kind: 'go' } };
-  }
-  const soonestEnd = Math.min(...Object.values(record.slots), now + SLOT_RECHECK_MAX_MS);
-  const backoff = Math.min(SLOT_RECHECK_MAX_MS, 1_000 * (ahead + 1));
-  const recheckAt = Math.max(now + 250, Math.min(soonestEnd, now + backoff));
-  const queue = { ...record.queue, [holder]: { since, until: recheckAt + QUEUE_GRACE_MS } };
-  return { record: { ...record, queue }, outcome: { kind: 'full', recheckAt, ahead } };
-}
-
-/** The queued callers a free slot is waiting for, first in line first (as many as slots are free). */
-export function nextInLine(current: LimitRecord, limit: ModelLimit, now: number): string[] {
-  const record = pruned(current, now);
-  const free = (limit.concurrentCalls ?? 0) - Object.keys(record.slots).length;
-  if (free <= 0) return [];
-  return Object.entries(record.queue)
-    .sort(([a, x], [b, y]) => x.since - y.since || (a < b ? -1 : 1))
-    .slice(0, free)
-    .map(([holder]) => holder);
-}
-
-/**
- * The lease of `slot` extended to `now + leaseMs` while its call is still in flight; `lost` when the lease
- * ran out first (the slot may be someone else's by now: nothing is taken anew).
- */
-export function renewSlot(
-  current: LimitRecord,
-  slot: string,
-  leaseMs: number,
-  now: number,
-): { record: LimitRecord; lost: boolean } {
-  const until = current.slots[slot];
-  if (until === undefined || until <= now) return { record: current, lost: true };
-  return { record: { ...current, slots: { ...current.slots, [slot]: now + leaseMs } }, lost: false };
-}
-
-/** The slot of `holder` given back (a no-op when it holds none). */
-export function releaseSlot(current: LimitRecord, holder: string, now: number): LimitRecord {
-  const record = pruned(current, now);
-  if (!(holder in record.slots)) return record;
-  const { [holder]: _gone, ...slots } = record.slots;
-  return { ...record, slots };
 }

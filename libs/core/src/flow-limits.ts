@@ -52,8 +52,8 @@ export interface LimitRecord {
   levels: Partial<Record<Rate, number>>;
   /** Holders of concurrency slots → when their lease ends. */
   slots: Record<string, number>;
-  /** Callers refused a slot, in the order they first asked → when they stop counting (not seen again). */
-  queue: Record<string, { since: number; until: number }>;
+  /** Callers refused a slot → who they are, when they first asked and when they stop counting (not seen again). */
+  queue: Record<string, SlotWaiter>;
   /** A provider's 429: the rate is lowered by `factor` until `until`. */
   throttle?: { factor: number; until: number };
   /** Callers waiting for a rate ticket beyond the horizon → who they are and when they stop counting. */
@@ -62,6 +62,24 @@ export interface LimitRecord {
   served?: Record<string, number>;
   /** The virtual time of the last call served: a tenant that was idle starts from it, not from its past. */
   virtual?: number;
+  /** Tenants' shares of the slots, as `served` and `virtual` are of the rates (`flow-slots.ts`). */
+  slotShares?: Shares;
+}
+
+/** What tenants were served of a capacity, for their fair share of it (weighted fair queueing). */
+export interface Shares {
+  /** Per tenant: its virtual time, the share it was served (units over its weight). */
+  served?: Record<string, number>;
+  /** The virtual time of the last unit served: a tenant that was idle starts from it, not from its past. */
+  virtual?: number;
+}
+
+/** A caller refused a slot; `tenant` and `priority` absent (queued before they were kept): `default`, 0. */
+export interface SlotWaiter {
+  since: number;
+  until: number;
+  tenant?: string;
+  priority?: number;
 }
 
 /** A caller in line for a rate ticket. */

@@ -1,7 +1,7 @@
 /**
  * The line of callers waiting for a rate ticket beyond the horizon (pure, no I/O): ordered by priority,
  * then by tenants' shares of the rate (weighted fair queueing over each tenant's virtual time), then by when
- * each asked.
+ * each asked. `lineOrder` is that ordering for any line: the slots of `flow-slots.ts` go by it too.
  */
 import {
   capacityOf,
@@ -18,6 +18,7 @@ import {
   type LimitRecord,
   type LineEntry,
   type ModelLimit,
+  type Shares,
   type TicketOutcome,
 } from './flow-limits';
 
@@ -47,30 +48,32 @@ export function roomFor(record: LimitRecord, limit: ModelLimit, call: CallCost):
 const tenantOf = (call: { tenant?: string }) => call.tenant ?? 'default';
 const weightOf = (limit: ModelLimit, tenant: string) => Math.max(0.001, limit.weights?.[tenant] ?? 1);
 
-/** A tenant's virtual time: where its next call would start, never behind the last call served. */
-function startOf(record: LimitRecord, tenant: string): number {
-  return Math.max(record.served?.[tenant] ?? 0, record.virtual ?? 0);
+/** A caller waiting for capacity, as the line orders it. */
+export interface Waiter {
+  tenant: string;
+  priority: number;
+  /** When it first asked: a tenant's callers go in that order. */
+  since: number;
+}
+
+/** A tenant's virtual time: where its next unit would start, never behind the last unit served. */
+function startOf(shares: Shares, tenant: string): number {
+  return Math.max(shares.served?.[tenant] ?? 0, shares.virtual ?? 0);
 }
 
 /**
- * How many callers in line go before `call`: its tenant's callers are tagged in the order they asked (each a
- * further call's share of the tenant's virtual time); the line goes by priority, then by tag.
+ * The order in which `waiters` go (holders, first first): by priority, higher first; then by tenants' shares
+ * (each tenant's callers are tagged in the order they asked, each a further unit's share of the tenant's
+ * virtual time, and the lowest tag goes first); then by when each asked. The one ordering of every line:
+ * rate tickets, concurrent-call slots and concurrency keys.
  */
-export function aheadInLine(record: LimitRecord, limit: ModelLimit, call: CallCost): number {
-  const line = record.line ?? {};
-  const holders = Object.keys(line);
-  if (holders.length === 0) return 0;
-  const mine: LineEntry = line[call.holder] ?? {
-    tenant: tenantOf(call),
-    priority: call.priority ?? 0,
-    since: Number.MAX_SAFE_INTEGER,
-    until: 0,
-  };
-  const entries: [string, LineEntry][] = [
-    ...Object.entries(line).filter(([h]) => h !== call.holder),
-    [call.holder, mine],
-  ];
-  const byTenant = new Map<string, [string, LineEntry][]>();
+export function lineOrder(
+  waiters: Readonly<Record<string, Waiter>>,
+  shares: Shares,
+  weight: (tenant: string) => number,
+): string[] {
+  const entries = Object.entries(waiters);
+  const byTenant = new Map<string, [string, Waiter][]>();
   for (const entry of entries) {
     const list = byTenant.get(entry[1].tenant) ?? [];
     list.push(entry);
@@ -79,19 +82,47 @@ export function aheadInLine(record: LimitRecord, limit: ModelLimit, call: CallCo
   const tags = new Map<string, number>();
   for (const [tenant, list] of byTenant) {
     list.sort(([a, x], [b, y]) => y.priority - x.priority || x.since - y.since || (a < b ? -1 : 1));
-    const start = startOf(record, tenant);
-    const step = 1 / weightOf(limit, tenant);
+    const start = startOf(shares, tenant);
+    const step = 1 / Math.max(0.001, weight(tenant));
     list.forEach(([holder], i) => tags.set(holder, start + i * step));
   }
-  const order = (holder: string, entry: LineEntry) => [-entry.priority, tags.get(holder) ?? 0, entry.since];
-  const me = order(call.holder, mine);
-  return entries.filter(([holder, entry]) => {
-    if (holder === call.holder) return false;
-    const other = order(holder, entry);
-    for (let i = 0; i < me.length; i++)
-      if (other[i] !== me[i]) return (other[i] as number) < (me[i] as number);
-    return holder < call.holder;
-  }).length;
+  const key = (holder: string, entry: Waiter) => [-entry.priority, tags.get(holder) ?? 0, entry.since];
+  return entries
+    .map(([holder, entry]) => ({ holder, key: key(holder, entry) }))
+    .sort((x, y) => {
+      for (let i = 0; i < x.key.length; i++)
+        if (x.key[i] !== y.key[i]) return (x.key[i] as number) - (y.key[i] as number);
+      return x.holder < y.holder ? -1 : 1;
+    })
+    .map(({ holder }) => holder);
+}
+
+/** `tenant` was served one unit: its virtual time moves on by its share (one unit over its weight). */
+export function servedShare(shares: Shares, tenant: string, weight: number): Required<Shares> {
+  const start = startOf(shares, tenant);
+  const virtual = Math.max(shares.virtual ?? 0, start);
+  // A tenant that is not behind the last unit served starts from it anyway: only the ones ahead are kept.
+  const kept = Object.entries(shares.served ?? {}).filter(([name, at]) => name !== tenant && at > virtual);
+  return {
+    virtual,
+    served: Object.fromEntries([...kept, [tenant, start + 1 / Math.max(0.001, weight)]]),
+  };
+}
+
+/**
+ * How many callers in line go before `call` (see `lineOrder`); a caller not in line yet goes after every
+ * caller of its tenant and priority that is.
+ */
+export function aheadInLine(record: LimitRecord, limit: ModelLimit, call: CallCost): number {
+  const line = record.line ?? {};
+  if (Object.keys(line).length === 0) return 0;
+  const mine: Waiter = line[call.holder] ?? {
+    tenant: tenantOf(call),
+    priority: call.priority ?? 0,
+    since: Number.MAX_SAFE_INTEGER,
+  };
+  const order = lineOrder({ ...line, [call.holder]: mine }, record, (tenant) => weightOf(limit, tenant));
+  return order.indexOf(call.holder);
 }
 
 /** `call` waits in line (keeping the place it had): asked again when its turn should have come. */
@@ -129,17 +160,8 @@ export function queued(
 /** `call` is served: out of the line, and its tenant's virtual time moves on by its share. */
 export function served(record: LimitRecord, limit: ModelLimit, call: CallCost): LimitRecord {
   const tenant = tenantOf(call);
-  const start = startOf(record, tenant);
   const { [call.holder]: _left, ...line } = record.line ?? {};
-  const virtual = Math.max(record.virtual ?? 0, start);
-  // A tenant that is not behind the last call served starts from it anyway: only the ones ahead are kept.
-  const kept = Object.entries(record.served ?? {}).filter(([name, at]) => name !== tenant && at > virtual);
-  return {
-    ...record,
-    line,
-    virtual,
-    served: Object.fromEntries([...kept, [tenant, start + 1 / weightOf(limit, tenant)]]),
-  };
+  return { ...record, line, ...servedShare(record, tenant, weightOf(limit, tenant)) };
 }
 
 /** Callers in line not seen again in time are dropped. */

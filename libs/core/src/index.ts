@@ -1,4 +1,4 @@
-export { initialRunState, isTerminal, TERMINAL_STATUSES } from './run-state';
+export { concurrencyKeyOf, initialRunState, isTerminal, TERMINAL_STATUSES } from './run-state';
 export type {
   RunState,
   RunStatus,
@@ -72,17 +72,14 @@ export type {
   LimitRecord,
   LineEntry,
   ModelLimit,
+  Shares,
   SlotOutcome,
+  SlotWaiter,
   TicketOutcome,
 } from './flow-limits';
-export {
-  nextInLine,
-  refundTicket,
-  releaseSlot,
-  renewSlot,
-  settleTicket,
-  takeSlot,
-  takeTicket,
-  throttled,
-} from './flow-control';
+export { refundTicket, settleTicket, takeTicket, throttled } from './flow-control';
+export { nextInLine, releaseSlot, renewSlot, takeSlot } from './flow-slots';
+export type { SlotCaller } from './flow-slots';
+export { lineOrder } from './flow-line';
+export type { Waiter } from './flow-line';
 export { LruCache } from './lru-cache';

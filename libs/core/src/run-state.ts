@@ -8,6 +8,7 @@ import type {
   JsonValue,
   PayloadRef,
   PinnedVersion,
+  ConcurrencyKey,
   RunRequest,
   Usage,
 } from '@dura/contracts';
@@ -124,6 +125,11 @@ export interface RunState {
   waits: WaitState[];
   /** What the run was started under: replicas decide only runs of a version they serve. */
   pinned: PinnedVersion | null;
+  /**
+   * The concurrency key the agent's definition gave the run at `run_started` (filled from its input then);
+   * absent when it has none. `concurrencyKeyOf` says which key the run holds.
+   */
+  concurrency?: ConcurrencyKey;
   budget: BudgetState;
   /** One entry per decision that asked for tool calls: what the model said, and the calls it made. */
   turns: TurnState[];
@@ -171,4 +177,12 @@ export const TERMINAL_STATUSES: readonly RunStatus[] = ['completed', 'failed', '
 
 export function isTerminal(status: RunStatus): boolean {
   return TERMINAL_STATUSES.includes(status);
+}
+
+/**
+ * The concurrency key a run holds while it takes steps: its request's (which wins), else the one its agent's
+ * definition gave it at `run_started`; undefined when it has none.
+ */
+export function concurrencyKeyOf(state: RunState): ConcurrencyKey | undefined {
+  return state.request?.concurrency ?? state.concurrency;
 }

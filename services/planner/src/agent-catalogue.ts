@@ -57,6 +57,7 @@ export function agentCatalogue(
           kind: agent.model.provider === 'scripted' ? 'json' : 'llm',
           ...(agent.description ? { description: agent.description } : {}),
           tools: [...agent.tools],
+          ...(agent.concurrency ? { concurrency: { ...agent.concurrency } } : {}),
         }),
       ];
     }),
@@ -69,6 +70,7 @@ export function agentCatalogue(
       kind: 'code',
       ...(inputSchema ? { inputSchema } : {}),
       tools: [...agent.tools],
+      ...(agent.concurrency ? { concurrency: { ...agent.concurrency } } : {}),
     });
   });
   return [...json, ...code];

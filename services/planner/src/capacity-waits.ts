@@ -1,4 +1,4 @@
-import { CAPACITY_WAIT_PREFIX } from '@dura/agents';
+import { CAPACITY_WAIT_PREFIX, isKeyWait } from '@dura/agents';
 import type { EventDraft, RunState } from '@dura/core';
 
 /**
@@ -19,7 +19,5 @@ export function endedBySlotFreed(state: RunState): EventDraft[] | undefined {
 
 /** A wait for a slot (concurrent calls, a concurrency key) ends when one is freed; a rate ticket's never early. */
 function isSlotWait(reason: string | undefined): boolean {
-  return (
-    reason !== undefined && (reason.endsWith('(concurrent calls)') || reason.includes('concurrency key'))
-  );
+  return reason !== undefined && (reason.endsWith('(concurrent calls)') || isKeyWait(reason));
 }

@@ -14,6 +14,7 @@ import {
   type CallCost,
   type LimitName,
   type ModelLimit,
+  type SlotCaller,
 } from '@dura/core';
 import type { FlowStore, Ticket } from './flow-store';
 import { flowMetrics } from './flow-metrics';
@@ -44,11 +45,15 @@ export interface FlowControl {
   admit(call: CallRequest): Promise<FlowAdmission>;
   /** The provider answered 429: every shared limit of `model` lowers its rate (see `throttled`). */
   throttle(model: string, retryAfterMs: number): Promise<void>;
-  /** A slot of a run's concurrency key, held from its first decision to its end; else when to ask again. */
+  /**
+   * A slot of a run's concurrency key, held from its first decision to its end; else when to ask again.
+   * Runs waiting for the key go by priority, then by their tenants' shares, then in the order they asked.
+   */
   enterKey(
     key: string,
     limit: number,
     runId: string,
+    caller?: SlotCaller,
   ): Promise<{ kind: 'go' } | { kind: 'wait'; until: number }>;
   /** The run ended: its key's slot is free, and the first runs in line for it are woken. */
   leaveKey(key: string, limit: number, runId: string): Promise<void>;
@@ -182,7 +187,7 @@ export function createFlowControl(deps: {
     for (const { limit, key } of applying) {
       if (limit.concurrentCalls === undefined) continue;
       const outcome = await deps.store.update(key, (record) => {
-        const taken = takeSlot(record, limit, holder, leaseMs, clock(), slot);
+        const taken = takeSlot(record, limit, holder, leaseMs, clock(), slot, cost);
         return { record: taken.record, result: taken.outcome };
       });
       if (outcome.kind === 'full') {
@@ -238,14 +243,15 @@ export function createFlowControl(deps: {
       metrics.throttled(model);
     },
 
-    async enterKey(key, limit, runId) {
+    async enterKey(key, limit, runId, caller = {}) {
       const outcome = await deps.store.update(`key:${key}`, (record) => {
-        const taken = takeSlot(record, { model: key, concurrentCalls: limit }, runId, KEY_LEASE_MS, clock());
+        const keyLimit = { model: key, concurrentCalls: limit };
+        const taken = takeSlot(record, keyLimit, runId, KEY_LEASE_MS, clock(), runId, caller);
         return { record: taken.record, result: taken.outcome };
       });
       if (outcome.kind === 'go') return { kind: 'go' };
       metrics.waited(
-        { model: '', key, tenant: '', limit: 'concurrency key' },
+        { model: '', key, tenant: caller.tenant ?? '', limit: 'concurrency key' },
         (outcome.recheckAt - clock()) / 1000,
       );
       return { kind: 'wait', until: outcome.recheckAt };

@@ -230,7 +230,12 @@ export function createRunDriver(deps: RunDriverDeps) {
                 return inDecision(fn);
               },
               ask: ({ state, request }) => callModel(state, request),
-              ...(deps.flow ? { admit: (input) => admitted(deps.flow as RunFlow, input) } : {}),
+              ...(deps.flow
+                ? {
+                    admit: (input) => admitted(deps.flow as RunFlow, input),
+                    hold: (input) => (deps.flow as RunFlow).hold(input),
+                  }
+                : {}),
               live: liveTextFor(deps, runId, run.state.decisions),
               ...(deps.sealDecision ? { seal: deps.sealDecision } : {}),
             });

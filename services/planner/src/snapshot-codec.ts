@@ -9,7 +9,7 @@ import { SnapshotStateSchema } from './snapshot-state-schema';
  * Format of a stored snapshot. Bump it whenever RunState's shape or evolve's meaning changes: a snapshot of
  * another version is ignored and the run is folded from its log again (the log wins).
  */
-export const SNAPSHOT_VERSION = 5;
+export const SNAPSHOT_VERSION = 6;
 
 /** One run's folded state at stream sequence `seq`, whose event there has id `eventId`. */
 export interface RunSnapshot {

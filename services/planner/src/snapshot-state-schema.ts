@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import {
   BudgetLimitsSchema,
+  ConcurrencyKeySchema,
   PayloadRefSchema,
   PinnedVersionSchema,
   DecisionSchema,
@@ -127,6 +128,7 @@ const runShape = {
   waiting: z.strictObject(waitShape).nullable(),
   waits: z.array(z.strictObject(waitShape)),
   pinned: PinnedVersionSchema.nullable(),
+  concurrency: ConcurrencyKeySchema.optional(),
   budget: z.strictObject(budgetShape),
   turns: z.array(
     z.strictObject({

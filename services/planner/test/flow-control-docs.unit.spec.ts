@@ -1,14 +1,18 @@
 // docs/flow-control.md, checked as written: its DURA_MODEL_LIMITS block is what the planner's configuration
-// accepts, and the figures the page gives (58 calls go, the 59th waits a second) are what admission computes.
+// accepts, the figures the page gives (58 calls go, the 59th waits a second) are what admission computes, and
+// its agent's concurrency key is the one a run starts under (or the refusal the page shows).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { AgentRegistry, createAgentModel, type AgentsFile } from '@dura/agents';
 import { emptyLimitRecord, limitsFor, takeTicket, type LimitRecord } from '@dura/core';
 import { repoRoot } from '@dura/testing';
+import { builtinRegistry } from '@dura/tools';
 import { loadPlannerConfig } from '../src/index';
 
 const doc = readFileSync(join(repoRoot(), 'docs/flow-control.md'), 'utf8');
 const jsonBlocks = [...doc.matchAll(/```json\n([\s\S]*?)```/g)].map((m) => m[1] ?? '');
+const textBlocks = [...doc.matchAll(/```text\n([\s\S]*?)```/g)].map((m) => (m[1] ?? '').trim());
 
 describe('docs/flow-control.md', () => {
   it('given its DURA_MODEL_LIMITS, the planner loads two limits, and a call of a tenant counts against both', () => {
@@ -34,6 +38,26 @@ describe('docs/flow-control.md', () => {
   it('given a malformed DURA_MODEL_LIMITS, the planner refuses to start and says what is wrong', () => {
     expect(() => loadPlannerConfig({ DURA_MODEL_LIMITS: '[{"model":"gpt-4o-mini"}]' })).toThrow(
       /provider\/model/,
+    );
+  });
+
+  it("given its agents file, a run of customer 42 holds customer:42, another customer's its own, and an input without customerId is refused as the page shows", () => {
+    const file = jsonBlocks.find((block) => block.includes('"agents"'));
+    const model = createAgentModel({
+      agents: new AgentRegistry(JSON.parse(file ?? 'null') as AgentsFile),
+      tools: builtinRegistry(),
+    });
+    const start = (input: Record<string, number>) =>
+      model.start({ v: 1, runId: 'doc-run', agent: { kind: 'agent', name: 'refunds' }, input });
+    expect(start({ customerId: 42, amount: 10 }).concurrency).toEqual({ key: 'customer:42', limit: 1 });
+    expect(start({ customerId: 7, amount: 5 }).concurrency).toEqual({ key: 'customer:7', limit: 1 });
+    const refusal = textBlocks.find((text) => text.startsWith('agent refunds@1'));
+    expect(refusal).toContain('input.customerId');
+    expect(() => start({ amount: 10 })).toThrow(
+      expect.objectContaining({
+        code: 'concurrency_key_unresolved',
+        message: refusal,
+      }),
     );
   });
 });

@@ -25,6 +25,7 @@ import type {
   SummaryTurn,
 } from '../model';
 import { tighterBudget } from '../model';
+import { definitionKey } from '../agent-concurrency';
 import type { PayloadAccess } from '../payload-access';
 import { withResolvedResults } from '../resolved-results';
 import { scriptedTurn } from '../scripted-model';
@@ -160,7 +161,8 @@ export function createAgentModel(deps: AgentModelDeps): Model & AgentCatalog & C
         controlTools: agent.controlTools,
       };
       const budget = tighterBudget(agent.budget, request.budget);
-      return { pinned, ...(budget ? { budget } : {}), budgetPolicy: agent.onBudgetExceeded };
+      const key = definitionKey(agent.concurrency, request, `${agent.name}@${agent.version}`);
+      return { pinned, ...(budget ? { budget } : {}), budgetPolicy: agent.onBudgetExceeded, ...key };
     },
 
     serves: (pinned) => deps.agents.serves(pinned),

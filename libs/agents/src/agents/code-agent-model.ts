@@ -24,6 +24,7 @@ import {
   type PlannerModel,
   type ServingModel,
 } from '../model';
+import { definitionKey } from '../agent-concurrency';
 import { createCodeModelAnswer } from './code-model-answer';
 import type { ModelPrice } from './definition';
 import { createCodeContinuations, type CodeContinuations } from './code-continuations';
@@ -190,6 +191,7 @@ export function withCodeAgents(deps: CodeAgentModelDeps): ServingModel {
         pinned: pinnedVersion(agent),
         ...(budget ? { budget } : {}),
         ...(agent.onBudgetExceeded ? { budgetPolicy: agent.onBudgetExceeded } : {}),
+        ...definitionKey(agent.concurrency, request, `${agent.name}@${agent.version}`),
       };
     },
     inputSecrets: (name) => {

@@ -4,7 +4,9 @@ import { CodeModelSettingsSchema } from '@dura/code-agents/engine';
 import {
   ApprovalPolicySchema,
   BudgetLimitsSchema,
+  ConcurrencyKeyTemplateSchema,
   JsonValueSchema,
+  keyTemplateSecretIssue,
   ScriptedStepSchema,
   secretPathIssue,
   ToolNameSchema,
@@ -68,41 +70,52 @@ export const ModelPriceSchema = z.object({
 export type ModelPrice = z.infer<typeof ModelPriceSchema>;
 
 /** An agent, declared once: runs name it (and optionally its version) and are pinned to what they started on. */
-export const AgentDefinitionSchema = z.object({
-  name: z
-    .string()
-    .regex(/^[a-z][a-z0-9_.-]*$/, 'agent name must be lower-case letters, digits, ".", "_", "-"'),
-  version: z.string().min(1).max(50),
-  description: z.string().optional(),
-  systemPrompt: z.string().default(''),
-  /** Changes whenever the prompt does; defaults to a hash of `systemPrompt`. */
-  promptVersion: z.string().min(1).optional(),
-  model: ModelSettingsSchema,
-  /** Tools the model may call; the built-in control tools (`dura.sleep`, …) are allowed unless `controlTools` is false. */
-  tools: z.array(ToolNameSchema).default([]),
-  controlTools: z.boolean().default(true),
-  budget: BudgetLimitsSchema.optional(),
-  /** When a budget would be exceeded: fail the run, or wait for an operator's `raise_budget` signal. */
-  onBudgetExceeded: z.enum(['fail', 'wait']).default('fail'),
-  /**
-   * Input fields that hold secrets (dot paths, `*` every element), beyond those a scripted plan passes to a
-   * tool's secret field (found by itself): sealed before the run's input is recorded. A model sees them
-   * sealed and can only pass them on to a tool field declared secret, where the gateway opens them.
-   */
-  secrets: z
-    .strictObject({
-      input: z
-        .array(z.string().superRefine((path, ctx) => issueOf(path, ctx)))
-        .min(1)
-        .max(100),
-    })
-    .optional(),
-  /** Tools whose calls a human approves first (signal `approve` / `reject`). */
-  approvals: z
-    .object({ tools: z.array(ToolNameSchema).min(1) })
-    .extend(ApprovalPolicySchema.partial().shape)
-    .optional(),
-});
+export const AgentDefinitionSchema = z
+  .object({
+    name: z
+      .string()
+      .regex(/^[a-z][a-z0-9_.-]*$/, 'agent name must be lower-case letters, digits, ".", "_", "-"'),
+    version: z.string().min(1).max(50),
+    description: z.string().optional(),
+    systemPrompt: z.string().default(''),
+    /** Changes whenever the prompt does; defaults to a hash of `systemPrompt`. */
+    promptVersion: z.string().min(1).optional(),
+    model: ModelSettingsSchema,
+    /** Tools the model may call; the built-in control tools (`dura.sleep`, …) are allowed unless `controlTools` is false. */
+    tools: z.array(ToolNameSchema).default([]),
+    controlTools: z.boolean().default(true),
+    budget: BudgetLimitsSchema.optional(),
+    /** When a budget would be exceeded: fail the run, or wait for an operator's `raise_budget` signal. */
+    onBudgetExceeded: z.enum(['fail', 'wait']).default('fail'),
+    /**
+     * Input fields that hold secrets (dot paths, `*` every element), beyond those a scripted plan passes to a
+     * tool's secret field (found by itself): sealed before the run's input is recorded. A model sees them
+     * sealed and can only pass them on to a tool field declared secret, where the gateway opens them.
+     */
+    secrets: z
+      .strictObject({
+        input: z
+          .array(z.string().superRefine((path, ctx) => issueOf(path, ctx)))
+          .min(1)
+          .max(100),
+      })
+      .optional(),
+    /**
+     * At most `limit` runs of one key take steps at once; `key` is filled from each run's input
+     * (`"customer:{{input.customerId}}"`). A request's own `concurrency` wins over it.
+     */
+    concurrency: ConcurrencyKeyTemplateSchema.optional(),
+    /** Tools whose calls a human approves first (signal `approve` / `reject`). */
+    approvals: z
+      .object({ tools: z.array(ToolNameSchema).min(1) })
+      .extend(ApprovalPolicySchema.partial().shape)
+      .optional(),
+  })
+  .superRefine((agent, ctx) => {
+    const issue =
+      agent.concurrency && keyTemplateSecretIssue(agent.concurrency.key, agent.secrets?.input ?? []);
+    if (issue) ctx.addIssue({ code: 'custom', message: issue, path: ['concurrency', 'key'] });
+  });
 export type AgentDefinition = z.infer<typeof AgentDefinitionSchema>;
 
 /** The file `DURA_AGENTS` points at (JSON), or the default export of a module. */
