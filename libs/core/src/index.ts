@@ -86,3 +86,16 @@ export {
   throttled,
 } from './flow-control';
 export { LruCache } from './lru-cache';
+export {
+  UNSEEN_RUN_GRACE_MS,
+  IDLE_RECORD_MS,
+  emptyGateRecord,
+  runInFlight,
+  arrive,
+  isDue,
+  closeWindow,
+  firingDone,
+  isIdle,
+  resolveGateKey,
+} from './run-gate';
+export type { Arrival, RunPhase } from './run-gate';
