@@ -4,6 +4,7 @@ import { eq } from 'drizzle-orm';
 import { z } from 'zod';
 import {
   DEFAULT_TENANT,
+  GateFieldsSchema,
   RUN_REQUEST_VERSION,
   RunIdSchema,
   RunRequestSchema,
@@ -17,22 +18,42 @@ import { ALL_TENANTS, type Caller } from './auth/caller';
 import type { ApiRoute } from './auth/guard';
 import { apiSubmissions, runs } from './db/schema';
 import { publishCommand } from './command-door';
+import { gatedSubmit } from './gated-submit';
 import { BadQuery } from './query-params';
 import { readMessageBody } from './request-body';
 import { tenantRunId } from './tenant-ids';
 
-/** Body of `POST /runs`: a run request as on `dura.submit` (`v` optional; `parent` is the planner's alone). */
+/**
+ * Body of `POST /runs`: a run request as on `dura.submit` (`v` optional; `parent` is the planner's alone), and
+ * the gate options of the API: `debounce` (the last request of a key within a window starts the run) and
+ * `dedupe` (`skip-if-running`: nothing starts while a run of the key is in flight).
+ */
 export const SubmitBodySchema = RunRequestSchema.omit({ v: true, parent: true })
-  .extend({ v: z.literal(RUN_REQUEST_VERSION).optional() })
+  .extend({ v: z.literal(RUN_REQUEST_VERSION).optional(), ...GateFieldsSchema.shape })
   .strict();
 
-/** Answer of `POST /runs`: the run id and where to follow it. */
+/** Answer of `POST /runs`: what happened (started, debounced, skipped), the run id and where to follow it. */
 export const SubmitAcceptedSchema = z.object({
+  /**
+   * `started`: published to the intake (202). `debounced`: held in its key's window, `runId` is the run the
+   * window starts at `fireAt` (202). `skipped`: nothing started, `runId` is the key's run in flight (200).
+   */
+  outcome: z.enum(['started', 'debounced', 'skipped']),
   runId: RunIdSchema,
   /** True when this run id was submitted before with the same body: nothing new starts. */
   duplicate: z.boolean(),
+  /** The gate key (`debounce` / `dedupe`), when the request named one. */
+  key: z.string().optional(),
+  /** `debounced`: when the window ends, unless a later request of the key pushes it out. */
+  fireAt: z.string().optional(),
+  /** `debounced`: requests taken into the window so far, this one included (the last one wins). */
+  requests: z.number().int().optional(),
+  /** `debounced`, `skipped`: what happened, in words. */
+  reason: z.string().optional(),
   links: z.object({ run: z.string(), events: z.string(), stream: z.string() }),
 });
+
+type TenantRequest = RunRequest & { runId: string; tenant: string };
 
 const IDEMPOTENCY_HEADER = 'idempotency-key';
 
@@ -82,7 +103,28 @@ export async function submitRun(
     key === undefined
       ? `run_${crypto.randomUUID().replaceAll('-', '')}`
       : tenantRunId(tenant, key, key === body.runId ? 'the runId' : 'the Idempotency-Key');
-  const request: RunRequest = { ...body, v: RUN_REQUEST_VERSION, runId, tenant };
+  const { debounce, dedupe, ...plain } = body;
+  const requestOf = (id: string): TenantRequest => ({ ...plain, v: RUN_REQUEST_VERSION, runId: id, tenant });
+  if (debounce || dedupe)
+    return gatedSubmit(deps, {
+      tenant,
+      debounce,
+      dedupe,
+      key,
+      runId,
+      request: requestOf,
+      submit: (id) => publishOnce(deps, caller, requestOf(id)),
+    });
+  return publishOnce(deps, caller, requestOf(runId));
+}
+
+/** The ordinary submit: remembers the run id with the hash of its request (409 on another), then publishes. */
+async function publishOnce(
+  deps: { db: Db; js: JetStreamClient },
+  caller: Caller,
+  request: TenantRequest,
+): Promise<HttpResponse> {
+  const { runId, tenant } = request;
   const bodyHash = createHash('sha256').update(canonicalJson(request), 'utf8').digest('hex');
 
   const [existingRun] = await deps.db.select({ tenant: runs.tenant }).from(runs).where(eq(runs.runId, runId));
@@ -113,7 +155,12 @@ export async function submitRun(
   return {
     status: 202,
     headers: { location: path },
-    body: { runId, duplicate, links: { run: path, events: `${path}/events`, stream: `${path}/stream` } },
+    body: {
+      outcome: 'started',
+      runId,
+      duplicate,
+      links: { run: path, events: `${path}/events`, stream: `${path}/stream` },
+    },
   };
 }
 
