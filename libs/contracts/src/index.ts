@@ -243,3 +243,5 @@ export type {
   GateRecord,
   GateOutcome,
 } from './run-gate';
+export { SubmitBodySchema, SubmitAcceptedSchema } from './submit-api';
+export type { SubmitBody, SubmitAccepted } from './submit-api';
