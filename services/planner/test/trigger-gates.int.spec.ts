@@ -175,9 +175,9 @@ describe('skip-if-running', () => {
     await publish('dura.event.solo', { customer: 'k1', n: 2 }, 'solo-2');
     await publish('dura.event.solo', { customer: 'k2', n: 1 }, 'solo-3');
     await requestOf('trg-solo-solo-3'); // another key is not held back
-    const skipped = await eventually(async () => {
+    const skipped = await eventually(() => {
       const found = logged('event not started: a run of its key is in flight (skip-if-running)');
-      return found.length > 0 ? found : undefined;
+      return Promise.resolve(found.length > 0 ? found : undefined);
     }, 'the skip logged');
     expect(skipped[0]).toMatchObject({
       trigger: 'solo',
@@ -200,11 +200,11 @@ describe('skip-if-running', () => {
       return found.length > 0 ? found : undefined;
     }, 'the first window started');
     await publish('dura.event.both', { customer: 'b1', n: 2 }, 'both-2');
-    await eventually(async () => {
+    await eventually(() => {
       const found = logged(
         'debounce window ended: run not started, a run of its key is in flight (skip-if-running)',
       );
-      return found.length > 0 ? found : undefined;
+      return Promise.resolve(found.length > 0 ? found : undefined);
     }, 'the second window skipped');
     expect(await runsOf('trg-both-')).toEqual([running]);
     await cancel(running!);

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { JetStreamClient } from '@nats-io/jetstream';
 import { eq } from 'drizzle-orm';
-import { z } from 'zod';
+import type { z } from 'zod';
 import {
   DEFAULT_TENANT,
   RUN_REQUEST_VERSION,
