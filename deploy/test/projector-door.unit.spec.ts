@@ -41,7 +41,14 @@ const READ_SIDE = [
 
 /** The write door, by route: what each publishes after checking the caller. */
 const WRITE_DOOR = {
-  'POST /runs': ['dura.submit'],
+  'POST /runs': [
+    'dura.submit',
+    // debounce and dedupe: the key's gate record (compare-and-set).
+    '$KV.dura_run_gates.>',
+    '$JS.API.STREAM.CREATE.KV_dura_run_gates',
+    '$JS.API.DIRECT.GET.KV_dura_run_gates',
+    '$JS.API.DIRECT.GET.KV_dura_run_gates.>',
+  ],
   'POST /runs/:id/signals, /cancel': ['dura.signal'],
   'POST /runs/:id/fork': ['dura.fork'],
   'POST /events': ['dura.event.>'],
@@ -89,8 +96,9 @@ describe('DURA_PROJECTOR in deploy/nats/permissions.conf', () => {
     expect(allow.filter((subject) => deny.includes(subject))).toEqual([]);
   });
 
-  it('may write no bucket but the schedules and the triggers, and create no stream of events or payloads', () => {
+  it('may write no bucket but the schedules, the triggers and the run gates, and create no stream of events or payloads', () => {
     expect(allow.filter((s) => s.startsWith('$KV.')).sort()).toEqual([
+      '$KV.dura_run_gates.>',
       '$KV.dura_schedules.>',
       '$KV.dura_triggers.>',
     ]);

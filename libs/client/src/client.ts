@@ -25,6 +25,7 @@ import {
 } from '@dura/event-store';
 import { DURA_ATTRS, withProducerSpan } from '@dura/telemetry';
 import { trace } from '@opentelemetry/api';
+import { createApiSubmit } from './api-submit';
 import { ClientNotConfigured, RunNotFound } from './errors';
 import { forkRun, type ForkRunInput } from './fork';
 import { createTriggerApi } from './schedules';
@@ -79,6 +80,12 @@ export interface DuraClientOptions {
 export function createDuraClient(options: DuraClientOptions) {
   const tracer = trace.getTracer('dura-client');
   const api = createReadApi({
+    ...(options.apiUrl === undefined ? {} : { apiUrl: options.apiUrl }),
+    ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+    ...(options.apiTimeoutMs === undefined ? {} : { timeoutMs: options.apiTimeoutMs }),
+    ...(options.apiToken === undefined ? {} : { apiToken: options.apiToken }),
+  });
+  const submitRunOverApi = createApiSubmit({
     ...(options.apiUrl === undefined ? {} : { apiUrl: options.apiUrl }),
     ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
     ...(options.apiTimeoutMs === undefined ? {} : { timeoutMs: options.apiTimeoutMs }),
@@ -253,6 +260,8 @@ export function createDuraClient(options: DuraClientOptions) {
     followRunTokens,
     parkedFor,
     submitRun,
+    /** `POST /runs` (needs `apiUrl`): the door that takes `debounce` and `dedupe`; says started, debounced or skipped. */
+    submitRunOverApi,
     /** Recurring runs: create, list, get (past and next ticks), pause, resume, trigger, delete. */
     schedules: triggers.schedules,
     /** Runs started by messages on `dura.event.>` subjects. */

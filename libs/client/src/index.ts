@@ -41,3 +41,4 @@ export type { VerdictRun, VerdictToSend } from './verdict';
 export type { WaitDescription } from './next-step';
 export type { Parked } from './parked';
 export type { LiveDelta, FollowTokensOptions } from './live-tokens';
+export type { ApiSubmitOptions } from './api-submit';

@@ -230,3 +230,27 @@ export type {
   ToolLimits,
   ToolList,
 } from './catalogue';
+export {
+  MAX_DEBOUNCE_WINDOW_MS,
+  MIN_DEBOUNCE_WINDOW_MS,
+  GateKeySchema,
+  DebounceSchema,
+  DedupeSchema,
+  GateFieldsSchema,
+  GateWindowSchema,
+  GateFiringSchema,
+  GateRecordSchema,
+  gateKeyIssue,
+  triggerWindowRunId,
+} from './run-gate';
+export type {
+  Debounce,
+  Dedupe,
+  GateFields,
+  GateWindow,
+  GateFiring,
+  GateRecord,
+  GateOutcome,
+} from './run-gate';
+export { SubmitBodySchema, SubmitAcceptedSchema } from './submit-api';
+export type { SubmitBody, SubmitAccepted } from './submit-api';

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DebounceSchema, DedupeSchema } from './run-gate';
 import { RunRequestSchema, TenantSchema } from './run-request';
 
 /** A schedule or trigger id: it becomes part of run ids, so the same alphabet, and short. */
@@ -145,6 +146,13 @@ export const EventTriggerSpecSchema = z
         'the subject must be under "dura.event.", e.g. "dura.event.orders.created"',
       ),
     request: RunTemplateSchema.omit({ input: true }),
+    /**
+     * Debounce by a key over the event (`"$input.customer"`, `"order-{$input.id}"`, `{$subject}`): the run
+     * starts `windowMs` after the key's last event, with that event as input; earlier ones are dropped.
+     */
+    debounce: DebounceSchema.optional(),
+    /** `skip-if-running`: an event whose key has a run in flight starts nothing (recorded and logged). */
+    dedupe: DedupeSchema.optional(),
   })
   .strict();
 export type EventTriggerSpec = z.infer<typeof EventTriggerSpecSchema>;

@@ -40,6 +40,8 @@ export const BUCKETS = {
   parked: 'dura_parked_runs',
   /** `agent.<name>.<version>` and `tool.<name>` → what the running planners and gateways serve (expires). */
   catalogue: 'dura_catalogue',
+  /** One entry per debounce / skip-if-running key: its open window and its last run (compare-and-set). */
+  runGates: 'dura_run_gates',
 } as const;
 
 /** `NATS_URL` may list several servers of a cluster, comma-separated; clients get them as a list. */

@@ -83,3 +83,16 @@ export type { SlotCaller } from './flow-slots';
 export { lineOrder } from './flow-line';
 export type { Waiter } from './flow-line';
 export { LruCache } from './lru-cache';
+export {
+  UNSEEN_RUN_GRACE_MS,
+  IDLE_RECORD_MS,
+  emptyGateRecord,
+  runInFlight,
+  arrive,
+  isDue,
+  closeWindow,
+  firingDone,
+  isIdle,
+  resolveGateKey,
+} from './run-gate';
+export type { Arrival, RunPhase } from './run-gate';

@@ -53,3 +53,5 @@ export type { LiveTokensOptions } from './live-tokens';
 export { followLogAndTokens, followTokenFeed, supersededAttempts, tokenMessageOf } from './follow-tokens';
 export type { FollowBothOptions, FollowTokensOptions, TokenFeedSources } from './follow-tokens';
 export { TOKEN_RETENTION } from './streams';
+export { createRunGates, gateEntryName, gateKeyToken, openGateBucket } from './run-gate-store';
+export type { GateEntry, RunGateDeps, RunGates } from './run-gate-store';

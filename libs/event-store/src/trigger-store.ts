@@ -6,6 +6,7 @@ import {
   EventTriggerRecordSchema,
   EventTriggerSpecSchema,
   formatIssues,
+  gateKeyIssue,
   type EventTriggerRecord,
 } from '@dura/contracts';
 import { canonicalJson } from '@dura/core';
@@ -93,6 +94,8 @@ export function createTriggerStore(deps: { js: JetStreamClient; replicas?: numbe
           'invalid_trigger',
           `the event trigger is invalid: ${formatIssues(parsed.error).join('; ')}`,
         );
+      const keys = gateKeyIssue(parsed.data);
+      if (keys) throw new TriggerError('invalid_trigger', `the event trigger is invalid: ${keys}`);
       const record = { spec: parsed.data, createdAt: now };
       try {
         const kv = await open();

@@ -22,6 +22,8 @@ export const FAILPOINTS = [
   'planner.schedule-after-decide',
   /** An event trigger's run request is published; the event message is not acknowledged yet. */
   'planner.trigger-after-submit',
+  /** A debounce window is closed (its firing written to its gate record); its run is not published yet. */
+  'planner.gate-after-close',
   'gateway.after-effect',
   'gateway.after-commit',
   'relay.after-publish',

@@ -107,4 +107,19 @@ export const DURA_METRICS = {
     description: "Provider 429 answers that lowered a model's admitted rate",
     labels: ['model'],
   } satisfies MetricSpec<'model'>,
+  /**
+   * planner, projector: events or `POST /runs` requests a debounce window dropped (a later one of the key
+   * replaced them). Shown as `_total`.
+   */
+  gateDebounced: {
+    name: 'dura_gate_debounced',
+    description: 'Events or requests dropped by a debounce window: a later one of the same key replaced them',
+    labels: ['scope'],
+  } satisfies MetricSpec<'scope'>,
+  /** planner, projector: runs not started because a run of their key was in flight (skip-if-running). Shown as `_total`. */
+  gateSkipped: {
+    name: 'dura_gate_skipped',
+    description: 'Runs not started because a run of the same key was in flight (dedupe skip-if-running)',
+    labels: ['scope'],
+  } satisfies MetricSpec<'scope'>,
 } as const;

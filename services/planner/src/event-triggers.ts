@@ -21,9 +21,18 @@ import {
   type EventTriggerRecord,
   type JsonValue,
 } from '@dura/contracts';
-import { createTriggerStore, isJsApiError, JS_CODES, type TriggerEntry } from '@dura/event-store';
+import type { RunPhase } from '@dura/core';
+import {
+  createRunGates,
+  createTriggerStore,
+  isJsApiError,
+  JS_CODES,
+  type TriggerEntry,
+} from '@dura/event-store';
 import { failpoint, startConsumerLoop, type ConsumerLoop, type Logger } from '@dura/service-kit';
 import { createEventSecrets, type EventSecretPorts } from './event-secrets';
+import { createGatePass } from './gate-pass';
+import { createTriggerGate } from './trigger-gate';
 
 export interface EventTriggerDeps {
   js: JetStreamClient;
@@ -39,6 +48,10 @@ export interface EventTriggerDeps {
    * DURA_EVENTS messages); unset: events are taken as they are.
    */
   secrets?: EventSecretPorts;
+  /** Where a run stands (its folded log): skip-if-running asks it about a key's last run. */
+  phaseOf: (runId: string) => Promise<RunPhase>;
+  /** How often the debounce windows (`dura_run_gates`) are looked at, on average (default 250 ms). */
+  gatePollMs?: number;
 }
 
 export const EVENTS_DLQ_SOURCE = 'events';
@@ -59,6 +72,19 @@ export const triggerConsumer = (id: string): string => `trigger-${id}`;
 export function createEventTriggers(deps: EventTriggerDeps) {
   const store = createTriggerStore({ js: deps.js, ...(deps.replicas ? { replicas: deps.replicas } : {}) });
   const bound = new Map<string, { loop: ConsumerLoop; revision: number }>();
+  const gates = createRunGates({
+    js: deps.js,
+    ...(deps.replicas ? { replicas: deps.replicas } : {}),
+    phaseOf: deps.phaseOf,
+  });
+  const gateEvent = createTriggerGate({ js: deps.js, gates, log: deps.log });
+  const gatePass = createGatePass({
+    js: deps.js,
+    gates,
+    log: deps.log,
+    triggerRevision: async (id) => (await store.current(id))?.revision,
+    ...(deps.gatePollMs === undefined ? {} : { pollMs: deps.gatePollMs }),
+  });
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
   let stopped = false;
@@ -155,7 +181,18 @@ export function createEventTriggers(deps: EventTriggerDeps) {
         });
         return;
       }
-      const prepared = secrets?.prepare({ ...request.data, runId }) ?? { request: request.data, held: false };
+      const prepare = (id: string) =>
+        secrets?.prepare({ ...request.data, runId: id }) ?? {
+          request: { ...request.data, runId: id },
+          held: false,
+        };
+      const prepared = prepare(runId);
+      if (spec.debounce || spec.dedupe) {
+        const source = msg.headers?.get('Nats-Msg-Id') || `s${msg.seq}`;
+        await gateEvent({ spec, revision, msg, input, source, runId, request: (id) => prepare(id).request });
+        if (prepared.held) await secrets?.erase(msg, record);
+        return;
+      }
       await deps.js.publish(SUBJECTS.submit, JSON.stringify(prepared.request), { msgID: runId });
       failpoint('planner.trigger-after-submit');
       if (prepared.held) await secrets?.erase(msg, record);
@@ -213,14 +250,17 @@ export function createEventTriggers(deps: EventTriggerDeps) {
 
   return {
     store,
+    gates,
     async start(): Promise<void> {
       stopped = false;
       await ensureEventsStream();
       loop();
+      gatePass.start();
     },
     async stop(): Promise<void> {
       stopped = true;
       if (timer) clearTimeout(timer);
+      await gatePass.stop();
       await running;
       await Promise.all([...bound.values()].map((b) => b.loop.stop()));
       bound.clear();

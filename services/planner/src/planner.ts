@@ -37,7 +37,7 @@ import { createFlowStore } from './flow-store';
 import { createRunFlow } from './run-flow';
 import { createTenantAdmission } from './tenant-admission';
 import type { TenantLimits } from './tenant-limits';
-import type { ModelLimit } from '@dura/core';
+import { isTerminal, type ModelLimit } from '@dura/core';
 import type { ToolAuthorization } from './tool-authorization';
 import { createScheduler } from './scheduler';
 import { createEventTriggers } from './event-triggers';
@@ -76,7 +76,7 @@ export interface PlannerDeps {
   /** Start the runs of schedules (`dura_schedules`); unset: this replica does not tick. */
   schedules?: { pollMs?: number };
   /** Start runs from event triggers (`dura_triggers`, stream DURA_EVENTS); unset: off on this replica. */
-  eventTriggers?: { pollMs?: number };
+  eventTriggers?: { pollMs?: number; gatePollMs?: number };
 }
 
 export const PLANNER_CONSUMERS = {
@@ -231,6 +231,12 @@ export function createPlanner(deps: PlannerDeps) {
           erase: createRequestEraser({ jsm: deps.jsm, log: deps.log, stream: STREAMS.events }),
         },
         ...(deps.eventTriggers.pollMs === undefined ? {} : { pollMs: deps.eventTriggers.pollMs }),
+        ...(deps.eventTriggers.gatePollMs === undefined ? {} : { gatePollMs: deps.eventTriggers.gatePollMs }),
+        phaseOf: async (runId) => {
+          const { state } = await driver.load(runId);
+          if (state.status === 'none') return 'unseen';
+          return isTerminal(state.status) ? 'ended' : 'in-flight';
+        },
       })
     : undefined;
 

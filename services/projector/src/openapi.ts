@@ -75,18 +75,22 @@ const submitRuns = {
         name: 'Idempotency-Key',
         in: 'header',
         description:
-          'The key (letters, digits, `_`, `-`; not starting with `sch-` or `trg-`): the run id for tenant `default`, the tenant’s prefix and the key for any other tenant. The same key with the same body answers the same run.',
+          'The key (letters, digits, `_`, `-`; not starting with `sch-`, `trg-` or `deb-`): the run id for tenant `default`, the tenant’s prefix and the key for any other tenant. The same key with the same body answers the same run. Not with `debounce` (the window names the run).',
         schema: { type: 'string', maxLength: 128 },
       },
     ],
     requestBody: { required: true, content: { 'application/json': { schema: ref('SubmitBody') } } },
     responses: {
+      '200': json(
+        'SubmitAccepted',
+        '`outcome: skipped`: nothing started, because a run of the `dedupe` key is in flight (`runId`, `reason`).',
+      ),
       '202': json(
         'SubmitAccepted',
-        'Published to the run intake (`duplicate`: this run id was submitted before with this body).',
+        '`outcome: started`: published to the run intake (`duplicate`: this run id was submitted before with this body). `outcome: debounced`: held in the `debounce` key’s window; `runId` starts at `fireAt` with the last request of the key (docs/triggers.md).',
       ),
       '400': error(
-        'The body is not a valid run request, or the key is not a valid run id or is reserved (`reserved_run_id`).',
+        'The body is not a valid run request, or the key is not a valid run id or is reserved (`reserved_run_id`), or `debounce` and `dedupe` name different keys, or `debounce` comes with a key.',
       ),
       '403': error('The credential lacks scope `submit`, or names a tenant other than its own.'),
       '409': error('The run id was submitted before with a different body (`run_id_conflict`).'),

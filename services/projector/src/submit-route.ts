@@ -1,13 +1,14 @@
 import { createHash } from 'node:crypto';
 import type { JetStreamClient } from '@nats-io/jetstream';
 import { eq } from 'drizzle-orm';
-import { z } from 'zod';
+import type { z } from 'zod';
 import {
   DEFAULT_TENANT,
   RUN_REQUEST_VERSION,
   RunIdSchema,
-  RunRequestSchema,
   SUBJECTS,
+  SubmitAcceptedSchema,
+  SubmitBodySchema,
   type RunRequest,
 } from '@dura/contracts';
 import { canonicalJson } from '@dura/core';
@@ -17,22 +18,15 @@ import { ALL_TENANTS, type Caller } from './auth/caller';
 import type { ApiRoute } from './auth/guard';
 import { apiSubmissions, runs } from './db/schema';
 import { publishCommand } from './command-door';
+import { gatedSubmit } from './gated-submit';
 import { BadQuery } from './query-params';
 import { readMessageBody } from './request-body';
 import { tenantRunId } from './tenant-ids';
 
-/** Body of `POST /runs`: a run request as on `dura.submit` (`v` optional; `parent` is the planner's alone). */
-export const SubmitBodySchema = RunRequestSchema.omit({ v: true, parent: true })
-  .extend({ v: z.literal(RUN_REQUEST_VERSION).optional() })
-  .strict();
+/** Body and answer of `POST /runs` (in @dura/contracts: the client reads the answer too). */
+export { SubmitAcceptedSchema, SubmitBodySchema };
 
-/** Answer of `POST /runs`: the run id and where to follow it. */
-export const SubmitAcceptedSchema = z.object({
-  runId: RunIdSchema,
-  /** True when this run id was submitted before with the same body: nothing new starts. */
-  duplicate: z.boolean(),
-  links: z.object({ run: z.string(), events: z.string(), stream: z.string() }),
-});
+type TenantRequest = RunRequest & { runId: string; tenant: string };
 
 const IDEMPOTENCY_HEADER = 'idempotency-key';
 
@@ -82,7 +76,28 @@ export async function submitRun(
     key === undefined
       ? `run_${crypto.randomUUID().replaceAll('-', '')}`
       : tenantRunId(tenant, key, key === body.runId ? 'the runId' : 'the Idempotency-Key');
-  const request: RunRequest = { ...body, v: RUN_REQUEST_VERSION, runId, tenant };
+  const { debounce, dedupe, ...plain } = body;
+  const requestOf = (id: string): TenantRequest => ({ ...plain, v: RUN_REQUEST_VERSION, runId: id, tenant });
+  if (debounce || dedupe)
+    return gatedSubmit(deps, {
+      tenant,
+      debounce,
+      dedupe,
+      key,
+      runId,
+      request: requestOf,
+      submit: (id) => publishOnce(deps, caller, requestOf(id)),
+    });
+  return publishOnce(deps, caller, requestOf(runId));
+}
+
+/** The ordinary submit: remembers the run id with the hash of its request (409 on another), then publishes. */
+async function publishOnce(
+  deps: { db: Db; js: JetStreamClient },
+  caller: Caller,
+  request: TenantRequest,
+): Promise<HttpResponse> {
+  const { runId, tenant } = request;
   const bodyHash = createHash('sha256').update(canonicalJson(request), 'utf8').digest('hex');
 
   const [existingRun] = await deps.db.select({ tenant: runs.tenant }).from(runs).where(eq(runs.runId, runId));
@@ -113,7 +128,12 @@ export async function submitRun(
   return {
     status: 202,
     headers: { location: path },
-    body: { runId, duplicate, links: { run: path, events: `${path}/events`, stream: `${path}/stream` } },
+    body: {
+      outcome: 'started',
+      runId,
+      duplicate,
+      links: { run: path, events: `${path}/events`, stream: `${path}/stream` },
+    },
   };
 }
 

@@ -12,8 +12,11 @@ import { BadQuery } from './query-params';
  * Docs: docs/security/tenants.md.
  */
 
-/** Run ids only the scheduler (`sch-<schedule>-<tick>`) and event triggers (`trg-<trigger>-<key>`) start. */
-export const RESERVED_RUN_ID_PREFIXES = ['sch-', 'trg-'] as const;
+/**
+ * Run ids only the scheduler (`sch-<schedule>-<tick>`), event triggers (`trg-<trigger>-<key>`) and debounce
+ * windows of `POST /runs` (`deb-<key token>-<opened>`) start.
+ */
+export const RESERVED_RUN_ID_PREFIXES = ['sch-', 'trg-', 'deb-'] as const;
 
 /** What an id of a tenant other than `default` starts with, before its separator. */
 const TENANT_PREFIX_SHAPE = /^t[0-9a-f]{16}[-_]/;
@@ -31,10 +34,15 @@ export function tenantRunId(tenant: string, key: string, what: string): string {
   const reserved = RESERVED_RUN_ID_PREFIXES.find((prefix) => key.startsWith(prefix));
   if (reserved)
     throw new BadQuery(
-      `${what} "${key}" starts with "${reserved}", which only runs started by schedules ("sch-") and event triggers ("trg-") carry: choose an id without it`,
+      `${what} "${key}" starts with "${reserved}", which only runs started by schedules ("sch-"), event triggers ("trg-") and debounce windows ("deb-") carry: choose an id without it`,
       'reserved_run_id',
     );
   return namespaced(tenant, key, { separator: '-', max: 128, what });
+}
+
+/** The run id of a debounce window of `tenant` (`id` is `deb-…`, reserved to windows, so not checked as a caller's key). */
+export function tenantWindowRunId(tenant: string, id: string): string {
+  return namespaced(tenant, id, { separator: '-', max: 128, what: 'the window run id' });
 }
 
 /** The stored id of `tenant`'s schedule `id` (the same rules as run ids, separator `_`, at most 64 characters). */

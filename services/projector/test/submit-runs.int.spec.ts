@@ -125,6 +125,7 @@ describe('POST /runs: tenants', () => {
     expect(runId).toMatch(/^t[0-9a-f]{16}-acme-run-1$/);
     expect(answer.status).toBe(202);
     expect(answer.body).toEqual({
+      outcome: 'started',
       runId,
       duplicate: false,
       links: { run: `/runs/${runId}`, events: `/runs/${runId}/events`, stream: `/runs/${runId}/stream` },
@@ -183,7 +184,7 @@ describe('POST /runs: tenants', () => {
       expect(answer.status).toBe(400);
       expect(answer.body.error).toMatchObject({
         code: 'reserved_run_id',
-        message: expect.stringMatching(/only runs started by schedules \("sch-"\) and event triggers/),
+        message: expect.stringMatching(/only runs started by schedules \("sch-"\), event triggers/),
       });
       expect(await published(key)).toHaveLength(0);
     }

@@ -1,0 +1,149 @@
+// POST /runs with `dedupe` (skip-if-running) and `debounce`: every answer says what happened (started,
+// debounced and until when, or skipped because which run is in flight), never a bare 2xx that started nothing.
+// The window itself is ended by the planners (services/planner/test/trigger-gates.int.spec.ts, and
+// services/dev/test/run-gates.e2e.spec.ts end to end); here its record is read back.
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { GateRecordSchema, STREAMS, SUBJECTS } from '@dura/contracts';
+import { BUCKETS } from '@dura/contracts';
+import { gateEntryName } from '@dura/event-store';
+import { Kvm } from '@nats-io/kv';
+import type { HttpServerHandle } from '@dura/service-kit';
+import { useTestInfra } from '@dura/testing';
+import { createAuthenticator, parseTokenFile, type Projector } from '../src/index';
+import { tenantPrefix } from '../src/tenant-ids';
+import {
+  RunScript,
+  appendInterleaved,
+  caughtUp,
+  type Connections,
+  startProjectorApi,
+  type ProjectorApi,
+} from './support';
+
+vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
+
+const infra = useTestInfra();
+const TOKEN = 'acme-submit-0123456789abcdef';
+const tokenFile = JSON.stringify([
+  { name: 'acme', token: TOKEN, tenant: 'acme', scopes: ['read', 'submit'] },
+]);
+
+let setup: Connections;
+let projector: Projector;
+let server: HttpServerHandle;
+let sys: ProjectorApi | undefined;
+
+beforeAll(async () => {
+  sys = await startProjectorApi(infra(), {
+    auth: createAuthenticator({ tokens: parseTokenFile(tokenFile, 'tokens.json') }),
+  });
+  ({ setup, projector, http: server } = sys);
+});
+afterAll(async () => {
+  await sys?.close();
+});
+
+async function submit(body: unknown, key?: string) {
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    authorization: `Bearer ${TOKEN}`,
+  };
+  if (key !== undefined) headers['idempotency-key'] = key;
+  const response = await fetch(`${server.url}/runs`, { method: 'POST', headers, body: JSON.stringify(body) });
+  return {
+    status: response.status,
+    body: (await response.json()) as Record<string, unknown> & { error?: { code: string; message: string } },
+  };
+}
+
+/** Message ids of the requests published on `dura.submit`. */
+async function publishedIds(): Promise<string[]> {
+  const info = await setup.jsm.streams.info(STREAMS.requests);
+  const ids: string[] = [];
+  for (let seq = info.state.first_seq; seq <= info.state.last_seq && info.state.messages > 0; seq += 1) {
+    const msg = await setup.jsm.streams.getMessage(STREAMS.requests, { seq }).catch(() => null);
+    if (msg?.subject === SUBJECTS.submit) ids.push(msg.header.get('Nats-Msg-Id'));
+  }
+  return ids;
+}
+
+const plan = (n: number) => ({ agent: { kind: 'scripted', steps: [] }, input: { n } });
+
+describe('POST /runs with dedupe skip-if-running', () => {
+  it('starts the first, answers 200 skipped naming the run in flight, and starts again once it ended', async () => {
+    const dedupe = { key: 'nightly-report', policy: 'skip-if-running' };
+    const first = await submit({ ...plan(1), dedupe });
+    expect(first.status).toBe(202);
+    expect(first.body).toMatchObject({ outcome: 'started', duplicate: false });
+    const running = first.body['runId'] as string;
+
+    const second = await submit({ ...plan(2), dedupe });
+    expect(second.status).toBe(200);
+    expect(second.body).toMatchObject({ outcome: 'skipped', runId: running, key: 'nightly-report' });
+    expect(second.body['reason']).toContain(`run ${running} of key "nightly-report" is in flight`);
+    expect((await publishedIds()).filter((id) => id !== running)).toEqual([]);
+
+    // The run ends (as the projection sees it): the next request starts.
+    await appendInterleaved(setup.store, [
+      new RunScript(running).request([], { tenant: 'acme' }).start().finish('done'),
+    ]);
+    await caughtUp(setup, projector.position);
+    const third = await submit({ ...plan(4), dedupe }, 'report-4');
+    expect(third.status).toBe(202);
+    expect(third.body).toMatchObject({ outcome: 'started', runId: `${tenantPrefix('acme')}-report-4` });
+    expect(await publishedIds()).toContain(third.body['runId']);
+    // The same key and body again (a caller retrying its own start): the ordinary duplicate answer, not a skip.
+    const retried = await submit({ ...plan(4), dedupe }, 'report-4');
+    expect(retried.status).toBe(202);
+    expect(retried.body).toMatchObject({ outcome: 'started', runId: third.body['runId'], duplicate: true });
+  });
+
+  it('refuses debounce and dedupe of different keys, and a debounce with an Idempotency-Key', async () => {
+    const mixed = await submit({
+      ...plan(1),
+      debounce: { key: 'a', windowMs: 1000 },
+      dedupe: { key: 'b', policy: 'skip-if-running' },
+    });
+    expect(mixed.status).toBe(400);
+    expect(mixed.body.error?.message).toContain('differ');
+    const keyed = await submit({ ...plan(1), debounce: { key: 'a', windowMs: 1000 } }, 'my-key');
+    expect(keyed.status).toBe(400);
+    expect(keyed.body.error?.message).toContain('leave out runId and the Idempotency-Key');
+    const policy = await submit({ ...plan(1), dedupe: { key: 'a', policy: 'skip-always' } });
+    expect(policy.status).toBe(400);
+  });
+});
+
+describe('POST /runs with debounce', () => {
+  it('answers 202 debounced with the window run id and end; the window keeps the last request', async () => {
+    const debounce = { key: 'customer-42', windowMs: 60_000 };
+    const answers = [];
+    for (const n of [1, 2, 3]) answers.push(await submit({ ...plan(n), debounce }));
+    const runIds = new Set(answers.map((a) => a.body['runId']));
+    expect(runIds.size).toBe(1);
+    const [runId] = [...runIds] as string[];
+    expect(runId).toMatch(new RegExp(`^${tenantPrefix('acme')}-deb-[0-9a-f]{12}-[0-9a-z]+$`));
+    expect(answers.map((a) => [a.status, a.body['outcome'], a.body['requests']])).toEqual([
+      [202, 'debounced', 1],
+      [202, 'debounced', 2],
+      [202, 'debounced', 3],
+    ]);
+    expect(Date.parse(answers[2]!.body['fireAt'] as string)).toBeGreaterThan(Date.now() + 50_000);
+    expect(await publishedIds()).not.toContain(runId);
+    const kv = await new Kvm(setup.js).open(BUCKETS.runGates);
+    const entry = await kv.get(gateEntryName('runs:acme', 'customer-42'));
+    const record = GateRecordSchema.parse(entry?.json());
+    expect(record.window).toMatchObject({
+      runId,
+      events: 3,
+      request: { runId, tenant: 'acme', input: { n: 3 } },
+    });
+    expect(record.window?.request).not.toHaveProperty('debounce');
+  });
+
+  it('a caller may not choose a window run id', async () => {
+    const taken = await submit(plan(1), 'deb-0123456789ab-x');
+    expect(taken.status).toBe(400);
+    expect(taken.body.error?.code).toBe('reserved_run_id');
+  });
+});
