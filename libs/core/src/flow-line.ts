@@ -8,9 +8,11 @@ import {
   costOf,
   MAX_LINE,
   MINUTE_MS,
+  LINE_RECHECK_MAX_MS,
+  LINE_WAKE_RETRY_MS,
+  LINE_WAKE_SLACK_MS,
   QUEUE_GRACE_MS,
   RATES,
-  SLOT_RECHECK_MAX_MS,
   throttleFactor,
   TICKET_HORIZON_CALLS,
   type CallCost,
@@ -53,13 +55,42 @@ function startOf(record: LimitRecord, tenant: string): number {
 }
 
 /**
- * How many callers in line go before `call`: its tenant's callers are tagged in the order they asked (each a
- * further call's share of the tenant's virtual time); the line goes by priority, then by tag.
+ * The line in the order it goes: each tenant's callers are tagged in the order they asked (each a further
+ * call's share of the tenant's virtual time); the line goes by priority, then by tag, then by when each
+ * asked (then by name, so that every replica sees one order).
  */
+function ordered(
+  record: LimitRecord,
+  limit: ModelLimit,
+  entries: [string, LineEntry][],
+): [string, LineEntry][] {
+  const byTenant = new Map<string, [string, LineEntry][]>();
+  for (const entry of entries) {
+    const list = byTenant.get(entry[1].tenant) ?? [];
+    list.push(entry);
+    byTenant.set(entry[1].tenant, list);
+  }
+  const keyed: { holder: string; entry: LineEntry; tag: number }[] = [];
+  for (const [tenant, list] of byTenant) {
+    list.sort(([a, x], [b, y]) => y.priority - x.priority || x.since - y.since || (a < b ? -1 : 1));
+    const start = startOf(record, tenant);
+    const step = 1 / weightOf(limit, tenant);
+    list.forEach(([holder, entry], i) => keyed.push({ holder, entry, tag: start + i * step }));
+  }
+  keyed.sort(
+    (x, y) =>
+      y.entry.priority - x.entry.priority ||
+      x.tag - y.tag ||
+      x.entry.since - y.entry.since ||
+      (x.holder < y.holder ? -1 : x.holder > y.holder ? 1 : 0),
+  );
+  return keyed.map(({ holder, entry }) => [holder, entry]);
+}
+
+/** How many callers in line go before `call` (in the order of `ordered`). */
 export function aheadInLine(record: LimitRecord, limit: ModelLimit, call: CallCost): number {
   const line = record.line ?? {};
-  const holders = Object.keys(line);
-  if (holders.length === 0) return 0;
+  if (Object.keys(line).length === 0) return 0;
   const mine: LineEntry = line[call.holder] ?? {
     tenant: tenantOf(call),
     priority: call.priority ?? 0,
@@ -70,31 +101,16 @@ export function aheadInLine(record: LimitRecord, limit: ModelLimit, call: CallCo
     ...Object.entries(line).filter(([h]) => h !== call.holder),
     [call.holder, mine],
   ];
-  const byTenant = new Map<string, [string, LineEntry][]>();
-  for (const entry of entries) {
-    const list = byTenant.get(entry[1].tenant) ?? [];
-    list.push(entry);
-    byTenant.set(entry[1].tenant, list);
-  }
-  const tags = new Map<string, number>();
-  for (const [tenant, list] of byTenant) {
-    list.sort(([a, x], [b, y]) => y.priority - x.priority || x.since - y.since || (a < b ? -1 : 1));
-    const start = startOf(record, tenant);
-    const step = 1 / weightOf(limit, tenant);
-    list.forEach(([holder], i) => tags.set(holder, start + i * step));
-  }
-  const order = (holder: string, entry: LineEntry) => [-entry.priority, tags.get(holder) ?? 0, entry.since];
-  const me = order(call.holder, mine);
-  return entries.filter(([holder, entry]) => {
-    if (holder === call.holder) return false;
-    const other = order(holder, entry);
-    for (let i = 0; i < me.length; i++)
-      if (other[i] !== me[i]) return (other[i] as number) < (me[i] as number);
-    return holder < call.holder;
-  }).length;
+  return ordered(record, limit, entries).findIndex(([holder]) => holder === call.holder);
 }
 
-/** `call` waits in line (keeping the place it had): asked again when its turn should have come. */
+/**
+ * `call` waits in line (keeping the place it had) and sleeps until its turn: when the callers ahead of it
+ * should have gone (at most `LINE_RECHECK_MAX_MS`). Its place is kept until a grace after that. A line moving
+ * faster than told (callers ahead that went sooner, gave tokens back, were dropped) is caught up with by
+ * `dueInLine`, which wakes callers whose turn came sooner. Beyond `MAX_LINE`, a caller has no place, and
+ * sleeps until the line should have drained as far as where it would stand.
+ */
 export function queued(
   record: LimitRecord,
   limit: ModelLimit,
@@ -105,14 +121,11 @@ export function queued(
 ): { record: LimitRecord; outcome: TicketOutcome } {
   const perMs = (room.perMinute * throttleFactor(record, now)) / MINUTE_MS;
   const turn = Math.ceil((behind * room.cost) / perMs);
-  const recheckAt = now + Math.min(SLOT_RECHECK_MAX_MS, Math.max(250, turn));
+  const recheckAt = now + Math.min(LINE_RECHECK_MAX_MS, Math.max(250, turn));
   const line = record.line ?? {};
   const known = line[call.holder];
   if (!known && Object.keys(line).length >= MAX_LINE)
-    return {
-      record,
-      outcome: { kind: 'line', recheckAt: now + SLOT_RECHECK_MAX_MS, limit: room.limit, ahead: behind },
-    };
+    return { record, outcome: { kind: 'line', recheckAt, limit: room.limit, ahead: behind } };
   const entry: LineEntry = {
     tenant: tenantOf(call),
     priority: call.priority ?? 0,
@@ -124,6 +137,37 @@ export function queued(
     record: { ...record, line: { ...line, [call.holder]: entry } },
     outcome: { kind: 'line', recheckAt, limit: room.limit, ahead },
   };
+}
+
+/**
+ * The callers in line that could take a ticket now (the first `room.calls`, as for calls like `call`) but
+ * were told to ask again later than that: the line moved faster than estimated. They are to be woken now
+ * (returned, first in line first) and are marked, so that the next change wakes them again only if they have
+ * not asked again within `LINE_WAKE_RETRY_MS` (a lost wake). Their place is kept as it was.
+ */
+export function dueInLine(
+  record: LimitRecord,
+  limit: ModelLimit,
+  call: CallCost,
+  now: number,
+): { record: LimitRecord; wake: string[] } {
+  const line = record.line;
+  if (!line) return { record, wake: [] };
+  const room = roomFor(record, limit, call);
+  const holders = Object.keys(line);
+  if (!room || holders.length === 0) return { record, wake: [] };
+  const late = (entry: LineEntry) =>
+    entry.until - QUEUE_GRACE_MS > now + LINE_WAKE_SLACK_MS &&
+    (entry.woken === undefined || entry.woken + LINE_WAKE_RETRY_MS <= now);
+  // Nobody is told to ask again late in a line no longer than the room: the common case costs no sort.
+  const first =
+    holders.length <= room.calls
+      ? Object.entries(line)
+      : ordered(record, limit, Object.entries(line)).slice(0, room.calls);
+  const wake = first.filter(([holder, entry]) => holder !== call.holder && late(entry)).map(([h]) => h);
+  if (wake.length === 0) return { record, wake };
+  const marked = Object.fromEntries(wake.map((holder) => [holder, { ...line[holder]!, woken: now }]));
+  return { record: { ...record, line: { ...line, ...marked } }, wake };
 }
 
 /** `call` is served: out of the line, and its tenant's virtual time moves on by its share. */

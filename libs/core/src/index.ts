@@ -59,6 +59,8 @@ export {
   DEFAULT_HEADROOM_SECONDS,
   emptyLimitRecord,
   limitsFor,
+  LINE_RECHECK_MAX_MS,
+  LINE_WAKE_RETRY_MS,
   MAX_LINE,
   QUEUE_GRACE_MS,
   refilled,
@@ -85,4 +87,5 @@ export {
   takeTicket,
   throttled,
 } from './flow-control';
+export { aheadInLine, dueInLine } from './flow-line';
 export { LruCache } from './lru-cache';

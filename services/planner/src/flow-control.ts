@@ -3,6 +3,7 @@ import type { JetStreamClient } from '@nats-io/jetstream';
 import { SUBJECTS, TASK_VERSION, type DecideTask } from '@dura/contracts';
 import {
   capacityReason,
+  dueInLine,
   limitsFor,
   nextInLine,
   refundTicket,
@@ -13,6 +14,7 @@ import {
   throttled,
   type CallCost,
   type LimitName,
+  type LimitRecord,
   type ModelLimit,
 } from '@dura/core';
 import type { FlowStore, Ticket } from './flow-store';
@@ -85,21 +87,45 @@ export function createFlowControl(deps: {
     await Promise.all(keys.map(({ key, limit }) => release(key, limit, holder)));
   }
 
+  /** Wakes waiting callers (holders) at once: each asks for admission again. */
+  async function wakeAll(holders: readonly string[]): Promise<void> {
+    const wake = deps.wake;
+    if (!wake) return;
+    await Promise.all(
+      holders.map((waiter) =>
+        wake(runOf(waiter)).catch(() => {
+          // A lost wake costs time, not correctness: the waiter asks again when its timer fires.
+        }),
+      ),
+    );
+  }
+
   /** Gives a slot back and wakes whoever is first in line for it. */
   async function release(key: string, limit: ModelLimit, holder: string): Promise<void> {
     const next = await deps.store.update(key, (record) => {
       const released = releaseSlot(record, holder, clock());
       return { record: released, result: nextInLine(released, limit, clock()) };
     });
-    const wake = deps.wake;
-    if (!wake) return;
-    await Promise.all(
-      next.map((waiter) =>
-        wake(runOf(waiter)).catch(() => {
-          // A lost wake costs time, not correctness: the waiter asks again when its timer fires.
-        }),
-      ),
-    );
+    await wakeAll(next);
+  }
+
+  /**
+   * Applies `change` to a rate limit's record, then wakes the callers in its line whose turn came sooner than
+   * they were told (see `dueInLine`): a line moving faster than estimated never leaves them asleep.
+   */
+  async function updateRate<T>(
+    key: string,
+    limit: ModelLimit,
+    cost: CallCost,
+    change: (record: LimitRecord) => { record: LimitRecord; result: T },
+  ): Promise<T> {
+    const { result, wake } = await deps.store.update(key, (record) => {
+      const changed = change(record);
+      const due = dueInLine(changed.record, limit, cost, clock());
+      return { record: due.record, result: { result: changed.result, wake: due.wake } };
+    });
+    await wakeAll(wake);
+    return result;
   }
 
   async function admit(call: CallRequest): Promise<FlowAdmission> {
@@ -133,7 +159,7 @@ export function createFlowControl(deps: {
         tickets.push({ key, limit, ticket: held, stored: held.revision });
         continue;
       }
-      const outcome = await deps.store.update(key, (record) => {
+      const outcome = await updateRate(key, limit, cost, (record) => {
         const ticket = takeTicket(record, limit, cost, clock());
         return { record: ticket.record, result: ticket.outcome };
       });
@@ -161,7 +187,7 @@ export function createFlowControl(deps: {
       Promise.all(
         tickets.map(async (t) => {
           if (t.stored !== undefined && !(await deps.store.useTicket(t.key, holder, t.stored))) return;
-          await deps.store.update(t.key, (record) => ({
+          await updateRate(t.key, t.limit, cost, (record) => ({
             record: refundTicket(record, t.limit, cost, clock()),
             result: undefined,
           }));
@@ -210,7 +236,7 @@ export function createFlowControl(deps: {
         if (!used) return;
         await Promise.all(
           tickets.map(({ key, limit }) =>
-            deps.store.update(key, (record) => ({
+            updateRate(key, limit, cost, (record) => ({
               record: settleTicket(record, limit, cost, used, clock()),
               result: undefined,
             })),
