@@ -118,9 +118,12 @@ export function createFlowControl(deps: {
     limit: ModelLimit,
     cost: CallCost,
     change: (record: LimitRecord) => { record: LimitRecord; result: T },
+    moved: (result: T) => boolean = () => true,
   ): Promise<T> {
     const { result, wake } = await deps.store.update(key, (record) => {
       const changed = change(record);
+      if (!moved(changed.result))
+        return { record: changed.record, result: { result: changed.result, wake: [] } };
       const due = dueInLine(changed.record, limit, cost, clock());
       return { record: due.record, result: { result: changed.result, wake: due.wake } };
     });
@@ -159,10 +162,17 @@ export function createFlowControl(deps: {
         tickets.push({ key, limit, ticket: held, stored: held.revision });
         continue;
       }
-      const outcome = await updateRate(key, limit, cost, (record) => {
-        const ticket = takeTicket(record, limit, cost, clock());
-        return { record: ticket.record, result: ticket.outcome };
-      });
+      // A caller that joins the line moves nobody else forward: only one served may.
+      const outcome = await updateRate(
+        key,
+        limit,
+        cost,
+        (record) => {
+          const ticket = takeTicket(record, limit, cost, clock());
+          return { record: ticket.record, result: ticket.outcome };
+        },
+        (taken) => taken.kind !== 'line',
+      );
       if (outcome.kind === 'line') {
         if (!inLine || outcome.recheckAt > inLine.until)
           inLine = { until: outcome.recheckAt, limit: outcome.limit, perTenant: limit.tenant !== undefined };

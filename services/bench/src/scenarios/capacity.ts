@@ -42,21 +42,28 @@ async function capacityCounts(
   return { capacity: of('capacity'), completed: of('completed'), other: of('other') };
 }
 
-/** Resolves once (nearly) every run is projected as waiting for capacity; polls once a second. */
+/**
+ * Resolves once (nearly) every run is projected as waiting for capacity; polls once a second. Gives up (and
+ * says so) when the count stopped growing for `stallMs`: a design that keeps waiting runs busy never settles.
+ */
 async function waitUntilWaiting(
   deployment: Deployment,
   runs: number,
-  timeoutMs: number,
+  stallMs: number,
 ): Promise<{ settled: boolean; counts: Awaited<ReturnType<typeof capacityCounts>> }> {
-  const deadline = Date.now() + timeoutMs;
+  let best = -1;
+  let grewAt = Date.now();
   let lastReport = 0;
   for (;;) {
     const counts = await capacityCounts(deployment);
     const total = counts.capacity + counts.completed + counts.other;
-    if (total === runs && counts.capacity + counts.completed >= Math.ceil(runs * SETTLED_SHARE))
-      return { settled: true, counts };
-    // A design that keeps runs busy while they wait may never settle: the window then opens anyway, and says so.
-    if (Date.now() > deadline) return { settled: false, counts };
+    const settled = counts.capacity + counts.completed;
+    if (total === runs && settled >= Math.ceil(runs * SETTLED_SHARE)) return { settled: true, counts };
+    if (settled > best) {
+      best = settled;
+      grewAt = Date.now();
+    }
+    if (Date.now() - grewAt > stallMs) return { settled: false, counts };
     if (Date.now() - lastReport > 5_000) {
       progress(
         `O: ${counts.capacity} waiting for capacity, ${counts.completed} completed, ${counts.other} other`,
@@ -126,11 +133,7 @@ export async function capacityCost(sizes: {
 
     const began = performance.now();
     await submitAll(deployment, sizes.capacityRuns);
-    const waiting = await waitUntilWaiting(
-      deployment,
-      sizes.capacityRuns,
-      Math.max(180_000, sizes.capacityRuns * 30),
-    );
+    const waiting = await waitUntilWaiting(deployment, sizes.capacityRuns, 120_000);
     const suspendMs = performance.now() - began;
     // Idle means after the projector has folded every event in.
     await waitForCheckpoint(deployment, await lastRunSeq(deployment.jsm), 600_000);
@@ -149,7 +152,8 @@ export async function capacityCost(sizes: {
       note:
         `runs of a model agent (fake OpenAI-compatible server) under ${REQUESTS_PER_MINUTE} request/min, ` +
         'submitted on dura.submit; the window opens once all are projected as waiting for capacity (or ' +
-        `${Math.round(SETTLED_SHARE * 100)} % of them, see settled); postgres counts the backends of this ` +
+        `${Math.round(SETTLED_SHARE * 100)} % of them), or when that count stopped growing for 2 minutes ` +
+        '(settled: false); postgres counts the backends of this ' +
         "deployment's database only; eventsAppended counts run events appended during the window (each " +
         'recheck of a waiting run appends a timer_fired and a wait_requested)',
       runs: sizes.capacityRuns,
