@@ -151,20 +151,51 @@ export function dueInLine(
   call: CallCost,
   now: number,
 ): { record: LimitRecord; wake: string[] } {
-  const line = record.line;
-  if (!line) return { record, wake: [] };
   const room = roomFor(record, limit, call);
+  return room ? woken(record, limit, now, room.calls, call.holder) : { record, wake: [] };
+}
+
+/**
+ * `holder` leaves the line for good (its run ended while it waited): it holds nobody back any longer. When it
+ * was first in line, the caller now first is woken if it was told to ask again later than now (its turn came
+ * sooner); once it goes, its admission wakes the ones after it (`dueInLine`). Of callers leaving the front of
+ * the line at once, in any order, the last to leave was first by then: the live caller behind them is woken.
+ * A no-op when `holder` is not in line.
+ */
+export function leftLine(
+  record: LimitRecord,
+  limit: ModelLimit,
+  holder: string,
+  now: number,
+): { record: LimitRecord; wake: string[] } {
+  if (!record.line?.[holder]) return { record, wake: [] };
+  const [first] = ordered(record, limit, Object.entries(record.line));
+  const { [holder]: _gone, ...line } = record.line;
+  const left = { ...record, line };
+  return first?.[0] === holder ? woken(left, limit, now, 1, holder) : { record: left, wake: [] };
+}
+
+/** Of the first `count` callers in line, those told to ask again later than now, marked as woken. */
+function woken(
+  record: LimitRecord,
+  limit: ModelLimit,
+  now: number,
+  count: number,
+  except: string,
+): { record: LimitRecord; wake: string[] } {
+  const line = record.line;
+  if (!line || count <= 0) return { record, wake: [] };
   const holders = Object.keys(line);
-  if (!room || holders.length === 0) return { record, wake: [] };
+  if (holders.length === 0) return { record, wake: [] };
   const late = (entry: LineEntry) =>
     entry.until - QUEUE_GRACE_MS > now + LINE_WAKE_SLACK_MS &&
     (entry.woken === undefined || entry.woken + LINE_WAKE_RETRY_MS <= now);
-  // Nobody is told to ask again late in a line no longer than the room: the common case costs no sort.
+  // In a line no longer than `count`, order does not matter: the common case costs no sort.
   const first =
-    holders.length <= room.calls
+    holders.length <= count
       ? Object.entries(line)
-      : ordered(record, limit, Object.entries(line)).slice(0, room.calls);
-  const wake = first.filter(([holder, entry]) => holder !== call.holder && late(entry)).map(([h]) => h);
+      : ordered(record, limit, Object.entries(line)).slice(0, count);
+  const wake = first.filter(([holder, entry]) => holder !== except && late(entry)).map(([h]) => h);
   if (wake.length === 0) return { record, wake };
   const marked = Object.fromEntries(wake.map((holder) => [holder, { ...line[holder]!, woken: now }]));
   return { record: { ...record, line: { ...line, ...marked } }, wake };

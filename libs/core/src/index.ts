@@ -87,5 +87,5 @@ export {
   takeTicket,
   throttled,
 } from './flow-control';
-export { aheadInLine, dueInLine } from './flow-line';
+export { aheadInLine, dueInLine, leftLine } from './flow-line';
 export { LruCache } from './lru-cache';

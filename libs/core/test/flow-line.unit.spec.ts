@@ -3,6 +3,7 @@ import {
   aheadInLine,
   dueInLine,
   emptyLimitRecord,
+  leftLine,
   LINE_RECHECK_MAX_MS,
   LINE_WAKE_RETRY_MS,
   MAX_LINE,
@@ -112,6 +113,26 @@ describe('model limits: a line moving faster than told wakes the callers whose t
     const again = takeTicket(due.record, limit, call(first, 100), 1_500);
     expect(again.outcome.kind).not.toBe('line');
     expect(again.record.line).not.toHaveProperty(first);
+  });
+
+  it('given the first caller in line leaving it (its run was cancelled), it holds nobody back and the next one is woken to be told an earlier turn', () => {
+    const rpm: ModelLimit = { model: MODEL, requestsPerMinute: 1 };
+    const asked = askAll(emptyLimitRecord(0), rpm, names('r', 10), 0);
+    const inLine = names('r', 10).filter((h) => asked.outcomes.get(h)?.kind === 'line');
+    const [gone, next] = inLine as [string, string];
+    // One leaving from the back moves nobody's turn sooner: nobody is woken.
+    const back = leftLine(asked.record, rpm, inLine.at(-1) as string, 1_000);
+    expect(back.wake).toEqual([]);
+    expect(back.record.line).not.toHaveProperty(inLine.at(-1) as string);
+    const left = leftLine(asked.record, rpm, gone, 1_000);
+    expect(left.record.line).not.toHaveProperty(gone);
+    expect(left.wake).toEqual([next]);
+    const told = (asked.outcomes.get(next) as { recheckAt: number }).recheckAt;
+    const again = takeTicket(left.record, rpm, call(next), 1_000);
+    expect(again.outcome).toMatchObject({ kind: 'line', ahead: 0 });
+    expect((again.outcome as { recheckAt: number }).recheckAt).toBeLessThan(told - 50_000);
+    // Leaving twice, or a caller that is not in line leaving, changes nothing.
+    expect(leftLine(left.record, rpm, gone, 2_000)).toEqual({ record: left.record, wake: [] });
   });
 
   it('given 600 callers in line of whom a third never ask again, everyone else goes at the limit pace and each asks only a few times, not every 30 s', () => {

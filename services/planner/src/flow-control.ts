@@ -3,7 +3,6 @@ import type { JetStreamClient } from '@nats-io/jetstream';
 import { SUBJECTS, TASK_VERSION, type DecideTask } from '@dura/contracts';
 import {
   capacityReason,
-  dueInLine,
   limitsFor,
   nextInLine,
   refundTicket,
@@ -14,11 +13,11 @@ import {
   throttled,
   type CallCost,
   type LimitName,
-  type LimitRecord,
   type ModelLimit,
 } from '@dura/core';
 import type { FlowStore, Ticket } from './flow-store';
 import { flowMetrics } from './flow-metrics';
+import { createLineWakes } from './line-wakes';
 import { renewWhileInFlight } from './slot-renewal';
 
 /** A model call as flow control sees it: its worst case, whose run and decision it is, which tenant pays. */
@@ -52,6 +51,11 @@ export interface FlowControl {
   ): Promise<{ kind: 'go' } | { kind: 'wait'; until: number }>;
   /** The run ended: its key's slot is free, and the first runs in line for it are woken. */
   leaveKey(key: string, limit: number, runId: string): Promise<void>;
+  /**
+   * The run ended while its call may wait in a rate's line (cancelled, failed): the call leaves every line
+   * it may be in, and whoever it held back is woken if due.
+   */
+  leaveLines(call: Pick<CallRequest, 'runId' | 'decision' | 'tenant'>): Promise<void>;
 }
 
 /** A ticket goes only once due: a call made earlier could reach the provider before its bucket has room. */
@@ -79,25 +83,13 @@ export function createFlowControl(deps: {
   const clock = deps.clock ?? Date.now;
   const leaseMs = deps.leaseMs ?? 5 * 60_000;
   const metrics = flowMetrics();
+  const { wakeAll, updateRate, leaveLines } = createLineWakes({ ...deps, clock });
 
   async function releaseAll(
     keys: readonly { key: string; limit: ModelLimit }[],
     holder: string,
   ): Promise<void> {
     await Promise.all(keys.map(({ key, limit }) => release(key, limit, holder)));
-  }
-
-  /** Wakes waiting callers (holders) at once: each asks for admission again. */
-  async function wakeAll(holders: readonly string[]): Promise<void> {
-    const wake = deps.wake;
-    if (!wake) return;
-    await Promise.all(
-      holders.map((waiter) =>
-        wake(runOf(waiter)).catch(() => {
-          // A lost wake costs time, not correctness: the waiter asks again when its timer fires.
-        }),
-      ),
-    );
   }
 
   /** Gives a slot back and wakes whoever is first in line for it. */
@@ -107,28 +99,6 @@ export function createFlowControl(deps: {
       return { record: released, result: nextInLine(released, limit, clock()) };
     });
     await wakeAll(next);
-  }
-
-  /**
-   * Applies `change` to a rate limit's record, then wakes the callers in its line whose turn came sooner than
-   * they were told (see `dueInLine`): a line moving faster than estimated never leaves them asleep.
-   */
-  async function updateRate<T>(
-    key: string,
-    limit: ModelLimit,
-    cost: CallCost,
-    change: (record: LimitRecord) => { record: LimitRecord; result: T },
-    moved: (result: T) => boolean = () => true,
-  ): Promise<T> {
-    const { result, wake } = await deps.store.update(key, (record) => {
-      const changed = change(record);
-      if (!moved(changed.result))
-        return { record: changed.record, result: { result: changed.result, wake: [] } };
-      const due = dueInLine(changed.record, limit, cost, clock());
-      return { record: due.record, result: { result: changed.result, wake: due.wake } };
-    });
-    await wakeAll(wake);
-    return result;
   }
 
   async function admit(call: CallRequest): Promise<FlowAdmission> {
@@ -288,13 +258,11 @@ export function createFlowControl(deps: {
     async leaveKey(key, limit, runId) {
       await release(`key:${key}`, { model: key, concurrentCalls: limit }, runId);
     },
-  };
-}
 
-/** The run of a waiter: a call's holder is `runId:decision`, a concurrency key's is the run id. */
-function runOf(holder: string): string {
-  const colon = holder.lastIndexOf(':');
-  return colon > 0 && /^\d+$/.test(holder.slice(colon + 1)) ? holder.slice(0, colon) : holder;
+    async leaveLines({ runId, decision, tenant }) {
+      await leaveLines(`${runId}:${decision}`, tenant);
+    },
+  };
 }
 
 /** Wakes a run waiting for a slot: a decide task of reason `capacity` (each wake its own message). */

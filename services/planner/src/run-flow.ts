@@ -6,7 +6,10 @@ import type { FlowControl } from './flow-control';
 /** Flow control as the run driver uses it: before each model call, and once a run has ended. */
 export interface RunFlow {
   admit(input: { state: RunState; request: RunRequest & { runId: string } }): Promise<CallAdmission>;
-  /** The run ended: what it held (its concurrency key's slot) is given back. Idempotent. */
+  /**
+   * The run ended: what it held (its concurrency key's slot) is given back, and a run that ended while it
+   * may have waited in a rate's line (cancelled, failed) leaves it. Idempotent.
+   */
   finished(state: RunState): Promise<void>;
 }
 
@@ -48,6 +51,9 @@ export function createRunFlow(deps: {
     async finished(state) {
       const key = state.request?.concurrency;
       if (key && state.runId) await deps.flow.leaveKey(key.key, key.limit, state.runId);
+      // A completed run made its last call: it is in no line.
+      if (deps.modelLimits && state.runId && (state.status === 'cancelled' || state.status === 'failed'))
+        await deps.flow.leaveLines({ runId: state.runId, decision: state.decisions, tenant: state.tenant });
     },
   };
 }

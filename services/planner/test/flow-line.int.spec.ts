@@ -131,4 +131,27 @@ describe("a rate's line shared through NATS KV", () => {
     expect(asked).toBeLessThan(3 * went);
     expect(woken).toEqual([]);
   });
+
+  it('given a run that ends while its call waits in line (cancelled), its call leaves the line and the next caller is woken to be told an earlier turn', async () => {
+    const model = `${MODEL}-leave`;
+    const woken: string[] = [];
+    const flow = await replica([{ model, requestsPerMinute: 1, headroomSeconds: 0 }], woken);
+    const told = new Map<string, number>();
+    for (let i = 0; i < 10; i++) {
+      const runId = `leave-${i}`;
+      const admission = await flow.admit(call(runId, model));
+      if (admission.kind === 'wait') told.set(runId, admission.until);
+    }
+    // leave-0 went, the next four hold tickets, leave-5 is first in line. The last one leaving moves nobody.
+    await flow.leaveLines({ runId: 'leave-9', decision: 0, tenant: 'a' });
+    expect(woken).toEqual([]);
+    await flow.leaveLines({ runId: 'leave-5', decision: 0, tenant: 'a' });
+    expect(woken).toEqual(['leave-6']);
+    const again = (await flow.admit(call('leave-6', model))) as Wait;
+    expect(again.kind).toBe('wait');
+    expect(again.until).toBeLessThan((told.get('leave-6') as number) - 50_000);
+    // Leaving again finds nothing to leave, and wakes nobody.
+    await flow.leaveLines({ runId: 'leave-5', decision: 0, tenant: 'a' });
+    expect(woken).toEqual(['leave-6']);
+  });
 });
