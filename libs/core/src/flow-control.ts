@@ -39,7 +39,11 @@ export function takeTicket(
   const factor = throttleFactor(record, now);
   const room = roomFor(record, limit, call);
   const ahead = aheadInLine(record, limit, call);
-  if (room && ahead >= room.calls) return queued(record, limit, call, now, ahead - room.calls + 1, room);
+  if (room && ahead >= room.calls) {
+    const waiting = queued(record, limit, call, now, ahead - room.calls + 1, room);
+    // A caller without a place in a full line changes nothing: the record is not written again.
+    return waiting.record === record ? { record: current, outcome: waiting.outcome } : waiting;
+  }
   const levels = { ...record.levels };
   let at = now;
   let binding: LimitName | undefined;

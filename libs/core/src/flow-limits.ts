@@ -90,6 +90,8 @@ export interface LineEntry {
   since: number;
   /** Not seen again by then (cancelled, failed, gone): it stops holding anyone back. */
   until: number;
+  /** When it was last woken because its turn came sooner than it was told (see `dueInLine`). */
+  woken?: number;
 }
 
 /** One call's worst case, as the budget reserves it. */
@@ -125,6 +127,16 @@ export const SLOT_RECHECK_MAX_MS = 30_000;
 export const TICKET_HORIZON_CALLS = 4;
 /** Callers in line at most per limit (the record stays one KV entry); beyond, a caller asks again later. */
 export const MAX_LINE = 5_000;
+/**
+ * The longest a caller in line sleeps before it asks again, however far off its turn: a fallback in case an
+ * estimate was wrong and every wake was lost. Short enough to bound that, long enough that 10,000 callers in
+ * line ask again less than once a second between them.
+ */
+export const LINE_RECHECK_MAX_MS = 6 * 60 * 60_000;
+/** A caller woken for its turn that has not asked again after this long is woken again (its wake was lost). */
+export const LINE_WAKE_RETRY_MS = 30_000;
+/** A caller whose turn came at most this much sooner than it was told is left to its own timer. */
+export const LINE_WAKE_SLACK_MS = 1_000;
 export const RATES: readonly { rate: Rate; per: keyof ModelLimit; name: LimitName }[] = [
   { rate: 'requests', per: 'requestsPerMinute', name: 'requests per minute' },
   { rate: 'input', per: 'inputTokensPerMinute', name: 'input tokens per minute' },

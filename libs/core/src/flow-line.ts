@@ -8,9 +8,11 @@ import {
   costOf,
   MAX_LINE,
   MINUTE_MS,
+  LINE_RECHECK_MAX_MS,
+  LINE_WAKE_RETRY_MS,
+  LINE_WAKE_SLACK_MS,
   QUEUE_GRACE_MS,
   RATES,
-  SLOT_RECHECK_MAX_MS,
   throttleFactor,
   TICKET_HORIZON_CALLS,
   type CallCost,
@@ -125,7 +127,26 @@ export function aheadInLine(record: LimitRecord, limit: ModelLimit, call: CallCo
   return order.indexOf(call.holder);
 }
 
-/** `call` waits in line (keeping the place it had): asked again when its turn should have come. */
+/** `entries` in the order the line goes (`lineOrder`), each with its entry. */
+function ordered(
+  record: LimitRecord,
+  limit: ModelLimit,
+  entries: [string, LineEntry][],
+): [string, LineEntry][] {
+  const byHolder = new Map(entries);
+  return lineOrder(Object.fromEntries(entries), record, (tenant) => weightOf(limit, tenant)).map((holder) => [
+    holder,
+    byHolder.get(holder) as LineEntry,
+  ]);
+}
+
+/**
+ * `call` waits in line (keeping the place it had) and sleeps until its turn: when the callers ahead of it
+ * should have gone (at most `LINE_RECHECK_MAX_MS`). Its place is kept until a grace after that. A line moving
+ * faster than told (callers ahead that went sooner, gave tokens back, were dropped) is caught up with by
+ * `dueInLine`, which wakes callers whose turn came sooner. Beyond `MAX_LINE`, a caller has no place, and
+ * sleeps until the line should have drained as far as where it would stand.
+ */
 export function queued(
   record: LimitRecord,
   limit: ModelLimit,
@@ -136,14 +157,11 @@ export function queued(
 ): { record: LimitRecord; outcome: TicketOutcome } {
   const perMs = (room.perMinute * throttleFactor(record, now)) / MINUTE_MS;
   const turn = Math.ceil((behind * room.cost) / perMs);
-  const recheckAt = now + Math.min(SLOT_RECHECK_MAX_MS, Math.max(250, turn));
+  const recheckAt = now + Math.min(LINE_RECHECK_MAX_MS, Math.max(250, turn));
   const line = record.line ?? {};
   const known = line[call.holder];
   if (!known && Object.keys(line).length >= MAX_LINE)
-    return {
-      record,
-      outcome: { kind: 'line', recheckAt: now + SLOT_RECHECK_MAX_MS, limit: room.limit, ahead: behind },
-    };
+    return { record, outcome: { kind: 'line', recheckAt, limit: room.limit, ahead: behind } };
   const entry: LineEntry = {
     tenant: tenantOf(call),
     priority: call.priority ?? 0,
@@ -155,6 +173,68 @@ export function queued(
     record: { ...record, line: { ...line, [call.holder]: entry } },
     outcome: { kind: 'line', recheckAt, limit: room.limit, ahead },
   };
+}
+
+/**
+ * The callers in line that could take a ticket now (the first `room.calls`, as for calls like `call`) but
+ * were told to ask again later than that: the line moved faster than estimated. They are to be woken now
+ * (returned, first in line first) and are marked, so that the next change wakes them again only if they have
+ * not asked again within `LINE_WAKE_RETRY_MS` (a lost wake). Their place is kept as it was.
+ */
+export function dueInLine(
+  record: LimitRecord,
+  limit: ModelLimit,
+  call: CallCost,
+  now: number,
+): { record: LimitRecord; wake: string[] } {
+  const room = roomFor(record, limit, call);
+  return room ? woken(record, limit, now, room.calls, call.holder) : { record, wake: [] };
+}
+
+/**
+ * `holder` leaves the line for good (its run ended while it waited): it holds nobody back any longer. When it
+ * was first in line, the caller now first is woken if it was told to ask again later than now (its turn came
+ * sooner); once it goes, its admission wakes the ones after it (`dueInLine`). Of callers leaving the front of
+ * the line at once, in any order, the last to leave was first by then: the live caller behind them is woken.
+ * A no-op when `holder` is not in line.
+ */
+export function leftLine(
+  record: LimitRecord,
+  limit: ModelLimit,
+  holder: string,
+  now: number,
+): { record: LimitRecord; wake: string[] } {
+  if (!record.line?.[holder]) return { record, wake: [] };
+  const [first] = ordered(record, limit, Object.entries(record.line));
+  const { [holder]: _gone, ...line } = record.line;
+  const left = { ...record, line };
+  return first?.[0] === holder ? woken(left, limit, now, 1, holder) : { record: left, wake: [] };
+}
+
+/** Of the first `count` callers in line, those told to ask again later than now, marked as woken. */
+function woken(
+  record: LimitRecord,
+  limit: ModelLimit,
+  now: number,
+  count: number,
+  except: string,
+): { record: LimitRecord; wake: string[] } {
+  const line = record.line;
+  if (!line || count <= 0) return { record, wake: [] };
+  const holders = Object.keys(line);
+  if (holders.length === 0) return { record, wake: [] };
+  const late = (entry: LineEntry) =>
+    entry.until - QUEUE_GRACE_MS > now + LINE_WAKE_SLACK_MS &&
+    (entry.woken === undefined || entry.woken + LINE_WAKE_RETRY_MS <= now);
+  // In a line no longer than `count`, order does not matter: the common case costs no sort.
+  const first =
+    holders.length <= count
+      ? Object.entries(line)
+      : ordered(record, limit, Object.entries(line)).slice(0, count);
+  const wake = first.filter(([holder, entry]) => holder !== except && late(entry)).map(([h]) => h);
+  if (wake.length === 0) return { record, wake };
+  const marked = Object.fromEntries(wake.map((holder) => [holder, { ...line[holder]!, woken: now }]));
+  return { record: { ...record, line: { ...line, ...marked } }, wake };
 }
 
 /** `call` is served: out of the line, and its tenant's virtual time moves on by its share. */

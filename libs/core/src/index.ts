@@ -59,6 +59,8 @@ export {
   DEFAULT_HEADROOM_SECONDS,
   emptyLimitRecord,
   limitsFor,
+  LINE_RECHECK_MAX_MS,
+  LINE_WAKE_RETRY_MS,
   MAX_LINE,
   QUEUE_GRACE_MS,
   refilled,
@@ -80,7 +82,7 @@ export type {
 export { refundTicket, settleTicket, takeTicket, throttled } from './flow-control';
 export { nextInLine, releaseSlot, renewSlot, takeSlot } from './flow-slots';
 export type { SlotCaller } from './flow-slots';
-export { lineOrder } from './flow-line';
+export { aheadInLine, dueInLine, leftLine, lineOrder } from './flow-line';
 export type { Waiter } from './flow-line';
 export { LruCache } from './lru-cache';
 export {

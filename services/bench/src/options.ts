@@ -31,6 +31,8 @@ export interface BenchSizes {
   aisdkSamples: number;
   /** N: model calls admitted under flow control, per variant. */
   admissionCalls: number;
+  /** O: runs of a model agent waiting for capacity under a model limit, idle for `idleSeconds`. */
+  capacityRuns: number;
 }
 
 export const SCENARIOS = [
@@ -48,6 +50,7 @@ export const SCENARIOS = [
   'tokens',
   'aisdk',
   'admission',
+  'capacity',
 ] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 /** The issue's letters work too: `npm run bench -- A C`. */
@@ -66,6 +69,7 @@ const LETTERS: Record<string, ScenarioName> = {
   l: 'tokens',
   m: 'aisdk',
   n: 'admission',
+  o: 'capacity',
 };
 
 export const DEFAULT_SIZES: BenchSizes = {
@@ -93,6 +97,7 @@ export const DEFAULT_SIZES: BenchSizes = {
   tokenRuns: 20,
   aisdkSamples: 200,
   admissionCalls: 600,
+  capacityRuns: 10_000,
 };
 
 /** A run of every scenario in seconds, for the shape test and `--tiny`. */
@@ -121,6 +126,7 @@ export const TINY_SIZES: BenchSizes = {
   tokenRuns: 2,
   aisdkSamples: 5,
   admissionCalls: 9,
+  capacityRuns: 20,
 };
 
 export interface BenchOptions {
@@ -138,7 +144,8 @@ of a --code-steps code agent with its continuation kept, and its cold resume), c
 \`dura --help\`, \`dura ls\` and \`npx dura --help\`, --cli-runs times each), tokens (L: first-token latency
 through GET /runs/:id/tokens against the fake model server's first token, --token-runs runs), aisdk (M: a
 generateText call alone and as a durable code-agent step, --aisdk-samples times each), admission (N: what
-flow control adds to a model call, --admission-calls per variant); default all.
+flow control adds to a model call, --admission-calls per variant), capacity (O: --capacity-runs runs of a
+model agent waiting for capacity under 1 request/min, idle for --idle-seconds); default all.
 Sizes (flag or BENCH_<NAME> env): ${Object.keys(DEFAULT_SIZES)
   .map((key) => `--${kebab(key)}`)
   .join(' ')}
@@ -181,7 +188,7 @@ export function parseBenchOptions(
   }
   const scenarios = positionals.map((name) => {
     const found = LETTERS[name.toLowerCase()] ?? SCENARIOS.find((s) => s === name.toLowerCase());
-    if (!found) throw new Error(`unknown scenario "${name}"; known: ${SCENARIOS.join(', ')} (or A–L)`);
+    if (!found) throw new Error(`unknown scenario "${name}"; known: ${SCENARIOS.join(', ')} (or A–O)`);
     return found;
   });
   return {

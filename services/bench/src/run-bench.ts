@@ -16,6 +16,7 @@ import { cliStartup } from './scenarios/cli';
 import { tokenLatency } from './scenarios/tokens';
 import { aiSdkOverhead } from './scenarios/ai-sdk';
 import { admissionCost } from './scenarios/admission';
+import { capacityCost } from './scenarios/capacity';
 
 /** A and B on one deployment of one projector, one gateway and `planners` planners. */
 async function latencyAndThroughput(options: BenchOptions, scenarios: BenchScenarios): Promise<void> {
@@ -127,6 +128,12 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   if (want('admission')) {
     progress(`N: ${options.sizes.admissionCalls} model calls admitted, with limits declared and not`);
     scenarios.admission = await admissionCost(options.sizes);
+  }
+  if (want('capacity')) {
+    progress(
+      `O: ${options.sizes.capacityRuns} runs waiting for capacity, ${options.sizes.idleSeconds} s idle`,
+    );
+    scenarios.capacity = await capacityCost(options.sizes);
   }
   return BenchReportSchema.parse({
     schemaVersion: 1,

@@ -168,6 +168,40 @@ const WaitsSchema = z.object({
   }),
 });
 
+const CapacityCountsSchema = z.object({
+  capacity: z.number().int(),
+  completed: z.number().int(),
+  other: z.number().int(),
+});
+
+const CapacitySchema = z.object({
+  mode: ModeSchema,
+  note: z.string(),
+  /** Real runs of a model agent submitted under `limit`. */
+  runs: z.number().int(),
+  limit: z.object({ model: z.string(), requestsPerMinute: z.number().positive() }),
+  /** First submit → the runs projected as waiting for capacity. */
+  suspendMs: z.number().nonnegative(),
+  /** Whether the runs settled (all but 1 % waiting for capacity or completed) before the window opened. */
+  settled: z.boolean(),
+  /** Runs the read model shows waiting for capacity, completed, or anything else, before and after the window. */
+  waitingStart: CapacityCountsSchema,
+  waitingEnd: CapacityCountsSchema,
+  windowSeconds: z.number().positive(),
+  processes: z.array(ProcessIdleSchema),
+  postgres: z.object({
+    backends: z.number().int(),
+    cpuSeconds: z.number().nonnegative(),
+    cpuShare: z.number().nonnegative(),
+  }),
+  /** Within the window: run events appended (rechecks of waiting runs), model calls the provider received. */
+  during: z.object({ eventsAppended: z.number().int(), modelCalls: z.number().int() }),
+  /** Size of the limit's shared KV record after the window (its line of waiting callers included). */
+  limitRecordBytes: z.number().int(),
+  /** After the window: rows of the gateway's `timers` table, and those not fired. */
+  timers: z.object({ rows: z.number().int(), unfiredRows: z.number().int() }),
+});
+
 const ProjectorSchema = z.object({
   mode: ModeSchema,
   events: z.number().int(),
@@ -347,6 +381,7 @@ export const BenchReportSchema = z.object({
     code: CodeSchema.optional(),
     cli: CliSchema.optional(),
     admission: AdmissionSchema.optional(),
+    capacity: CapacitySchema.optional(),
     tokens: TokensSchema.optional(),
     aisdk: AiSdkSchema.optional(),
   }),

@@ -47,6 +47,7 @@ export function formatTable(report: BenchReport): string {
     tokens,
     aisdk,
     admission,
+    capacity,
   } = report.scenarios;
   if (latency) {
     const label = `A latency (${latency.runs}×${latency.steps})`;
@@ -183,6 +184,7 @@ export function formatTable(report: BenchReport): string {
     rows.push(['', 'limits declared, 1 replica', ms(admission.oneReplicaMs)]);
     rows.push(['', 'limits declared, 3 replicas at once', ms(admission.threeReplicasMs)]);
   }
+  if (capacity) rows.push(...capacityRows(capacity));
   const widths = [0, 1].map((i) => Math.max(...rows.map((r) => r[i]?.length ?? 0)));
   const lines = rows.map(([a, b, c]) => `${a.padEnd(widths[0] ?? 0)}  ${b.padEnd(widths[1] ?? 0)}  ${c}`);
   const { machine, versions, durability } = report;
@@ -202,4 +204,31 @@ export function formatTable(report: BenchReport): string {
     '',
     `total ${report.totalSeconds.toFixed(1)} s`,
   ].join('\n');
+}
+
+function capacityRows(o: NonNullable<BenchReport['scenarios']['capacity']>): [string, string, string][] {
+  const counts = (c: typeof o.waitingStart) =>
+    `${c.capacity} waiting, ${c.completed} completed, ${c.other} other`;
+  return [
+    [
+      `O capacity ${n(o.runs)} runs, ${o.windowSeconds} s`,
+      'start → end',
+      `${counts(o.waitingStart)} → ${counts(o.waitingEnd)} (in ${n(o.suspendMs)} ms${o.settled ? '' : ', not settled'})`,
+    ],
+    ...o.processes.map((p): [string, string, string] => [
+      '',
+      p.name,
+      `RSS ${p.rssStartMiB} → ${p.rssEndMiB} MiB, CPU ${p.cpuSeconds.toFixed(2)} s (${(p.cpuShare * 100).toFixed(2)} %)`,
+    ]),
+    [
+      '',
+      `postgres (${o.postgres.backends} backends)`,
+      `CPU ${o.postgres.cpuSeconds.toFixed(2)} s (${(o.postgres.cpuShare * 100).toFixed(2)} %)`,
+    ],
+    [
+      '',
+      'during the window',
+      `${o.during.eventsAppended} events appended, ${o.during.modelCalls} model calls; limit record ${n(o.limitRecordBytes)} bytes`,
+    ],
+  ];
 }

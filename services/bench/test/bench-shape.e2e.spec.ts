@@ -43,6 +43,14 @@ describe('npm run bench', () => {
     );
     expect(waits?.resume.completed).toBe(TINY_SIZES.waitResumes);
     expect(waits?.resume.signalToCompletedMs.count).toBe(TINY_SIZES.waitResumes);
+    const capacity = parsed.scenarios.capacity;
+    // Every run is accounted for; under 1 request a minute, the runs but a few wait for capacity.
+    const counted = capacity?.waitingEnd;
+    expect((counted?.capacity ?? 0) + (counted?.completed ?? 0) + (counted?.other ?? 0)).toBe(
+      TINY_SIZES.capacityRuns,
+    );
+    expect(capacity?.settled).toBe(true);
+    expect(capacity?.waitingStart.capacity).toBeGreaterThanOrEqual(TINY_SIZES.capacityRuns - 2);
     const code = parsed.scenarios.code;
     // Every decision but the first resumed the kept execution: the code ran from its start once.
     expect(code?.continuations).toEqual({ warm: TINY_SIZES.codeSteps, cold: 1 });

@@ -18,6 +18,7 @@ import {
 } from '@dura/core';
 import type { FlowStore, Ticket } from './flow-store';
 import { flowMetrics } from './flow-metrics';
+import { createLineWakes } from './line-wakes';
 import { renewWhileInFlight } from './slot-renewal';
 
 /** A model call as flow control sees it: its worst case, whose run and decision it is, which tenant pays. */
@@ -57,6 +58,11 @@ export interface FlowControl {
   ): Promise<{ kind: 'go' } | { kind: 'wait'; until: number }>;
   /** The run ended: its key's slot is free, and the first runs in line for it are woken. */
   leaveKey(key: string, limit: number, runId: string): Promise<void>;
+  /**
+   * The run ended while its call may wait in a rate's line (cancelled, failed): the call leaves every line
+   * it may be in, and whoever it held back is woken if due.
+   */
+  leaveLines(call: Pick<CallRequest, 'runId' | 'decision' | 'tenant'>): Promise<void>;
 }
 
 /** A ticket goes only once due: a call made earlier could reach the provider before its bucket has room. */
@@ -84,6 +90,7 @@ export function createFlowControl(deps: {
   const clock = deps.clock ?? Date.now;
   const leaseMs = deps.leaseMs ?? 5 * 60_000;
   const metrics = flowMetrics();
+  const { wakeAll, updateRate, leaveLines } = createLineWakes({ ...deps, clock });
 
   async function releaseAll(
     keys: readonly { key: string; limit: ModelLimit }[],
@@ -98,15 +105,7 @@ export function createFlowControl(deps: {
       const released = releaseSlot(record, holder, clock());
       return { record: released, result: nextInLine(released, limit, clock()) };
     });
-    const wake = deps.wake;
-    if (!wake) return;
-    await Promise.all(
-      next.map((waiter) =>
-        wake(runOf(waiter)).catch(() => {
-          // A lost wake costs time, not correctness: the waiter asks again when its timer fires.
-        }),
-      ),
-    );
+    await wakeAll(next);
   }
 
   async function admit(call: CallRequest): Promise<FlowAdmission> {
@@ -140,10 +139,17 @@ export function createFlowControl(deps: {
         tickets.push({ key, limit, ticket: held, stored: held.revision });
         continue;
       }
-      const outcome = await deps.store.update(key, (record) => {
-        const ticket = takeTicket(record, limit, cost, clock());
-        return { record: ticket.record, result: ticket.outcome };
-      });
+      // A caller that joins the line moves nobody else forward: only one served may.
+      const outcome = await updateRate(
+        key,
+        limit,
+        cost,
+        (record) => {
+          const ticket = takeTicket(record, limit, cost, clock());
+          return { record: ticket.record, result: ticket.outcome };
+        },
+        (taken) => taken.kind !== 'line',
+      );
       if (outcome.kind === 'line') {
         if (!inLine || outcome.recheckAt > inLine.until)
           inLine = { until: outcome.recheckAt, limit: outcome.limit, perTenant: limit.tenant !== undefined };
@@ -168,7 +174,7 @@ export function createFlowControl(deps: {
       Promise.all(
         tickets.map(async (t) => {
           if (t.stored !== undefined && !(await deps.store.useTicket(t.key, holder, t.stored))) return;
-          await deps.store.update(t.key, (record) => ({
+          await updateRate(t.key, t.limit, cost, (record) => ({
             record: refundTicket(record, t.limit, cost, clock()),
             result: undefined,
           }));
@@ -217,7 +223,7 @@ export function createFlowControl(deps: {
         if (!used) return;
         await Promise.all(
           tickets.map(({ key, limit }) =>
-            deps.store.update(key, (record) => ({
+            updateRate(key, limit, cost, (record) => ({
               record: settleTicket(record, limit, cost, used, clock()),
               result: undefined,
             })),
@@ -260,13 +266,11 @@ export function createFlowControl(deps: {
     async leaveKey(key, limit, runId) {
       await release(`key:${key}`, { model: key, concurrentCalls: limit }, runId);
     },
-  };
-}
 
-/** The run of a waiter: a call's holder is `runId:decision` (`.k`: the decision's k-th call), a key's the run id. */
-function runOf(holder: string): string {
-  const colon = holder.lastIndexOf(':');
-  return colon > 0 && /^\d+(\.\d+)?$/.test(holder.slice(colon + 1)) ? holder.slice(0, colon) : holder;
+    async leaveLines({ runId, decision, tenant }) {
+      await leaveLines(`${runId}:${decision}`, tenant);
+    },
+  };
 }
 
 /** Wakes a run waiting for a slot: a decide task of reason `capacity` (each wake its own message). */

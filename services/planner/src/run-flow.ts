@@ -8,7 +8,10 @@ export interface RunFlow {
   /** The run's concurrency key, held from its first decision to its end (renewed at each): go, or wait. */
   hold(input: { state: RunState; request: RunRequest & { runId: string } }): Promise<CallAdmission>;
   admit(input: AdmitInput): Promise<CallAdmission>;
-  /** The run ended: what it held (its concurrency key's slot) is given back. Idempotent. */
+  /**
+   * The run ended: what it held (its concurrency key's slot) is given back, and a run that ended while it
+   * may have waited in a rate's line (cancelled, failed) leaves it. Idempotent.
+   */
   finished(state: RunState): Promise<void>;
 }
 
@@ -55,6 +58,9 @@ export function createRunFlow(deps: {
     async finished(state) {
       const key = concurrencyKeyOf(state);
       if (key && state.runId) await deps.flow.leaveKey(key.key, key.limit, state.runId);
+      // A completed run made its last call: it is in no line.
+      if (deps.modelLimits && state.runId && (state.status === 'cancelled' || state.status === 'failed'))
+        await deps.flow.leaveLines({ runId: state.runId, decision: state.decisions, tenant: state.tenant });
     },
   };
 }

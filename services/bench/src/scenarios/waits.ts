@@ -5,11 +5,11 @@ import { createDuraClient } from '@dura/client';
 import { SUBJECTS, type JsonObject } from '@dura/contracts';
 import { EVENT_TYPE_HEADER } from '@dura/event-store';
 import { openDeployment, startServices, type Deployment } from '../deployment';
-import { childPids, sampleProcess } from '../proc-stats';
 import { countReporter, progress } from '../progress';
 import type { BenchScenarios } from '../schema';
 import { distribution, round } from '../stats';
 import { lastRunSeq } from '../stream-log';
+import { measureIdleWindow } from './idle-window';
 import { waitForCheckpoint } from './projector';
 
 type WaitsResult = NonNullable<BenchScenarios['waits']>;
@@ -124,25 +124,6 @@ async function gatewayPendingTimers(deployment: Deployment): Promise<number> {
   return Number(value);
 }
 
-/** Pids of the Postgres backends serving this deployment's database (the services' pools and the bench's). */
-async function databaseBackends(deployment: Deployment): Promise<number[]> {
-  const rows = await deployment.sql<{ pid: number }[]>`
-    select pid from pg_stat_activity where datname = current_database()`;
-  return rows.map((r) => r.pid);
-}
-
-function cpuOf(pids: readonly number[]): Map<number, number> {
-  const out = new Map<number, number>();
-  for (const pid of pids) {
-    try {
-      out.set(pid, sampleProcess(pid).cpuSeconds);
-    } catch {
-      // Not ours to read, or ended.
-    }
-  }
-  return out;
-}
-
 /** Signals `count` of the signal runs one at a time; each time from the signal's publish to its end event seen. */
 async function resumeSample(deployment: Deployment, count: number): Promise<WaitsResult['resume']> {
   const client = createDuraClient(deployment);
@@ -210,23 +191,13 @@ export async function waitsCost(sizes: {
   // Idle means after the projector has folded every event in.
   await waitForCheckpoint(deployment, await lastRunSeq(deployment.jsm), 600_000);
 
-  const watched = [
-    ...deployment.services.map((s) => ({ name: s.label, pid: s.proc.pid })),
-    ...childPids('nats-server').map((pid) => ({ name: 'nats-server', pid })),
-  ];
-  const backends = await databaseBackends(deployment);
-  const pgStart = cpuOf(backends);
-  const start = watched.map((w) => sampleProcess(w.pid));
   progress(`I: idle for ${sizes.idleSeconds} s with ${sizes.waitRuns} waiting runs`);
-  await sleep(sizes.idleSeconds * 1000);
-  const end = watched.map((w) => sampleProcess(w.pid));
-  const pgEnd = cpuOf(backends);
+  const window = await measureIdleWindow(deployment, sizes.idleSeconds);
 
   // Read after the window, so the reading is not counted in it.
   const waitingEnd = await statusCounts(deployment);
   const timers = await timerRows(deployment);
   const gatewayPending = await gatewayPendingTimers(deployment);
-  const pgCpu = [...pgStart].reduce((sum, [pid, cpu]) => sum + Math.max(0, (pgEnd.get(pid) ?? cpu) - cpu), 0);
 
   progress(`I: signalling ${sizes.waitResumes} waiting runs one at a time`);
   const resume = await resumeSample(deployment, Math.min(sizes.waitResumes, signalRuns));
@@ -245,21 +216,8 @@ export async function waitsCost(sizes: {
       timer: waitingEnd['waiting:timer'] ?? 0,
     },
     windowSeconds: sizes.idleSeconds,
-    processes: watched.map((w, i) => {
-      const cpuSeconds = round(Math.max(0, (end[i]?.cpuSeconds ?? 0) - (start[i]?.cpuSeconds ?? 0)));
-      return {
-        ...w,
-        rssStartMiB: start[i]?.rssMiB ?? 0,
-        rssEndMiB: end[i]?.rssMiB ?? 0,
-        cpuSeconds,
-        cpuShare: round(cpuSeconds / sizes.idleSeconds),
-      };
-    }),
-    postgres: {
-      backends: pgStart.size,
-      cpuSeconds: round(pgCpu),
-      cpuShare: round(pgCpu / sizes.idleSeconds),
-    },
+    processes: window.processes,
+    postgres: window.postgres,
     timers: { rows: timers.rows, unfiredRows: timers.unfired, gatewayPending },
     resume,
   };
