@@ -268,6 +268,7 @@ export function createDuraClient(options: DuraClientOptions) {
     stateAt: api.stateAt,
     events: api.events,
     causes: api.causes,
+    flowLimits: api.flowLimits,
   };
 }
 

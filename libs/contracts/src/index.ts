@@ -221,3 +221,11 @@ export type {
   ToolLimits,
   ToolList,
 } from './catalogue';
+export {
+  DeclaredLimitSchema,
+  FlowLimitRowSchema,
+  FlowLimitsResponseSchema,
+  type DeclaredLimit,
+  type FlowLimitRow,
+  type FlowLimitsResponse,
+} from './flow-limits-view';

@@ -40,6 +40,8 @@ export const BUCKETS = {
   parked: 'dura_parked_runs',
   /** `agent.<name>.<version>` and `tool.<name>` → what the running planners and gateways serve (expires). */
   catalogue: 'dura_catalogue',
+  /** `l.<key>` → a limit's shared state, `t.<key>.<holder>` → a rate ticket, `d.<key>.<digest>` → a declaration. */
+  flow: 'dura_flow',
 } as const;
 
 /** `NATS_URL` may list several servers of a cluster, comma-separated; clients get them as a list. */

@@ -62,6 +62,8 @@ export interface LimitRecord {
   served?: Record<string, number>;
   /** The virtual time of the last call served: a tenant that was idle starts from it, not from its past. */
   virtual?: number;
+  /** A concurrency key's limit, as the last run that entered it asked (shown to operators, never enforced). */
+  keyLimit?: number;
 }
 
 /** A caller in line for a rate ticket. */

@@ -86,3 +86,15 @@ export {
   throttled,
 } from './flow-control';
 export { LruCache } from './lru-cache';
+export {
+  CONCURRENCY_KEY_PREFIX,
+  DECLARATION_FRESH_MS,
+  DECLARATION_REFRESH_MS,
+  LIMIT_COLUMNS,
+  declarationKey,
+  declarationText,
+  declaredFigures,
+  limitCells,
+  limitRows,
+  type LimitDeclaration,
+} from './flow-limits-view';

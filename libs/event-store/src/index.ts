@@ -53,3 +53,4 @@ export type { LiveTokensOptions } from './live-tokens';
 export { followLogAndTokens, followTokenFeed, supersededAttempts, tokenMessageOf } from './follow-tokens';
 export type { FollowBothOptions, FollowTokensOptions, TokenFeedSources } from './follow-tokens';
 export { TOKEN_RETENTION } from './streams';
+export { bucketKeyLister } from './bucket-keys';

@@ -241,7 +241,9 @@ export function createFlowControl(deps: {
     async enterKey(key, limit, runId) {
       const outcome = await deps.store.update(`key:${key}`, (record) => {
         const taken = takeSlot(record, { model: key, concurrentCalls: limit }, runId, KEY_LEASE_MS, clock());
-        return { record: taken.record, result: taken.outcome };
+        // The key's limit rides along for operators (GET /flow/limits); written only when it changes.
+        const shown = taken.record.keyLimit === limit ? taken.record : { ...taken.record, keyLimit: limit };
+        return { record: shown, result: taken.outcome };
       });
       if (outcome.kind === 'go') return { kind: 'go' };
       metrics.waited(
