@@ -39,7 +39,8 @@ describe('the limits page', () => {
         'openai/fake-1',
         '600 req/min, 5 concurrent',
         expect.stringMatching(/^req \d+%$/),
-        '0/5',
+        // The holder's model call may be in flight.
+        expect.stringMatching(/^[01]\/5$/),
         '0',
         'no',
       ]);
