@@ -37,6 +37,8 @@ const READ_SIDE = [
   '$JS.API.DIRECT.GET.DURA_TOKENS.>',
   // GET /agents, GET /tools: the catalogue the planners and gateways announce, read by message get.
   '$JS.API.STREAM.MSG.GET.KV_dura_catalogue',
+  // GET /flow/limits: the limits and declarations of dura_flow, read by message get.
+  '$JS.API.STREAM.MSG.GET.KV_dura_flow',
 ];
 
 /** The write door, by route: what each publishes after checking the caller. */
@@ -84,6 +86,7 @@ describe('DURA_PROJECTOR in deploy/nats/permissions.conf', () => {
       '$KV.dura_cancellations.>',
       '$KV.dura_parked_runs.>',
       '$KV.dura_tenant_runs.>',
+      '$KV.dura_flow.>',
       '$O.>',
       '$JS.ACK.>',
       '$JS.API.STREAM.UPDATE.>',

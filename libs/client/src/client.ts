@@ -277,6 +277,7 @@ export function createDuraClient(options: DuraClientOptions) {
     stateAt: api.stateAt,
     events: api.events,
     causes: api.causes,
+    flowLimits: api.flowLimits,
   };
 }
 

@@ -4,6 +4,8 @@ import {
   type RUN_LIST_SORTS,
   CausesResponseSchema,
   EventPageResponseSchema,
+  FlowLimitsResponseSchema,
+  type FlowLimitsResponse,
   formatIssues,
   RunListResponseSchema,
   StateAtResponseSchema,
@@ -159,7 +161,12 @@ export function createReadApi(options: ReadApiOptions) {
     return page.nextFromSeq === undefined ? { events: page.events } : page;
   }
 
-  return { listRuns, stateAt, events, causes };
+  /** Every model limit and concurrency key with its state now (`GET /flow/limits`, docs/flow-control.md). */
+  async function flowLimits(): Promise<FlowLimitsResponse> {
+    return get('flowLimits', '/flow/limits', FlowLimitsResponseSchema);
+  }
+
+  return { listRuns, stateAt, events, causes, flowLimits };
 }
 
 function apiError(url: string, status: number, body: unknown, runId: string | undefined): Error {

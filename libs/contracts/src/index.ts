@@ -254,3 +254,11 @@ export type {
 } from './run-gate';
 export { SubmitBodySchema, SubmitAcceptedSchema } from './submit-api';
 export type { SubmitBody, SubmitAccepted } from './submit-api';
+export {
+  DeclaredLimitSchema,
+  FlowLimitRowSchema,
+  FlowLimitsResponseSchema,
+  type DeclaredLimit,
+  type FlowLimitRow,
+  type FlowLimitsResponse,
+} from './flow-limits-view';

@@ -42,6 +42,8 @@ export const BUCKETS = {
   catalogue: 'dura_catalogue',
   /** One entry per debounce / skip-if-running key: its open window and its last run (compare-and-set). */
   runGates: 'dura_run_gates',
+  /** `l.<key>` → a limit's shared state, `t.<key>.<holder>` → a rate ticket, `d.<key>.<digest>` → a declaration. */
+  flow: 'dura_flow',
 } as const;
 
 /** `NATS_URL` may list several servers of a cluster, comma-separated; clients get them as a list. */

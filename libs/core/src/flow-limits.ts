@@ -62,6 +62,8 @@ export interface LimitRecord {
   served?: Record<string, number>;
   /** The virtual time of the last call served: a tenant that was idle starts from it, not from its past. */
   virtual?: number;
+  /** A concurrency key's limit, as the last run that entered it asked (shown to operators, never enforced). */
+  keyLimit?: number;
   /** Tenants' shares of the slots, as `served` and `virtual` are of the rates (`flow-slots.ts`). */
   slotShares?: Shares;
 }

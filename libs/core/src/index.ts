@@ -98,3 +98,15 @@ export {
   resolveGateKey,
 } from './run-gate';
 export type { Arrival, RunPhase } from './run-gate';
+export {
+  CONCURRENCY_KEY_PREFIX,
+  DECLARATION_FRESH_MS,
+  DECLARATION_REFRESH_MS,
+  LIMIT_COLUMNS,
+  declarationKey,
+  declarationText,
+  declaredFigures,
+  limitCells,
+  limitRows,
+  type LimitDeclaration,
+} from './flow-limits-view';

@@ -55,3 +55,4 @@ export type { FollowBothOptions, FollowTokensOptions, TokenFeedSources } from '.
 export { TOKEN_RETENTION } from './streams';
 export { createRunGates, gateEntryName, gateKeyToken, openGateBucket } from './run-gate-store';
 export type { GateEntry, RunGateDeps, RunGates } from './run-gate-store';
+export { bucketKeyLister } from './bucket-keys';

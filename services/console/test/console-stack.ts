@@ -73,8 +73,11 @@ const SERVICE_READY = {
   projector: /projector api listening/,
 } as const;
 
-/** Registers beforeAll/afterAll that start and stop the whole stack; the accessor works inside tests. */
-export function useConsoleStack(): () => ConsoleStack {
+/**
+ * Registers beforeAll/afterAll that start and stop the whole stack; the accessor works inside tests.
+ * `plannerEnv`: more configuration for the planner (e.g. `DURA_MODEL_LIMITS`).
+ */
+export function useConsoleStack(options: { plannerEnv?: Record<string, string> } = {}): () => ConsoleStack {
   const infra = useTestInfra();
   let stack: ConsoleStack | undefined;
   const stops: (() => Promise<unknown>)[] = [];
@@ -148,6 +151,7 @@ export function useConsoleStack(): () => ConsoleStack {
       DURA_AGENTS: fileURLToPath(new URL('./fixtures/console-agents.ts', import.meta.url)),
       CONSOLE_AGENTS_JSON: agentsPath,
       DURA_INLINE_PLANS: 'true',
+      ...options.plannerEnv,
     });
     await start('tool-gateway', {});
     await start('projector', {

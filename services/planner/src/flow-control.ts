@@ -253,7 +253,9 @@ export function createFlowControl(deps: {
       const outcome = await deps.store.update(`key:${key}`, (record) => {
         const keyLimit = { model: key, concurrentCalls: limit };
         const taken = takeSlot(record, keyLimit, runId, KEY_LEASE_MS, clock(), runId, caller);
-        return { record: taken.record, result: taken.outcome };
+        // The key's limit rides along for operators (GET /flow/limits); written only when it changes.
+        const shown = taken.record.keyLimit === limit ? taken.record : { ...taken.record, keyLimit: limit };
+        return { record: shown, result: taken.outcome };
       });
       if (outcome.kind === 'go') return { kind: 'go' };
       metrics.waited(

@@ -1,11 +1,11 @@
 import { StorageType, type JetStreamClient } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
-import { DuraError } from '@dura/contracts';
+import { BUCKETS, DuraError } from '@dura/contracts';
 import { emptyLimitRecord, type LimitName, type LimitRecord } from '@dura/core';
 import type { Logger } from '@dura/service-kit';
 
 /** Shared flow-control state of every planner replica: limit records, and tickets handed out ahead of time. */
-export const FLOW_BUCKET = 'dura_flow';
+export const FLOW_BUCKET = BUCKETS.flow;
 
 const MAX_CAS_ATTEMPTS = 50;
 const TTL_MS = 24 * 60 * 60_000;
@@ -27,12 +27,26 @@ export interface FlowStore {
 }
 
 /** A KV key for any text: base64url keeps it within the characters KV keys allow. */
-function encoded(text: string): string {
+export function encoded(text: string): string {
   return Buffer.from(text, 'utf8').toString('base64url');
 }
 
+/** Opens (creating when missing) the `dura_flow` bucket. */
+export function openFlowBucket(js: JetStreamClient, replicas = 1): Promise<KV> {
+  return new Kvm(js).create(FLOW_BUCKET, {
+    history: 1,
+    storage: StorageType.File,
+    replicas,
+    // Tickets of runs that never came back (cancelled, failed) go by themselves; a limit untouched this long
+    // is full again anyway; planners write their declarations again well within it.
+    ttl: TTL_MS,
+    description: 'Dura model limits and concurrency keys shared by every planner (compare-and-set)',
+  });
+}
+
 /**
- * The NATS KV bucket `dura_flow`: one entry per limit (`l.<key>`), written only with compare-and-set on its
+ * The NATS KV bucket `dura_flow`: one entry per limit (`l.<key>`), one per declaration a planner holds
+ * (`d.<key>.<digest>`, see `flow-declarations.ts`), written only with compare-and-set on its
  * revision, so replicas admitting at once never both take the last unit; one entry per ticket
  * (`t.<key>.<holder>`), which only its holder's run reads and deletes, so tickets never contend.
  */
@@ -46,20 +60,10 @@ export function createFlowStore(deps: {
   let bucket: Promise<KV> | undefined;
 
   function open(): Promise<KV> {
-    bucket ??= new Kvm(deps.js)
-      .create(FLOW_BUCKET, {
-        history: 1,
-        storage: StorageType.File,
-        replicas: deps.replicas ?? 1,
-        // Tickets of runs that never came back (cancelled, failed) go by themselves; a limit untouched this
-        // long is full again anyway.
-        ttl: TTL_MS,
-        description: 'Dura model limits and concurrency keys shared by every planner (compare-and-set)',
-      })
-      .catch((err: unknown) => {
-        bucket = undefined;
-        throw err;
-      });
+    bucket ??= openFlowBucket(deps.js, deps.replicas).catch((err: unknown) => {
+      bucket = undefined;
+      throw err;
+    });
     return bucket;
   }
 

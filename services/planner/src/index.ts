@@ -20,7 +20,8 @@ export { createTenantAdmission, TENANT_RUNS_BUCKET } from './tenant-admission';
 export type { TenantAdmission, Admission } from './tenant-admission';
 export { createFlowControl, KEY_LEASE_MS } from './flow-control';
 export type { CallRequest, FlowAdmission, FlowControl } from './flow-control';
-export { createFlowStore, FLOW_BUCKET } from './flow-store';
+export { createFlowStore, FLOW_BUCKET, openFlowBucket } from './flow-store';
+export { declarationEntry, startDeclaring } from './flow-declarations';
 export type { FlowStore, Ticket } from './flow-store';
 export { ModelLimitSchema, ModelLimitsSchema } from './model-limits';
 export {

@@ -34,6 +34,7 @@ import { sealDecision, sealRequest } from './seal-request';
 import { registeredSecrets } from './secret-inputs';
 import { createFlowControl, wakeFor, type FlowControl } from './flow-control';
 import { createFlowStore } from './flow-store';
+import { startDeclaring } from './flow-declarations';
 import { createRunFlow } from './run-flow';
 import { createTenantAdmission } from './tenant-admission';
 import type { TenantLimits } from './tenant-limits';
@@ -177,6 +178,7 @@ export function createPlanner(deps: PlannerDeps) {
       : {}),
   });
   const loops: ConsumerLoop[] = [];
+  let declaring: { stop(): void } | undefined;
   const ackWaitMs = deps.ackWaitMs ?? PLANNER_CONSUMERS.intake.ackWaitMs;
   const consumers = {
     intake: { ...PLANNER_CONSUMERS.intake, ackWaitMs },
@@ -312,10 +314,19 @@ export function createPlanner(deps: PlannerDeps) {
       );
       scheduler?.start();
       await eventTriggers?.start();
+      // What this replica declares, for operators (GET /flow/limits); admission never reads it.
+      declaring ??= startDeclaring({
+        js: deps.js,
+        limits: deps.flow?.limits ?? [],
+        log: deps.log,
+        replicas: deps.streams?.replicas ?? 1,
+      });
       deps.log.info('planner started', { concurrency });
     },
     /** Stops taking work; drives still running at `drain.deadline` are handed back for another replica. */
     async stop(drain?: DrainOptions): Promise<void> {
+      declaring?.stop();
+      declaring = undefined;
       await scheduler?.stop();
       await eventTriggers?.stop();
       await Promise.all(loops.map((loop) => loop.stop(drain)));

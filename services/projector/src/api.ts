@@ -29,6 +29,7 @@ import { submitRoute } from './submit-route';
 import { scheduleRoutes } from './schedule-routes';
 import { triggerRoutes } from './trigger-routes';
 import { catalogueRoutes } from './catalogue-routes';
+import { flowLimitRoutes } from './flow-limits-route';
 import { chatRoutes, type DoubleTexting } from './chat/chat-routes';
 import { causesOf, stateAt } from './time-travel';
 import { projectionErrors, runEvents, runs } from './db/schema';
@@ -250,6 +251,7 @@ function apiRoutes(deps: ReadApiDeps): ApiRoute[] {
     ...scheduleRoutes(deps),
     ...triggerRoutes(deps),
     ...catalogueRoutes(deps),
+    ...flowLimitRoutes(deps),
     ...signalRoutes(deps, unknownRun),
     ...consoleRoutes(consoleDeps, unknownRun),
     ...chatRoutes({

@@ -23,3 +23,4 @@ export type { Caller, Scope } from './auth/caller';
 export { apiSecurityFromConfig } from './auth/from-config';
 export { DEFAULT_STREAM_LIMITS } from './stream-slots';
 export type { StreamLimits } from './stream-slots';
+export { flowLimitRoutes, readFlowState } from './flow-limits-route';

@@ -19,6 +19,7 @@ import {
   ScheduleViewSchema,
   AgentListSchema,
   ToolListSchema,
+  FlowLimitsResponseSchema,
 } from '@dura/contracts';
 import { TRIGGER_COMPONENTS } from './openapi-triggers';
 import { CancelBodySchema, SignalAcceptedSchema, SignalBodySchema } from './signal-routes';
@@ -68,6 +69,7 @@ export const COMPONENTS = {
   ...TRIGGER_COMPONENTS,
   AgentList: AgentListSchema,
   ToolList: ToolListSchema,
+  FlowLimits: FlowLimitsResponseSchema,
 } satisfies Record<string, z.ZodType>;
 export type ComponentName = keyof typeof COMPONENTS;
 

@@ -329,6 +329,11 @@ export function openApiDocument(): Record<string, unknown> {
       '/tools': get('The tools the running gateways run, with safety class and limits. Scope `read`.', [], {
         '200': json('ToolList', 'The tools, by name.'),
       }),
+      '/flow/limits': get(
+        'Model limits and concurrency keys (docs/flow-control.md): for each, what it limits, the figures the planners declare, the share of each rate available now, slots in use, callers waiting (by tenant) and a 429 throttle in force, with warnings when replicas declare different figures. A tenant’s caller sees the shared limits and its own, and only its own callers waiting. Scope `read`.',
+        [],
+        { '200': json('FlowLimits', 'The limits, model limits first.') },
+      ),
       ...consolePaths(),
       ...chatPaths(),
     },

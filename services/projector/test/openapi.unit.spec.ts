@@ -56,6 +56,7 @@ describe('the OpenAPI document', () => {
         '/events',
         '/agents',
         '/tools',
+        '/flow/limits',
         '/chat',
         '/chat/{id}/stream',
         '/chat/{id}/messages',

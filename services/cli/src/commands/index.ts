@@ -53,3 +53,4 @@ export { approve, reject } from './approve';
 export { schedule } from './schedule';
 export { mcp } from './mcp';
 export { why } from './why';
+export { limits } from './limits';

@@ -2,8 +2,9 @@ import { useState, type FormEvent } from 'react';
 import { useQueryClient } from '@tanstack/react-query';
 import { ApiError, tokenStore } from '../api/http';
 import { useSession } from '../api/queries';
-import { agentsPath, schedulesPath, useRoute } from '../model/router';
+import { agentsPath, limitsPath, schedulesPath, useRoute } from '../model/router';
 import { CataloguePage } from './CataloguePage';
+import { LimitsPage } from './LimitsPage';
 import { Link } from './Link';
 import { RunList } from './RunList';
 import { RunPage } from './RunPage';
@@ -30,6 +31,7 @@ export function App() {
           <Link to="/ui/">Runs</Link>
           <Link to={agentsPath()}>Agents and tools</Link>
           <Link to={schedulesPath}>Schedules &amp; triggers</Link>
+          <Link to={limitsPath}>Limits</Link>
         </nav>
         <span className="spacer" />
         {session.data && (
@@ -55,6 +57,8 @@ export function App() {
             <RunPage key={route.runId} runId={route.runId} session={session.data} />
           ) : route.page === 'schedules' ? (
             <SchedulesPage session={session.data} />
+          ) : route.page === 'limits' ? (
+            <LimitsPage />
           ) : (
             <RunList search={route.search} session={session.data} />
           ))}

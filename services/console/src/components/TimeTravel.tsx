@@ -3,6 +3,8 @@ import type { RunEvent, RunStateSchema } from '@dura/contracts';
 import { useState } from 'react';
 import { useStateAt } from '../api/queries';
 import { eventLabel } from '../model/event-numbers';
+import { limitsPath } from '../model/router';
+import { Link } from './Link';
 
 /** The calls listed at the travelled-to event: the latest ones; the full state below holds them all. */
 const CALLS_SHOWN = 50;
@@ -113,6 +115,16 @@ export function TimeTravel({
                 waiting for {view.waiting.kind}
                 {view.waiting.signal ? ` "${view.waiting.signal}"` : ''}
                 {view.waiting.callId ? ` (call ${view.waiting.callId})` : ''}
+                {view.waiting.reason?.startsWith('capacity of ') ? (
+                  <>
+                    {', for '}
+                    <Link to={limitsPath}>{view.waiting.reason}</Link>
+                  </>
+                ) : view.waiting.reason ? (
+                  `: ${view.waiting.reason}`
+                ) : (
+                  ''
+                )}
               </li>
             )}
             {view.calls.length > CALLS_SHOWN && (

@@ -5,7 +5,8 @@ export type Route =
   | { page: 'runs'; search: string }
   | { page: 'run'; runId: string }
   | { page: 'agents' }
-  | { page: 'schedules' };
+  | { page: 'schedules' }
+  | { page: 'limits' };
 
 const BASE = '/ui/';
 
@@ -15,6 +16,7 @@ export function routeOf(pathname: string, search: string): Route {
   if (match?.[1]) return { page: 'run', runId: decodeURIComponent(match[1]) };
   if (/^schedules\/?$/.test(rest)) return { page: 'schedules' };
   if (/^agents\/?$/.test(rest)) return { page: 'agents' };
+  if (/^limits\/?$/.test(rest)) return { page: 'limits' };
   return { page: 'runs', search };
 }
 
@@ -22,6 +24,7 @@ export const runPath = (runId: string) => `${BASE}runs/${encodeURIComponent(runI
 export const listPath = (search = '') => `${BASE}${search}`;
 export const schedulesPath = `${BASE}schedules`;
 export const agentsPath = () => `${BASE}agents`;
+export const limitsPath = `${BASE}limits`;
 
 /** Moves to `path` without a reload. */
 export function navigate(path: string, replace = false): void {
