@@ -3,6 +3,11 @@
 // tenants under that limit, declared at the fake's values, while one of them is SIGKILLed; runs that are not
 // admitted wait as suspended runs that show what they wait for. A concurrency key of limit 1 keeps runs of
 // the same key apart, as a witness sees.
+//
+// OPEN DEFECT, in the slow tier (`npm run test:slow`) until fixed: on an idle 2-core machine the provider
+// refuses one call or more in every run (4 of 4 on the commit that first moved it here and on its parents back
+// to the last one whose CI passed it: "1 of 68 calls refused with 429: requests at 0.984"), so some call
+// reaches the provider that admission did not count, or counted late. Not found yet; see docs/flow-control.md.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
