@@ -144,13 +144,16 @@ describe('debounce on two planners', () => {
     expect(await runsOf('trg-deb-')).toHaveLength(2);
     expect(await runsOf('trg-deb-deb')).toEqual([]);
     const c1 = await recordOf('deb', 'customer-c1');
-    expect(c1).toMatchObject({ counts: { started: 1, debounced: 2 } });
+    // Two planners may take c1's events out of order: one overtaken by a later event is dropped as stale
+    // (logged, and counted by the metric), not merged into the window. Every event is accounted for once.
+    const stale = logged('event not started: a later event of its key was taken already').length;
+    expect(c1).toMatchObject({ counts: { started: 1, debounced: 2 - stale } });
     expect(c1?.window).toBeUndefined();
     expect(c1?.firing).toBeUndefined();
     expect(logged('debounce window ended: run started with its last input')).toHaveLength(2);
     expect(
       logged('event debounced: its key window starts the run unless a later event replaces it'),
-    ).toHaveLength(4);
+    ).toHaveLength(4 - stale);
   });
 
   it('an event without the key field is dead-lettered with the reason, and starts nothing', async () => {
