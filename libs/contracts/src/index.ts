@@ -103,6 +103,7 @@ export {
   DecideTaskSchema,
   TimerTaskSchema,
   timerTaskMsgId,
+  timerWakeMsgId,
 } from './tasks';
 export type { ToolTask, DecideTask, TimerTask } from './tasks';
 export { DEAD_LETTER_VERSION, DeadLetterSchema } from './dead-letter';

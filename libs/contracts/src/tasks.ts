@@ -29,7 +29,10 @@ export const DecideTaskSchema = z.object({
   v: z.literal(TASK_VERSION),
   runId: RunIdSchema,
   afterSeq: z.number().int().nonnegative(),
-  /** `capacity`: a slot the run waits for came free; its wait for capacity ends now rather than at its timer. */
+  /**
+   * `capacity`: capacity the run waits for came free (a slot, its turn in a rate's line): its wait for capacity
+   * is to end now rather than at its timer, by moving that timer (see `TimerTask.wake`).
+   */
   reason: z.enum(['started', 'observation', 'signal', 'resume', 'timer', 'child', 'capacity']),
   trace: z.string().optional(),
 });
@@ -48,9 +51,21 @@ export const TimerTaskSchema = z.object({
   causationId: z.string().min(1),
   correlationId: z.string().min(1),
   trace: z.string().optional(),
+  /**
+   * Fire the wait's timer now, if it has not fired yet (`dueAt` is ignored: the gateway's database clock says
+   * when now is): a run waiting for capacity that came free sooner. The timer still fires once, so the wait
+   * ends once and one drive goes on from it. Published with msg-id `timerWakeMsgId`; a gateway that does not
+   * know this field stores the timer as usual and the run goes on at its timer.
+   */
+  wake: z.literal(true).optional(),
 });
 export type TimerTask = z.infer<typeof TimerTaskSchema>;
 
 export function timerTaskMsgId(runId: string, waitId: string): string {
   return `timer:${runId}:${waitId}`;
+}
+
+/** A wake of a wait's timer (`TimerTask.wake`): wakes of one wait within the dedupe window are one message. */
+export function timerWakeMsgId(runId: string, waitId: string): string {
+  return `${timerTaskMsgId(runId, waitId)}:wake`;
 }

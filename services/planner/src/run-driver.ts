@@ -13,7 +13,7 @@ import {
   type PlannerModel,
 } from '@dura/agents';
 import type { Cancellations } from './cancellations';
-import { endedBySlotFreed } from './capacity-waits';
+import { capacityWaitOf } from './capacity-waits';
 import { createDecisionSpans, type Decision } from './decision-span';
 import { createFinishedRunDuties } from './finished-run';
 import { createInPlaceCalls, type LocalTools } from './in-place-calls';
@@ -74,7 +74,10 @@ export interface DriveOptions {
    * event of any kind makes the next guarded append fail and re-read, so nothing is missed.
    */
   afterSeq?: number;
-  /** A slot the run may be waiting for came free: its open wait for capacity ends now (see `RunFlow`). */
+  /**
+   * Capacity the run may be waiting for came free: its open wait for capacity is to end now, by its timer
+   * firing now (see `capacityWaitOf`); the drive does nothing else.
+   */
   wake?: boolean;
 }
 
@@ -126,7 +129,7 @@ export function createRunDriver(deps: RunDriverDeps) {
     let modelCalls = 0;
     let dispatched = 0;
     let through = options.afterSeq;
-    let wake = options.wake === true;
+    const wake = options.wake === true;
     let failure: unknown;
     try {
       return await retryOnConflict(driveLoop, {
@@ -186,11 +189,11 @@ export function createRunDriver(deps: RunDriverDeps) {
         }
         if (action.kind !== 'idle' && (await parkedElsewhere(deps, run.state)))
           return { state: run.state, modelCalls, dispatched };
-        const slotFreed = wake ? endedBySlotFreed(run.state) : undefined;
-        if (slotFreed) {
-          known = await recordStep(appender, stepContext, run, { kind: 'record', drafts: slotFreed });
-          wake = false;
-          continue;
+        if (wake) {
+          // A wake drives nothing itself: two drives of one decision would each ask for the model.
+          const waiting = capacityWaitOf(run.state);
+          if (waiting) await tasks.wakeTimer(run, waiting);
+          return { state: run.state, modelCalls, dispatched };
         }
         switch (action.kind) {
           case 'idle':

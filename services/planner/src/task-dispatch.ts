@@ -3,6 +3,7 @@ import {
   SUBJECTS,
   TASK_VERSION,
   timerTaskMsgId,
+  timerWakeMsgId,
   TOOL_TASK_WITH_REF_VERSION,
   toolTaskSubject,
   type TimerTask,
@@ -37,6 +38,8 @@ export interface TaskDispatch {
   tools(run: CachedRun, calls: readonly CallState[]): Promise<void>;
   /** Hands out the timers of open waits and the requests of running children (both dedupe on their ids). */
   waits(run: CachedRun, timers: readonly WaitState[], children: readonly ChildRunState[]): Promise<void>;
+  /** Has the gateway fire the timer of an open wait now, once (`TimerTask.wake`), if it has not fired yet. */
+  wakeTimer(run: CachedRun, wait: WaitState): Promise<void>;
 }
 
 export function createTaskDispatch(deps: {
@@ -109,5 +112,24 @@ export function createTaskDispatch(deps: {
     ]);
   }
 
-  return { tools, waits };
+  async function wakeTimer(run: CachedRun, wait: WaitState): Promise<void> {
+    const runId = run.state.runId as string;
+    const trace = traceparentOf();
+    const task: TimerTask = {
+      v: TASK_VERSION,
+      runId,
+      waitId: wait.waitId,
+      dueAt: new Date().toISOString(),
+      causationId: run.lastEventId ?? runId,
+      correlationId: run.state.correlationId ?? runId,
+      wake: true,
+      ...(trace ? { trace } : {}),
+    };
+    await deps.js.publish(SUBJECTS.timerTask, JSON.stringify(task), {
+      msgID: timerWakeMsgId(runId, wait.waitId),
+      headers: injectContext(),
+    });
+  }
+
+  return { tools, waits, wakeTimer };
 }

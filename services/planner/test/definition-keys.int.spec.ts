@@ -20,6 +20,7 @@ import {
 } from '@dura/agents';
 import { createPlanner, type Planner } from '../src/index';
 import { STREAM_OPTIONS, connect, eventually, prepare, testLogger, type Connections } from './support';
+import { startTimerFirer, type TimerFirer } from './timer-firer';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 
@@ -27,6 +28,7 @@ const infra = useTestInfra({ database: false });
 let setup: Connections;
 let client: DuraClient;
 let served: ReturnType<typeof withCodeAgents>;
+let timers: TimerFirer | undefined;
 const replicas: { conn: Connections; planner: Planner }[] = [];
 
 const WAIT_FOR_GO: ScriptedStep[] = [{ tool: 'dura.wait_for_signal', args: { name: 'go' } }];
@@ -62,6 +64,8 @@ const reviewer = defineAgent({
 beforeAll(async () => {
   setup = await prepare(infra().nats.url);
   client = createDuraClient(setup);
+  // Runs wait for keys on durable timers, which a wake has fire at once.
+  timers = await startTimerFirer(setup);
   for (let i = 0; i < 2; i++) {
     const conn = await connect(infra().nats.url, `planner-${i}`);
     const base = createModelRouter({
@@ -82,6 +86,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  await timers?.stop();
   for (const { conn, planner } of replicas) {
     await planner.stop();
     await conn.close();

@@ -32,21 +32,31 @@ export function timerFiredEvent(timer: TimerRow, now: Date): NewEvent {
  * so replicas with skewed clocks neither fire early nor spin waiting for a time that has already come.
  */
 export function createTimerStore(db: Db, clock: () => Date) {
-  /** Stores a timer; a repeat of the same (run, wait) is a no-op. True when this call stored it. */
+  /**
+   * Stores a timer; a repeat of the same (run, wait) is a no-op. True when this call stored it. A wake
+   * (`task.wake`) makes an unfired timer due now instead (stored due now when its task has not come yet): it
+   * fires once, never again after it fired; true when it changed or stored the timer.
+   */
   async function schedule(task: TimerTask): Promise<boolean> {
-    const inserted = await db
-      .insert(timers)
-      .values({
-        runId: task.runId,
-        waitId: task.waitId,
-        dueAt: new Date(task.dueAt),
-        causationId: task.causationId,
-        correlationId: task.correlationId,
-        trace: task.trace ?? null,
-      })
-      .onConflictDoNothing()
-      .returning({ runId: timers.runId });
-    return inserted.length > 0;
+    const row = {
+      runId: task.runId,
+      waitId: task.waitId,
+      dueAt: task.wake ? sql`now()` : new Date(task.dueAt),
+      causationId: task.causationId,
+      correlationId: task.correlationId,
+      trace: task.trace ?? null,
+    };
+    const insert = db.insert(timers).values(row);
+    const stored = await (
+      task.wake
+        ? insert.onConflictDoUpdate({
+            target: [timers.runId, timers.waitId],
+            set: { dueAt: sql`least(${timers.dueAt}, now())` },
+            setWhere: sql`${timers.firedAt} is null and ${timers.dueAt} > now()`,
+          })
+        : insert.onConflictDoNothing()
+    ).returning({ runId: timers.runId });
+    return stored.length > 0;
   }
 
   /**

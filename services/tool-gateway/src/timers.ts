@@ -77,8 +77,12 @@ export function createTimers(options: TimersOptions) {
 
   async function handleTask(msg: JsMsg): Promise<void> {
     const task = parseTimerTask(msg);
-    if (await store.schedule(task))
-      log.debug('timer scheduled', { runId: task.runId, waitId: task.waitId, dueAt: task.dueAt });
+    if (!(await store.schedule(task))) return;
+    if (task.wake) {
+      // Due now: this process fires it at once rather than at the end of its nap.
+      log.debug('timer woken', { runId: task.runId, waitId: task.waitId });
+      wake();
+    } else log.debug('timer scheduled', { runId: task.runId, waitId: task.waitId, dueAt: task.dueAt });
   }
 
   /** Fires what is due, then sleeps until the next timer is due, at most `pollMs`. */

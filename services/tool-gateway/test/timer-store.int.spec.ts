@@ -66,4 +66,47 @@ describe('the timer store', () => {
     expect(next).toBeGreaterThan(3_500_000);
     expect(next).toBeLessThanOrEqual(3_600_000);
   });
+
+  it('given a wake, an unfired timer comes due now and fires once; a fired one never fires again; a wake before its task stores it due now', async () => {
+    const store = createTimerStore(setup.db, () => new Date());
+    const hour = new Date(Date.now() + 3_600_000);
+    const fired = async (runId: string) =>
+      (
+        await setup.db
+          .select({ n: sql<number>`count(*)::int` })
+          .from(outbox)
+          .where(sql`${outbox.runId} = ${runId}`)
+      )[0]?.n;
+    const fireAll = async () => {
+      while ((await store.fireDue(50)).length > 0);
+    };
+
+    // Due in an hour, woken: fires at the next pass, once.
+    const later = timerTask('run-wake-1', 'capacity:1:7', hour);
+    expect(await store.schedule(later)).toBe(true);
+    await fireAll();
+    expect(await fired('run-wake-1')).toBe(0);
+    expect(await store.schedule({ ...later, wake: true })).toBe(true);
+    await fireAll();
+    expect(await fired('run-wake-1')).toBe(1);
+    // Woken again, or its task published again, after it fired: nothing more.
+    expect(await store.schedule({ ...later, wake: true })).toBe(false);
+    expect(await store.schedule(later)).toBe(false);
+    await fireAll();
+    expect(await fired('run-wake-1')).toBe(1);
+
+    // The wake arrives before the timer's own task: stored due now; the task then changes nothing.
+    const raced = timerTask('run-wake-2', 'capacity:1:9', hour);
+    expect(await store.schedule({ ...raced, wake: true })).toBe(true);
+    expect(await store.schedule(raced)).toBe(false);
+    await fireAll();
+    expect(await fired('run-wake-2')).toBe(1);
+
+    // A task that is not a wake never moves a stored timer earlier, whatever due time it says.
+    const kept = timerTask('run-wake-3', 'w-1', hour);
+    await store.schedule(kept);
+    expect(await store.schedule(timerTask('run-wake-3', 'w-1', new Date(Date.now() - 1_000)))).toBe(false);
+    await fireAll();
+    expect(await fired('run-wake-3')).toBe(0);
+  });
 });
