@@ -112,7 +112,11 @@ export function serveGateAsks(deps: GateDoorDeps): { stop(): Promise<void> } {
     } catch (err) {
       if (err instanceof DuraError) return refused(err);
       deps.log.warn('debounced request not taken; the caller may retry', { scope: ask.scope, err });
-      return refused(new DuraError('internal', 'the planner could not take the request into its window', { retryable: true }));
+      return refused(
+        new DuraError('internal', 'the planner could not take the request into its window', {
+          retryable: true,
+        }),
+      );
     }
   }
 

@@ -167,7 +167,10 @@ describe('debounced POST /runs under the shipped users (dura.gate.runs)', () => 
     const response = await fetch(`${apiUrl}/runs`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ agent: echoPlan('unused', 1).agent, debounce: { key: 'perm-deb', windowMs: 200 } }),
+      body: JSON.stringify({
+        agent: echoPlan('unused', 1).agent,
+        debounce: { key: 'perm-deb', windowMs: 200 },
+      }),
     });
     const body = (await response.json()) as Record<string, unknown>;
     expect([response.status, body['outcome']], JSON.stringify(body)).toEqual([202, 'debounced']);
@@ -190,7 +193,9 @@ describe('debounced POST /runs under the shipped users (dura.gate.runs)', () => 
     // Taking the asks would hand a user every debounced request in clear.
     for (const user of ['client', 'gateway', 'projector'] as const) {
       const sub = (await as(user)).subscribe(SUBJECTS.runGateAsk, { queue: 'dura-planners' });
-      expect(String(await sub.closed), user).toMatch(/Permissions Violation for Subscription to "dura\.gate\.runs"/);
+      expect(String(await sub.closed), user).toMatch(
+        /Permissions Violation for Subscription to "dura\.gate\.runs"/,
+      );
     }
     // A planner answers on the reply subject it was asked on, and publishes into no other user's replies.
     const planner = await as('planner');

@@ -128,7 +128,9 @@ export function createEventTriggers(deps: EventTriggerDeps) {
   function openGateDoor(): { stop(): Promise<void> } | undefined {
     const nc = connectionOf(deps.js);
     if (!nc) {
-      deps.log.warn(`debounced POST /runs not taken here: no NATS connection to answer ${SUBJECTS.runGateAsk} on`);
+      deps.log.warn(
+        `debounced POST /runs not taken here: no NATS connection to answer ${SUBJECTS.runGateAsk} on`,
+      );
       return undefined;
     }
     const seal = deps.secrets?.seal;

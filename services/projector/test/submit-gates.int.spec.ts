@@ -127,7 +127,10 @@ describe('POST /runs with debounce', () => {
       log: testLogger('planner-door'),
       seal: (request) => {
         if (JSON.stringify(request.input).includes('unsealable'))
-          throw new DuraError('secrets_key_missing', 'the run input has a secret but no secrets key is configured');
+          throw new DuraError(
+            'secrets_key_missing',
+            'the run input has a secret but no secrets key is configured',
+          );
         return { ...request, input: { sealed: request.input ?? null } };
       },
     });
@@ -169,7 +172,9 @@ describe('POST /runs with debounce', () => {
     const answer = await submit({ ...plan(1), input: { card: 'unsealable' }, debounce });
     expect(answer.status).toBe(400);
     expect(answer.body.error).toMatchObject({ code: 'secrets_key_missing' });
-    expect(answer.body.error?.message).toContain('the debounced request was not kept: the run input has a secret');
+    expect(answer.body.error?.message).toContain(
+      'the debounced request was not kept: the run input has a secret',
+    );
     const kv = await new Kvm(setup.js).open(BUCKETS.runGates);
     expect(await kv.get(gateEntryName('runs:acme', 'customer-43'))).toBeNull();
   });
