@@ -50,6 +50,8 @@ const WRITE_DOOR = {
     '$JS.API.STREAM.CREATE.KV_dura_run_gates',
     '$JS.API.DIRECT.GET.KV_dura_run_gates',
     '$JS.API.DIRECT.GET.KV_dura_run_gates.>',
+    // debounce: the request handed to the planners, which seal it before its window keeps it.
+    'dura.gate.runs',
   ],
   'POST /runs/:id/signals, /cancel': ['dura.signal'],
   'POST /runs/:id/fork': ['dura.fork'],

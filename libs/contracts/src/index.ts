@@ -253,6 +253,8 @@ export type {
   GateRecord,
   GateOutcome,
 } from './run-gate';
+export { GATE_ASK_VERSION, GateAskSchema, GateAnswerSchema } from './run-gate-ask';
+export type { GateAsk, GateAnswer } from './run-gate-ask';
 export { SubmitBodySchema, SubmitAcceptedSchema } from './submit-api';
 export type { SubmitBody, SubmitAccepted } from './submit-api';
 export {

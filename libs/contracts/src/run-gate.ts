@@ -79,6 +79,8 @@ export const GateFiringSchema = z.object({
   /** For `skip`: the run of the key that was in flight. */
   runningRunId: z.string().optional(),
   events: z.number().int(),
+  /** The window's dropped sources (an overtaken event's redelivery is not counted twice). */
+  dropped: z.array(z.string()).optional(),
   claimedBy: z.string(),
 });
 export type GateFiring = z.infer<typeof GateFiringSchema>;
@@ -114,7 +116,12 @@ export type GateOutcome =
       events: number;
     }
   | { kind: 'skipped'; runningRunId: string }
-  | { kind: 'stale'; lastSeq: number };
+  | {
+      kind: 'stale';
+      lastSeq: number;
+      /** A debounced event: the window (or firing) it was counted into as dropped, and its events now. */
+      counted?: { runId: string; events: number };
+    };
 
 /**
  * The run id of a debounced trigger's window: `trg-<trigger>-w<key token>-<opened>`, `opened` the window's

@@ -25,6 +25,8 @@ export const SUBJECTS = {
   allEvents: 'dura.event.>',
   tokensPrefix: 'dura.tokens',
   allTokens: 'dura.tokens.*',
+  /** A debounced `POST /runs`, handed by the projector to a planner (request/reply, never stored). */
+  runGateAsk: 'dura.gate.runs',
 } as const;
 
 export const BUCKETS = {

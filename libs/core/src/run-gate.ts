@@ -72,7 +72,7 @@ export function arrive(
     const window = base.window;
     if (window && window.source === arrival.source)
       return { record: base, outcome: pending(window, undefined) };
-    return { record: base, outcome: { kind: 'stale', lastSeq: base.lastSeq ?? 0 } };
+    return overtaken(base, arrival);
   }
   const touched: GateRecord = {
     ...base,
@@ -110,7 +110,7 @@ function debounced(
       request: arrival.request(open.runId),
       skipIfRunning: open.skipIfRunning || arrival.skipIfRunning,
       events: open.events + 1,
-      dropped: [...open.dropped, open.source].slice(-MAX_DROPPED_LISTED),
+      dropped: dropList(open.dropped, open.source),
     };
     return {
       record: { ...record, window, counts: { ...record.counts, debounced: record.counts.debounced + 1 } },
@@ -132,6 +132,33 @@ function debounced(
   };
   return { record: { ...record, window, windows: record.windows + 1 }, outcome: pending(window, undefined) };
 }
+
+/**
+ * An event overtaken by a later one of its key (two planners took them out of order): the later request stays,
+ * and a debounce counts this one as dropped, in the window or firing it was overtaken into, so the record and
+ * the run's log say how many events arrived. One the window lists as dropped already (a redelivery) is not
+ * counted again; once the firing is carried out only the metric and the log count it.
+ */
+function overtaken(record: GateRecord, arrival: Arrival): { record: GateRecord; outcome: GateOutcome } {
+  const lastSeq = record.lastSeq ?? 0;
+  const into = record.window ?? record.firing;
+  if (!arrival.debounce || !into || (into.dropped ?? []).includes(arrival.source))
+    return { record, outcome: { kind: 'stale', lastSeq } };
+  const dropped = { events: into.events + 1, dropped: dropList(into.dropped ?? [], arrival.source) };
+  return {
+    record: {
+      ...record,
+      ...(record.window ? { window: { ...record.window, ...dropped } } : {}),
+      ...(!record.window && record.firing ? { firing: { ...record.firing, ...dropped } } : {}),
+      updatedAt: arrival.now,
+      counts: { ...record.counts, debounced: record.counts.debounced + 1 },
+    },
+    outcome: { kind: 'stale', lastSeq, counted: { runId: into.runId, events: dropped.events } },
+  };
+}
+
+const dropList = (dropped: readonly string[], source: string): string[] =>
+  [...dropped, source].slice(-MAX_DROPPED_LISTED);
 
 function pending(window: GateWindow, replaced: string | undefined): GateOutcome {
   return { kind: 'debounced', runId: window.runId, fireAt: window.fireAt, replaced, events: window.events };
@@ -166,6 +193,7 @@ export function closeWindow(
       outcome: skip ? 'skip' : 'start',
       ...(skip ? { runningRunId: inFlight } : {}),
       events: window.events,
+      dropped: window.dropped,
       claimedBy: replica,
     },
     ...(skip ? {} : { run: { runId: window.runId, at: now } }),

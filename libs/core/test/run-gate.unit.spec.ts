@@ -80,16 +80,48 @@ describe('debounce', () => {
     expect(third.record.counts.debounced).toBe(2);
   });
 
-  it('an earlier event arriving late (or delivered again) is stale: the later one stays', () => {
+  it('an earlier event arriving late is stale: the later one stays, and the window counts it as dropped', () => {
     const record = given(undefined, event(5, T0, { debounce })).record;
     const late = given(record, event(4, T0 + 10, { debounce }));
-    expect(late.outcome).toEqual({ kind: 'stale', lastSeq: 5 });
-    expect(late.record).toBe(record);
-    // The same event again while its window is open: taken already, nothing changes.
+    expect(late.outcome).toEqual({ kind: 'stale', lastSeq: 5, counted: { runId: `w-${T0}`, events: 2 } });
+    expect(late.record.window).toMatchObject({ source: 'e5', events: 2, dropped: ['e4'], fireAt: T0 + 1000 });
+    expect(late.record.window?.request).toMatchObject({ input: { n: 5 } });
+    expect(late.record.counts).toMatchObject({ started: 0, debounced: 1 });
+    // Delivered again (its planner died before acknowledging it): counted once.
+    const again = given(late.record, event(4, T0 + 20, { debounce }));
+    expect(again.outcome).toEqual({ kind: 'stale', lastSeq: 5 });
+    expect(again.record).toBe(late.record);
+    // The window's own event again while it is open: taken already, nothing changes.
     expect(given(record, event(5, T0 + 20, { debounce })).outcome).toMatchObject({
       kind: 'debounced',
       events: 1,
     });
+  });
+
+  it('three events taken out of order by two planners count three, and the firing says so', () => {
+    let record = given(undefined, event(2, T0, { debounce })).record;
+    record = given(record, event(3, T0 + 5, { debounce })).record;
+    record = given(record, event(1, T0 + 8, { debounce })).record;
+    expect(record.counts.debounced).toBe(2);
+    const closed = closeWindow(record, T0 + 1005, undefined, 'replica-a');
+    expect(closed.firing).toMatchObject({ events: 3, request: { input: { n: 3 } } });
+    expect(closed.counts).toMatchObject({ started: 1, debounced: 2 });
+  });
+
+  it('an event overtaken into a window closed and not yet carried out counts in its firing', () => {
+    const open = given(undefined, event(2, T0, { debounce })).record;
+    const closed = closeWindow(open, T0 + 1000, undefined, 'replica-a');
+    const late = given(closed, event(1, T0 + 1001, { debounce }));
+    expect(late.outcome).toEqual({ kind: 'stale', lastSeq: 2, counted: { runId: `w-${T0}`, events: 2 } });
+    expect(late.record.firing).toMatchObject({ events: 2, dropped: ['e1'] });
+    expect(late.record.counts).toMatchObject({ started: 1, debounced: 1 });
+    expect(given(late.record, event(1, T0 + 1002, { debounce })).record).toBe(late.record);
+  });
+
+  it('without debounce an overtaken event starts nothing and changes nothing', () => {
+    const record = given(undefined, event(5, T0, { skipIfRunning: true })).record;
+    const late = given(record, event(4, T0 + 10, { skipIfRunning: true }));
+    expect(late).toEqual({ record, outcome: { kind: 'stale', lastSeq: 5 } });
   });
 
   it('a due window closes into a firing that starts its run; an event meanwhile opens the next window', () => {

@@ -162,6 +162,47 @@ describe('triggers under the shipped users', () => {
   });
 });
 
+describe('debounced POST /runs under the shipped users (dura.gate.runs)', () => {
+  it('the projector hands the request to a planner, which keeps it in its window; the window starts the run', async () => {
+    const response = await fetch(`${apiUrl}/runs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        agent: echoPlan('unused', 1).agent,
+        debounce: { key: 'perm-deb', windowMs: 200 },
+      }),
+    });
+    const body = (await response.json()) as Record<string, unknown>;
+    expect([response.status, body['outcome']], JSON.stringify(body)).toEqual([202, 'debounced']);
+    await eventually(
+      async () => {
+        const { status, body: run } = await getJson(`${apiUrl}/runs/${String(body['runId'])}`);
+        return status === 200 && (run as { status: string }).status === 'completed' ? true : undefined;
+      },
+      'the run of the window completed',
+      30_000,
+    );
+    for (const proc of processes) expect(proc.output()).not.toMatch(/NATS denied|Permissions Violation/);
+  });
+
+  it('only the projector may ask, only planners may take the asks, and a planner may answer nothing else', async () => {
+    const ask = (user: 'client' | 'gateway') => async () =>
+      (await as(user)).request(SUBJECTS.runGateAsk, '{}', { timeout: 5_000 });
+    await expectDenied(ask('client')());
+    await expectDenied(ask('gateway')());
+    // Taking the asks would hand a user every debounced request in clear.
+    for (const user of ['client', 'gateway', 'projector'] as const) {
+      const sub = (await as(user)).subscribe(SUBJECTS.runGateAsk, { queue: 'dura-planners' });
+      expect(String(await sub.closed), user).toMatch(
+        /Permissions Violation for Subscription to "dura\.gate\.runs"/,
+      );
+    }
+    // A planner answers on the reply subject it was asked on, and publishes into no other user's replies.
+    const planner = await as('planner');
+    await expectDenied(planner.request('_INBOX.projector.forged', '{}', { timeout: 5_000 }));
+  });
+});
+
 describe('live model text (DURA_TOKENS) under the shipped users', () => {
   it('the planner publishes it; the client reads it by message get; the projector serves it', async () => {
     const lost: unknown[] = [];

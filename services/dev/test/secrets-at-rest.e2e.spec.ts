@@ -137,6 +137,37 @@ describe('registered agents, inline plans off (the production default)', () => {
     // Every erase was allowed (DURA_REQUESTS and DURA_EVENTS): nothing was left behind with an error.
     expect(s.output('planner')).not.toMatch(/could not erase|not erased|Permissions Violation/);
   });
+
+  it('a debounced POST /runs waits in its window (KV dura_run_gates) sealed: the card is nowhere in clear', async () => {
+    const s = stack();
+    const calls = secretCalls();
+    const secret = token('debounced');
+    const post = (n: number) =>
+      fetch(`${s.apiUrl}/runs`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          agent: { kind: 'agent', name: 'pay-code' },
+          input: { amount: 400 + n, card: { token: `${secret}_${n}` }, note: 'not secret' },
+          debounce: { key: 'card-holder-7', windowMs: 1000 },
+        }),
+      });
+    // Two requests: the window keeps the first, then the second in its place (two records in the bucket).
+    const answers = [await post(1), await post(2)];
+    const bodies = (await Promise.all(answers.map((a) => a.json()))) as Record<string, unknown>[];
+    expect(answers.map((a) => a.status)).toEqual([202, 202]);
+    expect(bodies.map((b) => b['outcome'])).toEqual(['debounced', 'debounced']);
+    const runId = bodies[1]!['runId'] as string;
+    const types = await s.endOf(runId);
+    expect(types.at(-1), types.join(', ')).toBe('run_completed');
+    // The tool got the last request's card in clear.
+    expect(await authorizationsOf(runId)).toEqual([[`Bearer ${secret}_2`]]);
+
+    await s.receiver.waitForSpans(() => secretCalls() >= calls + 1, 30_000);
+    const found = await s.search({ first: `${secret}_1`, last: `${secret}_2` });
+    expect(found).toEqual({ first: [], last: [] });
+    expect(s.output('projector')).not.toMatch(/Permissions Violation/);
+  });
 });
 
 describe('inline plans on: a card token under the shipped NATS permissions', () => {

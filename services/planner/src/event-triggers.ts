@@ -23,10 +23,12 @@ import {
 } from '@dura/contracts';
 import type { RunPhase } from '@dura/core';
 import {
+  connectionOf,
   createRunGates,
   createTriggerStore,
   isJsApiError,
   JS_CODES,
+  serveGateAsks,
   type TriggerEntry,
 } from '@dura/event-store';
 import { failpoint, startConsumerLoop, type ConsumerLoop, type Logger } from '@dura/service-kit';
@@ -88,6 +90,7 @@ export function createEventTriggers(deps: EventTriggerDeps) {
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
   let stopped = false;
+  let door: { stop(): Promise<void> } | undefined;
   const secrets = deps.secrets
     ? createEventSecrets({
         ports: deps.secrets,
@@ -116,6 +119,22 @@ export function createEventTriggers(deps: EventTriggerDeps) {
       if (!isJsApiError(err, JS_CODES.streamNotFound)) throw err;
       await deps.jsm.streams.add(config);
     }
+  }
+
+  /**
+   * Takes debounced `POST /runs` requests from the projector into their windows, sealed as an event's run
+   * request is (`secrets.seal` throws when one holding a secret cannot be: the request is refused, not kept).
+   */
+  function openGateDoor(): { stop(): Promise<void> } | undefined {
+    const nc = connectionOf(deps.js);
+    if (!nc) {
+      deps.log.warn(
+        `debounced POST /runs not taken here: no NATS connection to answer ${SUBJECTS.runGateAsk} on`,
+      );
+      return undefined;
+    }
+    const seal = deps.secrets?.seal;
+    return serveGateAsks({ nc, gates, log: deps.log, seal: (request) => (seal ? seal(request) : request) });
   }
 
   async function ensureConsumer(record: EventTriggerRecord): Promise<void> {
@@ -256,10 +275,13 @@ export function createEventTriggers(deps: EventTriggerDeps) {
       await ensureEventsStream();
       loop();
       gatePass.start();
+      door ??= openGateDoor();
     },
     async stop(): Promise<void> {
       stopped = true;
       if (timer) clearTimeout(timer);
+      await door?.stop();
+      door = undefined;
       await gatePass.stop();
       await running;
       await Promise.all([...bound.values()].map((b) => b.loop.stop()));

@@ -103,6 +103,7 @@ export function createTriggerGate(deps: { js: JetStreamClient; gates: RunGates; 
         deps.log.info('event not started: a later event of its key was taken already', {
           ...where,
           lastSeq: outcome.lastSeq,
+          ...(outcome.counted ? { runId: outcome.counted.runId, events: outcome.counted.events } : {}),
         });
     }
   };

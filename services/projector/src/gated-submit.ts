@@ -1,11 +1,28 @@
 import type { JetStreamClient } from '@nats-io/jetstream';
 import { eq } from 'drizzle-orm';
-import { gateKeyIssue, type Debounce, type Dedupe, type RunRequest } from '@dura/contracts';
+import {
+  GATE_ASK_VERSION,
+  gateKeyIssue,
+  SUBJECTS,
+  type Debounce,
+  type Dedupe,
+  type GateAnswer,
+  type RunRequest,
+} from '@dura/contracts';
 import { isTerminal, type RunPhase, type RunStatus } from '@dura/core';
 import type { Db } from '@dura/db';
-import { createRunGates, gateKeyToken, type RunGates } from '@dura/event-store';
+import {
+  askGate,
+  connectionOf,
+  createRunGates,
+  GATE_ASK_TIMEOUT_MS,
+  gateKeyToken,
+  GateUnanswered,
+  type RunGates,
+} from '@dura/event-store';
 import { duraMeter, type HttpResponse } from '@dura/service-kit';
 import { DURA_METRICS, declareCounter } from '@dura/telemetry';
+import { doorWrite } from './command-door';
 import { runs } from './db/schema';
 import { tenantWindowRunId } from './tenant-ids';
 
@@ -71,7 +88,8 @@ const metrics = (() => {
  * `POST /runs` with `debounce` and/or `dedupe`: the tenant's key is decided on in `dura_run_gates` with
  * compare-and-set, as the planners decide an event trigger's. The answer always says what happened: `202
  * started` (the ordinary answer), `202 debounced` (the run id its window will start, and when), or `200
- * skipped` naming the run of the key in flight. A debounced window is ended by the planners' gate pass.
+ * skipped` naming the run of the key in flight. A debounced request is handed to a planner, which seals it
+ * before its window keeps it; the window is ended by the planners' gate pass.
  */
 export async function gatedSubmit(
   deps: { db: Db; js: JetStreamClient },
@@ -88,23 +106,14 @@ export async function gatedSubmit(
     );
   const key = (debounce?.key ?? dedupe?.key) as string;
   const scope = `runs:${tenant}`;
-  const token = gateKeyToken(scope, key);
+  if (debounce) return debounced(deps, asked, { scope, key, windowMs: debounce.windowMs });
   const outcome = await gatesOf(deps).arrive({
     scope,
     key,
     request: asked.request,
     source: asked.runId,
     runId: asked.runId,
-    skipIfRunning: dedupe !== undefined,
-    ...(debounce
-      ? {
-          debounce: {
-            windowMs: debounce.windowMs,
-            windowRunId: (openedAt: number) =>
-              tenantWindowRunId(tenant, `deb-${token}-${openedAt.toString(36)}`),
-          },
-        }
-      : {}),
+    skipIfRunning: true,
   });
   switch (outcome.kind) {
     case 'started':
@@ -124,24 +133,70 @@ export async function gatedSubmit(
           links: links(outcome.runningRunId),
         },
       };
-    case 'debounced':
-      if (outcome.replaced !== undefined) metrics().debounced(scope);
-      return {
-        status: 202,
-        headers: { location: `/runs/${outcome.runId}` },
-        body: {
-          outcome: 'debounced',
-          runId: outcome.runId,
-          duplicate: false,
-          key,
-          fireAt: new Date(outcome.fireAt).toISOString(),
-          requests: outcome.events,
-          reason: `debounced: run ${outcome.runId} starts at the end of the window with the last request of key "${key}" (unless skip-if-running finds a run of the key in flight then)`,
-          links: links(outcome.runId),
-        },
-      };
-    case 'stale':
-      // Requests carry no stream sequence; only events can be stale.
-      return refusal(500, 'internal', 'a request was found stale by its gate');
+    default:
+      // Only a debounce keeps a window, and only events (with a stream sequence) can be stale.
+      return refusal(500, 'internal', `a request without debounce was found ${outcome.kind} by its gate`);
   }
+}
+
+/**
+ * A debounced request is kept in its key's window until the window ends, so it is handed to a planner, which
+ * seals its secrets before the window keeps it (the projector holds no secrets key). No planner answering in
+ * time is a 503 that keeps nothing; a planner refusing it (it cannot be sealed) is its reason.
+ */
+async function debounced(
+  deps: { js: JetStreamClient },
+  asked: GatedRequest,
+  gate: { scope: string; key: string; windowMs: number },
+): Promise<HttpResponse> {
+  const { scope, key } = gate;
+  const nc = connectionOf(deps.js);
+  let answer: GateAnswer;
+  try {
+    if (!nc) throw new GateUnanswered('no_responders', 0);
+    answer = await doorWrite({ subject: SUBJECTS.runGateAsk, what: 'the debounced request' }, () =>
+      askGate(nc, {
+        v: GATE_ASK_VERSION,
+        scope,
+        key,
+        windowMs: gate.windowMs,
+        skipIfRunning: asked.dedupe !== undefined,
+        source: asked.runId,
+        windowRunIdPrefix: tenantWindowRunId(asked.tenant, `deb-${gateKeyToken(scope, key)}-`),
+        request: asked.request(asked.runId),
+      }),
+    );
+  } catch (err) {
+    if (!(err instanceof GateUnanswered)) throw err;
+    return {
+      status: 503,
+      headers: { 'retry-after': String(GATE_ASK_TIMEOUT_MS / 1000) },
+      body: {
+        error: {
+          code: 'gate_unanswered',
+          message: `${err.message}, so the debounced request was not kept: a planner seals a debounced request's secrets before its window keeps it, and the projector holds no secrets key. Start a planner (check that its NATS user may subscribe to "${SUBJECTS.runGateAsk}" and the projector's may publish to it: docs/security/nats.md), then retry; or send the request without debounce`,
+        },
+      },
+    };
+  }
+  if ('refused' in answer) {
+    const { code, message, retryable } = answer.refused;
+    return refusal(retryable ? 503 : 400, code, `the debounced request was not kept: ${message}`);
+  }
+  const { runId, fireAt, events, replaced } = answer.debounced;
+  if (replaced !== undefined) metrics().debounced(scope);
+  return {
+    status: 202,
+    headers: { location: `/runs/${runId}` },
+    body: {
+      outcome: 'debounced',
+      runId,
+      duplicate: false,
+      key,
+      fireAt: new Date(fireAt).toISOString(),
+      requests: events,
+      reason: `debounced: run ${runId} starts at the end of the window with the last request of key "${key}" (unless skip-if-running finds a run of the key in flight then)`,
+      links: links(runId),
+    },
+  };
 }

@@ -90,11 +90,14 @@ const submitRuns = {
         '`outcome: started`: published to the run intake (`duplicate`: this run id was submitted before with this body). `outcome: debounced`: held in the `debounce` key’s window; `runId` starts at `fireAt` with the last request of the key (docs/triggers.md).',
       ),
       '400': error(
-        'The body is not a valid run request, or the key is not a valid run id or is reserved (`reserved_run_id`), or `debounce` and `dedupe` name different keys, or `debounce` comes with a key.',
+        'The body is not a valid run request, or the key is not a valid run id or is reserved (`reserved_run_id`), or `debounce` and `dedupe` name different keys, or `debounce` comes with a key, or a debounced request holds a secret the planner cannot seal (e.g. `secrets_key_missing`).',
       ),
       '403': error('The credential lacks scope `submit`, or names a tenant other than its own.'),
       '409': error('The run id was submitted before with a different body (`run_id_conflict`).'),
       '413': error('The body is larger than a message may be (1 MiB).'),
+      '503': error(
+        'With `debounce`: no planner answered within 5 s to seal the request and keep it in its window (`gate_unanswered`); nothing was kept. Retry after `Retry-After` seconds once a planner runs, or send it without `debounce`.',
+      ),
     },
   },
 };

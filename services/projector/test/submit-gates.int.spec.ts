@@ -1,11 +1,13 @@
 // POST /runs with `dedupe` (skip-if-running) and `debounce`: every answer says what happened (started,
 // debounced and until when, or skipped because which run is in flight), never a bare 2xx that started nothing.
-// The window itself is ended by the planners (services/planner/test/trigger-gates.int.spec.ts, and
+// A debounced request is handed to a planner (request/reply on dura.gate.runs), which seals it before its
+// window keeps it: here the planner's side of that door runs in the test, with a stand-in seal. The window
+// itself is ended by the planners (services/planner/test/trigger-gates.int.spec.ts, and
 // services/dev/test/run-gates.e2e.spec.ts end to end); here its record is read back.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { GateRecordSchema, STREAMS, SUBJECTS } from '@dura/contracts';
+import { DuraError, GateRecordSchema, STREAMS, SUBJECTS } from '@dura/contracts';
 import { BUCKETS } from '@dura/contracts';
-import { gateEntryName } from '@dura/event-store';
+import { createRunGates, gateEntryName, serveGateAsks } from '@dura/event-store';
 import { Kvm } from '@nats-io/kv';
 import type { HttpServerHandle } from '@dura/service-kit';
 import { useTestInfra } from '@dura/testing';
@@ -17,6 +19,7 @@ import {
   caughtUp,
   type Connections,
   startProjectorApi,
+  testLogger,
   type ProjectorApi,
 } from './support';
 
@@ -115,6 +118,29 @@ describe('POST /runs with dedupe skip-if-running', () => {
 });
 
 describe('POST /runs with debounce', () => {
+  let door: { stop(): Promise<void> } | undefined;
+  // The planner's side: "seals" by marking the input, and refuses what it could not seal.
+  const openDoor = () =>
+    serveGateAsks({
+      nc: setup.nc,
+      gates: createRunGates({ js: setup.js, phaseOf: () => Promise.resolve('unseen') }),
+      log: testLogger('planner-door'),
+      seal: (request) => {
+        if (JSON.stringify(request.input).includes('unsealable'))
+          throw new DuraError(
+            'secrets_key_missing',
+            'the run input has a secret but no secrets key is configured',
+          );
+        return { ...request, input: { sealed: request.input ?? null } };
+      },
+    });
+  beforeAll(() => {
+    door = openDoor();
+  });
+  afterAll(async () => {
+    await door?.stop();
+  });
+
   it('answers 202 debounced with the window run id and end; the window keeps the last request', async () => {
     const debounce = { key: 'customer-42', windowMs: 60_000 };
     const answers = [];
@@ -136,9 +162,36 @@ describe('POST /runs with debounce', () => {
     expect(record.window).toMatchObject({
       runId,
       events: 3,
-      request: { runId, tenant: 'acme', input: { n: 3 } },
+      request: { runId, tenant: 'acme', input: { sealed: { n: 3 } } },
     });
     expect(record.window?.request).not.toHaveProperty('debounce');
+  });
+
+  it('a request the planner cannot seal is refused with its reason, and kept nowhere', async () => {
+    const debounce = { key: 'customer-43', windowMs: 60_000 };
+    const answer = await submit({ ...plan(1), input: { card: 'unsealable' }, debounce });
+    expect(answer.status).toBe(400);
+    expect(answer.body.error).toMatchObject({ code: 'secrets_key_missing' });
+    expect(answer.body.error?.message).toContain(
+      'the debounced request was not kept: the run input has a secret',
+    );
+    const kv = await new Kvm(setup.js).open(BUCKETS.runGates);
+    expect(await kv.get(gateEntryName('runs:acme', 'customer-43'))).toBeNull();
+  });
+
+  it('with no planner to answer: 503 that says so and what to do, and nothing kept', async () => {
+    await door?.stop();
+    door = undefined;
+    try {
+      const answer = await submit({ ...plan(1), debounce: { key: 'customer-44', windowMs: 60_000 } });
+      expect(answer.status).toBe(503);
+      expect(answer.body.error?.code).toBe('gate_unanswered');
+      expect(answer.body.error?.message).toMatch(/no planner listens on "dura\.gate\.runs".*Start a planner/);
+      const kv = await new Kvm(setup.js).open(BUCKETS.runGates);
+      expect(await kv.get(gateEntryName('runs:acme', 'customer-44'))).toBeNull();
+    } finally {
+      door = openDoor();
+    }
   });
 
   it('a caller may not choose a window run id', async () => {
