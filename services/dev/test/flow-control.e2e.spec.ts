@@ -6,7 +6,7 @@
 //
 // A run woken because capacity came free ends its wait by its timer firing now (the gateway moves the timer):
 // the wait ends once, so one drive goes on from it and the model is asked once per decision.
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { repoRoot, type ManagedProcess } from '@dura/testing';
 import { startKeyWitness, type KeyWitness } from './key-witness';
-import { startLimitedProvider, type LimitedProvider } from './limited-provider';
+import { startLimitedProvider, writeWriterAgent, type LimitedProvider } from './limited-provider';
 import { logOf, useCrashSystem, watchToEnd, WITNESS_TOOLS, type PlanRequest } from './crash-harness';
 import { dura, eventually, getJson } from './system';
 
@@ -41,15 +41,7 @@ beforeAll(async () => {
   provider = await startLimitedProvider({ requestsPerMinute: RPM, burstSeconds: BURST_SECONDS });
   keyWitness = await startKeyWitness();
   dir = await mkdtemp(join(tmpdir(), 'dura-flow-'));
-  agentsPath = join(dir, 'agents.json');
-  const model = {
-    provider: 'openai',
-    model: 'fake-1',
-    baseUrl: provider.server.url,
-    maxTokens: 50,
-    maxAttempts: 2,
-  };
-  await writeFile(agentsPath, JSON.stringify({ agents: [{ name: 'writer', version: '1', model }] }));
+  agentsPath = await writeWriterAgent(dir, provider, 50);
 });
 
 afterAll(async () => {

@@ -4,13 +4,13 @@
 // few seconds and another takes its place. The provider sees at most 1% of calls over its limits, every run
 // completes with its decision asked once, and b and c finish within 1.5 times what their fair share predicts.
 //   FLOW_SOAK_SCALE=0.2 npx vitest run flow-fairness.soak --testTimeout=3600000   (a fifth of the runs)
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ManagedProcess } from '@dura/testing';
 import { useCrashSystem, watchToEnd, WITNESS_TOOLS } from './crash-harness';
-import { startLimitedProvider, type LimitedProvider } from './limited-provider';
+import { startLimitedProvider, writeWriterAgent, type LimitedProvider } from './limited-provider';
 
 const SCALE = Number(process.env['FLOW_SOAK_SCALE'] ?? '1');
 const RUNS = { a: Math.round(1_000 * SCALE), b: Math.round(50 * SCALE), c: Math.round(50 * SCALE) };
@@ -33,15 +33,7 @@ beforeAll(async () => {
     inputTokens: INPUT_TOKENS,
   });
   dir = await mkdtemp(join(tmpdir(), 'dura-fair-'));
-  agentsPath = join(dir, 'agents.json');
-  const model = {
-    provider: 'openai',
-    model: 'fake-1',
-    baseUrl: provider.server.url,
-    maxTokens: 20,
-    maxAttempts: 2,
-  };
-  await writeFile(agentsPath, JSON.stringify({ agents: [{ name: 'writer', version: '1', model }] }));
+  agentsPath = await writeWriterAgent(dir, provider, 20);
 });
 
 afterAll(async () => {

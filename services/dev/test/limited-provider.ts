@@ -1,6 +1,8 @@
 // A fake OpenAI-compatible provider with a provider's limits, as flow control meets them: a requests bucket
 // (and optionally an input-tokens bucket) refilled continuously, 429 with Retry-After above either, and the
 // calls in flight at once measured. Each answer reports the usage the buckets counted.
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { startFakeLlmServer, type FakeLlmServer } from '@dura/testing';
 
 export interface ProviderLimits {
@@ -79,4 +81,25 @@ function lastUserText(body: unknown): string {
     (body as { messages?: { role?: string; content?: unknown }[] } | undefined)?.messages ?? [];
   const user = messages.filter((m) => m.role === 'user').at(-1);
   return typeof user?.content === 'string' ? user.content : JSON.stringify(user?.content ?? '');
+}
+
+/**
+ * Writes `agents.json` in `dir` with one JSON agent, `writer@1`, that asks the provider (as OpenAI's API, model
+ * `fake-1`, retrying a call once); returns the file's path, for a planner's DURA_AGENTS.
+ */
+export async function writeWriterAgent(
+  dir: string,
+  provider: LimitedProvider,
+  maxTokens: number,
+): Promise<string> {
+  const path = join(dir, 'agents.json');
+  const model = {
+    provider: 'openai',
+    model: 'fake-1',
+    baseUrl: provider.server.url,
+    maxTokens,
+    maxAttempts: 2,
+  };
+  await writeFile(path, JSON.stringify({ agents: [{ name: 'writer', version: '1', model }] }));
+  return path;
 }

@@ -1,7 +1,7 @@
 // Concurrency keys at scale (issue acceptance for flow control): 200 runs over 20 keys of limit 1, each run
 // two steps that hold its key at a witness, driven by three planners. Never two runs of a key in a step at
 // once, as the witness counts them, and every run completes.
-//   npx vitest run flow-keys.soak --testTimeout=1200000
+//   npx vitest run flow-keys.e2e
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fileURLToPath } from 'node:url';
 import type { ManagedProcess } from '@dura/testing';
