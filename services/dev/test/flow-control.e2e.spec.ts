@@ -154,7 +154,10 @@ describe('flow control across three planners', () => {
       refused,
       `${refused} of ${calls} calls refused with 429: ${provider.refusals.join(', ')}`,
     ).toBeLessThanOrEqual(Math.floor(calls / 100));
-    expect(provider.maxInFlight()).toBeLessThanOrEqual(CONCURRENT);
+    expect(
+      provider.maxInFlight(),
+      `in flight at once: ${provider.atMaxInFlight().join(', ')}`,
+    ).toBeLessThanOrEqual(CONCURRENT);
     // Runs did wait for capacity, as suspended runs (a recorded timer wait), not in a process.
     const logs = await Promise.all(modelRuns.map(({ runId }) => logOf(sys, runId)));
     const waits = logs.flat().flatMap((e) => (e.type === 'wait_requested' ? [e.data] : []));

@@ -23,6 +23,8 @@ export interface LimitedProvider {
   readonly refusals: string[];
   /** The most calls in flight at once, as the provider saw them. */
   maxInFlight(): number;
+  /** The calls in flight when the most were (each `user text@arrival ms`): which runs overlapped, when one fails. */
+  atMaxInFlight(): string[];
   /** Answered calls: when each arrived, and the user text it carried (flow tests put the run id there). */
   readonly answered: { at: number; text: string }[];
   close(): Promise<void>;
@@ -43,6 +45,8 @@ export async function startLimitedProvider(limits: ProviderLimits): Promise<Limi
   let at = Date.now();
   let inFlight = 0;
   let maxInFlight = 0;
+  const live = new Set<string>();
+  let atMax: string[] = [];
   const refusals: string[] = [];
   const answered: { at: number; text: string }[] = [];
   const server = await startFakeLlmServer({
@@ -56,14 +60,23 @@ export async function startLimitedProvider(limits: ProviderLimits): Promise<Limi
       at = receivedAt;
       const short = buckets.find((bucket) => bucket.level < bucket.cost);
       if (short) {
-        refusals.push(`${short.name} at ${short.level.toFixed(3)} (${receivedAt})`);
+        refusals.push(`${short.name} at ${short.level.toFixed(3)} (${lastUserText(body)}@${receivedAt})`);
         return { kind: 'status', status: 429, headers: { 'retry-after': '1' } };
       }
       for (const bucket of buckets) bucket.level -= bucket.cost;
+      const text = lastUserText(body);
+      const call = `${text}@${receivedAt}`;
       inFlight += 1;
-      maxInFlight = Math.max(maxInFlight, inFlight);
-      setTimeout(() => (inFlight -= 1), latencyMs);
-      answered.push({ at: receivedAt, text: lastUserText(body) });
+      live.add(call);
+      if (inFlight > maxInFlight) {
+        maxInFlight = inFlight;
+        atMax = [...live];
+      }
+      setTimeout(() => {
+        inFlight -= 1;
+        live.delete(call);
+      }, latencyMs);
+      answered.push({ at: receivedAt, text });
       return {
         kind: 'message',
         content: 'done',
@@ -72,7 +85,14 @@ export async function startLimitedProvider(limits: ProviderLimits): Promise<Limi
       };
     },
   });
-  return { server, refusals, maxInFlight: () => maxInFlight, answered, close: () => server.close() };
+  return {
+    server,
+    refusals,
+    maxInFlight: () => maxInFlight,
+    atMaxInFlight: () => atMax,
+    answered,
+    close: () => server.close(),
+  };
 }
 
 /** The text of the last user message of a Chat Completions request. */
