@@ -1,7 +1,13 @@
 import { StorageType, type JetStreamClient } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import { BUCKETS, DuraError } from '@dura/contracts';
-import { emptyLimitRecord, type LimitName, type LimitRecord } from '@dura/core';
+import {
+  decodeLimitRecord,
+  emptyLimitRecord,
+  encodeLimitRecord,
+  type LimitName,
+  type LimitRecord,
+} from '@dura/core';
 import type { Logger } from '@dura/service-kit';
 
 /** Shared flow-control state of every planner replica: limit records, and tickets handed out ahead of time. */
@@ -45,7 +51,8 @@ export function openFlowBucket(js: JetStreamClient, replicas = 1): Promise<KV> {
 }
 
 /**
- * The NATS KV bucket `dura_flow`: one entry per limit (`l.<key>`), one per declaration a planner holds
+ * The NATS KV bucket `dura_flow`: one entry per limit (`l.<key>`, in the compact form of `encodeLimitRecord`,
+ * which also reads records written before it), one per declaration a planner holds
  * (`d.<key>.<digest>`, see `flow-declarations.ts`), written only with compare-and-set on its
  * revision, so replicas admitting at once never both take the last unit; one entry per ticket
  * (`t.<key>.<holder>`), which only its holder's run reads and deletes, so tickets never contend.
@@ -92,12 +99,12 @@ export function createFlowStore(deps: {
     for (let attempt = 1; attempt <= MAX_CAS_ATTEMPTS; attempt++) {
       const entry = await kv.get(name);
       const live = entry?.operation === 'PUT' && entry.length > 0;
-      const current = live ? entry.json<LimitRecord>() : emptyLimitRecord(clock());
+      const current = live ? decodeLimitRecord(entry.json<unknown>()) : emptyLimitRecord(clock());
       const { record, result } = change(current);
       try {
         if (record === current) return result;
-        if (entry === null) await kv.create(name, JSON.stringify(record));
-        else await kv.update(name, JSON.stringify(record), entry.revision);
+        if (entry === null) await kv.create(name, encodeLimitRecord(record));
+        else await kv.update(name, encodeLimitRecord(record), entry.revision);
         return result;
       } catch (err) {
         deps.log.debug('limit changed meanwhile; reading again', { key, err: (err as Error).message });
