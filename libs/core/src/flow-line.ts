@@ -288,7 +288,9 @@ export function served(record: LimitRecord, limit: ModelLimit, call: CallCost): 
 export function prunedLine(record: LimitRecord, now: number): LimitRecord {
   if (!record.line) return record;
   // Most admissions drop nobody: the line is copied only when someone goes.
-  if (Object.values(record.line).every((entry) => entry.until > now)) return record;
+  let expired = false;
+  for (const holder in record.line) if ((expired = record.line[holder]!.until <= now)) break;
+  if (!expired) return record;
   const line = Object.fromEntries(Object.entries(record.line).filter(([, entry]) => entry.until > now));
   return { ...record, line };
 }

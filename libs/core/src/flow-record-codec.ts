@@ -79,31 +79,24 @@ function compactText(record: LimitRecord): string {
     }
     fields.push(
       `"ln":${mapText(line, (entry) => {
-        const tuple: Tuple = [
-          rel(entry.since),
-          rel(entry.until),
-          tenantIndex(entry.tenant),
-          number(entry.priority),
-        ];
-        if (entry.woken !== undefined) tuple.push(rel(entry.woken));
-        else while (tuple.length > 2 && tuple[tuple.length - 1] === 0) tuple.pop();
-        return tuple;
+        const tenant = tenantIndex(entry.tenant);
+        const priority = number(entry.priority);
+        const times = `${rel(entry.since)},${rel(entry.until)}`;
+        if (entry.woken !== undefined) return `[${times},${tenant},${priority},${rel(entry.woken)}]`;
+        if (priority !== 0) return `[${times},${tenant},${priority}]`;
+        return tenant !== 0 ? `[${times},${tenant}]` : `[${times}]`;
       })}`,
     );
   }
   if (Object.keys(record.slots).length > 0)
-    fields.push(`"sl":${mapText(record.slots, (until) => rel(until))}`);
+    fields.push(`"sl":${mapText(record.slots, (until) => String(rel(until)))}`);
   if (Object.keys(record.queue).length > 0)
     fields.push(
       `"q":${mapText(record.queue, (waiter) => {
-        const tuple: Tuple = [
-          rel(waiter.since),
-          rel(waiter.until),
-          waiter.tenant === undefined ? null : tenantIndex(waiter.tenant),
-          waiter.priority === undefined ? null : number(waiter.priority),
-        ];
-        while (tuple.length > 2 && tuple[tuple.length - 1] === null) tuple.pop();
-        return tuple;
+        const times = `${rel(waiter.since)},${rel(waiter.until)}`;
+        const tenant = waiter.tenant === undefined ? 'null' : tenantIndex(waiter.tenant);
+        if (waiter.priority !== undefined) return `[${times},${tenant},${number(waiter.priority)}]`;
+        return waiter.tenant !== undefined ? `[${times},${tenant}]` : `[${times}]`;
       })}`,
     );
   if (tenants.size > 0) fields.push(`"tn":${JSON.stringify([...tenants.keys()])}`);
@@ -118,15 +111,10 @@ function compactText(record: LimitRecord): string {
   return `{${fields.join(',')}${tail === '{}' ? '' : `,${tail.slice(1, -1)}`}}`;
 }
 
-/** `{"name":value,…}`: each value a number or a tuple of numbers (null for an absent one). */
-function mapText<T>(map: Record<string, T>, valueOf: (value: T) => number | Tuple): string {
+/** `{"name":value,…}`, each value's JSON text given by `valueOf`. */
+function mapText<T>(map: Record<string, T>, valueOf: (value: T) => string): string {
   const parts: string[] = [];
-  for (const name of Object.keys(map)) {
-    const value = valueOf(map[name] as T);
-    parts.push(
-      `${JSON.stringify(name)}:${typeof value === 'number' ? value : `[${value.map(String).join(',')}]`}`,
-    );
-  }
+  for (const name of Object.keys(map)) parts.push(`${JSON.stringify(name)}:${valueOf(map[name] as T)}`);
   return `{${parts.join(',')}}`;
 }
 
