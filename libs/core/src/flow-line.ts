@@ -96,8 +96,12 @@ export function lineOrder(
 }
 
 /** A tenant's callers in order: by priority, higher first, then by when each asked. */
-function byTenantOrder([a, x]: [string, Waiter], [b, y]: [string, Waiter]): number {
+function tenantOrder(a: string, x: Waiter, b: string, y: Waiter): number {
   return y.priority - x.priority || x.since - y.since || (a < b ? -1 : 1);
+}
+
+function byTenantOrder([a, x]: [string, Waiter], [b, y]: [string, Waiter]): number {
+  return tenantOrder(a, x, b, y);
 }
 
 /** The line's order: by priority, then by tag (the tenant's share), then by when each asked. */
@@ -144,7 +148,7 @@ export function aheadInLine(record: LimitRecord, limit: ModelLimit, call: CallCo
       const list = others.get(entry.tenant) ?? [];
       list.push([holder, entry]);
       others.set(entry.tenant, list);
-    } else if (byTenantOrder([holder, entry], [call.holder, mine]) < 0) rank++;
+    } else if (tenantOrder(holder, entry, call.holder, mine) < 0) rank++;
   }
   const weight = (tenant: string) => weightOf(limit, tenant);
   const tag = startOf(record, mine.tenant) + rank * (1 / Math.max(0.001, weight(mine.tenant)));
