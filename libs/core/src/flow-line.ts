@@ -83,7 +83,7 @@ export function lineOrder(
   }
   const tags = new Map<string, number>();
   for (const [tenant, list] of byTenant) {
-    list.sort(([a, x], [b, y]) => y.priority - x.priority || x.since - y.since || (a < b ? -1 : 1));
+    list.sort(byTenantOrder);
     const start = startOf(shares, tenant);
     const step = 1 / Math.max(0.001, weight(tenant));
     list.forEach(([holder], i) => tags.set(holder, start + i * step));
@@ -91,12 +91,24 @@ export function lineOrder(
   const key = (holder: string, entry: Waiter) => [-entry.priority, tags.get(holder) ?? 0, entry.since];
   return entries
     .map(([holder, entry]) => ({ holder, key: key(holder, entry) }))
-    .sort((x, y) => {
-      for (let i = 0; i < x.key.length; i++)
-        if (x.key[i] !== y.key[i]) return (x.key[i] as number) - (y.key[i] as number);
-      return x.holder < y.holder ? -1 : 1;
-    })
+    .sort(byKey)
     .map(({ holder }) => holder);
+}
+
+/** A tenant's callers in order: by priority, higher first, then by when each asked. */
+function tenantOrder(a: string, x: Waiter, b: string, y: Waiter): number {
+  return y.priority - x.priority || x.since - y.since || (a < b ? -1 : 1);
+}
+
+function byTenantOrder([a, x]: [string, Waiter], [b, y]: [string, Waiter]): number {
+  return tenantOrder(a, x, b, y);
+}
+
+/** The line's order: by priority, then by tag (the tenant's share), then by when each asked. */
+function byKey(x: { holder: string; key: number[] }, y: { holder: string; key: number[] }): number {
+  for (let i = 0; i < x.key.length; i++)
+    if (x.key[i] !== y.key[i]) return (x.key[i] as number) - (y.key[i] as number);
+  return x.holder < y.holder ? -1 : 1;
 }
 
 /** `tenant` was served one unit: its virtual time moves on by its share (one unit over its weight). */
@@ -113,18 +125,50 @@ export function servedShare(shares: Shares, tenant: string, weight: number): Req
 
 /**
  * How many callers in line go before `call` (see `lineOrder`); a caller not in line yet goes after every
- * caller of its tenant and priority that is.
+ * caller of its tenant and priority that is. The same count as `lineOrder(…).indexOf(call.holder)`, without
+ * ordering the whole line (a join into a line of thousands pays this): a caller of its own tenant is ahead
+ * exactly when it comes first in the tenant's order (its tag is then no later, and ties fall the same way),
+ * so only other tenants' callers are ordered, each tenant apart, to find their tags.
  */
 export function aheadInLine(record: LimitRecord, limit: ModelLimit, call: CallCost): number {
   const line = record.line ?? {};
-  if (Object.keys(line).length === 0) return 0;
+  const holders = Object.keys(line);
+  if (holders.length === 0) return 0;
   const mine: Waiter = line[call.holder] ?? {
     tenant: tenantOf(call),
     priority: call.priority ?? 0,
     since: Number.MAX_SAFE_INTEGER,
   };
-  const order = lineOrder({ ...line, [call.holder]: mine }, record, (tenant) => weightOf(limit, tenant));
-  return order.indexOf(call.holder);
+  let rank = 0;
+  const others = new Map<string, [string, Waiter][]>();
+  for (const holder of holders) {
+    if (holder === call.holder) continue;
+    const entry = line[holder] as LineEntry;
+    if (entry.tenant !== mine.tenant) {
+      const list = others.get(entry.tenant) ?? [];
+      list.push([holder, entry]);
+      others.set(entry.tenant, list);
+    } else if (tenantOrder(holder, entry, call.holder, mine) < 0) rank++;
+  }
+  const weight = (tenant: string) => weightOf(limit, tenant);
+  const tag = startOf(record, mine.tenant) + rank * (1 / Math.max(0.001, weight(mine.tenant)));
+  const key = [-mine.priority, tag, mine.since];
+  let ahead = rank;
+  for (const [tenant, list] of others) {
+    list.sort(byTenantOrder);
+    const start = startOf(record, tenant);
+    const step = 1 / Math.max(0.001, weight(tenant));
+    list.forEach(([holder, entry], i) => {
+      if (
+        byKey(
+          { holder, key: [-entry.priority, start + i * step, entry.since] },
+          { holder: call.holder, key },
+        ) < 0
+      )
+        ahead++;
+    });
+  }
+  return ahead;
 }
 
 /** `entries` in the order the line goes (`lineOrder`), each with its entry. */
@@ -247,6 +291,10 @@ export function served(record: LimitRecord, limit: ModelLimit, call: CallCost): 
 /** Callers in line not seen again in time are dropped. */
 export function prunedLine(record: LimitRecord, now: number): LimitRecord {
   if (!record.line) return record;
+  // Most admissions drop nobody: the line is copied only when someone goes.
+  let expired = false;
+  for (const holder in record.line) if ((expired = record.line[holder]!.until <= now)) break;
+  if (!expired) return record;
   const line = Object.fromEntries(Object.entries(record.line).filter(([, entry]) => entry.until > now));
   return { ...record, line };
 }

@@ -83,6 +83,7 @@ export { refundTicket, settleTicket, takeTicket, throttled } from './flow-contro
 export { nextInLine, releaseSlot, renewSlot, takeSlot } from './flow-slots';
 export type { SlotCaller } from './flow-slots';
 export { aheadInLine, dueInLine, leftLine, lineOrder } from './flow-line';
+export { decodeLimitRecord, encodeLimitRecord, LIMIT_RECORD_VERSION } from './flow-record-codec';
 export type { Waiter } from './flow-line';
 export { LruCache } from './lru-cache';
 export {

@@ -303,6 +303,18 @@ const AdmissionSchema = z.object({
   /** The same limit, three replicas admitting at once. */
   threeReplicasMs: DistributionSchema,
   threeReplicasCallsPerSecond: z.number().nonnegative(),
+  /** A rate's line of `callersInLine` (its KV record `recordBytes`): a caller joining it, and one asking once it is full. */
+  lineJoin: z
+    .object({
+      callersInLine: z.number().int(),
+      recordBytes: z.number().int().nonnegative(),
+      bytesPerCaller: z.number().nonnegative(),
+      /** Admission of a caller that joins the line as it fills to `callersInLine` (the record read and written). */
+      joinMs: DistributionSchema,
+      /** Admission of a caller that finds the line full (the record read, not written). */
+      fullLineMs: DistributionSchema,
+    })
+    .optional(),
 });
 
 const CliSchema = z.object({

@@ -183,6 +183,12 @@ export function formatTable(report: BenchReport): string {
     rows.push(['N admission', 'no limit declared', ms(admission.noLimitMs)]);
     rows.push(['', 'limits declared, 1 replica', ms(admission.oneReplicaMs)]);
     rows.push(['', 'limits declared, 3 replicas at once', ms(admission.threeReplicasMs)]);
+    const line = admission.lineJoin;
+    if (line) {
+      const record = `${n(line.callersInLine)} in line, ${n(line.recordBytes)} B (${line.bytesPerCaller} B each)`;
+      rows.push(['', `joining a line (${record})`, ms(line.joinMs)]);
+      rows.push(['', 'asking with the line full', ms(line.fullLineMs)]);
+    }
   }
   if (capacity) rows.push(...capacityRows(capacity));
   const widths = [0, 1].map((i) => Math.max(...rows.map((r) => r[i]?.length ?? 0)));

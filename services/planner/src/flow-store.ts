@@ -1,13 +1,23 @@
 import { StorageType, type JetStreamClient } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import { BUCKETS, DuraError } from '@dura/contracts';
-import { emptyLimitRecord, type LimitName, type LimitRecord } from '@dura/core';
+import {
+  decodeLimitRecord,
+  emptyLimitRecord,
+  encodeLimitRecord,
+  LruCache,
+  type LimitName,
+  type LimitRecord,
+} from '@dura/core';
 import type { Logger } from '@dura/service-kit';
 
 /** Shared flow-control state of every planner replica: limit records, and tickets handed out ahead of time. */
 export const FLOW_BUCKET = BUCKETS.flow;
 
 const MAX_CAS_ATTEMPTS = 50;
+/** Records kept decoded, at most (and at most this many bytes of them as stored). */
+const KNOWN_RECORDS = 256;
+const KNOWN_BYTES = 8 * 1024 * 1024;
 const TTL_MS = 24 * 60 * 60_000;
 
 /** A call's place under a rate limit: the moment it may go, and the limit that set it. */
@@ -45,7 +55,8 @@ export function openFlowBucket(js: JetStreamClient, replicas = 1): Promise<KV> {
 }
 
 /**
- * The NATS KV bucket `dura_flow`: one entry per limit (`l.<key>`), one per declaration a planner holds
+ * The NATS KV bucket `dura_flow`: one entry per limit (`l.<key>`, in the compact form of `encodeLimitRecord`,
+ * which also reads records written before it), one per declaration a planner holds
  * (`d.<key>.<digest>`, see `flow-declarations.ts`), written only with compare-and-set on its
  * revision, so replicas admitting at once never both take the last unit; one entry per ticket
  * (`t.<key>.<holder>`), which only its holder's run reads and deletes, so tickets never contend.
@@ -83,6 +94,10 @@ export function createFlowStore(deps: {
     return mine;
   }
 
+  // The record of each key as this replica last read or wrote it, by revision (a revision is one stream
+  // message, and records are never changed in place): read again unchanged, it is not decoded again.
+  const known = new LruCache<string, { revision: number; record: LimitRecord }>(KNOWN_RECORDS, KNOWN_BYTES);
+
   async function casUpdate<T>(
     key: string,
     change: (record: LimitRecord) => { record: LimitRecord; result: T },
@@ -92,12 +107,21 @@ export function createFlowStore(deps: {
     for (let attempt = 1; attempt <= MAX_CAS_ATTEMPTS; attempt++) {
       const entry = await kv.get(name);
       const live = entry?.operation === 'PUT' && entry.length > 0;
-      const current = live ? entry.json<LimitRecord>() : emptyLimitRecord(clock());
+      const cached = live ? known.get(name) : undefined;
+      let current: LimitRecord;
+      if (!live) current = emptyLimitRecord(clock());
+      else if (cached?.revision === entry.revision) current = cached.record;
+      else {
+        current = decodeLimitRecord(entry.json<unknown>());
+        known.set(name, { revision: entry.revision, record: current }, entry.length);
+      }
       const { record, result } = change(current);
       try {
         if (record === current) return result;
-        if (entry === null) await kv.create(name, JSON.stringify(record));
-        else await kv.update(name, JSON.stringify(record), entry.revision);
+        const text = encodeLimitRecord(record);
+        const revision =
+          entry === null ? await kv.create(name, text) : await kv.update(name, text, entry.revision);
+        known.set(name, { revision, record }, text.length);
         return result;
       } catch (err) {
         deps.log.debug('limit changed meanwhile; reading again', { key, err: (err as Error).message });

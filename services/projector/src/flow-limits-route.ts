@@ -1,6 +1,6 @@
 import type { JetStreamClient } from '@nats-io/jetstream';
 import { BUCKETS, type FlowLimitsResponse } from '@dura/contracts';
-import { limitRows, type LimitDeclaration, type LimitRecord } from '@dura/core';
+import { decodeLimitRecord, limitRows, type LimitDeclaration, type LimitRecord } from '@dura/core';
 import { bucketKeyLister, isJsApiError, JS_CODES } from '@dura/event-store';
 import type { Logger } from '@dura/service-kit';
 import { tenantFilter } from './auth/caller';
@@ -39,10 +39,11 @@ export async function readFlowState(
     if (operation === 'DEL' || operation === 'PURGE') continue;
     try {
       const [kind, name] = key.split('.');
-      if (kind === 'l') state.records.push({ key: decoded(name ?? ''), record: msg.json<LimitRecord>() });
+      if (kind === 'l')
+        state.records.push({ key: decoded(name ?? ''), record: decodeLimitRecord(msg.json<unknown>()) });
       else state.declarations.push(msg.json<LimitDeclaration>());
     } catch (err) {
-      log?.warn('a dura_flow entry is not JSON; left out of GET /flow/limits', { key, err: String(err) });
+      log?.warn('a dura_flow entry is not valid; left out of GET /flow/limits', { key, err: String(err) });
     }
   }
   return state;

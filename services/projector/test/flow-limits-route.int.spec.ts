@@ -7,6 +7,7 @@ import { BUCKETS, FlowLimitsResponseSchema } from '@dura/contracts';
 import {
   declarationKey,
   emptyLimitRecord,
+  encodeLimitRecord,
   takeSlot,
   takeTicket,
   type LimitRecord,
@@ -130,7 +131,8 @@ describe('GET /flow/limits', () => {
       ).record,
       keyLimit: 2,
     };
-    await kv.put(`l.${b64('key:customer:42')}`, JSON.stringify(record));
+    // Written as the planner writes records now (the test above writes one as they were before).
+    await kv.put(`l.${b64('key:customer:42')}`, encodeLimitRecord(record));
     const key = (await limits()).limits.find((row) => row.kind === 'concurrency key');
     expect(key).toMatchObject({
       concurrencyKey: 'customer:42',

@@ -10,6 +10,7 @@ import { createLogger } from '@dura/service-kit';
 import { startNatsServer } from '@dura/testing';
 import type { BenchScenarios } from '../schema';
 import { distribution } from '../stats';
+import { lineJoinCost } from './line-join';
 
 const MODEL = 'openai/bench-model';
 /** Never binding: every call goes, so what is timed is admission itself. */
@@ -70,16 +71,20 @@ export async function admissionCost(sizes: {
       }),
     );
     const wallMs = performance.now() - began;
+    const lineJoin = await lineJoinCost(connections[0]!, log);
     return {
       mode: 'in-process',
       note:
         'admit + settle of one model call: no limit declared; a rate and a concurrency limit declared, one ' +
-        'replica; the same limit with three replicas admitting at once (one caller each), on one nats-server',
+        'replica; the same limit with three replicas admitting at once (one caller each), on one nats-server; ' +
+        'lineJoin: under 1 request/min, a line of 4,900 written as bench O leaves it, then 100 callers joining ' +
+        'it one at a time (to 5,000), then 100 asking with it full',
       calls: sizes.admissionCalls,
       noLimitMs: distribution(none),
       oneReplicaMs: distribution(one),
       threeReplicasMs: distribution(contended),
       threeReplicasCallsPerSecond: Math.round((contended.length / wallMs) * 1000),
+      lineJoin,
     };
   } finally {
     await Promise.all(connections.map((nc) => nc.close()));
