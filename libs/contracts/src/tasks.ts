@@ -57,7 +57,7 @@ export const TimerTaskSchema = z.object({
    * ends once and one drive goes on from it. Published with msg-id `timerWakeMsgId`; a gateway that does not
    * know this field stores the timer as usual and the run goes on at its timer.
    */
-  wake: z.literal(true).optional(),
+  wake: z.boolean().optional(),
 });
 export type TimerTask = z.infer<typeof TimerTaskSchema>;
 
