@@ -65,20 +65,26 @@ export async function tokenLatency(sizes: {
     }
     if (sse.status !== 200) throw new Error(`GET /runs/${runId}/tokens answered ${sse.status}`);
     let firstToken: number | undefined;
-    let ended = false;
+    let ended: string | undefined;
+    let live = false;
     for await (const message of sse.messages) {
-      if (message.comment === 'live tokens') readers.get(prompt)?.();
+      if (message.comment === 'live tokens') {
+        live = true;
+        readers.get(prompt)?.();
+      }
       const event = parseTokenFeedEvent(message.event, message.data);
       if (event?.event === 'token') firstToken ??= now();
       if (event?.event === 'end') {
-        ended = event.data.status === 'completed';
+        ended = event.data.status;
         break;
       }
     }
     sse.drop();
     const firstPiece = llm.requests[asked]?.firstPieceAt;
-    if (!ended || firstToken === undefined || firstPiece === undefined)
-      throw new Error(`run ${runId}: its token stream did not deliver the answer and the end`);
+    if (ended !== 'completed' || firstToken === undefined || firstPiece === undefined)
+      throw new Error(
+        `run ${runId}: its token stream did not deliver the answer and the end (end: ${ended ?? 'none'}, a token: ${firstToken !== undefined}, live: ${live}, the model sent a piece: ${firstPiece !== undefined}, model requests: ${llm.requests.length - asked})`,
+      );
     samples.push(firstToken - firstPiece);
     report(i + 1);
   }
