@@ -108,8 +108,11 @@ describe('decide tasks the planner cannot read', () => {
     }, `${runId} to reach its first intent`);
     expect(typesOf(log)).toEqual(['run_requested', 'run_started', 'thought', 'tool_call_requested']);
 
-    const info = await setup.jsm.consumers.info(STREAMS.tasks, PLANNER_CONSUMERS.decide.durable);
-    expect(info.num_pending + info.num_ack_pending).toBe(0);
+    // The task is acked once its drive returns, a moment after the intent lands: the consumer drains.
+    await eventually(async () => {
+      const info = await setup.jsm.consumers.info(STREAMS.tasks, PLANNER_CONSUMERS.decide.durable);
+      return info.num_pending + info.num_ack_pending === 0 ? info : undefined;
+    }, 'the decide consumer to have nothing pending or unacked');
     expect(await storedMessages(setup.jsm, STREAMS.deadLetters, 'dura.dlq.decide')).toHaveLength(2);
   });
 });
