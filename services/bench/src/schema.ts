@@ -1,15 +1,8 @@
 import { z } from 'zod';
+import { AdmissionSchema } from './admission-schema';
+import { DistributionSchema, ModeSchema } from './distribution-schema';
 
-/** Percentiles of a sample, in milliseconds. */
-export const DistributionSchema = z.object({
-  count: z.number().int().nonnegative(),
-  p50: z.number().nonnegative(),
-  p90: z.number().nonnegative(),
-  p99: z.number().nonnegative(),
-  max: z.number().nonnegative(),
-  mean: z.number().nonnegative(),
-});
-export type Distribution = z.infer<typeof DistributionSchema>;
+export { DistributionSchema, type Distribution } from './distribution-schema';
 
 /** Per-step figures read from the stream's own timestamps (the server's store time of each event). */
 const StepTimingsSchema = z.object({
@@ -18,8 +11,6 @@ const StepTimingsSchema = z.object({
   /** `tool_call_requested` of step n → of step n+1 (or `run_completed`): the whole step, planner included. */
   stepCycleMs: DistributionSchema,
 });
-
-const ModeSchema = z.enum(['processes', 'in-process']);
 
 /**
  * CPU milliseconds (user + system, from /proc) per completed step, by process group: each service kind
@@ -290,31 +281,6 @@ const CodeSchema = z.object({
     runWallMs: z.number().nonnegative(),
     clientRunMs: z.number().nonnegative(),
   }),
-});
-
-const AdmissionSchema = z.object({
-  mode: ModeSchema,
-  note: z.string(),
-  calls: z.number().int(),
-  /** Admission and settle of one call with no limit declared. */
-  noLimitMs: DistributionSchema,
-  /** With a rate and a concurrency limit declared, one replica admitting. */
-  oneReplicaMs: DistributionSchema,
-  /** The same limit, three replicas admitting at once. */
-  threeReplicasMs: DistributionSchema,
-  threeReplicasCallsPerSecond: z.number().nonnegative(),
-  /** A rate's line of `callersInLine` (its KV record `recordBytes`): a caller joining it, and one asking once it is full. */
-  lineJoin: z
-    .object({
-      callersInLine: z.number().int(),
-      recordBytes: z.number().int().nonnegative(),
-      bytesPerCaller: z.number().nonnegative(),
-      /** Admission of a caller that joins the line as it fills to `callersInLine` (the record read and written). */
-      joinMs: DistributionSchema,
-      /** Admission of a caller that finds the line full (the record read, not written). */
-      fullLineMs: DistributionSchema,
-    })
-    .optional(),
 });
 
 const CliSchema = z.object({
