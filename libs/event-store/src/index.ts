@@ -55,6 +55,13 @@ export type { FollowBothOptions, FollowTokensOptions, TokenFeedSources } from '.
 export { TOKEN_RETENTION } from './streams';
 export { createRunGates, gateEntryName, gateKeyToken, openGateBucket } from './run-gate-store';
 export type { GateEntry, RunGateDeps, RunGates } from './run-gate-store';
-export { askGate, GATE_ASK_QUEUE, GATE_ASK_TIMEOUT_MS, GateUnanswered, serveGateAsks } from './run-gate-door';
+export {
+  askGate,
+  GATE_ASK_QUEUE,
+  GATE_ASK_TIMEOUT_MS,
+  GateUnanswered,
+  serveGateAsks,
+  type GateDoor,
+} from './run-gate-door';
 export type { GateDoorDeps } from './run-gate-door';
 export { bucketKeyLister } from './bucket-keys';

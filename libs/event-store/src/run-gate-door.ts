@@ -57,12 +57,22 @@ export interface GateDoorDeps {
   };
 }
 
+/** A planner's side of the gate door, once opened. */
+export interface GateDoor {
+  /**
+   * Settles once the server has the door's subscription: an ask sent from another connection before that
+   * finds no responder (a 503 to its caller). A planner is ready only after it.
+   */
+  ready: Promise<void>;
+  stop(): Promise<void>;
+}
+
 /**
  * Answers gate asks (planner side): each request is sealed for its window's run id and taken into its key's
  * window with `gates.arrive`, then the answer says where it waits. One that cannot be sealed (no secrets key,
  * a secret given to a child run) or decided is refused with the reason, and kept nowhere.
  */
-export function serveGateAsks(deps: GateDoorDeps): { stop(): Promise<void> } {
+export function serveGateAsks(deps: GateDoorDeps): GateDoor {
   const pending = new Set<Promise<void>>();
   const sub: Subscription = deps.nc.subscribe(SUBJECTS.runGateAsk, {
     queue: GATE_ASK_QUEUE,
@@ -121,6 +131,7 @@ export function serveGateAsks(deps: GateDoorDeps): { stop(): Promise<void> } {
   }
 
   return {
+    ready: deps.nc.flush(),
     async stop(): Promise<void> {
       sub.unsubscribe();
       await Promise.allSettled([...pending]);

@@ -1,8 +1,8 @@
 // The gate records of debounce and skip-if-running on a real nats-server, written by two "replicas" (two
 // connections) at once: every write is a compare-and-set, so no arrival is lost and no two both start.
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { RunRequest } from '@dura/contracts';
-import { createRunGates, gateEntryName, type RunGates } from '../src/index';
+import { GATE_ASK_VERSION, type RunRequest } from '@dura/contracts';
+import { askGate, createRunGates, gateEntryName, serveGateAsks, type RunGates } from '../src/index';
 import { useNatsConnections, useTestInfra } from './infra';
 
 const infra = useTestInfra({ database: false });
@@ -78,5 +78,36 @@ describe('two replicas deciding for one key at once', () => {
     expect(outcomes.filter((o) => o.kind === 'skipped')).toEqual(
       Array.from({ length: 19 }, () => ({ kind: 'skipped', runningRunId: winner })),
     );
+  });
+});
+
+describe('the gate door (request/reply on dura.gate.runs)', () => {
+  it('once ready, a door answers the first ask sent from another connection', async () => {
+    // A planner is ready only after its door's `ready`: an ask sent before the server has the subscription
+    // finds no responder, which the projector answers with a 503. Opened and asked 30 times in a row.
+    const [planner, projector] = [await openNats(), await openNats()];
+    const gates = createRunGates({ js: planner.js, phaseOf: () => Promise.resolve('unseen') });
+    const log = { info: () => undefined, warn: () => undefined };
+    const answers: string[] = [];
+    for (let i = 0; i < 30; i += 1) {
+      const door = serveGateAsks({ nc: planner.nc, gates, log, seal: (r) => r });
+      await door.ready;
+      const answer = await askGate(projector.nc, {
+        v: GATE_ASK_VERSION,
+        scope: 'runs:acme',
+        key: `door-${i}`,
+        windowMs: 60_000,
+        skipIfRunning: false,
+        source: `ask-${i}`,
+        windowRunIdPrefix: 'deb-door-',
+        request: request(i)(`ask-${i}`),
+      }).then(
+        (a) => ('debounced' in a ? 'debounced' : `refused: ${a.refused.message}`),
+        (err: unknown) => `unanswered: ${String(err)}`,
+      );
+      answers.push(answer);
+      await door.stop();
+    }
+    expect(answers).toEqual(Array.from({ length: 30 }, () => 'debounced'));
   });
 });

@@ -29,6 +29,7 @@ import {
   isJsApiError,
   JS_CODES,
   serveGateAsks,
+  type GateDoor,
   type TriggerEntry,
 } from '@dura/event-store';
 import { failpoint, startConsumerLoop, type ConsumerLoop, type Logger } from '@dura/service-kit';
@@ -90,7 +91,7 @@ export function createEventTriggers(deps: EventTriggerDeps) {
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
   let stopped = false;
-  let door: { stop(): Promise<void> } | undefined;
+  let door: GateDoor | undefined;
   const secrets = deps.secrets
     ? createEventSecrets({
         ports: deps.secrets,
@@ -125,7 +126,7 @@ export function createEventTriggers(deps: EventTriggerDeps) {
    * Takes debounced `POST /runs` requests from the projector into their windows, sealed as an event's run
    * request is (`secrets.seal` throws when one holding a secret cannot be: the request is refused, not kept).
    */
-  function openGateDoor(): { stop(): Promise<void> } | undefined {
+  function openGateDoor(): GateDoor | undefined {
     const nc = connectionOf(deps.js);
     if (!nc) {
       deps.log.warn(
@@ -276,6 +277,8 @@ export function createEventTriggers(deps: EventTriggerDeps) {
       loop();
       gatePass.start();
       door ??= openGateDoor();
+      // Ready only once the server has the door's subscription: an ask before that would find no planner.
+      await door?.ready;
     },
     async stop(): Promise<void> {
       stopped = true;

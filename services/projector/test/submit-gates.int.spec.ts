@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DuraError, GateRecordSchema, STREAMS, SUBJECTS } from '@dura/contracts';
 import { BUCKETS } from '@dura/contracts';
-import { createRunGates, gateEntryName, serveGateAsks } from '@dura/event-store';
+import { createRunGates, gateEntryName, serveGateAsks, type GateDoor } from '@dura/event-store';
 import { Kvm } from '@nats-io/kv';
 import type { HttpServerHandle } from '@dura/service-kit';
 import { useTestInfra } from '@dura/testing';
@@ -118,7 +118,7 @@ describe('POST /runs with dedupe skip-if-running', () => {
 });
 
 describe('POST /runs with debounce', () => {
-  let door: { stop(): Promise<void> } | undefined;
+  let door: GateDoor | undefined;
   // The planner's side: "seals" by marking the input, and refuses what it could not seal.
   const openDoor = () =>
     serveGateAsks({
@@ -134,8 +134,10 @@ describe('POST /runs with debounce', () => {
         return { ...request, input: { sealed: request.input ?? null } };
       },
     });
-  beforeAll(() => {
+  // Each ask goes from the projector's connection: it finds the door once the server has its subscription.
+  beforeAll(async () => {
     door = openDoor();
+    await door.ready;
   });
   afterAll(async () => {
     await door?.stop();
@@ -191,6 +193,7 @@ describe('POST /runs with debounce', () => {
       expect(await kv.get(gateEntryName('runs:acme', 'customer-44'))).toBeNull();
     } finally {
       door = openDoor();
+      await door.ready;
     }
   });
 
