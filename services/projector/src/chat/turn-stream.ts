@@ -1,5 +1,4 @@
 import type { RunEvent, TokenMessage } from '@dura/contracts';
-import { createTokenFeed } from '@dura/core';
 import {
   decodeStored,
   followLogAndTokens,
@@ -10,8 +9,8 @@ import {
 } from '@dura/event-store';
 import type { HttpResponse, Logger } from '@dura/service-kit';
 import { drained } from '../run-stream';
-import { createTurnChunks, type UiChunk } from './turn-chunks';
-import { applyEvent } from './turn-log';
+import type { UiChunk } from './turn-chunks';
+import { createTurnReading } from './turn-reading';
 
 /** The headers of the AI SDK's UI message stream (protocol v1). */
 export const UI_STREAM_HEADERS = {
@@ -72,8 +71,8 @@ export async function* turnChunks(
   signal: AbortSignal,
 ): AsyncGenerator<UiChunk> {
   const quietThrough = options.after?.seq ?? 0;
-  const turn = createTurnChunks(runId);
-  const feed = createTokenFeed(runId);
+  const reading = createTurnReading(runId, quietThrough);
+  const turn = reading.turn;
   const trouble = (what: string, err: unknown) => deps.log?.warn(`chat stream: ${what}`, { runId, err });
   const fromLog = (msg: StoredRunMessage): UiChunk[] => {
     let event: RunEvent;
@@ -84,8 +83,7 @@ export async function* turnChunks(
       trouble(`seq ${msg.seq} of the log skipped`, err);
       return [];
     }
-    const chunks = applyEvent(turn, feed, event);
-    return msg.seq <= quietThrough ? [] : chunks;
+    return reading.event(event);
   };
   const fromTokens = (msg: StoredRunMessage, skip?: ReadonlySet<string>): UiChunk[] => {
     let message: TokenMessage;
@@ -95,10 +93,7 @@ export async function* turnChunks(
       trouble(`seq ${msg.seq} of the text skipped`, err);
       return [];
     }
-    return feed
-      .token(message)
-      .filter((e) => e.event !== 'token' || !skip?.has(e.data.attempt))
-      .flatMap((e) => turn.feed(e));
+    return reading.token(message, skip);
   };
   /** Whether the stream is done: the run ended, or waits for the page to answer an approval. */
   const done = (): boolean =>
@@ -125,14 +120,14 @@ export async function* turnChunks(
     yield* fromTokens(msg, superseded);
     tokensNext = msg.seq + 1;
   }
-  const reading = new AbortController();
-  const stop = (): void => reading.abort();
+  const following = new AbortController();
+  const stop = (): void => following.abort();
   signal.addEventListener('abort', stop, { once: true });
   try {
     for await (const [source, msg] of followLogAndTokens(deps.sources, runId, {
       fromLog: logNext,
       fromTokens: tokensNext,
-      signal: reading.signal,
+      signal: following.signal,
       onTrouble: trouble,
     })) {
       yield* source === 'log' ? fromLog(msg) : fromTokens(msg);
