@@ -65,9 +65,12 @@ export function createTurnChunks(messageId: string): TurnChunks {
   };
 
   /** Drops the current step's parts on the page and shows its calls' texts again. */
-  const resetStep = (): UiChunk[] => {
+  const resetStep = (): UiChunk[] => (step ? [{ type: 'reset-step' }, ...restartStep()] : []);
+
+  /** Starts the current step again on the page and shows its calls' texts anew (after a `reset-step`). */
+  const restartStep = (): UiChunk[] => {
     if (!step) return [];
-    const out: UiChunk[] = [{ type: 'reset-step' }, { type: 'start-step' }];
+    const out: UiChunk[] = [{ type: 'start-step' }];
     for (const [call, text] of [...step.calls].sort(([a], [b]) => a - b)) {
       const again = newText(text.text);
       step.calls.set(call, again);
@@ -118,7 +121,9 @@ export function createTurnChunks(messageId: string): TurnChunks {
           known.text = recorded;
           if (rest !== '') out.push({ type: 'text-delta', id: known.id, delta: rest });
         } else {
+          // Shown again closed, and not at all when the call recorded no text.
           known.text = recorded;
+          known.open = false;
           out.push(...resetStep());
         }
         const now = calls.get(call)!;
@@ -137,16 +142,19 @@ export function createTurnChunks(messageId: string): TurnChunks {
         return stepOf(decisions - 1);
       case 'tool_call_requested': {
         tools.add(e.data.callId);
-        return [
-          ...stepOf(Math.max(0, decisions - 1)),
-          {
-            type: 'tool-input-available',
-            toolCallId: e.data.callId,
-            toolName: e.data.tool,
-            input: e.data.args,
-            dynamic: true,
-          },
-        ];
+        const part: UiChunk = {
+          type: 'tool-input-available',
+          toolCallId: e.data.callId,
+          toolName: e.data.tool,
+          input: e.data.args,
+          dynamic: true,
+        };
+        const decision = Math.max(0, decisions - 1);
+        // The next decision's text came first (the log is read behind the text): the call goes before that
+        // step on the page, which is shown again after it, so the step is never opened twice.
+        if (step !== undefined && step.decision > decision)
+          return [{ type: 'reset-step' }, part, ...restartStep()];
+        return [...stepOf(decision), part];
       }
       case 'tool_call_completed':
         if (!tools.has(e.data.callId)) return [];
