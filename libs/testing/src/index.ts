@@ -16,7 +16,7 @@ export type { InfraMode } from './infra-mode';
 export { freePort, waitForPort } from './ports';
 export { repoRoot } from './repo-root';
 export { eventually, retryUntil } from './eventually';
-export { startPaymentWitness } from './payment-witness';
+export { lateArrivals, startPaymentWitness } from './payment-witness';
 export type { PaymentWitness, WitnessCharge } from './payment-witness';
 export { startOtlpReceiver } from './otlp-receiver';
 export type { OtlpReceiver, OtlpReceiverStats } from './otlp-receiver';

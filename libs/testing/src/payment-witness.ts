@@ -21,6 +21,11 @@ export interface PaymentWitness extends AsyncDisposable {
   effects(key: string): number;
   /** GET /charges/:key status look-ups for `key`. */
   lookups(key: string): number;
+  /**
+   * The attempt each POST for `key` said it was (header `X-Attempt`), in order of arrival; `undefined` where
+   * a request named none. How a checker tells a re-run from a paused caller's request arriving late.
+   */
+  attempts(key: string): (number | undefined)[];
   /** The `Authorization` headers POSTs for `key` carried (how a test sees what credential a tool really sent). */
   authorizations(key: string): string[];
   /** POST /charges requests being answered right now (arrival to answer, `?delayMs` included). */
@@ -49,6 +54,7 @@ export interface PaymentWitness extends AsyncDisposable {
 
 interface KeyRecord {
   requests: number;
+  attempts: (number | undefined)[];
   refused: number;
   lookups: number;
   authorizations: string[];
@@ -88,7 +94,7 @@ export async function startPaymentWitness(): Promise<PaymentWitness> {
   const recordFor = (key: string): KeyRecord => {
     let record = records.get(key);
     if (!record) {
-      record = { requests: 0, refused: 0, lookups: 0, authorizations: [] };
+      record = { requests: 0, attempts: [], refused: 0, lookups: 0, authorizations: [] };
       records.set(key, record);
     }
     return record;
@@ -100,6 +106,7 @@ export async function startPaymentWitness(): Promise<PaymentWitness> {
       throw new HttpProblem(400, 'the Idempotency-Key header is required');
     const record = recordFor(key);
     record.requests += 1;
+    record.attempts.push(attemptOf(req.headers['x-attempt']));
     const authorization = req.headers.authorization;
     if (authorization !== undefined) record.authorizations.push(authorization);
     const amount = parseAmount(await readBody(req));
@@ -178,6 +185,7 @@ export async function startPaymentWitness(): Promise<PaymentWitness> {
     requests: (key) => records.get(key)?.requests ?? 0,
     effects: (key) => (records.get(key)?.charge ? 1 : 0),
     lookups: (key) => records.get(key)?.lookups ?? 0,
+    attempts: (key) => [...(records.get(key)?.attempts ?? [])],
     authorizations: (key) => [...(records.get(key)?.authorizations ?? [])],
     inFlight: () => inFlight,
     maxConcurrent: () => maxConcurrent,
@@ -222,6 +230,27 @@ export async function startPaymentWitness(): Promise<PaymentWitness> {
     close,
     [Symbol.asyncDispose]: close,
   };
+}
+
+/**
+ * Requests whose attempt is below one that arrived before them: a late request of an attempt another replica
+ * had already taken over. A re-run sends a higher attempt after the earlier one arrived, so it is not late.
+ */
+export function lateArrivals(attempts: readonly (number | undefined)[]): number {
+  let highest = 0;
+  let late = 0;
+  for (const attempt of attempts) {
+    if (attempt === undefined) continue;
+    if (attempt < highest) late += 1;
+    highest = Math.max(highest, attempt);
+  }
+  return late;
+}
+
+/** A request's `X-Attempt`: a positive whole number, or undefined when absent or not one. */
+function attemptOf(header: string | string[] | undefined): number | undefined {
+  const value = Array.isArray(header) ? header[0] : header;
+  return value !== undefined && /^[1-9][0-9]{0,8}$/.test(value) ? Number(value) : undefined;
 }
 
 function reply(res: ServerResponse, status: number, body: unknown): void {

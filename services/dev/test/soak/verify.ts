@@ -2,6 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { isControlTool, type RunEvent } from '@dura/contracts';
 import { fold } from '@dura/core';
 import { createEventStore } from '@dura/event-store';
+import { lateArrivals } from '@dura/testing';
 import type { Cluster } from './cluster';
 
 export interface StuckRun {
@@ -22,6 +23,12 @@ export interface Verdict {
   duplicates: number;
   /** pay.charge calls sent again with the same key after a crash (allowed: the witness charged once). */
   reexecutions: number;
+  /**
+   * Requests that reached the witness after a later attempt of their call had: sent by a paused process that
+   * checked its claim before the pause, after another replica took the call over. The idempotency key keeps
+   * them to one charge; only a pause can cause them, so they are problems unless `lateRequestsAllowed`.
+   */
+  lateRequests: number;
   /** Model calls made for these runs (the scripted model's call log). */
   modelCalls: number;
   /** Model calls whose answer was never recorded (killed in between) and so were asked again. */
@@ -88,7 +95,7 @@ async function compareProjections(
 export async function verifyRuns(
   cluster: Cluster,
   runIds: readonly string[],
-  options: { projectionTimeoutMs?: number } = {},
+  options: { projectionTimeoutMs?: number; lateRequestsAllowed?: boolean } = {},
 ): Promise<Verdict> {
   const store = createEventStore(cluster);
   const problems: string[] = [];
@@ -97,6 +104,7 @@ export async function verifyRuns(
   const keys = new Map<string, { runId: string; tool: string; callId: string }>();
   let duplicates = 0;
   let reexecutions = 0;
+  let lateRequests = 0;
   let completed = 0;
 
   const effectRows = await cluster.sql<
@@ -146,7 +154,11 @@ export async function verifyRuns(
       const charges = cluster.witness.effects(key);
       if (state.status === 'completed' && charges !== 1)
         problems.push(`${key}: ${charges} charges at the witness`);
-      const requests = cluster.witness.requests(key);
+      const late = lateArrivals(cluster.witness.attempts(key));
+      lateRequests += late;
+      if (late > 0 && !options.lateRequestsAllowed)
+        problems.push(`${key}: ${late} request(s) reached the witness after a later attempt's`);
+      const requests = cluster.witness.requests(key) - late;
       const allowed = 1 + (retried.get(call.callId) ?? 0);
       if (call.tool === 'pay.checked' && requests > allowed) {
         duplicates += requests - allowed;
@@ -174,6 +186,7 @@ export async function verifyRuns(
     steps: keys.size,
     duplicates,
     reexecutions,
+    lateRequests,
     modelCalls,
     repeatedModelCalls: Math.max(0, modelCalls - decisions),
     projectionMismatches: mismatches.length,
