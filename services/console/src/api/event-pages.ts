@@ -16,26 +16,33 @@ const PAGE = 1000;
 
 /**
  * Reads every event of the run page by page, each page validated, and hands each page to `onPage` as it
- * comes. Pages are read one ahead: the next page is on its way while this one is validated.
+ * comes. The pages after the first are read once `init.afterFirst` settles (the reader has drawn the first),
+ * and one ahead: the next page is on its way while this one is validated.
  */
 export async function readEventPages(
   runId: string,
   onPage: (events: RunEvent[]) => void,
-  init: { signal?: AbortSignal; auth?: Record<string, string> } = {},
+  init: { signal?: AbortSignal; auth?: Record<string, string>; afterFirst?: () => Promise<void> } = {},
 ): Promise<void> {
   const path = (from: number, limit = PAGE) =>
     `/runs/${encodeURIComponent(runId)}/events?fromSeq=${from}&limit=${limit}`;
-  let from: number | undefined = 0;
-  let next: Promise<ApiAnswer> | undefined = apiAnswer(path(from, FIRST_PAGE), init);
-  let limit = FIRST_PAGE;
+  const read = (from: number | undefined) => {
+    const answer = from === undefined ? undefined : apiAnswer(path(from), init);
+    // Read ahead: if this page turns out invalid, the next one's outcome is nobody's to handle.
+    void answer?.catch(() => undefined);
+    return answer;
+  };
+  const answer = await apiAnswer(path(0, FIRST_PAGE), init);
+  const page: EventPageResponse = validated(EventPageResponseSchema, path(0, FIRST_PAGE), answer);
+  onPage(page.events);
+  if (page.nextFromSeq === undefined) return;
+  await init.afterFirst?.();
+  let from: number | undefined = page.nextFromSeq;
+  let next = read(from);
   while (from !== undefined && next) {
     const answer = await next;
-    const after = nextFromSeqOf(answer);
-    next = after === undefined ? undefined : apiAnswer(path(after), init);
-    // Read ahead: if this page turns out invalid, the next one's outcome is nobody's to handle.
-    void next?.catch(() => undefined);
-    const page: EventPageResponse = validated(EventPageResponseSchema, path(from, limit), answer);
-    limit = PAGE;
+    next = read(nextFromSeqOf(answer));
+    const page: EventPageResponse = validated(EventPageResponseSchema, path(from), answer);
     onPage(page.events);
     from = page.nextFromSeq;
   }

@@ -85,17 +85,23 @@ const NO_EVENTS: RunEvent[] = [];
 
 /**
  * Every event of the run, read page by page (off the page's thread: `readRunEvents`), then kept current from
- * the live stream. The first page is given as soon as it is in, so the page draws its first screen while the
- * rest is read; the rest comes in one piece (one more render, not one per page).
+ * the live stream. The first page is given as soon as it is in, and the rest is read once the page has drawn
+ * it (and `hold` is over): the first screen does not share the machine with reading the rest. The rest comes
+ * in one piece (one more render, not one per page).
  */
-export function useRunEvents(runId: string): RunEvents {
+export function useRunEvents(runId: string, hold = false): RunEvents {
   const client = useQueryClient();
-  const [first, setFirst] = useState<{ runId: string; events: RunEvent[] }>();
+  const [first, setFirst] = useState<{ runId: string; events: RunEvent[]; readRest: () => void }>();
   const query = useQuery({
     queryKey: ['events', runId],
     staleTime: Infinity,
-    queryFn: ({ signal }) => readRunEvents(runId, signal, (events) => setFirst({ runId, events })),
+    queryFn: ({ signal }) =>
+      readRunEvents(runId, signal, (events, readRest) => setFirst({ runId, events, readRest })),
   });
+  // An effect runs once its render is on the screen: the first screen has been drawn.
+  useEffect(() => {
+    if (!hold) first?.readRest();
+  }, [first, hold]);
   const loaded = query.isSuccess;
   useEffect(() => {
     if (!loaded) return;

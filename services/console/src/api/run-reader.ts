@@ -8,7 +8,9 @@ type RunState = z.infer<typeof RunStateSchema>;
 /** What the page asks the run reader (run-reader.worker.ts). */
 export type RunReaderRequest =
   | { kind: 'events' | 'state'; id: number; runId: string; auth: Record<string, string> }
-  | { kind: 'cancel'; id: number };
+  | { kind: 'cancel'; id: number }
+  /** The page has drawn the first event page of read `id`: the reader goes on with the others. */
+  | { kind: 'rest'; id: number };
 
 /** What the run reader answers: each event page as it is validated, then the end (with the state) or the error. */
 export type RunReaderReply =
@@ -50,16 +52,20 @@ export function startRunReader(): void {
   reader();
 }
 
-/** Sends `kind` for `runId` to the worker; `onPage` sees each event page; settles with the done value. */
+/**
+ * Sends `kind` for `runId` to the worker; `onPage` sees each event page, the first with the way to ask for the
+ * rest; settles with the done value.
+ */
 function request(
   target: Worker,
   kind: 'events' | 'state',
   runId: string,
   signal: AbortSignal,
-  onPage?: (events: RunEvent[]) => void,
+  onPage?: (events: RunEvent[], readRest: () => void) => void,
 ): Promise<unknown> {
   if (signal.aborted) return Promise.reject(signal.reason as Error);
   const id = nextId++;
+  const readRest = () => target.postMessage({ kind: 'rest', id } satisfies RunReaderRequest);
   return new Promise<unknown>((resolve, reject) => {
     const stop = () => {
       pending.delete(id);
@@ -68,7 +74,7 @@ function request(
     };
     signal.addEventListener('abort', stop, { once: true });
     pending.set(id, (reply) => {
-      if (reply.kind === 'page') return onPage?.(reply.events);
+      if (reply.kind === 'page') return onPage?.(reply.events, readRest);
       pending.delete(id);
       signal.removeEventListener('abort', stop);
       if (reply.kind === 'done') resolve(reply.value);
@@ -80,21 +86,29 @@ function request(
 
 /**
  * Every event of the run, read page by page and validated off the page's thread where it can be, else on it.
- * `onFirst` gets the first page as soon as it is in (the page draws its first screen from it).
+ * With `onFirst`, the first page is handed to it as soon as it is in (the page draws its first screen from it),
+ * and the rest is read once it calls `readRest` (the first screen is drawn): until then, nothing else of the
+ * run is fetched, parsed or validated.
  */
 export async function readRunEvents(
   runId: string,
   signal: AbortSignal,
-  onFirst?: (events: RunEvent[]) => void,
+  onFirst?: (events: RunEvent[], readRest: () => void) => void,
 ): Promise<RunEvent[]> {
   const events: RunEvent[] = [];
-  const add = (page: RunEvent[]) => {
+  const add = (page: RunEvent[], readRest: () => void) => {
     for (const event of page) events.push(event);
-    if (events.length === page.length) onFirst?.(page);
+    if (events.length !== page.length) return;
+    if (onFirst) onFirst(page, readRest);
+    else readRest();
   };
   const target = reader();
   if (target) await request(target, 'events', runId, signal, add);
-  else await readEventPages(runId, add, { signal });
+  else {
+    let readRest = () => {};
+    const rest = new Promise<void>((resolve) => (readRest = resolve));
+    await readEventPages(runId, (page) => add(page, readRest), { signal, afterFirst: () => rest });
+  }
   return events;
 }
 

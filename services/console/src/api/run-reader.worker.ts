@@ -7,13 +7,33 @@ import { readEventPages } from './event-pages';
 import type { RunReaderReply, RunReaderRequest } from './run-reader';
 
 const reads = new Map<number, AbortController>();
+/** Event reads waiting for the page to draw their first page: what lets each go on. */
+const held = new Map<number, () => void>();
 const reply = (message: RunReaderReply) => postMessage(message);
+
+/** Settles once the page says it has drawn the first event page of read `id` (or the read is cancelled). */
+const drawn = (id: number, signal: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    const stop = () => reject(signal.reason as Error);
+    if (signal.aborted) return stop();
+    signal.addEventListener('abort', stop, { once: true });
+    held.set(id, () => {
+      signal.removeEventListener('abort', stop);
+      resolve();
+    });
+  });
 
 onmessage = (message: MessageEvent<RunReaderRequest>) => {
   const request = message.data;
+  if (request.kind === 'rest') {
+    held.get(request.id)?.();
+    held.delete(request.id);
+    return;
+  }
   if (request.kind === 'cancel') {
     reads.get(request.id)?.abort();
     reads.delete(request.id);
+    held.delete(request.id);
     return;
   }
   const { id, runId, auth } = request;
@@ -22,7 +42,10 @@ onmessage = (message: MessageEvent<RunReaderRequest>) => {
   const init = { signal: abort.signal, auth };
   const read =
     request.kind === 'events'
-      ? readEventPages(runId, (events) => reply({ id, kind: 'page', events }), init).then(() => undefined)
+      ? readEventPages(runId, (events) => reply({ id, kind: 'page', events }), {
+          ...init,
+          afterFirst: () => drawn(id, abort.signal),
+        }).then(() => undefined)
       : api(RunStateSchema, `/runs/${encodeURIComponent(runId)}`, init);
   read
     .then((value) => reply({ id, kind: 'done', value }))

@@ -26,9 +26,11 @@ import { Timeline } from './Timeline';
  */
 export function RunPage({ runId, session }: { runId: string; session: ConsoleSession }) {
   const state = useRunState(runId);
+  const notProjected = state.error instanceof ApiError && state.error.status === 404;
   // While the run's events are read, the page shows the first ones (its first screen): what needs them all
-  // (the conversation, the end and duration) waits for the rest.
-  const { events, complete, error: eventsError } = useRunEvents(runId);
+  // (the conversation, the end and duration) waits for the rest, which is read once the first screen is drawn
+  // with the run's state (or its absence) beside it.
+  const { events, complete, error: eventsError } = useRunEvents(runId, state.isPending);
   const rows = useMemo(() => buildWaterfall(events, { complete }), [events, complete]);
   const numberOf = useMemo(() => eventNumbers(events), [events]);
   const conversations = useMemo(() => (complete ? buildConversations(events) : []), [events, complete]);
@@ -37,8 +39,10 @@ export function RunPage({ runId, session }: { runId: string; session: ConsoleSes
   const run = state.data;
   const live = run !== undefined && ['pending', 'running', 'waiting'].includes(run.status);
   // The streamed answer is shown until its thought is in the log (the stream then says it is recorded). Its
-  // stream is followed from the page's start until the state says the run has finished.
-  const answering = useLiveText(runId, run === undefined || live);
+  // stream is followed while the state says the run is live, or while the run is not projected yet (just
+  // submitted or forked); not while the state is being read: a finished run's stream replays every recorded
+  // answer, and a live run's replays from its first word whenever it is joined.
+  const answering = useLiveText(runId, run === undefined ? notProjected : live);
   const traceId = useMemo(() => traceIdOf(events), [events]);
   // While the run is live, open spans reach "now" (read when the state or events change, not every frame).
   const first = events[0];

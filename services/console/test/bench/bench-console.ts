@@ -6,7 +6,7 @@
 // - 100,000 runs in the read model: time to first rows, keyset pages while scrolling, and API latencies of
 //   the list's first page, a deep page, and filtered pages.
 // Prints one JSON object (and writes it to bench-results/console.json).
-//   npm run bench:console [-- --runs 100000 --events 10000]
+//   npm run bench:console [-- --runs 100000 --events 10000] [--profile: where the open's time goes, bench-profile.ts]
 import { mkdir, writeFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
@@ -19,9 +19,14 @@ import { createProjector, migrateProjector, projectorRoutes } from '@dura/projec
 import { connectNats, createLogger, startHttpServer } from '@dura/service-kit';
 import { createTestDatabase, repoRoot, startNatsServer } from '@dura/testing';
 import { bigRunEvents, seedRunsSql } from './bench-data';
+import { startProfile } from './bench-profile';
 
 const { values } = parseArgs({
-  options: { runs: { type: 'string', default: '100000' }, events: { type: 'string', default: '10000' } },
+  options: {
+    runs: { type: 'string', default: '100000' },
+    events: { type: 'string', default: '10000' },
+    profile: { type: 'boolean', default: false },
+  },
 });
 const RUNS = Number(values.runs);
 const EVENTS = Number(values.events);
@@ -172,6 +177,9 @@ async function main(): Promise<void> {
     const openCdp = await page.context().newCDPSession(page);
     await openCdp.send('Performance.enable');
     const busyBeforeOpen = await busyMs(openCdp);
+    const out = join(repoRoot(), 'bench-results');
+    await mkdir(out, { recursive: true });
+    const profiling = values.profile ? await startProfile(browser, page, out) : undefined;
     const openStart = performance.now();
     await page.goto(`${http.url}/ui/runs/${BIG_RUN}`);
     // Checked in the page on every frame (one check, not one round trip to the page per condition).
@@ -191,6 +199,7 @@ async function main(): Promise<void> {
     await page.locator('[data-testid="timeline"] [data-n="1"]').click();
     await page.getByTestId('event-detail').getByRole('heading', { name: '#1 run_requested' }).waitFor();
     const runOpenMs = performance.now() - openStart;
+    const openProfile = await profiling?.stop();
     // The renderer's busy time counts from its document's start: a navigation starts it again.
     const openBusy = await busyMs(openCdp);
     const runOpenBusyMs = openBusy >= busyBeforeOpen ? openBusy - busyBeforeOpen : openBusy;
@@ -234,9 +243,8 @@ async function main(): Promise<void> {
         scroll: listScroll,
         apiLatency,
       },
+      ...(openProfile ? { openProfile } : {}),
     };
-    const out = join(repoRoot(), 'bench-results');
-    await mkdir(out, { recursive: true });
     await writeFile(join(out, 'console.json'), JSON.stringify(result, null, 2));
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   } finally {
