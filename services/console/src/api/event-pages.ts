@@ -1,5 +1,7 @@
 import { EventPageResponseSchema, type EventPageResponse, type RunEvent } from '@dura/contracts';
-import { apiAnswer, validated, type ApiAnswer } from './http';
+import { apiAnswer, fetchedAnswer, validated, type ApiAnswer } from './http';
+import type { FetchedAnswer } from './fetch-ahead';
+import { eventsPath, firstPagePath } from './run-paths';
 
 /** Where an event page says the next one starts, read before the page is validated (it is, right after). */
 const nextFromSeqOf = (answer: ApiAnswer): number | undefined => {
@@ -7,33 +9,35 @@ const nextFromSeqOf = (answer: ApiAnswer): number | undefined => {
   return typeof next === 'number' ? next : undefined;
 };
 
-/**
- * The first page is short: it holds the first screen of rows, which the page shows while the rest is read.
- * The later pages are as long as the API gives.
- */
-const FIRST_PAGE = 100;
+/** The later pages (after the short first one, `firstPagePath`) are as long as the API gives. */
 const PAGE = 1000;
 
 /**
  * Reads every event of the run page by page, each page validated, and hands each page to `onPage` as it
- * comes. The pages after the first are read once `init.afterFirst` settles (the reader has drawn the first),
- * and one ahead: the next page is on its way while this one is validated.
+ * comes. The first page is `init.first` when the page fetched it ahead. The pages after it are read once
+ * `init.afterFirst` settles (the reader has drawn the first), and one ahead: the next page is on its way
+ * while this one is validated.
  */
 export async function readEventPages(
   runId: string,
   onPage: (events: RunEvent[]) => void,
-  init: { signal?: AbortSignal; auth?: Record<string, string>; afterFirst?: () => Promise<void> } = {},
+  init: {
+    signal?: AbortSignal;
+    auth?: Record<string, string>;
+    first?: FetchedAnswer;
+    afterFirst?: () => Promise<void>;
+  } = {},
 ): Promise<void> {
-  const path = (from: number, limit = PAGE) =>
-    `/runs/${encodeURIComponent(runId)}/events?fromSeq=${from}&limit=${limit}`;
+  const path = (from: number) => eventsPath(runId, from, PAGE);
   const read = (from: number | undefined) => {
     const answer = from === undefined ? undefined : apiAnswer(path(from), init);
     // Read ahead: if this page turns out invalid, the next one's outcome is nobody's to handle.
     void answer?.catch(() => undefined);
     return answer;
   };
-  const answer = await apiAnswer(path(0, FIRST_PAGE), init);
-  const page: EventPageResponse = validated(EventPageResponseSchema, path(0, FIRST_PAGE), answer);
+  const firstPath = firstPagePath(runId);
+  const answer = init.first ? fetchedAnswer(init.first) : await apiAnswer(firstPath, init);
+  const page: EventPageResponse = validated(EventPageResponseSchema, firstPath, answer);
   onPage(page.events);
   if (page.nextFromSeq === undefined) return;
   await init.afterFirst?.();

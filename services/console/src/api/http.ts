@@ -1,14 +1,7 @@
 import { ApiErrorSchema } from '@dura/contracts';
 import type { z } from 'zod';
-
-const TOKEN_KEY = 'dura.console.token';
-
-/** The bearer token the console presents, kept for this browser tab only. */
-export const tokenStore = {
-  get: (): string | null => sessionStorage.getItem(TOKEN_KEY),
-  set: (token: string): void => sessionStorage.setItem(TOKEN_KEY, token),
-  clear: (): void => sessionStorage.removeItem(TOKEN_KEY),
-};
+import { authHeaders } from './token';
+import type { FetchedAnswer } from './fetch-ahead';
 
 /** An API answer other than 2xx, with the API's own code and message. */
 export class ApiError extends Error {
@@ -20,12 +13,6 @@ export class ApiError extends Error {
     super(message);
     this.name = 'ApiError';
   }
-}
-
-/** Headers of every call: the token, when there is one. */
-export function authHeaders(): Record<string, string> {
-  const token = tokenStore.get();
-  return token ? { authorization: `Bearer ${token}` } : {};
 }
 
 type ApiInit = {
@@ -63,13 +50,29 @@ export async function apiAnswer(path: string, init: ApiInit = {}): Promise<ApiAn
     ...(init.signal ? { signal: init.signal } : {}),
   });
   const body: unknown = await response.json().catch(() => undefined);
-  if (!response.ok) {
+  return answerOf(path, response.status, body);
+}
+
+/** The API's answer to `path`: a 2xx as it came, any other throws its ApiError. */
+export function answerOf(path: string, status: number, body: unknown): ApiAnswer {
+  if (status < 200 || status > 299) {
     const parsed = ApiErrorSchema.safeParse(body);
     throw parsed.success
-      ? new ApiError(response.status, parsed.data.error.code, parsed.data.error.message)
-      : new ApiError(response.status, 'http_error', `${path} answered ${response.status}`);
+      ? new ApiError(status, parsed.data.error.code, parsed.data.error.message)
+      : new ApiError(status, 'http_error', `${path} answered ${status}`);
   }
-  return { status: response.status, body };
+  return { status, body };
+}
+
+/** A fetched-ahead answer as the API's answer (its body parsed here), as `apiAnswer` gives it. */
+export function fetchedAnswer(fetched: FetchedAnswer): ApiAnswer {
+  let body: unknown;
+  try {
+    body = JSON.parse(new TextDecoder().decode(fetched.body));
+  } catch {
+    body = undefined;
+  }
+  return answerOf(fetched.path, fetched.status, body);
 }
 
 /** `answer`, the API's answer to `path`, checked against `schema`. */

@@ -2,9 +2,10 @@
 // its folded state (most of the work of opening it) runs here while the page renders; the page gets
 // validated values.
 import { RunStateSchema } from '@dura/contracts';
-import { api, ApiError } from './http';
+import { api, ApiError, fetchedAnswer, validated } from './http';
 import { readEventPages } from './event-pages';
-import type { RunReaderReply, RunReaderRequest } from './run-reader';
+import type { RunReaderReply, RunReaderRequest } from './run-reader-start';
+import { statePath } from './run-paths';
 
 const reads = new Map<number, AbortController>();
 /** Event reads waiting for the page to draw their first page: what lets each go on. */
@@ -36,17 +37,21 @@ onmessage = (message: MessageEvent<RunReaderRequest>) => {
     held.delete(request.id);
     return;
   }
-  const { id, runId, auth } = request;
+  const { id, runId, auth, fetched } = request;
   const abort = new AbortController();
   reads.set(id, abort);
   const init = { signal: abort.signal, auth };
+  const path = statePath(runId);
   const read =
     request.kind === 'events'
       ? readEventPages(runId, (events) => reply({ id, kind: 'page', events }), {
           ...init,
+          ...(fetched ? { first: fetched } : {}),
           afterFirst: () => drawn(id, abort.signal),
         }).then(() => undefined)
-      : api(RunStateSchema, `/runs/${encodeURIComponent(runId)}`, init);
+      : fetched
+        ? Promise.resolve().then(() => validated(RunStateSchema, path, fetchedAnswer(fetched)))
+        : api(RunStateSchema, path, init);
   read
     .then((value) => reply({ id, kind: 'done', value }))
     .catch((err: unknown) =>

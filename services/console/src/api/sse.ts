@@ -1,4 +1,4 @@
-import { authHeaders } from './http';
+import { authHeaders } from './token';
 
 /** One Server-Sent Event as the stream sent it. */
 export interface SseMessage {

@@ -1,8 +1,10 @@
 import { useState, type FormEvent } from 'react';
 import { useQueryClient } from '@tanstack/react-query';
-import { ApiError, tokenStore } from '../api/http';
+import { ApiError } from '../api/http';
+import { tokenStore } from '../api/token';
 import { useSession } from '../api/queries';
-import { agentsPath, limitsPath, schedulesPath, useRoute } from '../model/router';
+import { agentsPath, limitsPath, schedulesPath } from '../model/router';
+import { useRoute } from '../model/use-route';
 import { CataloguePage } from './CataloguePage';
 import { LimitsPage } from './LimitsPage';
 import { Link } from './Link';

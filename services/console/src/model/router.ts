@@ -1,5 +1,3 @@
-import { useEffect, useState } from 'react';
-
 /** Where the console is: the run list (with its filters in the query), one run, the agents and tools, or schedules and triggers. */
 export type Route =
   | { page: 'runs'; search: string }
@@ -31,14 +29,4 @@ export function navigate(path: string, replace = false): void {
   if (replace) history.replaceState(null, '', path);
   else history.pushState(null, '', path);
   window.dispatchEvent(new PopStateEvent('popstate'));
-}
-
-export function useRoute(): Route {
-  const [route, setRoute] = useState(() => routeOf(location.pathname, location.search));
-  useEffect(() => {
-    const update = () => setRoute(routeOf(location.pathname, location.search));
-    window.addEventListener('popstate', update);
-    return () => window.removeEventListener('popstate', update);
-  }, []);
-  return route;
 }
