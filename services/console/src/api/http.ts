@@ -1,7 +1,7 @@
 import { ApiErrorSchema } from '@dura/contracts';
 import type { z } from 'zod';
 import { authHeaders } from './token';
-import type { FetchedAnswer } from './fetch-ahead';
+import { takeAhead, type FetchedAnswer } from './fetch-ahead';
 
 /** An API answer other than 2xx, with the API's own code and message. */
 export class ApiError extends Error {
@@ -29,7 +29,9 @@ export async function api<S extends z.ZodType>(
   path: string,
   init: ApiInit = {},
 ): Promise<z.infer<S>> {
-  return validated(schema, path, await apiAnswer(path, init));
+  // A GET that the page's first script fetched ahead (the session) is read from what it fetched, once.
+  const fetched = init.method === undefined && init.body === undefined ? await takeAhead(path) : undefined;
+  return validated(schema, path, fetched ? fetchedAnswer(fetched) : await apiAnswer(path, init));
 }
 
 /** A 2xx answer of the API: its status and JSON, not yet validated. */

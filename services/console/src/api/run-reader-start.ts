@@ -1,17 +1,19 @@
-// Starting the run reader (run-reader.worker.ts) and fetching a run's first answers ahead, with no schema and
-// no React: main.tsx runs it before the app's bundle is loaded, so the reader and the fetches start with the page.
+// The run reader's worker (run-reader.worker.ts) and the reads it holds, with no schema and no React: main.ts
+// starts the reader with the page, and with it the reads of a run's state and first events (fetched on this
+// thread, parsed and validated there), while the app's bundle loads and starts.
 import type { RunEvent } from '@dura/contracts';
-import { fetchAhead, type FetchedAnswer } from './fetch-ahead';
+import { fetchBytes, succeeded, type FetchedAnswer } from './fetch-ahead';
 import { firstPagePath, statePath } from './run-paths';
+import { authHeaders } from './token';
 
-/** What the page asks the run reader (run-reader.worker.ts). */
+/** What the page asks the run reader. */
 export type RunReaderRequest =
   | {
       kind: 'events' | 'state';
       id: number;
       runId: string;
       auth: Record<string, string>;
-      /** The first answer of the read, fetched ahead by the page: the worker parses it, not fetches it. */
+      /** The first answer of the read, fetched by the page: the worker parses it, not fetches it. */
       fetched?: FetchedAnswer;
     }
   | { kind: 'cancel'; id: number }
@@ -26,8 +28,17 @@ export type RunReaderReply =
 
 let worker: Worker | undefined;
 let failed = false;
-/** The reads the worker holds, by id: what settles each as its replies come. */
-export const pending = new Map<number, (reply: RunReaderReply) => void>();
+let nextId = 1;
+/** The reads the worker holds, by id: who hears each one's replies. */
+const listeners = new Map<number, (reply: RunReaderReply) => void>();
+/** Replies to reads no one listens to yet (started early), kept until someone does. */
+const unheard = new Map<number, RunReaderReply[]>();
+
+const deliver = (reply: RunReaderReply) => {
+  const listener = listeners.get(reply.id);
+  if (listener) listener(reply);
+  else unheard.get(reply.id)?.push(reply);
+};
 
 /** The run reader's worker, started on first use (or early, by `startRunReader`); none where it cannot run. */
 export function reader(): Worker | undefined {
@@ -39,38 +50,75 @@ export function reader(): Worker | undefined {
       failed = true;
       return undefined;
     }
-    worker.onmessage = (message: MessageEvent<RunReaderReply>) =>
-      pending.get(message.data.id)?.(message.data);
+    worker.onmessage = (message: MessageEvent<RunReaderReply>) => deliver(message.data);
     // A worker that cannot start (or dies) fails the reads it holds (their queries retry); later reads run on
     // the page's thread.
     worker.onerror = () => {
       failed = true;
       worker = undefined;
-      for (const [id, settle] of pending)
-        settle({ id, kind: 'error', status: 0, code: 'reader_failed', message: 'the run reader stopped' });
+      for (const id of [...listeners.keys(), ...unheard.keys()])
+        deliver({ id, kind: 'error', status: 0, code: 'reader_failed', message: 'the run reader stopped' });
     };
   }
   return worker;
 }
 
-/** First answers fetched ahead, by path, each taken once. */
-const ahead = new Map<string, Promise<FetchedAnswer | undefined>>();
-
-/**
- * Starts the run reader before it is needed, and fetches the run's state and first event page while the page
- * and the reader start (the page opens on the run: they are what it shows first). Their bodies are kept as
- * bytes for the reader to parse.
- */
-export function startRunReader(runId: string): void {
-  if (!reader()) return;
-  for (const path of [statePath(runId), firstPagePath(runId)]) ahead.set(path, fetchAhead(path));
+/** Asks the worker for the run's events or state (`fetched`: its first answer, moved to the worker); its id. */
+export function send(
+  target: Worker,
+  kind: 'events' | 'state',
+  runId: string,
+  fetched?: FetchedAnswer,
+): number {
+  const id = nextId++;
+  unheard.set(id, []);
+  const message: RunReaderRequest = { kind, id, runId, auth: authHeaders(), ...(fetched ? { fetched } : {}) };
+  target.postMessage(message, fetched ? [fetched.body] : []);
+  return id;
 }
 
-/** The answer fetched ahead for `path`, if any and if it is a 2xx (anything else is asked for again). */
-export async function takeAhead(path: string): Promise<FetchedAnswer | undefined> {
-  const fetched = ahead.get(path);
-  if (!fetched) return undefined;
-  ahead.delete(path);
-  const answer = await fetched;
-  return answer && answer.status >= 200 && answer.status <= 299 ? answer : undefined;
+/** Hears read `id`'s replies: those that came before, then the others as they come. */
+export function listen(id: number, listener: (reply: RunReaderReply) => void): void {
+  listeners.set(id, listener);
+  const replies = unheard.get(id) ?? [];
+  unheard.delete(id);
+  for (const reply of replies) listener(reply);
+}
+
+/** Stops hearing read `id` (it is over, or cancelled). */
+export function forget(id: number): void {
+  listeners.delete(id);
+  unheard.delete(id);
+}
+
+/** Reads started with the page, by `kind:runId`, each taken once. */
+const early = new Map<string, Promise<number | undefined>>();
+
+/**
+ * Starts the run reader, and the reads of the run's state and first event page: each fetched here at once,
+ * then parsed and validated by the reader while the app loads. A fetch that fails or answers other than 2xx
+ * starts nothing (the app's own read asks again).
+ */
+export function startRunReader(runId: string): void {
+  const target = reader();
+  if (!target) return;
+  for (const [kind, path] of [
+    ['state', statePath(runId)],
+    ['events', firstPagePath(runId)],
+  ] as const)
+    early.set(
+      `${kind}:${runId}`,
+      fetchBytes(path).then((fetched) => {
+        const answer = succeeded(fetched);
+        return answer && send(target, kind, runId, answer);
+      }),
+    );
+}
+
+/** The id of the read of `kind` for `runId` started with the page, once; undefined when there is none. */
+export async function takeEarly(kind: 'events' | 'state', runId: string): Promise<number | undefined> {
+  const key = `${kind}:${runId}`;
+  const read = early.get(key);
+  early.delete(key);
+  return read;
 }

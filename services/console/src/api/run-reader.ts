@@ -1,48 +1,41 @@
 import { RunStateSchema, type RunEvent } from '@dura/contracts';
 import type { z } from 'zod';
 import { api, ApiError } from './http';
-import { authHeaders } from './token';
-import type { FetchedAnswer } from './fetch-ahead';
 import { readEventPages } from './event-pages';
-import { firstPagePath, statePath } from './run-paths';
-import { pending, reader, takeAhead, type RunReaderRequest } from './run-reader-start';
+import { statePath } from './run-paths';
+import { forget, listen, reader, send, takeEarly, type RunReaderRequest } from './run-reader-start';
 
 type RunState = z.infer<typeof RunStateSchema>;
 
-let nextId = 1;
-
 /**
- * Sends `kind` for `runId` to the worker; `onPage` sees each event page, the first with the way to ask for the
- * rest; settles with the done value.
+ * Runs `kind` for `runId` in the worker (the read started with the page, when there is one); `onPage` sees
+ * each event page, the first with the way to ask for the rest; settles with the done value.
  */
-function request(
+async function request(
   target: Worker,
   kind: 'events' | 'state',
   runId: string,
   signal: AbortSignal,
   onPage?: (events: RunEvent[], readRest: () => void) => void,
-  fetched?: FetchedAnswer,
 ): Promise<unknown> {
-  if (signal.aborted) return Promise.reject(signal.reason as Error);
-  const id = nextId++;
-  const readRest = () => target.postMessage({ kind: 'rest', id } satisfies RunReaderRequest);
+  const id = (await takeEarly(kind, runId)) ?? send(target, kind, runId);
+  const post = (message: RunReaderRequest) => target.postMessage(message);
+  const readRest = () => post({ kind: 'rest', id });
   return new Promise<unknown>((resolve, reject) => {
     const stop = () => {
-      pending.delete(id);
-      target.postMessage({ kind: 'cancel', id } satisfies RunReaderRequest);
+      forget(id);
+      post({ kind: 'cancel', id });
       reject(signal.reason as Error);
     };
+    if (signal.aborted) return stop();
     signal.addEventListener('abort', stop, { once: true });
-    pending.set(id, (reply) => {
+    listen(id, (reply) => {
       if (reply.kind === 'page') return onPage?.(reply.events, readRest);
-      pending.delete(id);
+      forget(id);
       signal.removeEventListener('abort', stop);
       if (reply.kind === 'done') resolve(reply.value);
       else reject(new ApiError(reply.status, reply.code, reply.message));
     });
-    const message: RunReaderRequest = { kind, id, runId, auth: authHeaders(), ...(fetched ? { fetched } : {}) };
-    // The fetched body moves to the worker (no copy).
-    target.postMessage(message, fetched ? [fetched.body] : []);
   });
 }
 
@@ -65,10 +58,8 @@ export async function readRunEvents(
     else readRest();
   };
   const target = reader();
-  if (target) {
-    const fetched = await takeAhead(firstPagePath(runId));
-    await request(target, 'events', runId, signal, add, fetched);
-  } else {
+  if (target) await request(target, 'events', runId, signal, add);
+  else {
     let readRest = () => {};
     const rest = new Promise<void>((resolve) => (readRest = resolve));
     await readEventPages(runId, (page) => add(page, readRest), { signal, afterFirst: () => rest });
@@ -80,9 +71,6 @@ export async function readRunEvents(
 export async function readRunState(runId: string, signal: AbortSignal): Promise<RunState> {
   const target = reader();
   // Validated by the worker with the same schema: it crossed the thread boundary as a structured clone.
-  if (target) {
-    const fetched = await takeAhead(statePath(runId));
-    return (await request(target, 'state', runId, signal, undefined, fetched)) as RunState;
-  }
+  if (target) return (await request(target, 'state', runId, signal)) as RunState;
   return api(RunStateSchema, statePath(runId), { signal });
 }
