@@ -2,6 +2,7 @@
 import { fetchAhead } from './api/fetch-ahead';
 import { startRunReader } from './api/run-reader-start';
 import { routeOf } from './model/router';
+import { loadPage } from './pages';
 import './styles.css';
 
 // Every page shows the caller's session first.
@@ -11,4 +12,6 @@ fetchAhead('/console/session');
 const route = routeOf(location.pathname, location.search);
 if (route.page === 'run') startRunReader(route.runId);
 
+// The app, and the code of the page it opens on, load side by side.
 void import('./app');
+void loadPage(route.page);

@@ -1,16 +1,12 @@
-import { useState, type FormEvent } from 'react';
+import { useEffect, useState, type FormEvent, type ReactNode } from 'react';
 import { useQueryClient } from '@tanstack/react-query';
 import { ApiError } from '../api/http';
 import { tokenStore } from '../api/token';
 import { useSession } from '../api/queries';
 import { agentsPath, limitsPath, schedulesPath } from '../model/router';
 import { useRoute } from '../model/use-route';
-import { CataloguePage } from './CataloguePage';
-import { LimitsPage } from './LimitsPage';
+import { loadedPage, loadPage, type PageComponents, type PageName } from '../pages';
 import { Link } from './Link';
-import { RunList } from './RunList';
-import { RunPage } from './RunPage';
-import { SchedulesPage } from './SchedulesPage';
 import { ThemeToggle } from './ThemeToggle';
 
 export function App() {
@@ -23,6 +19,13 @@ export function App() {
     void session.refetch();
   };
   const needsToken = session.error instanceof ApiError && session.error.status === 401;
+  // From the run list, the next page is most often a run's: its code is loaded once the list is idle.
+  const onList = route.page === 'runs' && session.data !== undefined;
+  useEffect(() => {
+    if (!onList) return;
+    const idle = requestIdleCallback(() => void loadPage('run'), { timeout: 2000 });
+    return () => cancelIdleCallback(idle);
+  }, [onList]);
   return (
     <div className="app">
       <header className="topbar">
@@ -54,19 +57,37 @@ export function App() {
         {session.error && !needsToken && <p className="error">{session.error.message}</p>}
         {session.data &&
           (route.page === 'agents' ? (
-            <CataloguePage session={session.data} />
+            <Page page="agents">{(CataloguePage) => <CataloguePage session={session.data} />}</Page>
           ) : route.page === 'run' ? (
-            <RunPage key={route.runId} runId={route.runId} session={session.data} />
+            <Page page="run">
+              {(RunPage) => <RunPage key={route.runId} runId={route.runId} session={session.data} />}
+            </Page>
           ) : route.page === 'schedules' ? (
-            <SchedulesPage session={session.data} />
+            <Page page="schedules">{(SchedulesPage) => <SchedulesPage session={session.data} />}</Page>
           ) : route.page === 'limits' ? (
-            <LimitsPage />
+            <Page page="limits">{(LimitsPage) => <LimitsPage />}</Page>
           ) : (
-            <RunList search={route.search} session={session.data} />
+            <Page page="runs">{(RunList) => <RunList search={route.search} session={session.data} />}</Page>
           ))}
       </main>
     </div>
   );
+}
+
+/** Draws `page` with its component once its code is in (at once when it already is). */
+function Page<K extends PageName>({
+  page,
+  children,
+}: {
+  page: K;
+  children: (component: PageComponents[K]) => ReactNode;
+}) {
+  const component = loadedPage(page);
+  const [, loaded] = useState(0);
+  useEffect(() => {
+    if (!component) void loadPage(page).then(() => loaded((n) => n + 1));
+  }, [page, component]);
+  return component ? children(component) : null;
 }
 
 function SignIn({ onDone }: { onDone: () => void }) {
