@@ -3,6 +3,11 @@ import { fetchAhead } from './api/fetch-ahead';
 import { startRunReader } from './api/run-reader-start';
 import { routeOf } from './model/router';
 import { loadPage } from './pages';
+// Every page has all the styles from its start, whichever page's code it loads (the top bar's links are styled
+// in catalogue.css and schedules.css), in the order they always had: styles.css last.
+import './components/catalogue.css';
+import './components/conversation.css';
+import './schedules.css';
 import './styles.css';
 
 // Every page shows the caller's session first.

@@ -5,7 +5,6 @@ import { pageTitle } from '../model/format';
 import { navigate, runPath } from '../model/router';
 import { formOf, initialDraft, inputOf, setDraft, type Draft, type FormErrors } from '../model/schema-form';
 import { SchemaForm } from './SchemaForm';
-import './catalogue.css';
 
 type Agent = AgentList['agents'][number];
 type Tool = ToolList['tools'][number];

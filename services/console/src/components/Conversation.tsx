@@ -3,7 +3,6 @@ import type { PayloadRef } from '@dura/contracts';
 import type { AnswerFacts, ChatCallView, ChatItem, Conversation } from '../model/conversation';
 import { eventLabel } from '../model/event-numbers';
 import { dollars } from '../model/format';
-import './conversation.css';
 
 type NumberOf = (seq: number) => number | undefined;
 

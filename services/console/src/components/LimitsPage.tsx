@@ -2,7 +2,6 @@ import { useEffect } from 'react';
 import { LIMIT_COLUMNS, limitCells } from '@dura/core';
 import { useFlowLimits } from '../api/limits';
 import { pageTitle } from '../model/format';
-import './catalogue.css';
 
 /**
  * `/ui/limits`: every model limit and concurrency key (docs/flow-control.md) with what is declared, the share

@@ -6,7 +6,6 @@ import { EventForm } from './EventForm';
 import { ScheduleForm } from './ScheduleForm';
 import { ScheduleTable } from './ScheduleTable';
 import { TriggerForm, TriggerTable } from './Triggers';
-import '../schedules.css';
 
 /**
  * `/ui/schedules`: the schedules and event triggers the token may see, and what it may do to them. Creating,
