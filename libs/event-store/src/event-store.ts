@@ -6,7 +6,7 @@ import {
   type JsMsg,
   type PubAck,
 } from '@nats-io/jetstream';
-import { headers as natsHeaders, nanos } from '@nats-io/nats-core';
+import { headers as natsHeaders, nanos, TimeoutError } from '@nats-io/nats-core';
 import {
   decodeEvent,
   EVENT_LIMITS,
@@ -108,6 +108,8 @@ const READ_BATCH = 1000;
 /** Direct gets a tail read makes before a consumer is the cheaper way to read the rest. */
 export const DIRECT_READ_LIMIT = 8;
 const encoder = new TextEncoder();
+/** How often an append left unacknowledged is sent (under its msg-id) before the caller is told it failed. */
+export const APPEND_SENDS = 3;
 
 export function createEventStore(deps: {
   js: JetStreamClient;
@@ -119,17 +121,31 @@ export function createEventStore(deps: {
   const { js, jsm } = deps;
   const timeout = deps.ackTimeoutMs ?? 5000;
 
-  function publishEvent(runId: string, event: NewEvent, data: Uint8Array, guard: PublishGuard) {
+  /**
+   * Publishes one event. One the stream did not acknowledge in time may still be stored (a disk that stalls
+   * holds the acknowledgement, not the message), so it is sent again under its msg-id, which the stream
+   * deduplicates (that check comes before the expected-sequence one): the caller learns what became of it,
+   * instead of deciding again what another attempt may already have recorded.
+   */
+  async function publishEvent(runId: string, event: NewEvent, data: Uint8Array, guard: PublishGuard) {
     const headers = natsHeaders();
     headers.set(EVENT_TYPE_HEADER, event.type);
     if (event.meta.trace) headers.set('traceparent', event.meta.trace);
     if (guard.afterMsgId !== undefined) headers.set(EXPECTED_LAST_MSG_ID_HEADER, guard.afterMsgId);
-    return js.publish(runSubject(runId), data, {
-      msgID: event.meta.id,
-      headers,
-      timeout,
-      ...(guard.seq === undefined ? {} : { expect: { lastSubjectSequence: guard.seq } }),
-    });
+    for (let sent = 1; ; sent += 1) {
+      try {
+        return await js.publish(runSubject(runId), data, {
+          msgID: event.meta.id,
+          headers,
+          timeout,
+          ...(guard.seq === undefined ? {} : { expect: { lastSubjectSequence: guard.seq } }),
+        });
+      } catch (err) {
+        const unanswered =
+          err instanceof TimeoutError || (err instanceof Error && err.cause instanceof TimeoutError);
+        if (!unanswered || sent >= APPEND_SENDS) throw err;
+      }
+    }
   }
 
   async function append(

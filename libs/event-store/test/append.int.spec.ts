@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { JetStreamApiError } from '@nats-io/jetstream';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DuraError } from '@dura/contracts';
@@ -322,3 +323,39 @@ describe('an append that follows an event sent just before it (`follows`)', () =
     expect((await store.read('follows-taken')).map((e) => e.seq)).toEqual([first.lastSeq, taken.lastSeq]);
   });
 });
+
+describe('an append the stream acknowledges late', () => {
+  it('is sent again under its msg-id and lands once: the caller gets its sequence, not a failure', async (ctx) => {
+    if (infra().mode === 'containers') ctx.skip(); // SIGSTOP needs the spec's own local nats-server
+    // The nats-server stops for 3 s (its disk stalled, say) while the append waits 2 s for each ack: the first
+    // sending is stored when the server goes on, the second (and a third, on a slow machine) answered as a
+    // duplicate. Without the second sending the append fails at 2 s.
+    const slow = createEventStore({ ...(await open()), ackTimeoutMs: 2_000 });
+    const run = runEvents('late-ack');
+    await slow.append('late-ack', [run.requested()], { expectedSeq: 0 });
+    const [before] = (await store.read('late-ack')).map((e) => e.seq);
+    const pid = natsServerPid(infra().nats.port);
+    process.kill(pid, 'SIGSTOP');
+    const resumed = new Promise((resolve) => setTimeout(resolve, 3_000)).then(() =>
+      process.kill(pid, 'SIGCONT'),
+    );
+    try {
+      const result = await slow.append('late-ack', [run.started()], { expectedSeq: before! });
+      expect(result.seqs).toEqual([before! + 1]);
+    } finally {
+      await resumed;
+    }
+    expect((await store.read('late-ack')).map((e) => e.type)).toEqual(['run_requested', 'run_started']);
+  });
+});
+
+/** The pid of the spec's own nats-server, found by its port. */
+function natsServerPid(port: number): number {
+  const found = execFileSync('pgrep', ['-f', `nats-server .*-p ${port} `], { encoding: 'utf8' })
+    .trim()
+    .split('\n')
+    .map(Number);
+  if (found.length !== 1 || !Number.isInteger(found[0]))
+    throw new Error(`no single nats-server on port ${port}: ${found.join(', ')}`);
+  return found[0]!;
+}
