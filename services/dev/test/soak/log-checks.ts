@@ -169,6 +169,13 @@ export async function modelAskProblems(
   asks: readonly ModelAsk[],
   promptsOf: (thought: RunEvent & { type: 'thought' }) => string[],
   runIds: readonly string[],
+  options: {
+    /**
+     * A time the broker held what it received unwritten (its disk stalled): a thought it stamped then could be
+     * read only once the disk answered again, so it counts as recorded from `until`.
+     */
+    unreadable?: { from: number; until: number };
+  } = {},
 ): Promise<{ problems: string[]; asked: number; recorded: number; racing: number }> {
   const store = createEventStore(cluster);
   const problems: string[] = [];
@@ -179,7 +186,9 @@ export async function modelAskProblems(
       if (event.type !== 'thought') continue;
       const prompts = promptsOf(event);
       if (prompts.length === 0) continue;
-      const at = await storedAt(cluster, event.seq);
+      const stamped = await storedAt(cluster, event.seq);
+      const held = options.unreadable;
+      const at = held && stamped >= held.from && stamped < held.until ? held.until : stamped;
       for (const prompt of prompts) {
         recorded += 1;
         const later = asks.filter((ask) => ask.runId === runId && ask.prompt === prompt && ask.at > at);

@@ -263,7 +263,9 @@ async function runRound(
   for (let i = 0; i < 40 && cluster.witness.totals().effects - effectsBefore < runIds.length; i += 1)
     await sleep(250);
   say(`round ${round}: ${runIds.length} runs in flight, injecting ${nemesis}`);
+  const injectedAt = Date.now();
   const faults = await INJECT[nemesis](ctx);
+  const healedAt = Date.now();
   figures.faults[nemesis] = (figures.faults[nemesis] ?? 0) + faults;
   if (nemesis === 'clock') {
     await client.schedules.pause(SCHEDULE);
@@ -278,7 +280,10 @@ async function runRound(
   // A paused gateway may send a request it checked its claim for before the pause; nowhere else is one late.
   const verdict = await verifyRuns(cluster, runIds, { lateRequestsAllowed: nemesis === 'pause' });
   const logs = await checkLogs(cluster, runIds);
-  const models = await modelAskProblems(cluster, asks, promptsOfThought, runIds);
+  // While the broker's disk stalls, a thought it received is stamped but cannot be read until the disk answers.
+  const models = await modelAskProblems(cluster, asks, promptsOfThought, runIds, {
+    ...(nemesis === 'stall' ? { unreadable: { from: injectedAt, until: healedAt } } : {}),
+  });
   const totals = cluster.witness.totals();
   figures.rounds += 1;
   figures.runs += runIds.length;
