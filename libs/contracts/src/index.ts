@@ -49,6 +49,8 @@ export {
   RunEventSchema,
   EventPageResponseSchema,
   RunStateSchema,
+  RunStateQuerySchema,
+  RunStateSummarySchema,
   StateAtResponseSchema,
   CausesResponseSchema,
   StreamEndSchema,

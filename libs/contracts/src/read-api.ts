@@ -204,6 +204,15 @@ export const RunStateSchema = z.object({
   updatedAt: z.string().nullable(),
 });
 
+/**
+ * `GET /runs/:id?calls=none`: the run's state without its per-call list (a long run's is most of it), for a
+ * reader that shows the run before it needs its calls. Every other field is the full state's.
+ */
+export const RunStateSummarySchema = RunStateSchema.omit({ calls: true });
+
+/** `GET /runs/:id`'s query: `calls=all` (the default) is the full state, `calls=none` leaves the calls out. */
+export const RunStateQuerySchema = z.object({ calls: z.enum(['all', 'none']).default('all') });
+
 /** `GET /runs/:id/state?at=SEQ`: the fold of the run's events with `seq <= at`. */
 export const StateAtResponseSchema = z.object({
   runId: RunIdSchema,

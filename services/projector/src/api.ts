@@ -15,6 +15,7 @@ import {
   EVENTS_MAX_LIMIT,
   NotFound,
   BadQuery,
+  callsParam,
   intParam,
   parseIntIn,
   runIdParam,
@@ -144,13 +145,20 @@ function apiRoutes(deps: ReadApiDeps): ApiRoute[] {
       method: 'GET',
       path: '/runs/:id',
       scope: 'read',
-      async handle({ params, caller }) {
+      async handle({ params, query, caller }) {
         const id = params['id'] ?? '';
         const tenant = tenantFilter(caller);
+        const calls = callsParam(query);
         // The state goes out as the JSON text the database holds (a long run's is megabytes): not parsed into
-        // objects only to be serialized again, as event pages.
+        // objects only to be serialized again, as event pages. Without its calls, the database drops them (most
+        // of a long run's state) before writing the text.
         const [row] = await db
-          .select({ state: sql<string>`${runs.state}::text` })
+          .select({
+            state:
+              calls === 'none'
+                ? sql<string>`(${runs.state} - 'calls')::text`
+                : sql<string>`${runs.state}::text`,
+          })
           .from(runs)
           .where(and(eq(runs.runId, id), tenant === undefined ? undefined : eq(runs.tenant, tenant)));
         if (!row) throw unknownRun(id);

@@ -182,10 +182,29 @@ export function openApiDocument(): Record<string, unknown> {
           { '200': json('RunList', 'A page of runs.'), '400': error('A query parameter is invalid.') },
         ),
       },
-      '/runs/{id}': get('The run’s state: the fold of its log.', [runId], {
-        '200': json('RunState', 'The folded state.'),
-        '404': error('No such run in the projection.'),
-      }),
+      '/runs/{id}': get(
+        'The run’s state: the fold of its log.',
+        [
+          runId,
+          {
+            name: 'calls',
+            in: 'query',
+            description:
+              '`all`: the full state. `none`: the state without its `calls` (a `RunStateSummary`; a long run’s calls are most of its state), for a reader that shows the run before it needs its calls.',
+            schema: { type: 'string', enum: ['all', 'none'], default: 'all' },
+          },
+        ],
+        {
+          '200': {
+            description: 'The folded state (`calls=none`: without its calls).',
+            content: {
+              'application/json': { schema: { anyOf: [ref('RunState'), ref('RunStateSummary')] } },
+            },
+          },
+          '400': error('`calls` is neither `all` nor `none`.'),
+          '404': error('No such run in the projection.'),
+        },
+      ),
       '/runs/{id}/events': get(
         'The run’s events in log order, one page at a time.',
         [

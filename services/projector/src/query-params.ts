@@ -1,4 +1,4 @@
-import { DuraError, RunIdSchema } from '@dura/contracts';
+import { DuraError, RunIdSchema, RunStateQuerySchema } from '@dura/contracts';
 
 /** 404: the run, or the event asked for, is not in the log as the projection knows it. */
 export class NotFound extends DuraError {
@@ -56,3 +56,14 @@ export function runIdParam(params: Record<string, string>): string {
 /** `GET /runs/:id/events`: page size when none is asked for, and the most one page holds. */
 export const EVENTS_DEFAULT_LIMIT = 100;
 export const EVENTS_MAX_LIMIT = 1000;
+
+/** `GET /runs/:id?calls=`: whether the state goes out with its calls (`all`, the default) or without (`none`). */
+export function callsParam(query: URLSearchParams): 'all' | 'none' {
+  const raw = query.get('calls');
+  const parsed = RunStateQuerySchema.safeParse(raw === null ? {} : { calls: raw });
+  if (!parsed.success)
+    throw new BadQuery(
+      `query parameter calls must be "all" (the full state) or "none" (the state without its calls), got "${raw ?? ''}"`,
+    );
+  return parsed.data.calls;
+}

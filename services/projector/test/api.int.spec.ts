@@ -3,6 +3,7 @@ import {
   EventPageResponseSchema,
   RunListResponseSchema,
   RunStateSchema,
+  RunStateSummarySchema,
   type RunEvent,
 } from '@dura/contracts';
 import { startHttpServer, type HttpServerHandle } from '@dura/service-kit';
@@ -78,6 +79,29 @@ describe('the projector HTTP API', () => {
     expect(body).toEqual(asJson(foldLog(await streamMessages(setup)).get('run-api')));
     expect(body).toMatchObject({ runId: 'run-api', status: 'completed', steps: 4, output: { calls: 4 } });
   });
+
+  it('serves the state without its calls for ?calls=none, and the full state for ?calls=all', async () => {
+    const full = asJson(foldLog(await streamMessages(setup)).get('run-api')) as Record<string, unknown>;
+    const { calls, ...rest } = full;
+    expect(calls).toHaveLength(4);
+    const summary = await get('/runs/run-api?calls=none');
+    expect(summary).toMatchObject({ status: 200, type: 'application/json' });
+    expect(summary.body).toEqual(rest);
+    expect(RunStateSummarySchema.parse(summary.body)).toMatchObject({ status: 'completed', steps: 4 });
+    expect((await get('/runs/run-api?calls=all')).body).toEqual(full);
+  });
+
+  it.each(['calls=some', 'calls=', 'calls=NONE'])(
+    'answers 400 naming what it got for /runs/:id?%s',
+    async (query) => {
+      const response = await get(`/runs/run-api?${query}`);
+      expect(response).toMatchObject({ status: 400, type: 'application/json' });
+      expect(response.body.error).toEqual({
+        code: 'bad_query',
+        message: `query parameter calls must be "all" (the full state) or "none" (the state without its calls), got "${query.slice('calls='.length)}"`,
+      });
+    },
+  );
 
   it('pages through events with nextFromSeq until the last page', async () => {
     const logged = await setup.store.read('run-api');
