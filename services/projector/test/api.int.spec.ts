@@ -81,7 +81,7 @@ describe('the projector HTTP API', () => {
   });
 
   it('serves the state without its calls for ?calls=none, and the full state for ?calls=all', async () => {
-    const full = asJson(foldLog(await streamMessages(setup)).get('run-api')) as Record<string, unknown>;
+    const full = asJson(foldLog(await streamMessages(setup)).get('run-api')!);
     const { calls, ...rest } = full;
     expect(calls).toHaveLength(4);
     const summary = await get('/runs/run-api?calls=none');

@@ -10,7 +10,7 @@ import {
 } from '@dura/contracts';
 import { createTokenText } from '@dura/core';
 import { api, ApiError } from './http';
-import { readRunEvents, readRunState } from './run-reader';
+import { readRunEvents, readRunState, readRunSummary } from './run-reader';
 import { followSse } from './sse';
 import { answeringText } from '../model/conversation';
 import { listQueryString, type RunFilters } from '../model/filters';
@@ -38,22 +38,43 @@ export function useRuns(filters: RunFilters) {
 const notFound = (error: unknown) => error instanceof ApiError && error.status === 404;
 
 /**
- * The run's folded state from the projection. The live stream reads the log itself, so it can show an event
- * before the projection has applied it: while the state is behind the newest event seen (or the run is not
- * projected yet, just submitted or forked), it is asked for again.
+ * The run's folded state from the projection: first without its calls (`summary`: all the first screen needs,
+ * a small part of a long run's state), then in full (`full`) once the page has drawn the first one, as the rest
+ * of the run's events are read; `data` is the newest of the two. The live stream reads the log itself, so it
+ * can show an event before the projection has applied it: while the state is behind the newest event seen (or
+ * the run is not projected yet, just submitted or forked), it is asked for again.
  */
 export function useRunState(runId: string) {
   const client = useQueryClient();
-  return useQuery({
+  const summary = useQuery({
+    queryKey: ['run-summary', runId],
+    queryFn: ({ signal }) => readRunSummary(runId, signal),
+    staleTime: Infinity,
+    retry: (count, error) => !notFound(error) && count < 1,
+    refetchInterval: (query) => (notFound(query.state.error) ? 1000 : false),
+  });
+  // An effect runs once its render is on the screen: the first screen has been drawn with the summary.
+  const [drawn, setDrawn] = useState<string>();
+  const summarized = summary.data !== undefined;
+  useEffect(() => {
+    if (summarized) setDrawn(runId);
+  }, [summarized, runId]);
+  const full = useQuery({
     queryKey: ['run', runId],
+    enabled: drawn === runId,
     queryFn: ({ signal }) => readRunState(runId, signal),
     retry: (count, error) => !notFound(error) && count < 1,
     refetchInterval: (query) => {
-      if (notFound(query.state.error)) return 1000;
       const newest = client.getQueryData<RunEvent[]>(['events', runId])?.at(-1)?.seq ?? 0;
       return (query.state.data?.lastSeq ?? 0) < newest ? 300 : false;
     },
   });
+  return {
+    data: full.data ?? summary.data,
+    full: full.data,
+    error: full.error ?? summary.error,
+    isPending: summary.isPending && full.isPending,
+  };
 }
 
 export const useStateAt = (runId: string, at: number | undefined) =>

@@ -3,13 +3,13 @@
 // thread, parsed and validated there), while the app's bundle loads and starts.
 import type { RunEvent } from '@dura/contracts';
 import { fetchBytes, succeeded, type FetchedAnswer } from './fetch-ahead';
-import { firstPagePath, statePath } from './run-paths';
+import { firstPagePath, summaryPath, type RunReadKind } from './run-paths';
 import { authHeaders } from './token';
 
 /** What the page asks the run reader. */
 export type RunReaderRequest =
   | {
-      kind: 'events' | 'state';
+      kind: RunReadKind;
       id: number;
       runId: string;
       auth: Record<string, string>;
@@ -64,12 +64,7 @@ export function reader(): Worker | undefined {
 }
 
 /** Asks the worker for the run's events or state (`fetched`: its first answer, moved to the worker); its id. */
-export function send(
-  target: Worker,
-  kind: 'events' | 'state',
-  runId: string,
-  fetched?: FetchedAnswer,
-): number {
+export function send(target: Worker, kind: RunReadKind, runId: string, fetched?: FetchedAnswer): number {
   const id = nextId++;
   unheard.set(id, []);
   const message: RunReaderRequest = { kind, id, runId, auth: authHeaders(), ...(fetched ? { fetched } : {}) };
@@ -95,15 +90,16 @@ export function forget(id: number): void {
 const early = new Map<string, Promise<number | undefined>>();
 
 /**
- * Starts the run reader, and the reads of the run's state and first event page: each fetched here at once,
- * then parsed and validated by the reader while the app loads. A fetch that fails or answers other than 2xx
- * starts nothing (the app's own read asks again).
+ * Starts the run reader, and the reads of the run's state without its calls and first event page: each fetched
+ * here at once, then parsed and validated by the reader while the app loads (the full state is read once the
+ * first screen is drawn). A fetch that fails or answers other than 2xx starts nothing (the app's own read asks
+ * again).
  */
 export function startRunReader(runId: string): void {
   const target = reader();
   if (!target) return;
   for (const [kind, path] of [
-    ['state', statePath(runId)],
+    ['summary', summaryPath(runId)],
     ['events', firstPagePath(runId)],
   ] as const)
     early.set(
@@ -116,7 +112,7 @@ export function startRunReader(runId: string): void {
 }
 
 /** The id of the read of `kind` for `runId` started with the page, once; undefined when there is none. */
-export async function takeEarly(kind: 'events' | 'state', runId: string): Promise<number | undefined> {
+export async function takeEarly(kind: RunReadKind, runId: string): Promise<number | undefined> {
   const key = `${kind}:${runId}`;
   const read = early.get(key);
   early.delete(key);

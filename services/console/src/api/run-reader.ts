@@ -1,11 +1,12 @@
-import { RunStateSchema, type RunEvent } from '@dura/contracts';
+import { RunStateSchema, RunStateSummarySchema, type RunEvent } from '@dura/contracts';
 import type { z } from 'zod';
 import { api, ApiError } from './http';
 import { readEventPages } from './event-pages';
-import { statePath } from './run-paths';
+import { statePath, summaryPath, type RunReadKind } from './run-paths';
 import { forget, listen, reader, send, takeEarly, type RunReaderRequest } from './run-reader-start';
 
 type RunState = z.infer<typeof RunStateSchema>;
+type RunStateSummary = z.infer<typeof RunStateSummarySchema>;
 
 /**
  * Runs `kind` for `runId` in the worker (the read started with the page, when there is one); `onPage` sees
@@ -13,7 +14,7 @@ type RunState = z.infer<typeof RunStateSchema>;
  */
 async function request(
   target: Worker,
-  kind: 'events' | 'state',
+  kind: RunReadKind,
   runId: string,
   signal: AbortSignal,
   onPage?: (events: RunEvent[], readRest: () => void) => void,
@@ -73,4 +74,11 @@ export async function readRunState(runId: string, signal: AbortSignal): Promise<
   // Validated by the worker with the same schema: it crossed the thread boundary as a structured clone.
   if (target) return (await request(target, 'state', runId, signal)) as RunState;
   return api(RunStateSchema, statePath(runId), { signal });
+}
+
+/** The run's state without its calls (what the first screen needs), validated off the page's thread where it can be. */
+export async function readRunSummary(runId: string, signal: AbortSignal): Promise<RunStateSummary> {
+  const target = reader();
+  if (target) return (await request(target, 'summary', runId, signal)) as RunStateSummary;
+  return api(RunStateSummarySchema, summaryPath(runId), { signal });
 }

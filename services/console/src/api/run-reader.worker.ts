@@ -1,11 +1,11 @@
 // The run page's reader, off the page's thread: fetching, parsing and validating a long run's event pages and
 // its folded state (most of the work of opening it) runs here while the page renders; the page gets
 // validated values.
-import { RunStateSchema } from '@dura/contracts';
+import { RunStateSchema, RunStateSummarySchema } from '@dura/contracts';
 import { api, ApiError, fetchedAnswer, validated } from './http';
 import { readEventPages } from './event-pages';
 import type { RunReaderReply, RunReaderRequest } from './run-reader-start';
-import { statePath } from './run-paths';
+import { statePath, summaryPath } from './run-paths';
 
 const reads = new Map<number, AbortController>();
 /** Event reads waiting for the page to draw their first page: what lets each go on. */
@@ -41,7 +41,10 @@ onmessage = (message: MessageEvent<RunReaderRequest>) => {
   const abort = new AbortController();
   reads.set(id, abort);
   const init = { signal: abort.signal, auth };
-  const path = statePath(runId);
+  const [schema, path] =
+    request.kind === 'summary'
+      ? [RunStateSummarySchema, summaryPath(runId)]
+      : [RunStateSchema, statePath(runId)];
   const read =
     request.kind === 'events'
       ? readEventPages(runId, (events) => reply({ id, kind: 'page', events }), {
@@ -50,8 +53,8 @@ onmessage = (message: MessageEvent<RunReaderRequest>) => {
           afterFirst: () => drawn(id, abort.signal),
         }).then(() => undefined)
       : fetched
-        ? Promise.resolve().then(() => validated(RunStateSchema, path, fetchedAnswer(fetched)))
-        : api(RunStateSchema, path, init);
+        ? Promise.resolve().then(() => validated(schema, path, fetchedAnswer(fetched)))
+        : api(schema, path, init);
   read
     .then((value) => reply({ id, kind: 'done', value }))
     .catch((err: unknown) =>

@@ -1,14 +1,20 @@
 import { useState, type FormEvent } from 'react';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { z } from 'zod';
-import { ForkAcceptedSchema, type ConsoleSession, type RunStateSchema } from '@dura/contracts';
+import {
+  ForkAcceptedSchema,
+  type ConsoleSession,
+  type RunStateSchema,
+  type RunStateSummarySchema,
+} from '@dura/contracts';
 import { verdictWaits } from '@dura/core';
 import { api } from '../api/http';
 import { navigate, runPath } from '../model/router';
 import { eventLabel } from '../model/event-numbers';
 import { ApprovalBox } from './ApprovalBox';
 
-type RunState = z.infer<typeof RunStateSchema>;
+type RunStateSummary = z.infer<typeof RunStateSummarySchema>;
+type Call = z.infer<typeof RunStateSchema>['calls'][number];
 const Accepted = z.object({ runId: z.string(), signalId: z.string(), duplicate: z.boolean() });
 const TERMINAL = new Set(['completed', 'failed', 'cancelled', 'rejected']);
 
@@ -20,12 +26,15 @@ const TERMINAL = new Set(['completed', 'failed', 'cancelled', 'rejected']);
 export function Actions({
   runId,
   run,
+  calls,
   session,
   selectedSeq,
   numberOf,
 }: {
   runId: string;
-  run: RunState;
+  run: RunStateSummary;
+  /** The run's calls, once its full state is read (an approval names its call's tool and arguments). */
+  calls: Call[] | undefined;
   session: ConsoleSession;
   selectedSeq: number | undefined;
   /** The number within the run of an event (by its stream sequence), as the page shows it. */
@@ -64,7 +73,13 @@ export function Actions({
     <section className="actions" aria-label="Actions" data-testid="actions">
       {may('signal') &&
         approvals.map((wait) => (
-          <ApprovalBox key={wait.waitId} wait={wait} run={run} onVerdict={(signal) => send.mutate(signal)} />
+          <ApprovalBox
+            key={wait.waitId}
+            wait={wait}
+            run={run}
+            calls={calls}
+            onVerdict={(signal) => send.mutate(signal)}
+          />
         ))}
       {may('signal') && operator && (
         <div className="action-group" data-testid="in-doubt">

@@ -1,12 +1,13 @@
 import type { z } from 'zod';
-import type { RunStateSchema } from '@dura/contracts';
+import type { RunStateSchema, RunStateSummarySchema } from '@dura/contracts';
 import { verdictSignal } from '@dura/core';
 import { fullTime } from '../model/format';
 import { ON_TIMEOUT } from '../model/verdicts';
 import { Value } from './RunFacts';
 
-type RunState = z.infer<typeof RunStateSchema>;
-type Wait = RunState['waits'][number];
+type RunStateSummary = z.infer<typeof RunStateSummarySchema>;
+type Call = z.infer<typeof RunStateSchema>['calls'][number];
+type Wait = RunStateSummary['waits'][number];
 type Verdict = ReturnType<typeof verdictSignal>;
 
 /**
@@ -17,13 +18,16 @@ type Verdict = ReturnType<typeof verdictSignal>;
 export function ApprovalBox({
   wait,
   run,
+  calls,
   onVerdict,
 }: {
   wait: Wait;
-  run: RunState;
+  run: RunStateSummary;
+  /** The run's calls; undefined while its full state is read. */
+  calls: Call[] | undefined;
   onVerdict: (signal: Verdict) => void;
 }) {
-  const call = run.calls.find((c) => c.callId === wait.callId);
+  const call = calls?.find((c) => c.callId === wait.callId);
   const verdict = wait.kind === 'signal';
   const answers = verdict
     ? `signal "${wait.signal ?? '?'}" with {"approved": true | false}`
@@ -43,8 +47,8 @@ export function ApprovalBox({
           </>
         ) : (
           <>
-            Call <code>{wait.callId}</code> to <strong>{call?.tool ?? 'an unknown tool'}</strong> waits for
-            approval
+            Call <code>{wait.callId}</code> to{' '}
+            <strong>{call?.tool ?? (calls ? 'an unknown tool' : '…')}</strong> waits for approval
           </>
         )}
       </p>

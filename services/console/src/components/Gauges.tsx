@@ -1,10 +1,10 @@
 import type { z } from 'zod';
-import type { RunStateSchema } from '@dura/contracts';
+import type { RunStateSummarySchema } from '@dura/contracts';
 
-type RunState = z.infer<typeof RunStateSchema>;
+type RunStateSummary = z.infer<typeof RunStateSummarySchema>;
 
 /** The run's budgets: how much of each limit is used (and reserved for a model call in flight). */
-export function Gauges({ run }: { run: RunState }) {
+export function Gauges({ run }: { run: RunStateSummary }) {
   const { limits, costUsd, reserved } = run.budget;
   const tokens = run.usage.inputTokens + run.usage.outputTokens;
   const gauges = [

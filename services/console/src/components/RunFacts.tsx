@@ -1,8 +1,8 @@
 import type { z } from 'zod';
-import type { RunEvent, RunStateSchema } from '@dura/contracts';
+import type { RunEvent, RunStateSummarySchema } from '@dura/contracts';
 import { fullTime, shortDuration } from '../model/format';
 
-type RunState = z.infer<typeof RunStateSchema>;
+type RunStateSummary = z.infer<typeof RunStateSummarySchema>;
 
 const ENDS = new Set<RunEvent['type']>(['run_completed', 'run_failed', 'run_cancelled', 'run_rejected']);
 const PREVIEW = 80;
@@ -21,7 +21,7 @@ export function Value({ name, value, testId }: { name: string; value: unknown; t
   );
 }
 
-const FINISHED = new Set<RunState['status']>(['completed', 'failed', 'cancelled', 'rejected']);
+const FINISHED = new Set<RunStateSummary['status']>(['completed', 'failed', 'cancelled', 'rejected']);
 
 /**
  * What a run was asked and what it gave, and when: its input, its output or its error (with a rejection's
@@ -33,7 +33,7 @@ export function RunFacts({
   events,
   complete,
 }: {
-  run: RunState;
+  run: RunStateSummary;
   events: readonly RunEvent[];
   complete: boolean;
 }) {

@@ -36,6 +36,8 @@ export function RunPage({ runId, session }: { runId: string; session: ConsoleSes
   const conversations = useMemo(() => (complete ? buildConversations(events) : []), [events, complete]);
   const [view, setView] = useState<RunView>('events');
   const [selected, setSelected] = useState<number | undefined>();
+  // The state without its calls comes first (the header, budgets and actions need no more); time travel and
+  // an approval's call read the full state, which follows once the first screen is drawn.
   const run = state.data;
   const live = run !== undefined && ['pending', 'running', 'waiting'].includes(run.status);
   // The streamed answer is shown until its thought is in the log (the stream then says it is recorded). Its
@@ -116,7 +118,14 @@ export function RunPage({ runId, session }: { runId: string; session: ConsoleSes
         </p>
       )}
       {run && (
-        <Actions runId={runId} run={run} session={session} selectedSeq={selected} numberOf={numberOf} />
+        <Actions
+          runId={runId}
+          run={run}
+          calls={state.full?.calls}
+          session={session}
+          selectedSeq={selected}
+          numberOf={numberOf}
+        />
       )}
       <ForkWithEdits
         runId={runId}
@@ -127,7 +136,7 @@ export function RunPage({ runId, session }: { runId: string; session: ConsoleSes
       />
       <TimeTravel
         runId={runId}
-        run={run}
+        run={state.full}
         events={events}
         count={count}
         complete={complete}
