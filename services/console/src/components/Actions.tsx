@@ -33,7 +33,7 @@ export function Actions({
 }: {
   runId: string;
   run: RunStateSummary;
-  /** The run's calls, once its full state is read (an approval names its call's tool and arguments). */
+  /** The run's calls, once its full state is read (undefined until then): an approval shows its call. */
   calls: Call[] | undefined;
   session: ConsoleSession;
   selectedSeq: number | undefined;
@@ -71,7 +71,10 @@ export function Actions({
   if (!may('signal') && !may('cancel') && !may('submit')) return null;
   return (
     <section className="actions" aria-label="Actions" data-testid="actions">
+      {/* An approval is shown with the call it approves (its tool and arguments), so not before the run's calls
+          are read: no one approves a call they have not been shown. */}
       {may('signal') &&
+        calls &&
         approvals.map((wait) => (
           <ApprovalBox
             key={wait.waitId}

@@ -23,11 +23,11 @@ export function ApprovalBox({
 }: {
   wait: Wait;
   run: RunStateSummary;
-  /** The run's calls; undefined while its full state is read. */
-  calls: Call[] | undefined;
+  /** The run's calls (from its full state). */
+  calls: Call[];
   onVerdict: (signal: Verdict) => void;
 }) {
-  const call = calls?.find((c) => c.callId === wait.callId);
+  const call = calls.find((c) => c.callId === wait.callId);
   const verdict = wait.kind === 'signal';
   const answers = verdict
     ? `signal "${wait.signal ?? '?'}" with {"approved": true | false}`
@@ -47,8 +47,8 @@ export function ApprovalBox({
           </>
         ) : (
           <>
-            Call <code>{wait.callId}</code> to{' '}
-            <strong>{call?.tool ?? (calls ? 'an unknown tool' : '…')}</strong> waits for approval
+            Call <code>{wait.callId}</code> to <strong>{call?.tool ?? 'an unknown tool'}</strong> waits for
+            approval
           </>
         )}
       </p>
