@@ -45,9 +45,12 @@ try {
   process.exit(0);
 }
 console.log('console: building dist/');
+// Always the production build: vitest sets NODE_ENV=test, and vite would then build React's development JSX
+// runtime into dist/, which the console's browser tests and bench:console would serve and measure.
 const result = spawnSync(process.execPath, [vite, 'build', '--logLevel', 'warn'], {
   cwd: root,
   stdio: 'inherit',
+  env: { ...process.env, NODE_ENV: 'production' },
 });
 if (result.status !== 0) {
   console.error('console: the build failed; see the errors above, then run "npm run build -w @dura/console"');
