@@ -89,35 +89,13 @@ async function checksAndOtherTiers() {
   return results;
 }
 
-/**
- * The short nemesis suite (services/dev/test/nemesis-short.soak.spec.ts): one round per fault other than a kill.
- * It mostly waits (a pause, a full disk, a stall), so it runs beside the other lanes. The disk rounds mount
- * loop devices and freeze them, which needs root: without it, the rounds that need nothing of the kind run,
- * and the run says which were left out and how to run them.
- */
-function nemesisLane() {
-  const asRoot = typeof process.getuid === 'function' && process.getuid() === 0;
-  const rounds =
-    process.env.DURA_NEMESIS ?? (asRoot ? 'pause,slow,clock,disk,stall,pgdisk,pgstall' : 'pause,slow,clock');
-  if (!asRoot && process.env.DURA_NEMESIS === undefined)
-    console.log(
-      '\n> nemesis: not root, so the disk rounds (disk, stall, pgdisk, pgstall: loop mounts and fsfreeze) are left out of this run; ' +
-        'as root they run here, or alone with `sudo npm run test-nemesis -w @dura/dev`',
-    );
-  return run('nemesis', npm, ['run', '--silent', 'test-nemesis'], join(root, 'services', 'dev'), {
-    ...process.env,
-    DURA_NEMESIS: rounds,
-  });
-}
-
-const [devE2e, nemesis, others] = await Promise.all([
+const [devE2e, others] = await Promise.all([
   run('@dura/dev', npm, ['run', '--silent', 'test-e2e'], join(root, 'services', 'dev'), {
     ...process.env,
     VITEST_MAX_WORKERS: e2eWorkers,
   }),
-  nemesisLane(),
   checksAndOtherTiers(),
 ]);
-const failed = [devE2e, nemesis, ...others].some((status) => status !== 0);
+const failed = [devE2e, ...others].some((status) => status !== 0);
 if (failed) console.error('\nnpm test: at least one step failed (see its `exit` line above)');
 process.exit(failed ? 1 : 0);

@@ -1,6 +1,5 @@
-// The short nemesis soak, in `npm test` as a lane of its own (scripts/test.mjs: it mostly waits, so it runs
-// beside the other tests); alone: `npm run test-nemesis -w @dura/dev`; the long one:
-// `npm run soak -- --nemesis all --minutes 30`. On two planners,
+// The short nemesis soak, outside `npm test` (it holds CI past 20 minutes on a 2-core machine): run it with
+// `npm run test-soak -w @dura/dev`; the long one: `npm run soak -- --nemesis all --minutes 30`. On two planners,
 // two gateways, a worker and a projector, one round per fault, each with runs in flight: a planner, a gateway
 // and a worker SIGSTOPped past their ack wait and lease; the payment API and the model answering after their
 // callers gave up, then failing in bursts; the wall clocks of a planner, a gateway and the worker stepped 5 min
