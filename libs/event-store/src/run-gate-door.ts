@@ -134,6 +134,8 @@ export function serveGateAsks(deps: GateDoorDeps): GateDoor {
     ready: deps.nc.flush(),
     async stop(): Promise<void> {
       sub.unsubscribe();
+      // Once the server has dropped the subscription, an ask finds no responder at once, not a silent door.
+      await deps.nc.flush().catch(() => undefined);
       await Promise.allSettled([...pending]);
     },
   };
