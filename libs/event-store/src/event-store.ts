@@ -6,7 +6,7 @@ import {
   type JsMsg,
   type PubAck,
 } from '@nats-io/jetstream';
-import { headers as natsHeaders, nanos, TimeoutError } from '@nats-io/nats-core';
+import { headers as natsHeaders, nanos } from '@nats-io/nats-core';
 import {
   decodeEvent,
   EVENT_LIMITS,
@@ -17,7 +17,7 @@ import {
   type RunEvent,
 } from '@dura/contracts';
 import { CorruptEvent, EventOverLimits } from './errors';
-import { isJsApiError, JS_CODES, mapAppendError } from './jetstream-errors';
+import { isJsApiError, isTimeout, JS_CODES, mapAppendError } from './jetstream-errors';
 
 export interface AppendOptions {
   /**
@@ -141,9 +141,7 @@ export function createEventStore(deps: {
           ...(guard.seq === undefined ? {} : { expect: { lastSubjectSequence: guard.seq } }),
         });
       } catch (err) {
-        const unanswered =
-          err instanceof TimeoutError || (err instanceof Error && err.cause instanceof TimeoutError);
-        if (!unanswered || sent >= APPEND_SENDS) throw err;
+        if (!isTimeout(err) || sent >= APPEND_SENDS) throw err;
       }
     }
   }

@@ -81,7 +81,7 @@ export function mapAppendError(
       err,
     );
   }
-  if (err instanceof TimeoutError) {
+  if (isTimeout(err)) {
     return new StreamUnavailable(
       'JetStream did not acknowledge the append in time; it is safe to retry (msg-id dedupes)',
       err,
@@ -89,6 +89,11 @@ export function mapAppendError(
   }
   const message = err instanceof Error ? err.message : String(err);
   return new StreamUnavailable(`append to run ${runId} failed: ${message}`, err);
+}
+
+/** A request nobody answered in time (nats.js may wrap the timeout as the cause). */
+export function isTimeout(err: unknown): boolean {
+  return err instanceof TimeoutError || (err instanceof Error && err.cause instanceof TimeoutError);
 }
 
 /** Nobody answered a publish: no stream captured its subject at that moment (nats.js wraps the cause). */

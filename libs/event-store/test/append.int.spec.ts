@@ -11,6 +11,7 @@ import {
   JS_CODES,
   type EventStore,
 } from '../src/index';
+import { pauseProcess } from '@dura/testing';
 import { useNatsConnections, useTestInfra } from './infra';
 import { runEvents } from './run-events';
 
@@ -334,16 +335,12 @@ describe('an append the stream acknowledges late', () => {
     const run = runEvents('late-ack');
     await slow.append('late-ack', [run.requested()], { expectedSeq: 0 });
     const [before] = (await store.read('late-ack')).map((e) => e.seq);
-    const pid = natsServerPid(infra().nats.port);
-    process.kill(pid, 'SIGSTOP');
-    const resumed = new Promise((resolve) => setTimeout(resolve, 3_000)).then(() =>
-      process.kill(pid, 'SIGCONT'),
-    );
+    const paused = pauseProcess(natsServerPid(infra().nats.port), 3_000);
     try {
       const result = await slow.append('late-ack', [run.started()], { expectedSeq: before! });
       expect(result.seqs).toEqual([before! + 1]);
     } finally {
-      await resumed;
+      await paused;
     }
     expect((await store.read('late-ack')).map((e) => e.type)).toEqual(['run_requested', 'run_started']);
   });
