@@ -1,6 +1,6 @@
 import protobuf from 'protobufjs';
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   AgentRefSchema,
   AgentSpecSchema,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineAgent, type AnyCodeAgent } from '@dura/code-agents';
 import { decodeJournal } from '@dura/code-agents/engine';
 import type { BudgetLimits, RunEvent, RunRequest } from '@dura/contracts';

@@ -5,7 +5,7 @@ import type { RunRequest } from '@dura/contracts';
 import { CANCEL_SIGNAL } from '@dura/core';
 import { createScriptedModel, loadAgents, withCodeAgents, type Model } from '../src/index';
 import { simulateRun } from '../src/testing';
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineTool, ToolRegistry } from '@dura/tools';
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/code-agents.ts', import.meta.url));

@@ -6,7 +6,7 @@ import { defineAgent, type ModelAnswer } from '@dura/code-agents';
 import { decodeJournal, encodeJournal } from '@dura/code-agents/engine';
 import type { ChatMessage, JsonObject, PromptRecord, RunEvent } from '@dura/contracts';
 import { defineTool, ToolRegistry } from '@dura/tools';
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   createScriptedModel,
   expandPrompt,

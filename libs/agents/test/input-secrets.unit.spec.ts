@@ -2,7 +2,7 @@
 // secret input is sealed in the log: the code passes it on as it is, and its recorded calls match on replay.
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineAgent, sealedSecret } from '@dura/code-agents';
 import type { Decision, RunRequest } from '@dura/contracts';
 import { createSecretsBox, isSecretEnvelope, sealSecretFields, ToolRegistry } from '@dura/tools';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ToolRegistry, builtinRegistry, defineTool } from '@dura/tools';
 import { CONTROL_TOOL_SCHEMAS, controlToolSpecs, isControlTool, toolSpecsFor } from '../src/llm/index';
 

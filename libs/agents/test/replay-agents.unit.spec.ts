@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { RunRequest } from '@dura/contracts';
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineTool, ToolRegistry } from '@dura/tools';
 import {
   AgentRegistry,

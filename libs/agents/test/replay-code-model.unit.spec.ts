@@ -7,7 +7,7 @@ import { defineAgent, type ModelAnswer } from '@dura/code-agents';
 import { DuraError, type JsonObject } from '@dura/contracts';
 import type { EventDraft, RunState } from '@dura/core';
 import { defineTool, ToolRegistry } from '@dura/tools';
-import { z } from 'zod';
+import * as z from 'zod';
 import { AgentRegistry, createScriptedModel, replayModelFor, replayRun, withCodeAgents } from '../src/index';
 import { simulateRun } from '../src/testing';
 import { request, served } from './replay-code-support';

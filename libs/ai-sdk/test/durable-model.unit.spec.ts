@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { generateObject, generateText, stepCountIs, streamObject, streamText } from 'ai';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { JsonObject } from '@dura/contracts';
 import { defineAgent, type Ctx } from '@dura/code-agents';
 import { decodeJournal } from '@dura/code-agents/engine';

@@ -13,26 +13,16 @@ import {
   type RunRequest,
 } from '@dura/contracts';
 import { fold, type RunState, type TokenFrame } from '@dura/core';
-import {
-  connectionOf,
-  createRunReader,
-  createRunWakeups,
-  decodeStored,
-  mapAppendError,
-  RUN_TOKENS,
-  type RunReader,
-  type RunWakeups,
-} from '@dura/event-store';
-import { DURA_ATTRS, withProducerSpan } from '@dura/telemetry';
-import { trace } from '@opentelemetry/api';
+import type { RunReader, RunWakeups } from '@dura/event-store';
 import { createApiSubmit } from './api-submit';
 import { ClientNotConfigured, RunNotFound } from './errors';
 import { forkRun, type ForkRunInput } from './fork';
 import { createTriggerApi } from './schedules';
-import { followTokens, type FollowTokensOptions, type LiveDelta } from './live-tokens';
-import { readParked, type Parked } from './parked';
+import type { FollowTokensOptions, LiveDelta } from './live-tokens';
+import type { Parked } from './parked';
 import { createReadApi } from './read-api';
-import { watchRunEvents, type WatchOptions } from './watch-run';
+import type * as NatsSide from './nats-side';
+import type { WatchOptions } from './watch-run';
 
 const DEFAULT_CANCEL_REASON = 'cancelled by a client';
 
@@ -78,7 +68,6 @@ export interface DuraClientOptions {
 
 /** The client SDK: submit runs, follow them live, signal and cancel them, and read them, all typed from the contract. */
 export function createDuraClient(options: DuraClientOptions) {
-  const tracer = trace.getTracer('dura-client');
   const api = createReadApi({
     ...(options.apiUrl === undefined ? {} : { apiUrl: options.apiUrl }),
     ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
@@ -94,19 +83,12 @@ export function createDuraClient(options: DuraClientOptions) {
   let handles: Promise<NatsReads> | undefined;
 
   // Reads create no consumer (message gets, woken by the run subject): the `client` permission set may not
-  // create consumers, since a consumer's deliver subject could be any subject (nats-server#8274).
+  // create consumers, since a consumer's deliver subject could be any subject (nats-server#8274). The NATS
+  // side of the client (nats-side.ts: the event store, OpenTelemetry) loads here, with the first NATS call.
   function nats(): Promise<NatsReads> {
     // A failed connect is not remembered: the next call tries again.
-    handles ??= resolveHandles(options).then(
-      (h) => ({
-        ...h,
-        reader: createRunReader(h.jsm),
-        wakeups: createRunWakeups(connectionOf(h.js)),
-        tokens: {
-          reader: createRunReader(h.jsm, RUN_TOKENS),
-          wakeups: createRunWakeups(connectionOf(h.js), RUN_TOKENS.subject),
-        },
-      }),
+    handles ??= Promise.all([resolveHandles(options), import('./nats-side')]).then(
+      ([h, side]) => ({ ...h, ...side.openReads(h), side }),
       (err: unknown) => {
         handles = undefined;
         throw err;
@@ -123,17 +105,18 @@ export function createDuraClient(options: DuraClientOptions) {
     const runId = input.runId ?? `run_${crypto.randomUUID().replaceAll('-', '')}`;
     const parsed = RunRequestSchema.safeParse({ ...input, v: input.v ?? RUN_REQUEST_VERSION, runId });
     if (!parsed.success) throw new ContractViolation('run request is invalid', formatIssues(parsed.error));
-    const { js } = await nats();
+    const { js, side } = await nats();
     try {
       // In the caller's trace when it has one (an app with OpenTelemetry started): the run continues it.
-      const ack = await withProducerSpan(
-        tracer,
-        { destination: SUBJECTS.submit, messageId: runId, attributes: { [DURA_ATTRS.runId]: runId } },
-        (headers) => js.publish(SUBJECTS.submit, JSON.stringify(parsed.data), { msgID: runId, headers }),
-      );
+      const ack = await side.publishTraced(js, {
+        subject: SUBJECTS.submit,
+        msgID: runId,
+        runId,
+        body: JSON.stringify(parsed.data),
+      });
       return { runId, duplicate: ack.duplicate };
     } catch (err) {
-      throw mapAppendError(err, runId, undefined);
+      throw side.mapAppendError(err, runId, undefined);
     }
   }
 
@@ -141,8 +124,9 @@ export function createDuraClient(options: DuraClientOptions) {
    * Yields the run's events in order from `fromSeq` (default 1), history then live, each exactly once, and
    * stops after the terminal event. Survives a broken connection: it re-opens at the last seq seen + 1.
    */
-  function watchRun(runId: string, watchOptions: WatchOptions = {}): AsyncGenerator<RunEvent> {
-    return watchRunEvents(nats, runId, watchOptions);
+  async function* watchRun(runId: string, watchOptions: WatchOptions = {}): AsyncGenerator<RunEvent> {
+    const { watchRunEvents } = await import('./watch-run');
+    yield* watchRunEvents(nats, runId, watchOptions);
   }
 
   /**
@@ -163,18 +147,18 @@ export function createDuraClient(options: DuraClientOptions) {
       ...(signalOptions.payload === undefined ? {} : { payload: signalOptions.payload }),
     });
     if (!parsed.success) throw new ContractViolation('signal is invalid', formatIssues(parsed.error));
-    const { js } = await nats();
+    const { js, side } = await nats();
     if (signalOptions.mustExist && (await lastSeq(runId)) === 0) throw new RunNotFound(runId);
     try {
-      const msgID = `signal:${runId}:${signalId}`;
-      const ack = await withProducerSpan(
-        tracer,
-        { destination: SUBJECTS.signal, messageId: msgID, attributes: { [DURA_ATTRS.runId]: runId } },
-        (headers) => js.publish(SUBJECTS.signal, JSON.stringify(parsed.data), { msgID, headers }),
-      );
+      const ack = await side.publishTraced(js, {
+        subject: SUBJECTS.signal,
+        msgID: `signal:${runId}:${signalId}`,
+        runId,
+        body: JSON.stringify(parsed.data),
+      });
       return { signalId, duplicate: ack.duplicate };
     } catch (err) {
-      throw mapAppendError(err, runId, undefined);
+      throw side.mapAppendError(err, runId, undefined);
     }
   }
 
@@ -196,24 +180,25 @@ export function createDuraClient(options: DuraClientOptions) {
 
   /** Stream sequence of the run's last event, or 0 when it has none (one direct get). */
   async function lastSeq(runId: string): Promise<number> {
-    const { reader } = await nats();
+    const { reader, side } = await nats();
     return reader.lastSeq(runId).catch((err: unknown) => {
-      throw mapAppendError(err, runId, undefined);
+      throw side.mapAppendError(err, runId, undefined);
     });
   }
 
   /** The run's events with `seq >= fromSeq`, read from JetStream (the log itself, not the projection). */
   async function readEvents(runId: string, readOptions?: { fromSeq?: number }): Promise<RunEvent[]> {
-    const { reader } = await nats();
+    const { reader, side } = await nats();
     const stored = await reader.readAll(runId, readOptions?.fromSeq ?? 1).catch((err: unknown) => {
-      throw mapAppendError(err, runId, undefined);
+      throw side.mapAppendError(err, runId, undefined);
     });
-    return stored.map(decodeStored);
+    return stored.map(side.decodeStored);
   }
 
   /** When the run is parked for a planner that serves its pinned agent version: which one. */
   async function parkedFor(runId: string): Promise<Parked | undefined> {
     const { jsm } = await nats();
+    const { readParked } = await import('./parked');
     return readParked(jsm, runId);
   }
 
@@ -228,6 +213,7 @@ export function createDuraClient(options: DuraClientOptions) {
     options: FollowTokensOptions,
   ): Promise<void> {
     const { reader, wakeups, tokens } = await nats();
+    const { followTokens } = await import('./live-tokens');
     await followTokens({ runs: { reader, wakeups }, tokens }, runId, onFrame, options);
   }
 
@@ -281,10 +267,12 @@ export function createDuraClient(options: DuraClientOptions) {
   };
 }
 
-type NatsReads = JetStreamHandles & {
+/** The NATS handles, the run log's and token feed's readers, and the client's NATS side (nats-side.ts). */
+export type NatsReads = JetStreamHandles & {
   reader: RunReader;
   wakeups: RunWakeups;
   tokens: { reader: RunReader; wakeups: RunWakeups };
+  side: typeof NatsSide;
 };
 
 export type DuraClient = ReturnType<typeof createDuraClient>;

@@ -1,4 +1,3 @@
-import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import {
   CONFIG_ERROR_CODE,
@@ -7,7 +6,6 @@ import {
   type NatsSecurity,
   type NatsSecuritySettings,
 } from '@dura/contracts';
-import { explainPermissionViolation, openNatsConnection } from '@dura/event-store';
 import { createDuraClient, type DuraClient } from './client';
 import type { JetStreamHandles } from './jetstream-handles';
 import { NatsUnreachable } from './errors';
@@ -71,6 +69,10 @@ export function connectDuraClient(options: ConnectDuraClientOptions = {}): Conne
   const url = options.natsUrl ?? 'nats://127.0.0.1:4222';
   let nc: NatsConnection | undefined;
   async function open(): Promise<JetStreamHandles> {
+    // NATS loads with the first call that needs it: a program that only reads the read API never loads it.
+    const { jetstream, jetstreamManager, explainPermissionViolation, openNatsConnection } = await import(
+      './nats-side'
+    );
     try {
       nc = await openNatsConnection({
         url,

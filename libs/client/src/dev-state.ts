@@ -1,7 +1,7 @@
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** Where `npm run dev` says it listens, so that the CLI finds it without flags. */
 export const DevStateSchema = z.object({

@@ -1,4 +1,3 @@
-import type { JetStreamClient } from '@nats-io/jetstream';
 import {
   ContractViolation,
   FORK_VERSION,
@@ -8,9 +7,7 @@ import {
   SUBJECTS,
   type ForkChanges,
 } from '@dura/contracts';
-import { mapAppendError } from '@dura/event-store';
-import { DURA_ATTRS, withProducerSpan } from '@dura/telemetry';
-import { trace } from '@opentelemetry/api';
+import type { NatsReads } from './client';
 
 export interface ForkRunInput {
   /** The run to fork. */
@@ -50,7 +47,7 @@ export interface ForkRunResult {
  * await client.forkRun({ sourceRunId: 'deploy-42', atSeq: 57, edit: { toolResult: { callId: 'call-1', output: { price: 90 } } }, editedBy: 'alice' });
  */
 export async function forkRun(
-  nats: () => Promise<{ js: JetStreamClient }>,
+  nats: () => Promise<Pick<NatsReads, 'js' | 'side'>>,
   input: ForkRunInput,
 ): Promise<ForkRunResult> {
   const runId = input.runId ?? `fork_${crypto.randomUUID().replaceAll('-', '')}`;
@@ -64,16 +61,16 @@ export async function forkRun(
     ...(input.edit ? { edit: { ...input.edit, by: input.editedBy } } : {}),
   });
   if (!parsed.success) throw new ContractViolation('fork request is invalid', formatIssues(parsed.error));
-  const { js } = await nats();
-  const msgID = `fork:${runId}`;
+  const { js, side } = await nats();
   try {
-    const ack = await withProducerSpan(
-      trace.getTracer('dura-client'),
-      { destination: SUBJECTS.fork, messageId: msgID, attributes: { [DURA_ATTRS.runId]: runId } },
-      (headers) => js.publish(SUBJECTS.fork, JSON.stringify(parsed.data), { msgID, headers }),
-    );
+    const ack = await side.publishTraced(js, {
+      subject: SUBJECTS.fork,
+      msgID: `fork:${runId}`,
+      runId,
+      body: JSON.stringify(parsed.data),
+    });
     return { runId, duplicate: ack.duplicate };
   } catch (err) {
-    throw mapAppendError(err, runId, undefined);
+    throw side.mapAppendError(err, runId, undefined);
   }
 }

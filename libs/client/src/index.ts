@@ -10,7 +10,7 @@ export type {
 } from './client';
 export { connectDuraClient, natsSecurityFromEnv } from './connect';
 export type { ConnectDuraClientOptions, ConnectedDuraClient } from './connect';
-export { TERMINAL_EVENTS } from './watch-run';
+export { TERMINAL_EVENTS } from './terminal-events';
 export type { WatchOptions } from './watch-run';
 export type { ListRunsFilter, RunPage, RunSummary, EventPage, StateAt } from './read-api';
 export {

@@ -1,5 +1,5 @@
 import type { JetStreamManager } from '@nats-io/jetstream';
-import { z } from 'zod';
+import * as z from 'zod';
 import { BUCKETS } from '@dura/contracts';
 import { isJsApiError, JS_CODES } from '@dura/event-store';
 

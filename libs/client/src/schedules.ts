@@ -5,7 +5,8 @@ import {
   type ScheduleSpecInput,
   type ScheduleTick,
 } from '@dura/contracts';
-import { createScheduleStore, createTriggerStore } from '@dura/event-store';
+import type { createScheduleStore, createTriggerStore } from '@dura/event-store';
+import type * as NatsSide from './nats-side';
 import { nextTicks, timingOf } from '@dura/core';
 import type { JetStreamHandles } from './jetstream-handles';
 
@@ -36,10 +37,13 @@ export function createTriggerApi(nats: () => Promise<JetStreamHandles>, now: () 
       }>
     | undefined;
   const open = () => {
-    stores ??= nats().then(({ js }: { js: JetStreamClient }) => ({
-      schedules: createScheduleStore({ js }),
-      triggers: createTriggerStore({ js }),
-    }));
+    // The KV stores load with the first call (with NATS itself), like the rest of the client's NATS side.
+    stores ??= Promise.all([nats(), import('./nats-side')]).then(
+      ([{ js }, store]: [{ js: JetStreamClient }, typeof NatsSide]) => ({
+        schedules: store.createScheduleStore({ js }),
+        triggers: store.createTriggerStore({ js }),
+      }),
+    );
     return stores;
   };
   return {

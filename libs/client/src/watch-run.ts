@@ -1,5 +1,6 @@
-import { DuraError, type EventType, type RunEvent } from '@dura/contracts';
+import { DuraError, type RunEvent } from '@dura/contracts';
 import { decodeStored, followRun, pause, type RunReader, type RunWakeups } from '@dura/event-store';
+import { TERMINAL_EVENTS } from './terminal-events';
 
 export interface WatchOptions {
   /** First stream sequence to deliver (default: the run's first event). Resume after a disconnect with lastSeq + 1. */
@@ -14,12 +15,6 @@ export interface WatchOptions {
   resumeTimeoutMs?: number;
 }
 
-export const TERMINAL_EVENTS: ReadonlySet<EventType> = new Set([
-  'run_completed',
-  'run_failed',
-  'run_cancelled',
-  'run_rejected',
-]);
 
 const RETRY_MS = 250;
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { ChatMessageSchema, ToolNameSchema, formatIssues, type JsonObject } from '@dura/contracts';
 import { AgentMisuse } from './errors';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineAgent } from '../src/index';
 import { decodeJournal } from '../src/engine';
 import { SimRun, TEST_MODEL, types } from '../src/testing';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { JsonObjectSchema } from './ids';
 
 /** A tool call as a model asked for it: `name` is the Dura tool name (adapters map it to the provider's). */

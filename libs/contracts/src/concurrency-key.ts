@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { JsonValue } from './ids';
 import { isSecretEnvelope } from './secret-envelope';
 import type { ConcurrencyKey } from './run-request';

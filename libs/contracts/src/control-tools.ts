@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { JsonValueSchema } from './ids';
 import { AgentRefSchema, AgentSpecSchema } from './run-request';
 

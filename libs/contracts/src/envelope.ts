@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { RunIdSchema } from './ids';
 import { CURRENT_EVENT_VERSIONS, EventDataSchemas, type EventData, type EventType } from './event-data';
 import { ContractViolation } from './errors';

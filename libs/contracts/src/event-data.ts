@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { JsonObjectSchema, JsonValueSchema, RunIdSchema, ToolNameSchema } from './ids';
 import { ConcurrencyKeySchema, RunRequestSchema, TenantSchema } from './run-request';
 import { EditedResultSchema, ForkOfSchema } from './fork';

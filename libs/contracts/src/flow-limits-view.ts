@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** What a planner declared for one limit (`DURA_MODEL_LIMITS`), or a concurrency key's limit. */
 export const DeclaredLimitSchema = z.object({

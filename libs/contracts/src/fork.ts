@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { JsonValueSchema, RunIdSchema } from './ids';
 
 export const FORK_VERSION = 1;

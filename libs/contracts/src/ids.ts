@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { scanJson } from './message-limits';
 
 /** A run id is one NATS subject token: letters, digits, `_` and `-` only, so `dura.run.<runId>` is always valid. */

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * How a process proves who it is to NATS and how it checks the server. One set of environment variables,

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** `dura-obj://<bucket>/<sha256>`: where an offloaded payload lives in the JetStream object store. */
 export const PAYLOAD_URI_PREFIX = 'dura-obj://';

@@ -1,6 +1,6 @@
 // The projector's HTTP read API: the shape of every JSON response. The projector serves them and generates
 // its OpenAPI document from them; the client SDK validates what it reads against them.
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   ApprovalPolicySchema,
   DecisionSchema,

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { RunRequestSchema } from './run-request';
 
 // Debounce and skip-if-running: what an event trigger or `POST /runs` may ask before a run starts, and the

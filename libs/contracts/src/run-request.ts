@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { JsonObjectSchema, JsonValueSchema, RunIdSchema, ToolNameSchema } from './ids';
 
 /** Wire version of run requests. A new version must keep accepting the old one (parse both, upgrade on intake). */

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** The tag of a sealed value in the log: `{"$secret": {kid, iv, ct, tag}}` (AES-256-GCM, base64 parts). */
 export const SECRET_TAG = '$secret';

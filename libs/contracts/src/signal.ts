@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { JsonValueSchema, RunIdSchema } from './ids';
 
 export const SIGNAL_VERSION = 1;

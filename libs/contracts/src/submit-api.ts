@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { RunIdSchema } from './ids';
 import { GateFieldsSchema } from './run-gate';
 import { RUN_REQUEST_VERSION, RunRequestSchema } from './run-request';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { JsonObjectSchema, RunIdSchema, ToolNameSchema } from './ids';
 import { PayloadRefSchema } from './payload-ref';
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * Live model text: the `DURA_TOKENS` stream (bounded retention) and the Server-Sent Events of

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { JsonObjectSchema, JsonValueSchema, ToolNameSchema } from './ids';
 import { ContractViolation } from './errors';
 import { formatIssues } from './format-issues';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
+import * as z from 'zod';
 import { describeNatsAuth, NATS_SECURITY_FIELDS, resolveNatsSecurity } from '../src/nats-security';
 
 describe('resolveNatsSecurity', () => {

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { z } from 'zod';
+import * as z from 'zod';
 import { CONFIG_ERROR_CODE, DuraError, formatIssues } from '@dura/contracts';
 
 /** A server's name becomes the middle word of its tools' names (`mcp.<server>.<tool>`). */

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { JsonValue } from '@dura/contracts';
 import { ToolError, type ToolDefinition } from '@dura/tools';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';

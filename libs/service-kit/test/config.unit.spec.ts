@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
+import * as z from 'zod';
 import { DuraError } from '@dura/contracts';
 import { CONFIG_EXIT_CODE, ConfigError, configFields, loadConfig } from '../src/index';
 

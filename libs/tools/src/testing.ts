@@ -1,5 +1,5 @@
 // Test helpers of @dura/tools (the `./testing` entry; not part of the SDK's tarball).
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineTool } from './tool';
 
 /** `pay`: charges a card whose `card.token` argument is declared secret; answers `{ ok: true }`. */

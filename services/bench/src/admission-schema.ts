@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { DistributionSchema, ModeSchema } from './distribution-schema';
 
 /** Scenario N: what flow control adds to a model call. */

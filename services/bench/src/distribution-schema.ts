@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** Percentiles of a sample, in milliseconds. */
 export const DistributionSchema = z.object({

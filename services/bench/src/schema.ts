@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { AdmissionSchema } from './admission-schema';
 import { DistributionSchema, ModeSchema } from './distribution-schema';
 

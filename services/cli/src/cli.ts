@@ -1,12 +1,10 @@
+// What every `dura` start runs: finds the command, checks its flags and arguments, prints help. It imports
+// nothing heavy (no NATS client, no schemas): a command's module loads once it is named, and the SDK client
+// (execute.ts) once its arguments are valid, so `dura --help` and a usage error stay quick.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { connectDuraClient, natsSecurityFromEnv } from '@dura/client';
-import type { NatsSecurity } from '@dura/contracts';
-import { EXIT, UsageError, type CommandModule, type FlagSpec } from './command';
-import { resolveApiToken } from './api-token';
-import { describeFailure } from './exit-code';
-import { describeNatsSource, resolveEndpoints } from './endpoints';
-import { GLOBAL_FLAGS, NATS_SECURITY_FLAGS } from './globals';
-import { commandHelp, rootHelp } from './help';
+import { EXIT, type CommandModule, type FlagSpec } from './command';
+import { GLOBAL_FLAGS } from './globals';
+import { commandHelp, rootHelp, usageFailure } from './help';
 import { createOutput, type Streams } from './output';
 import { COMMANDS, findCommand } from './registry';
 
@@ -56,12 +54,21 @@ export async function runCli(argv: readonly string[], options: CliOptions = {}):
     return wantsHelp ? EXIT.ok : EXIT.usage;
   }
   const name = argv[at] ?? '';
-  const command = findCommand(name);
-  if (!command) {
+  const entry = findCommand(name);
+  if (!entry) {
     bootstrap.error(
       `unknown command "${name}"; commands: ${COMMANDS.map((c) => c.name).join(', ')} (dura --help)`,
     );
     return EXIT.usage;
+  }
+  let command: CommandModule;
+  try {
+    command = await entry.load();
+  } catch (err) {
+    bootstrap.error(
+      `dura ${name} cannot be loaded (${(err as Error).message}); run "npm install" in the Dura repository`,
+    );
+    return EXIT.error;
   }
   const rest = [...argv.slice(0, at), ...argv.slice(at + 1)];
   let values: Record<string, string | boolean | (string | boolean)[] | undefined>;
@@ -77,7 +84,7 @@ export async function runCli(argv: readonly string[], options: CliOptions = {}):
     return usageFailure(bootstrap, command, (err as Error).message);
   }
   if (values.help === true) {
-    bootstrap.line(commandHelp(command));
+    bootstrap.line(commandHelp(entry, command));
     return EXIT.ok;
   }
   const { min, max } = command.positionals;
@@ -89,70 +96,10 @@ export async function runCli(argv: readonly string[], options: CliOptions = {}):
       `dura ${command.name} takes ${wanted} argument${max === 1 ? '' : 's'}, got ${positionals.length}`,
     );
   }
-  const json = values.json === true;
-  const endpoints = resolveEndpoints({ nats: stringValue(values.nats), api: stringValue(values.api) }, env);
-  const { natsUrl, apiUrl } = endpoints;
   const own = Object.fromEntries(Object.entries(values).filter(([key]) => key in command.flags)) as Record<
     string,
     string | boolean | string[] | undefined
   >;
-  let security: NatsSecurity;
-  let apiToken: string | undefined;
-  try {
-    security = natsSecurityFromEnv(securityEnv(env, values));
-    apiToken = await resolveApiToken(
-      { token: stringValue(values['api-token']), file: stringValue(values['api-token-file']) },
-      env,
-      (text) => bootstrap.error(text),
-    );
-  } catch (err) {
-    return usageFailure(bootstrap, command, (err as Error).message);
-  }
-  const out = createOutput(json, options.streams);
-  const client = connectDuraClient({
-    natsUrl,
-    apiUrl,
-    ...(apiToken === undefined ? {} : { apiToken }),
-    name: `dura-cli-${command.name}`,
-    security,
-  });
-  try {
-    return await command.run(
-      { positionals, flags: own },
-      { client, json, out, natsUrl, apiUrl, signal: options.signal ?? new AbortController().signal },
-    );
-  } catch (err) {
-    if (err instanceof UsageError) return usageFailure(out, command, err.message);
-    const failure = describeFailure(err);
-    for (const line of failure.lines) out.error(line);
-    if (failure.natsRelated) out.note(describeNatsSource(endpoints));
-    if (failure.code === EXIT.error && env.DURA_DEBUG && err instanceof Error && err.stack)
-      out.note(err.stack);
-    return failure.code;
-  } finally {
-    await client.close();
-  }
-}
-
-function usageFailure(out: ReturnType<typeof createOutput>, command: CommandModule, message: string): number {
-  out.error(`${message}`);
-  out.note(`usage: ${command.usage.split('\n').join('\n       ')}\n(dura ${command.name} --help for more)`);
-  return EXIT.usage;
-}
-
-/** The environment with the NATS security flags given on the command line put over their variables. */
-function securityEnv(
-  env: Record<string, string | undefined>,
-  values: Record<string, unknown>,
-): Record<string, string | undefined> {
-  const merged = { ...env };
-  for (const [flag, variable] of Object.entries(NATS_SECURITY_FLAGS)) {
-    const value = stringValue(values[flag]);
-    if (value !== undefined) merged[variable] = value;
-  }
-  return merged;
-}
-
-function stringValue(value: unknown): string | undefined {
-  return typeof value === 'string' ? value : undefined;
+  const { execute } = await import('./execute');
+  return execute(command, { positionals, flags: own }, values, env, options);
 }

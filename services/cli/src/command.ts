@@ -74,10 +74,8 @@ export interface CommandContext {
 
 /** A `dura` subcommand. See the comment at the top of commands/index.ts. */
 export interface CommandModule {
-  /** The word after `dura`, e.g. `get`. */
+  /** The word after `dura`, e.g. `get`; the same as its entry's in commands/index.ts. */
   name: string;
-  /** One line for the root `--help`. */
-  summary: string;
   /** Usage lines without the global flags, e.g. `dura get <id> [--at SEQ]`. */
   usage: string;
   /** Optional paragraphs printed after the flags in `dura <name> --help` (examples, exit codes). */
@@ -88,6 +86,17 @@ export interface CommandModule {
   positionals: { min: number; max: number };
   /** Does the work; resolves with the exit code. Throw `UsageError` for bad input, `DuraError` for the rest. */
   run(args: ParsedArgs, ctx: CommandContext): Promise<number>;
+}
+
+/**
+ * A command as `dura --help` lists it, without loading it: its module (and everything that imports) is loaded
+ * only when the command runs or prints its own `--help`.
+ */
+export interface CommandEntry {
+  name: string;
+  /** One line for the root `--help`. */
+  summary: string;
+  load(): Promise<CommandModule>;
 }
 
 /** Bad flags or arguments: the CLI prints the message and the command's usage, and exits 2. */

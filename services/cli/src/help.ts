@@ -1,4 +1,4 @@
-import type { CommandModule, FlagSpec } from './command';
+import { EXIT, type CommandEntry, type CommandModule, type FlagSpec, type Output } from './command';
 import { GLOBAL_FLAGS } from './globals';
 
 const EXIT_CODES = `Exit codes:
@@ -22,7 +22,7 @@ function flagLines(flags: Record<string, FlagSpec>): string[] {
 }
 
 /** `dura --help`: the commands, the global flags and the exit codes. */
-export function rootHelp(commands: readonly CommandModule[]): string {
+export function rootHelp(commands: readonly CommandEntry[]): string {
   const width = Math.max(...commands.map((c) => c.name.length));
   return [
     'dura: submit, follow and inspect Dura runs.',
@@ -42,10 +42,10 @@ export function rootHelp(commands: readonly CommandModule[]): string {
 }
 
 /** `dura <command> --help`. */
-export function commandHelp(command: CommandModule): string {
+export function commandHelp(entry: CommandEntry, command: CommandModule): string {
   const own = flagLines(command.flags);
   return [
-    `dura ${command.name}: ${command.summary}`,
+    `dura ${command.name}: ${entry.summary}`,
     '',
     `Usage: ${command.usage.split('\n').join('\n       ')}`,
     ...(own.length > 0 ? ['', 'Flags:', ...own] : []),
@@ -60,4 +60,11 @@ export function commandHelp(command: CommandModule): string {
           'Exit codes: 0 ok, 1 run failed/cancelled/rejected, 2 usage, 3 not found, 4 unreachable, 5 other.',
         ]),
   ].join('\n');
+}
+
+/** A usage error: the message, then the command's usage, on stderr; exit 2. */
+export function usageFailure(out: Output, command: CommandModule, message: string): number {
+  out.error(`${message}`);
+  out.note(`usage: ${command.usage.split('\n').join('\n       ')}\n(dura ${command.name} --help for more)`);
+  return EXIT.usage;
 }

@@ -1,4 +1,4 @@
-import { formatEvent } from '@dura/client';
+import type { RunEvent } from '@dura/contracts';
 import type { Output } from './command';
 
 export interface Streams {
@@ -11,8 +11,16 @@ const processStreams: Streams = {
   stderr: (text) => void process.stderr.write(text),
 };
 
-/** Output helpers over stdout/stderr; under `--json` only JSON reaches stdout. */
-export function createOutput(json: boolean, streams: Streams = processStreams): Output {
+/**
+ * Output helpers over stdout/stderr; under `--json` only JSON reaches stdout. `formatEvent` renders an event as
+ * a readable line (the SDK's, passed in by execute.ts so that help and usage errors never load the SDK); without
+ * it an event prints as its JSON line.
+ */
+export function createOutput(
+  json: boolean,
+  streams: Streams = processStreams,
+  formatEvent?: (event: RunEvent) => string,
+): Output {
   const out: Output = {
     line: (text = '') => streams.stdout(`${text}\n`),
     write: (text) => (json ? undefined : streams.stdout(text)),
@@ -21,7 +29,7 @@ export function createOutput(json: boolean, streams: Streams = processStreams): 
     table: (columns, rows) => {
       for (const line of renderTable(columns, rows)) streams.stdout(`${line}\n`);
     },
-    event: (event) => (json ? out.jsonLine(event) : out.line(formatEvent(event))),
+    event: (event) => (json || !formatEvent ? out.jsonLine(event) : out.line(formatEvent(event))),
     // Under --json the output is for programs: hints stay out of it (errors still go to stderr).
     note: (text) => (json ? undefined : streams.stderr(`${text}\n`)),
     error: (text) => streams.stderr(`dura: ${text}\n`),

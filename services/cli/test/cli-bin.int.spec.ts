@@ -38,6 +38,19 @@ function run(args: string[], log: string) {
   return { ...result, loaded };
 }
 
+const NATS_OR_OTEL = /^@(nats-io|opentelemetry)\//;
+
+/** The npm packages bundled into the dist files among `loaded` (esbuild heads each module with its path). */
+function bundledPackages(loaded: readonly string[]): string[] {
+  const names = new Set<string>();
+  for (const url of loaded) {
+    if (!url.startsWith(`file://${dist}/`)) continue;
+    const text = readFileSync(new URL(url), 'utf8');
+    for (const match of text.matchAll(/^\/\/ node_modules\/((?:@[^/\s]+\/)?[^/\s]+)/gm)) names.add(match[1]!);
+  }
+  return [...names].sort();
+}
+
 describe('the dura bin', () => {
   it('is the package bin, is what npm run dura runs, and npm install builds what it runs', () => {
     const rootPackage = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
@@ -85,6 +98,25 @@ describe('the dura bin', () => {
     expect(stderr).toMatch(/run request is invalid/);
     expect(stderr).toMatch(/agent: Invalid input: expected object, received string/);
     expect(status).toBe(2);
+  });
+
+  // What a command loads is what its start-up costs: parsing and compiling code. Help and usage errors load no
+  // package at all, and a read-API command loads neither NATS nor OpenTelemetry (they load with the first NATS
+  // call). Read from the built chunks' module comments, so it holds for the files users run.
+  it('dura --help loads no package; dura ls loads neither NATS nor OpenTelemetry', () => {
+    const help = run([bin, '--help'], join(scratch, 'lazy-help.log'));
+    const getHelp = run([bin, 'get', '--help'], join(scratch, 'lazy-get-help.log'));
+    const ls = run([bin, 'ls', '--api', 'http://127.0.0.1:1'], join(scratch, 'lazy-ls.log'));
+
+    expect(help.status).toBe(0);
+    expect(getHelp.status).toBe(0);
+    expect(ls.stderr).toMatch(/cannot reach the Dura read API at http:\/\/127\.0\.0\.1:1/);
+    expect(ls.status).toBe(4);
+    expect(bundledPackages(help.loaded)).toEqual([]);
+    expect(bundledPackages(getHelp.loaded)).not.toEqual(expect.arrayContaining([expect.stringMatching(NATS_OR_OTEL)]));
+    const lsPackages = bundledPackages(ls.loaded);
+    expect(lsPackages).toContain('zod'); // the read API's answers are checked
+    expect(lsPackages.filter((name) => NATS_OR_OTEL.test(name))).toEqual([]);
   });
 
   it('the built files import no tsx', () => {

@@ -37,12 +37,13 @@ describe.concurrent('dura --help', () => {
   it.each(COMMANDS.map((command) => [command.name]))(
     'dura %s --help shows its usage and flags, exits 0',
     async (name) => {
-      const command = COMMANDS.find((c) => c.name === name)!;
+      const entry = COMMANDS.find((c) => c.name === name)!;
+      const command = await entry.load();
 
       const { code, output } = await dura([name, '--help']);
 
       expect(code).toBe(0);
-      expect(output).toContain(`dura ${name}: ${command.summary}`);
+      expect(output).toContain(`dura ${name}: ${entry.summary}`);
       expect(output).toContain(`Usage: ${command.usage.split('\n')[0]}`);
       for (const flag of Object.keys(command.flags)) expect(output).toMatch(new RegExp(`--${flag}\\b`));
       expect(output).toMatch(/Global flags:/);

@@ -25,12 +25,14 @@ async function cli(argv: string[]) {
 }
 
 describe('the command registry', () => {
-  it('holds every command once, each with a summary, a usage naming it, and flags that do not shadow global ones', () => {
+  it('holds every command once, each with a summary, a usage naming it, and flags that do not shadow global ones', async () => {
     const names = COMMANDS.map((c) => c.name);
     expect(names.slice(0, 7)).toEqual(['run', 'watch', 'get', 'events', 'ls', 'signal', 'cancel']);
     expect(new Set(names).size).toBe(names.length);
-    for (const command of COMMANDS) {
-      expect(command.summary.length).toBeGreaterThan(10);
+    for (const entry of COMMANDS) {
+      expect(entry.summary.length).toBeGreaterThan(10);
+      const command = await entry.load();
+      expect(command.name).toBe(entry.name);
       expect(command.usage.startsWith(`dura ${command.name}`)).toBe(true);
       expect(command.positionals.min).toBeLessThanOrEqual(command.positionals.max);
       for (const flag of Object.keys(command.flags)) expect(Object.keys(GLOBAL_FLAGS)).not.toContain(flag);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
+import * as z from 'zod';
 import { formOf, initialDraft, inputOf, setDraft, type FormField } from '../src/model/schema-form';
 
 /** The form of a zod schema as the catalogue carries it (the planner writes `z.toJSONSchema`, input side). */

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { z } from 'zod';
+import * as z from 'zod';
 import { CONFIG_ERROR_CODE, DuraError, NATS_SECURITY_FIELDS, type RunRequest } from '@dura/contracts';
 import {
   CONFIG_EXIT_CODE,

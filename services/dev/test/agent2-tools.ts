@@ -2,7 +2,7 @@
 // witness (so a test can prove one effect per idempotency key) and returns a few hundred characters about
 // its part, enough for a small context window to fill up after a few steps. Loaded beside the witness tools
 // with DURA_TOOLS_MODULES (see scripted-llm.ts).
-import { z } from 'zod';
+import * as z from 'zod';
 import type { JsonValue } from '@dura/contracts';
 import { defineTool, ToolError } from '@dura/tools';
 

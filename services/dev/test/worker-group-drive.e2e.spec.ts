@@ -2,7 +2,7 @@
 // row queued behind another of its run), the drive that ran the calls goes on from them itself. Nothing here
 // consumes decide tasks, so a drive that left the run to the relay's decide task would leave it standing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { z } from 'zod';
+import * as z from 'zod';
 import { newEvent, type RunRequest } from '@dura/contracts';
 import { scriptedTurn, type Model } from '@dura/agents';
 import { decisionEventId } from '@dura/core';

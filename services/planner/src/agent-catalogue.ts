@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { CATALOGUE_VERSION, catalogueAgentKey, type AgentAccess, type CatalogueAgent } from '@dura/contracts';
 import type { loadAgents } from '@dura/agents';
 import type { CatalogueEntry } from '@dura/event-store';

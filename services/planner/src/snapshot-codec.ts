@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { constants, gunzipSync, gzipSync } from 'node:zlib';
-import { z } from 'zod';
+import * as z from 'zod';
 import { formatIssues, RunIdSchema } from '@dura/contracts';
 import type { RunState } from '@dura/core';
 import { SnapshotStateSchema } from './snapshot-state-schema';

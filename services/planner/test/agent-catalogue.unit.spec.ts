@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
+import * as z from 'zod';
 import { AgentRegistry } from '@dura/agents';
 import { CatalogueAgentSchema, mayStart } from '@dura/contracts';
 import { accessOf, agentCatalogue } from '../src/agent-catalogue';

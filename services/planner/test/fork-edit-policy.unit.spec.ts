@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { ForkEdit, NewEvent, RunEvent, ScriptedStep } from '@dura/contracts';
 import { planFork } from '@dura/core';
 import { RunLog } from '@dura/core/testing';

@@ -2,7 +2,7 @@
 // tenant, on a real NATS: submit, child runs, forged children, forks, and an LLM asking for a tool it does
 // not have. The witness of "nothing ran" is the tool task stream: no task for the payment tool, ever.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   DeadLetterSchema,
   FORK_VERSION,

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { NATS_SECURITY_FIELDS } from '@dura/contracts';
 import { ConfigError, configFields, loadConfig } from '@dura/service-kit';
 import { DEFAULT_LINGER_MS } from './projector';

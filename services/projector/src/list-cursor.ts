@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { RUN_LIST_SORTS, RunIdSchema } from '@dura/contracts';
 import { isIsoInstant } from './iso-time';
 import { BadQuery } from './query-params';

@@ -1,5 +1,5 @@
 /* The schemas of the OpenAPI document's components, from the zod schemas the API validates with. */
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   ApiErrorSchema,
   CausesResponseSchema,

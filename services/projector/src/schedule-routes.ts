@@ -1,5 +1,5 @@
 import type { JetStreamClient } from '@nats-io/jetstream';
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   BUCKETS,
   MESSAGE_LIMITS,

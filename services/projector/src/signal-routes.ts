@@ -1,6 +1,6 @@
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import { eq } from 'drizzle-orm';
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   DuraError,
   JsonValueSchema,

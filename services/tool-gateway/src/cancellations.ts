@@ -1,7 +1,7 @@
 import { StorageType, type JetStreamClient } from '@nats-io/jetstream';
 import { Kvm, KvWatchInclude, type KV, type KvEntry, type KvWatchEntry } from '@nats-io/kv';
 import type { QueuedIterator } from '@nats-io/nats-core';
-import { z } from 'zod';
+import * as z from 'zod';
 import { BUCKETS, DuraError, type ToolTask } from '@dura/contracts';
 import { LruCache } from '@dura/core';
 import type { Logger } from '@dura/service-kit';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { CATALOGUE_VERSION, catalogueToolKey, type ToolLimits } from '@dura/contracts';
 import type { CatalogueEntry } from '@dura/event-store';
 import type { ToolDefinition, ToolRegistry } from '@dura/tools';

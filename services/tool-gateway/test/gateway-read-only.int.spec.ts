@@ -1,7 +1,7 @@
 // Read-only tools: a call nobody can have started yet (a drive's own new intent, a task's first delivery)
 // runs without a claim, and its row goes in with its result; a key that has a row keeps that row's verdict.
 import { describe, expect, it, vi } from 'vitest';
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineTool, ToolError } from '@dura/tools';
 import { retryUntil, useTestInfra } from '@dura/testing';
 import type { EffectRow } from '../src/index';

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { JsonObject } from '@dura/contracts';
 import { createPayloadStore } from '@dura/payloads';
 import { useTestInfra } from '@dura/testing';

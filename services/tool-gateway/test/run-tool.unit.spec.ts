@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
+import * as z from 'zod';
 import { TASK_VERSION, type ToolTask } from '@dura/contracts';
 import { defineTool } from '@dura/tools';
 import { runTool } from '../src/run-tool';

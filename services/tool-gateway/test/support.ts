@@ -2,7 +2,7 @@ import { eventually } from '@dura/testing';
 export { eventually };
 import type { JetStreamManager, MsgRequest, StoredMsg } from '@nats-io/jetstream';
 import { eq, isNull, sql } from 'drizzle-orm';
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   DecideTaskSchema,
   STREAMS,

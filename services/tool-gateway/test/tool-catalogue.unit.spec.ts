@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
+import * as z from 'zod';
 import { CatalogueToolSchema } from '@dura/contracts';
 import { defineTool, ToolRegistry } from '@dura/tools';
 import { toolCatalogue } from '../src/tool-catalogue';

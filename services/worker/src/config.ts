@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { configFields, loadConfig } from '@dura/service-kit';
 import { PlannerConfigSchema, type PlannerConfig } from '@dura/planner';
 import { GatewayConfigSchema, type GatewayConfig } from '@dura/tool-gateway';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { stepReferenceIssues } from '@dura/core';
 import { CodeModelSettingsSchema } from '@dura/code-agents/engine';
 import {

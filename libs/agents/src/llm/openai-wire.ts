@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { ChatMessage, ChatToolCall } from '@dura/contracts';
 import { AttemptFailure } from './errors';
 import type { ToolNames } from './tool-names';

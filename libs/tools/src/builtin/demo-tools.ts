@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { argsHash } from '@dura/core';
 import { defineTool, ToolError } from '../tool';
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { JsonValue } from '@dura/contracts';
 import { defineTool, ToolError, type ToolDefinition } from '../tool';
 import { egressFetch, systemResolver, type Resolver } from '../egress/egress-fetch';

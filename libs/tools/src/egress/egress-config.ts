@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { CONFIG_ERROR_CODE, DuraError } from '@dura/contracts';
 import { ALLOW_ENTRY_FORMAT, parseAllowList } from './allow-list';
 import type { EgressPolicy } from './egress-policy';

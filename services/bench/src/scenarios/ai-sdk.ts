@@ -5,7 +5,7 @@
 // thought that records the answer and the run's completion).
 import { createOpenAI } from '@ai-sdk/openai';
 import { generateText } from 'ai';
-import { z } from 'zod';
+import * as z from 'zod';
 import { createScriptedModel, withCodeAgents } from '@dura/agents';
 import { defineAgent } from '@dura/code-agents';
 import { durable } from '@dura/ai-sdk';

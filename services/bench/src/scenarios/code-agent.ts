@@ -1,6 +1,6 @@
 // The code agent of scenario J. The bench decides it in-process and the planner processes it starts load this
 // module with DURA_AGENTS=<its path>.
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineAgent } from '@dura/code-agents';
 
 export const BENCH_CODE_AGENT = 'bench-code';

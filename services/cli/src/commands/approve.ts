@@ -38,7 +38,6 @@ waits for and the command that answers it).`;
 
 export const approve: CommandModule = {
   name: 'approve',
-  summary: 'Approve what the run waits for: a call awaiting approval, or a ctx.approve verdict',
   usage: 'dura approve <run-id> [--call CALL_ID]',
   flags: { call: callFlag },
   positionals: { min: 1, max: 1 },
@@ -50,7 +49,6 @@ export const approve: CommandModule = {
 
 export const reject: CommandModule = {
   name: 'reject',
-  summary: 'Reject what the run waits for: the model (or the code) sees the refusal and its reason',
   usage: 'dura reject <run-id> [--call CALL_ID] [--reason TEXT]',
   flags: {
     call: callFlag,

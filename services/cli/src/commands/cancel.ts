@@ -4,7 +4,6 @@ import { EXIT, type CommandModule } from '../command';
 
 export const cancel: CommandModule = {
   name: 'cancel',
-  summary: 'Cancel a run (the planner records run_cancelled with the reason)',
   usage: 'dura cancel <run-id> [--reason TEXT] [--id SIGNAL_ID]',
   flags: {
     reason: { type: 'string', value: 'TEXT', description: 'why (default "cancelled with dura cancel")' },

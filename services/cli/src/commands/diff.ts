@@ -18,7 +18,6 @@ function describe(runId: string, side: DiffSide | null): string {
 
 export const diff: CommandModule = {
   name: 'diff',
-  summary: 'Compare two runs decision by decision and show where they first differ',
   usage: 'dura diff <run-a> <run-b>',
   flags: {},
   positionals: { min: 2, max: 2 },

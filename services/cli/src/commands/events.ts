@@ -4,7 +4,6 @@ import { EXIT, type CommandModule } from '../command';
 
 export const events: CommandModule = {
   name: 'events',
-  summary: "List a run's events (one page) from the read API",
   usage: 'dura events <run-id> [--from SEQ] [--limit N]',
   flags: {
     from: { type: 'string', value: 'SEQ', description: 'first seq of the page (default: the first event)' },

@@ -71,7 +71,6 @@ async function editOf(args: Parameters<CommandModule['run']>[0]): Promise<ForkCh
 
 export const fork: CommandModule = {
   name: 'fork',
-  summary: "Start a new run from a run's log up to a seq, and let the planner drive it from there",
   usage:
     'dura fork <run-id> --at SEQ [--input JSON|@FILE] [--tool-result CALL=JSON|@FILE] [--by NAME] [--run-id ID] [--follow]',
   flags: {

@@ -96,7 +96,6 @@ function clip(text: string, max = 80): string {
 
 export const get: CommandModule = {
   name: 'get',
-  summary: "Show a run's state now, or as it was after the event at a seq",
   usage: 'dura get <run-id> [--at SEQ]',
   flags: {
     at: {

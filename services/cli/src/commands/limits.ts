@@ -3,7 +3,6 @@ import { EXIT, type CommandModule } from '../command';
 
 export const limits: CommandModule = {
   name: 'limits',
-  summary: 'Show model limits and concurrency keys: declared, available now, in use, waiting, throttled',
   usage: 'dura limits',
   flags: {},
   positionals: { min: 0, max: 0 },

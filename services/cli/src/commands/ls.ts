@@ -25,7 +25,6 @@ function row(run: RunSummary): string[] {
 
 export const ls: CommandModule = {
   name: 'ls',
-  summary: 'List runs, newest update first, filtered by status, tag, tool or time',
   usage:
     'dura ls [--status S] [--tag T] [--tool T] [--since ISO] [--until ISO] [--sort ORDER] [--limit N] [--cursor C]',
   flags: {

@@ -18,7 +18,6 @@ const VERSION = '0.1.0';
 
 export const mcp: CommandModule = {
   name: 'mcp',
-  summary: 'Serve Dura as an MCP server (stdio, or Streamable HTTP with --http)',
   usage: 'dura mcp [--http [--port PORT] [--host HOST]]',
   flags: {
     http: { type: 'boolean', description: 'serve Streamable HTTP at /mcp instead of stdio' },

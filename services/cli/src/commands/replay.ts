@@ -123,7 +123,6 @@ function report(ctx: CommandContext, runId: string, result: ReplayResult): void 
 
 export const replay: CommandModule = {
   name: 'replay',
-  summary: 'Re-drive a run from its log, running nothing, and report the first divergence',
   usage: 'dura replay <run-id> [--agents FILE|MODULE [--tools MODULES]] [--model MODULE] [--projection]',
   flags: {
     agents: {

@@ -70,7 +70,6 @@ function keyValue(pair: string): [string, string] {
 
 export const run: CommandModule = {
   name: 'run',
-  summary: 'Submit a run and follow it, printing each event, until it ends',
   usage:
     'dura run <request.json|request.yaml> [--id RUN_ID] [--detach]\n' +
     'dura run --tool T [--args JSON] [--tool T [--args JSON]]... [--input JSON]',

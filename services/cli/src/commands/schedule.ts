@@ -170,7 +170,6 @@ async function act(sub: Subcommand, args: ParsedArgs, ctx: CommandContext): Prom
 
 export const schedule: CommandModule = {
   name: 'schedule',
-  summary: 'Recurring runs: create, ls, get, pause, resume, trigger, delete',
   usage: [
     'dura schedule create <id> (--cron EXPR [--tz ZONE] | --every DURATION) --tenant T',
     '                          (--request FILE | --agent NAME[@VERSION]) [--input JSON]',

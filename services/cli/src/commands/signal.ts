@@ -3,7 +3,6 @@ import { EXIT, type CommandModule } from '../command';
 
 export const signal: CommandModule = {
   name: 'signal',
-  summary: 'Send a named signal (with an optional JSON payload) to a run',
   usage: 'dura signal <run-id> <name> [--payload JSON] [--id SIGNAL_ID]',
   flags: {
     payload: { type: 'string', value: 'JSON', description: 'the signal payload' },

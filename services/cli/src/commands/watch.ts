@@ -4,7 +4,6 @@ import { endedBefore, exitForStatus, followRun } from '../follow';
 
 export const watch: CommandModule = {
   name: 'watch',
-  summary: "Follow a run's events live, from the start or from a seq, until it ends",
   usage: 'dura watch <run-id> [--from SEQ] [--live]',
   flags: {
     from: {

@@ -11,7 +11,6 @@ async function lastSeqOf(ctx: CommandContext, runId: string): Promise<number> {
 
 export const why: CommandModule = {
   name: 'why',
-  summary: "Show why an event happened: it, its cause, its cause's cause, back to the request",
   usage: 'dura why <run-id> <seq|last>',
   flags: {},
   positionals: { min: 2, max: 2 },

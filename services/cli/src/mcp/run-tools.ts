@@ -1,6 +1,6 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { z } from 'zod';
+import * as z from 'zod';
 import { NO_VERDICT_WAIT, verdictFor } from '@dura/client';
 import { verdictWaits } from '@dura/core';
 import { DuraError, JsonValueSchema, RUN_STATUSES, type JsonValue } from '@dura/contracts';

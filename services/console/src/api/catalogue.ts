@@ -1,5 +1,5 @@
 import { useMutation, useQuery } from '@tanstack/react-query';
-import { z } from 'zod';
+import * as z from 'zod';
 import { AgentListSchema, RunIdSchema, ToolListSchema, type JsonValue } from '@dura/contracts';
 import { api } from './http';
 

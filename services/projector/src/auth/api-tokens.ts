@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { z } from 'zod';
+import * as z from 'zod';
 import { formatIssues, TenantSchema } from '@dura/contracts';
 import { ALL_TENANTS, SCOPES, type Caller, type Scope } from './caller';
 

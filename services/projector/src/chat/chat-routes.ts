@@ -1,5 +1,5 @@
 import type { JetStreamClient } from '@nats-io/jetstream';
-import { z } from 'zod';
+import * as z from 'zod';
 import { AgentRefSchema, SIGNAL_VERSION, SUBJECTS, type JsonValue } from '@dura/contracts';
 import { APPROVE_SIGNAL, CANCEL_SIGNAL, REJECT_SIGNAL, isTerminal, type RunStatus } from '@dura/core';
 import type { Db } from '@dura/db';
