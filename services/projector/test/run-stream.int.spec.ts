@@ -195,7 +195,8 @@ describe('GET /runs/:id/stream', () => {
     await setup.store.append(runId, script.events.slice(2), { expectedSeq: 'any' });
     const delivered = await read(await openSse(streamUrl(runId)));
     expect(delivered.events.map((e) => e.meta.id)).toEqual(script.events.map((e) => e.meta.id));
-    expect(delivered.comments).toEqual([
+    // Keepalive comments come on a clock (KEEPALIVE_MS here), so a slow machine may see one: not what is tested.
+    expect(delivered.comments.filter((comment) => comment !== 'keepalive')).toEqual([
       expect.stringMatching(
         new RegExp(`^seq ${garbage.seq} skipped, not a valid event of this run: .*not JSON`),
       ),
