@@ -5,7 +5,7 @@
 // own packages, so it alone runs the CLI from its sources through tsx, sharing one copy of each package.
 import { spawn } from 'node:child_process';
 import process from 'node:process';
-import module, { createRequire } from 'node:module';
+import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { staleReason } from '../scripts/freshness.mjs';
@@ -59,10 +59,5 @@ async function ensureBuilt() {
 }
 
 if (process.env.DURA_CLI_FROM_SOURCE === '1' || importsUserModules(args)) fromSources();
-else if (await ensureBuilt()) {
-  // Node 22.1 and later keep V8's compiled code of the built CLI on disk (in the OS temp folder) between runs,
-  // so a command does not compile its chunks again each time; NODE_DISABLE_COMPILE_CACHE=1 turns it off.
-  module.enableCompileCache?.();
-  await import('../dist/dura.mjs');
-}
+else if (await ensureBuilt()) await import('../dist/dura.mjs');
 else process.exit(5);
