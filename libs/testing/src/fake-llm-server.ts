@@ -61,8 +61,13 @@ export interface FakeLlmServer extends AsyncDisposable {
 
 export interface StartFakeLlmServerOptions {
   provider: FakeLlmProvider;
-  /** Decides each answer; `index` counts model calls from 0. A throw becomes an HTTP 500. */
-  respond: (request: FakeLlmRequest & { index: number }) => FakeLlmReply | Promise<FakeLlmReply>;
+  /**
+   * Decides each answer; `index` counts model calls from 0, and `gone` aborts when the caller closed the
+   * connection before the answer was complete (it gave up on the call). A throw becomes an HTTP 500.
+   */
+  respond: (
+    request: FakeLlmRequest & { index: number; gone: AbortSignal },
+  ) => FakeLlmReply | Promise<FakeLlmReply>;
 }
 
 const DEFAULT_USAGE = { inputTokens: 12, outputTokens: 7 };
@@ -94,7 +99,12 @@ export async function startFakeLlmServer(options: StartFakeLlmServerOptions): Pr
     }
     const request: FakeLlmRequest = { body, headers: flatHeaders(req), receivedAt: Date.now() };
     const index = requests.push(request) - 1;
-    const reply = await options.respond({ ...request, index });
+    const gone = new AbortController();
+    res.once('close', () => {
+      if (!res.writableFinished) gone.abort();
+    });
+    if (res.destroyed) gone.abort();
+    const reply = await options.respond({ ...request, index, gone: gone.signal });
     if (reply.delayMs) await sleep(reply.delayMs, timers);
     await send(res, provider, reply, request, index, timers);
   }

@@ -27,6 +27,15 @@ export interface LimitedProvider {
   atMaxInFlight(): string[];
   /** Answered calls: when each arrived, and the user text it carried (flow tests put the run id there). */
   readonly answered: { at: number; text: string }[];
+  /**
+   * Holds back the answers of calls admitted from now on until `release()`: they stay in flight, and so hold
+   * their callers' concurrency slots for as long as a test needs.
+   */
+  hold(): void;
+  /** Lets the calls held back answer (each after its latency), and answers at once again. */
+  release(): void;
+  /** Calls held back now (a call its caller gave up on is not). */
+  held(): number;
   close(): Promise<void>;
 }
 
@@ -49,9 +58,16 @@ export async function startLimitedProvider(limits: ProviderLimits): Promise<Limi
   let atMax: string[] = [];
   const refusals: string[] = [];
   const answered: { at: number; text: string }[] = [];
+  // While held: the calls whose answers are held back, each to be let go.
+  let held: Set<() => void> | undefined;
+  const release = () => {
+    const waiting = [...(held ?? [])];
+    held = undefined;
+    for (const go of waiting) go();
+  };
   const server = await startFakeLlmServer({
     provider: 'openai',
-    respond: ({ receivedAt, body }) => {
+    respond: async ({ receivedAt, body, gone }) => {
       for (const bucket of buckets)
         bucket.level = Math.min(
           bucket.capacity,
@@ -72,11 +88,30 @@ export async function startLimitedProvider(limits: ProviderLimits): Promise<Limi
         maxInFlight = inFlight;
         atMax = [...live];
       }
-      setTimeout(() => {
+      answered.push({ at: receivedAt, text });
+      // A call is in flight until it is answered, or until its caller gives up on it (a planner aborts a call
+      // whose decision another replica recorded, and takes no slot for it any more).
+      let over = false;
+      const end = () => {
+        if (over) return;
+        over = true;
         inFlight -= 1;
         live.delete(call);
-      }, latencyMs);
-      answered.push({ at: receivedAt, text });
+      };
+      if (gone.aborted) end();
+      else gone.addEventListener('abort', end, { once: true });
+      const gate = held;
+      if (gate && !gone.aborted)
+        await new Promise<void>((resolve) => {
+          const go = () => {
+            gone.removeEventListener('abort', go);
+            gate.delete(go);
+            resolve();
+          };
+          gate.add(go);
+          gone.addEventListener('abort', go, { once: true });
+        });
+      setTimeout(end, latencyMs);
       return {
         kind: 'message',
         content: 'done',
@@ -91,7 +126,15 @@ export async function startLimitedProvider(limits: ProviderLimits): Promise<Limi
     maxInFlight: () => maxInFlight,
     atMaxInFlight: () => atMax,
     answered,
-    close: () => server.close(),
+    hold: () => {
+      held ??= new Set();
+    },
+    release,
+    held: () => held?.size ?? 0,
+    close: () => {
+      release();
+      return server.close();
+    },
   };
 }
 
