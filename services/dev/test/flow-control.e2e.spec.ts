@@ -4,6 +4,10 @@
 // admitted wait as suspended runs that show what they wait for. A concurrency key of limit 1 keeps runs of
 // the same key apart, as a witness sees.
 //
+// What a waiting run shows is read while the provider holds its answers back: its 8 slots stay taken, so a
+// ninth run waits for one until the API and the CLI (a process that takes seconds to start on a loaded machine)
+// have shown the wait. A wait for the rate ends by itself, often before a CLI started then could read it.
+//
 // A run woken because capacity came free ends its wait by its timer firing now (the gateway moves the timer):
 // the wait ends once, so one drive goes on from it and the model is asked once per decision.
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -26,6 +30,8 @@ const CONCURRENT = 8;
 const MODEL = 'openai/fake-1';
 const REASON = `capacity of ${MODEL} (requests per minute)`;
 const RUNS: Record<string, number> = { a: 32, b: 6, c: 6 };
+/** Runs submitted while the provider holds its answers: one more than its slots. */
+const HELD_RUNS = CONCURRENT + 1;
 const KEYS = 4;
 const RUNS_PER_KEY = 3;
 
@@ -66,8 +72,10 @@ const crash = useCrashSystem(['tool-gateway', 'projector'], {
               concurrentCalls: CONCURRENT,
             },
           ]),
-          // A planner killed mid-call gives its slot back within seconds.
-          DURA_MODEL_CALL_LEASE_MS: '3000',
+          // A planner killed mid-call gives its slot back within seconds. A call the provider holds keeps its
+          // slot only while its planner renews the lease, every third of it: a planner loaded at its first
+          // calls was seen to renew 4.6 s late, which a 3 s lease did not survive.
+          DURA_MODEL_CALL_LEASE_MS: '15000',
         }
       : {}),
   }),
@@ -88,9 +96,13 @@ describe('flow control across three planners', () => {
     const planners: ManagedProcess[] = [];
     for (let i = 0; i < 3; i += 1) planners.push(await sys.startExtra('planner'));
 
-    const modelRuns = Object.entries(RUNS).flatMap(([tenant, count]) =>
+    const heldRuns = Array.from({ length: HELD_RUNS }, (_, i) => ({ runId: `flow-held-${i}`, tenant: 'a' }));
+    const laterRuns = Object.entries(RUNS).flatMap(([tenant, count]) =>
       Array.from({ length: count }, (_, i) => ({ runId: `flow-${tenant}-${i}`, tenant })),
     );
+    const modelRuns = [...heldRuns, ...laterRuns];
+    const submitModelRun = ({ runId, tenant }: { runId: string; tenant: string }) =>
+      sys.submit({ runId, tenant, agent: { kind: 'agent', name: 'writer' }, input: runId });
     const keyed = Array.from({ length: KEYS * RUNS_PER_KEY }, (_, i) =>
       keyedPlan(`keyed-${i}`, `customer:${i % KEYS}`),
     );
@@ -105,36 +117,58 @@ describe('flow control across three planners', () => {
     expect(docRun.concurrency).toEqual({ key: 'customer:42', limit: 1 });
     const docPriority = { ...documented('priority'), runId: 'flow-doc-priority' };
     expect(docPriority).toMatchObject({ tenant: 'acme', priority: 10 });
+
+    /** A run of `runs` that GET /runs/:id shows waiting for `reason`. */
+    const waitingFor = async (runs: readonly { runId: string }[], reason: string) => {
+      const states = await Promise.all(
+        runs.map(async ({ runId }) => ({ runId, ...(await getJson(`${sys.system.apiUrl}/runs/${runId}`)) })),
+      );
+      return states.find(({ status, body }) => {
+        const state = body as { status: string; waiting?: { reason?: string } };
+        return status === 200 && state.status === 'waiting' && state.waiting?.reason === reason;
+      })?.runId;
+    };
+
+    // Runs wait for capacity, suspended: the API and the CLI say what for. The provider holds its answers, so
+    // its slots stay taken and a run left over waits for one until the CLI has shown it.
+    provider.hold();
+    await Promise.all(heldRuns.map(submitModelRun));
+    const slotReason = `capacity of ${MODEL} (concurrent calls)`;
+    const waitingForSlot = () => waitingFor(heldRuns, slotReason);
+    await eventually(
+      async () => (provider.held() === CONCURRENT ? await waitingForSlot() : undefined),
+      `${CONCURRENT} calls held at the provider and a run waiting for a slot in GET /runs/:id`,
+      60_000,
+    );
+    // A waiting run asks for a slot again every second or so (and a run whose call its planner gave up on
+    // waits in its place): a read at such a moment sees it running, and the next one a run waiting.
+    let printed = '';
+    const shown = await eventually(
+      async () => {
+        const runId = await waitingForSlot();
+        printed = runId === undefined ? '' : (await dura(sys, ['get', runId])).output;
+        return printed.includes(`waiting: ${slotReason}`) ? printed : undefined;
+      },
+      '`dura get` of a run waiting for a slot to say what it waits for',
+      60_000,
+    ).catch((err: unknown) => {
+      throw new Error(`${(err as Error).message}; it last printed:\n${printed}`);
+    });
+    expect(shown).toMatch(/status +waiting, for capacity of openai\/fake-1 \(concurrent calls\)/);
+    provider.release();
+
     await Promise.all([
       sys.submit(docRun),
       sys.submit(docPriority),
-      ...modelRuns.map(({ runId, tenant }) =>
-        sys.submit({ runId, tenant, agent: { kind: 'agent', name: 'writer' }, input: runId }),
-      ),
+      ...laterRuns.map(submitModelRun),
       ...keyed.map((request) => sys.submit(request)),
     ]);
-
-    // Runs wait for capacity, suspended: the API and the CLI say what for.
-    const waitingNow = async (): Promise<string | undefined> => {
-      for (const { runId } of [...modelRuns].reverse()) {
-        const { status, body } = await getJson(`${sys.system.apiUrl}/runs/${runId}`);
-        const state = body as { status: string; waiting?: { reason?: string } };
-        if (status === 200 && state.status === 'waiting' && state.waiting?.reason === REASON) return runId;
-      }
-      return undefined;
-    };
-    await eventually(waitingNow, 'a run waiting for capacity in GET /runs/:id', 60_000);
-    // A run may go on between the read and the CLI's own: it shows the wait of a run still waiting.
-    const shown = await eventually(
-      async () => {
-        const runId = await waitingNow();
-        const output = runId === undefined ? '' : (await dura(sys, ['get', runId])).output;
-        return output.includes(`waiting: capacity of ${MODEL} (`) ? output : undefined;
-      },
-      '`dura get` of a waiting run to say what it waits for',
+    // Runs over the rate wait for it (for their tickets, or in its line), and the API says so.
+    await eventually(
+      () => waitingFor(laterRuns, REASON),
+      'a run waiting for the rate in GET /runs/:id',
       60_000,
     );
-    expect(shown).toMatch(/status +waiting, for capacity of openai\/fake-1/);
 
     // A planner dies without warning while calls are admitted and in flight; another takes its place.
     await planners[0]!.kill('SIGKILL');
