@@ -6,7 +6,7 @@ import { EXIT, type CommandModule, type FlagSpec } from './command';
 import { GLOBAL_FLAGS } from './globals';
 import { commandHelp, rootHelp, usageFailure } from './help';
 import { createOutput, type Streams } from './output';
-import { COMMANDS, findCommand } from './registry';
+import { COMMANDS } from './commands/index';
 
 export interface CliOptions {
   env?: Record<string, string | undefined>;
@@ -54,7 +54,7 @@ export async function runCli(argv: readonly string[], options: CliOptions = {}):
     return wantsHelp ? EXIT.ok : EXIT.usage;
   }
   const name = argv[at] ?? '';
-  const entry = findCommand(name);
+  const entry = COMMANDS.find((command) => command.name === name);
   if (!entry) {
     bootstrap.error(
       `unknown command "${name}"; commands: ${COMMANDS.map((c) => c.name).join(', ')} (dura --help)`,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { freePort, repoRoot, spawnManaged } from '@dura/testing';
-import { COMMANDS } from '../src/registry';
+import { COMMANDS } from '../src/commands/index';
 import { dura } from './system';
 
 // No NATS and no API run for these: usage, help and unreachable servers.

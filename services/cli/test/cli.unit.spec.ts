@@ -10,7 +10,7 @@ import { EXIT, UsageError, type ParsedArgs } from '../src/command';
 import { describeFailure } from '../src/exit-code';
 import { GLOBAL_FLAGS } from '../src/globals';
 import { renderTable } from '../src/output';
-import { COMMANDS } from '../src/registry';
+import { COMMANDS } from '../src/commands/index';
 
 const flags = (values: ParsedArgs['flags']): ParsedArgs => ({ positionals: [], flags: values });
 
