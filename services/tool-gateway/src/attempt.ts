@@ -48,9 +48,14 @@ export function createAttempts(parts: AttemptParts) {
     hold: AttemptHold = {},
   ): Promise<boolean> {
     trace.getActiveSpan()?.setAttribute(DURA_ATTRS.attempt, attempt);
-    if (hold.claimedAt !== undefined)
-      assertLeaseHolds(task.idempotencyKey, hold.claimedAt, parts.leaseMarginMs);
-    const outcome = await runOpened(task, tool, attempt, route.readCancellation);
+    const { claimedAt } = hold;
+    // Checked when nothing is left to wait on before the effect: the cancellation read before it waits on
+    // NATS, for seconds while the server restarts, and the lease may run out meanwhile.
+    const beforeStart =
+      claimedAt === undefined
+        ? undefined
+        : () => assertLeaseHolds(task.idempotencyKey, claimedAt, parts.leaseMarginMs);
+    const outcome = await runOpened(task, tool, attempt, route.readCancellation, beforeStart);
     if (outcome.ok || outcome.error.cancelled !== 'before_start')
       parts.metrics.toolDuration.record(outcome.durationMs / 1000, {
         tool: task.tool,
@@ -111,6 +116,7 @@ export function createAttempts(parts: AttemptParts) {
     tool: ToolDefinition,
     attempt: number,
     readCancellation: boolean,
+    beforeStart: (() => void) | undefined,
   ): Promise<ToolOutcome> {
     let plain: ToolTask;
     try {
@@ -124,7 +130,7 @@ export function createAttempts(parts: AttemptParts) {
       plain,
       attempt,
       observations.storeBytes,
-      { read: readCancellation },
+      { read: readCancellation, ...(beforeStart ? { beforeStart } : {}) },
     );
     if (!outcome.ok) return outcome;
     try {

@@ -186,7 +186,14 @@ export async function runUnlessCancelled(
   task: ToolTask,
   attempt: number,
   storeBytes?: ToolContext['storeBytes'],
-  options: { read?: boolean } = {},
+  options: {
+    read?: boolean;
+    /**
+     * Called right before the tool starts, after the cancellation read (which waits on NATS): whatever it
+     * throws propagates and the tool does not start. Where an attempt re-checks its claim's lease.
+     */
+    beforeStart?: () => void;
+  } = {},
 ): Promise<ToolOutcome> {
   const call = cancellations.register(task.runId);
   try {
@@ -202,6 +209,7 @@ export async function runUnlessCancelled(
         durationMs: 0,
       };
     }
+    options.beforeStart?.();
     return await runTool(tool, task, attempt, call.signal, storeBytes);
   } finally {
     call.release();
