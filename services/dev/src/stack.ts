@@ -3,32 +3,20 @@ import { createDuraClient, type DuraClient } from '@dura/client';
 import type { NatsSecurity } from '@dura/contracts';
 import { openDatabase, type DbHandle } from '@dura/db';
 import { loadAgents } from '@dura/agents';
-import {
-  agentCatalogue,
-  createPayloadAccess,
-  createPlanner,
-  createPlannerModel,
-  PlannerConfigSchema,
-} from '@dura/planner';
 import { createProjector, migrateProjector, projectorRoutes } from '@dura/projector';
 import {
   connectNats,
   DEFAULT_BIND_HOST,
-  startCatalogueAnnouncer,
   startHttpServer,
   type HttpServerHandle,
   type Logger,
   type NatsHandles,
   type Route,
 } from '@dura/service-kit';
-import {
-  createToolGateway,
-  DEFAULT_GATEWAY_ATTEMPTS,
-  migrateGateway,
-  toolCatalogue,
-} from '@dura/tool-gateway';
+import { migrateGateway } from '@dura/tool-gateway';
 import { loadToolRegistry, secretsBoxFor } from '@dura/tools';
 import { attachMcpServers, type McpServers } from '@dura/mcp';
+import { buildWorker, loadEmbeddedWorkerConfig } from '@dura/worker';
 import { startEmbeddedNats, type EmbeddedNats } from './embedded-nats';
 
 export interface StackOptions {
@@ -78,8 +66,9 @@ export interface Stack {
 }
 
 /**
- * `dura dev`: planner, tool-gateway and projector in one process, each with its own NATS connection, over a
- * private nats-server and an embedded PGlite unless NATS_URL / DATABASE_URL point elsewhere.
+ * `dura dev`: a worker (planner and tool gateway on one NATS connection, built by the production worker's
+ * `buildWorker`) and a projector in one process, over a private nats-server and an embedded PGlite unless
+ * NATS_URL / DATABASE_URL point elsewhere.
  */
 export async function startStack(options: StackOptions): Promise<Stack> {
   const stops: (() => Promise<void>)[] = [];
@@ -128,42 +117,18 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     const loaded = await loadAgents(options.agentsFile);
     // The planner and the gateway share one connection, as in a worker: an observation and the next turn
     // then reach the server in the order they were sent (see docs/workers.md).
-    const plannerNats = await connect('dura-dev-worker');
-    const threshold = options.payloadThresholdBytes;
-    const payloads = createPayloadAccess({
-      js: plannerNats.js,
-      ...(threshold ? { thresholdBytes: threshold } : {}),
-    });
-    const gateway = createToolGateway({
-      ...plannerNats,
+    const workerNats = await connect('dura-dev-worker');
+    // The production worker's assembly (start: the gateway first; stop: the planner first), configured as a
+    // worker with no variables set but what the dev command decides (devWorkerEnv).
+    const worker = await buildWorker({
+      config: loadEmbeddedWorkerConfig('dura dev', devWorkerEnv(options)),
+      nats: workerNats,
       db: database.db,
       tools,
+      secrets,
+      agents: loaded,
+      log: options.log,
       refreshTools: (tool) => mcp.refreshFor(tool),
-      ...(threshold ? { payloadThresholdBytes: threshold } : {}),
-      ...(secrets ? { secrets } : {}),
-      log: options.log.child({ service: 'tool-gateway' }),
-    });
-    const planner = createPlanner({
-      ...plannerNats,
-      // The planner service's model wiring, with its defaults where the dev command sets nothing.
-      model: createPlannerModel({
-        agents: loaded,
-        tools,
-        payloads,
-        codeContinuations:
-          options.codeContinuations ?? PlannerConfigSchema.shape.PLANNER_CODE_CONTINUATIONS.parse(undefined),
-        scriptedModelLog: options.scriptedModelLog,
-      }),
-      tools,
-      ...(secrets ? { secrets } : {}),
-      log: options.log.child({ service: 'planner' }),
-      // Local development runs the demo's inline plans; the planner service defaults to off (DURA_INLINE_PLANS).
-      authorization: { inlinePlans: true },
-      // One process: calls run in place inside the planner's drive, as in a worker (npm run worker).
-      localTools: gateway.local,
-      // Schedules and event triggers (docs/triggers.md), as on every planner replica.
-      schedules: {},
-      eventTriggers: {},
     });
     const projectorNats = await connect('dura-dev-projector');
     const projector = createProjector({
@@ -171,22 +136,10 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       db: database.db,
       log: options.log.child({ service: 'projector' }),
     });
-    // The gateway first: the planner runs its calls in place from its first drive on.
-    await gateway.start();
-    stops.push(() => gateway.stop());
-    await planner.start();
-    stops.push(() => planner.stop());
-    // What it serves, for the console's catalogue: every agent to every tenant, as the planner here allows.
-    const catalogue = startCatalogueAnnouncer({
-      js: plannerNats.js,
-      log: options.log,
-      entries: () => [
-        ...agentCatalogue(loaded, undefined, new Date()),
-        ...toolCatalogue(tools, { maxAttempts: DEFAULT_GATEWAY_ATTEMPTS }, new Date()),
-      ],
-      onChange: (changed) => tools.onChange(changed),
-    });
-    stops.push(() => catalogue.stop());
+    // Each announces what it serves to the console's catalogue while it runs: every agent to every tenant,
+    // as the planner here allows, and every tool.
+    await worker.start();
+    stops.push(() => worker.stop());
     await projector.start();
     stops.push(() => projector.stop());
     progress('planner, tool-gateway and projector started');
@@ -216,4 +169,21 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     await stopAll();
     throw err;
   }
+}
+
+/**
+ * The worker's variables as the dev command sets them; every other one keeps the worker's default
+ * (PLANNER_CONCURRENCY 64, as calls run in place inside the drive).
+ */
+function devWorkerEnv(options: StackOptions): Record<string, string | undefined> {
+  const text = (value: number | undefined) => (value === undefined ? undefined : String(value));
+  return {
+    // Local development runs the demo's inline plans, and every tenant may start every agent; the planner
+    // service defaults to neither (DURA_INLINE_PLANS, PLANNER_TENANT_AGENTS).
+    DURA_INLINE_PLANS: 'true',
+    PLANNER_TENANT_AGENTS: '*=*',
+    DURA_PAYLOAD_THRESHOLD_BYTES: text(options.payloadThresholdBytes),
+    PLANNER_CODE_CONTINUATIONS: text(options.codeContinuations),
+    DURA_SCRIPTED_MODEL_LOG: options.scriptedModelLog,
+  };
 }

@@ -8,7 +8,8 @@ import { toolCatalogue } from './tool-catalogue';
 import { parseToolConcurrency } from './tool-slots';
 
 export interface GatewayServiceParts {
-  config: GatewayConfig;
+  /** DATABASE_URL is not read: the database comes open (`db`), so a host with its own (`dura dev`) needs none. */
+  config: Omit<GatewayConfig, 'DATABASE_URL'>;
   nats: { js: JetStreamClient; jsm: JetStreamManager };
   db: Db;
   tools: ToolRegistry;

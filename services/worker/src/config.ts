@@ -22,9 +22,14 @@ export const WorkerConfigSchema = z.object({
 });
 export type WorkerConfig = z.infer<typeof WorkerConfigSchema>;
 
-/** The whole configuration, and the planner's and the gateway's views of it. */
-export interface WorkerSettings extends WorkerConfig {
+/** The planner's and the gateway's views of a worker configuration: what `buildWorker` reads. */
+export interface WorkerViews {
   planner: PlannerConfig;
+  gateway: Omit<GatewayConfig, 'DATABASE_URL'>;
+}
+
+/** The whole configuration, and the planner's and the gateway's views of it. */
+export interface WorkerSettings extends WorkerConfig, WorkerViews {
   gateway: GatewayConfig;
 }
 
@@ -37,8 +42,22 @@ export function loadWorkerConfig(env?: Record<string, string | undefined>): Work
   };
 }
 
-function pick(schema: z.ZodObject, config: WorkerConfig): Record<string, unknown> {
-  return Object.fromEntries(
-    Object.keys(schema.shape).map((key) => [key, (config as Record<string, unknown>)[key]]),
-  );
+/**
+ * A worker's views of `env` in a process that opens the database itself (`dura dev`): the worker's
+ * variables and defaults, DATABASE_URL not read. A bad value is a `ConfigError` naming `service`.
+ */
+export function loadEmbeddedWorkerConfig(
+  service: string,
+  env: Record<string, string | undefined>,
+): WorkerViews {
+  const schema = WorkerConfigSchema.omit({ DATABASE_URL: true });
+  const config = loadConfig(service, schema, env);
+  return {
+    planner: pick(PlannerConfigSchema, config) as PlannerConfig,
+    gateway: pick(GatewayConfigSchema.omit({ DATABASE_URL: true }), config) as WorkerViews['gateway'],
+  };
+}
+
+function pick(schema: z.ZodObject, config: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.keys(schema.shape).map((key) => [key, config[key]]));
 }

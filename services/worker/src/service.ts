@@ -5,10 +5,11 @@ import { buildPlanner } from '@dura/planner';
 import type { Logger, StartWaitOptions, StopOptions } from '@dura/service-kit';
 import { buildGateway } from '@dura/tool-gateway';
 import type { SecretsBox, ToolRegistry } from '@dura/tools';
-import type { WorkerSettings } from './config';
+import type { WorkerViews } from './config';
 
 export interface WorkerParts {
-  config: WorkerSettings;
+  /** `loadWorkerConfig()`'s; `loadEmbeddedWorkerConfig()`'s in a process that opens its own database. */
+  config: WorkerViews;
   /** One connection for both: an observation and the next turn reach the server in the order they were sent. */
   nats: { js: JetStreamClient; jsm: JetStreamManager };
   db: Db;
@@ -55,7 +56,11 @@ export async function buildWorker(parts: WorkerParts): Promise<Worker> {
     async start() {
       // The gateway first: the planner runs its calls in place from its first drive on.
       await gateway.start();
-      await planner.start();
+      // A planner that cannot start leaves no gateway running behind it: the caller has nothing to stop.
+      await planner.start().catch(async (err: unknown) => {
+        await gateway.stop().catch(() => undefined);
+        throw err;
+      });
     },
     async stop(drain) {
       await planner.stop(drain);
