@@ -1,4 +1,5 @@
-import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
+import type { JetStreamClient } from '@nats-io/jetstream';
+import { openOnce } from './kv-bucket';
 
 /**
  * Lists the keys of a KV bucket with one stream-info request (the stream's subjects), not a key lister.
@@ -10,14 +11,10 @@ import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
  * A deleted key stays listed while its delete marker is in the bucket: callers read each key and skip those.
  */
 export function bucketKeyLister(js: JetStreamClient, bucket: string): () => Promise<string[]> {
-  let manager: Promise<JetStreamManager> | undefined;
+  const manager = openOnce(() => js.jetstreamManager(false));
   const prefix = `$KV.${bucket}.`;
   return async () => {
-    manager ??= js.jetstreamManager(false).catch((err: unknown) => {
-      manager = undefined;
-      throw err;
-    });
-    const info = await (await manager).streams.info(`KV_${bucket}`, { subjects_filter: `${prefix}>` });
+    const info = await (await manager()).streams.info(`KV_${bucket}`, { subjects_filter: `${prefix}>` });
     // Every subject returned is under the filter, so under the prefix.
     return Object.keys(info.state.subjects ?? {})
       .map((subject) => subject.slice(prefix.length))

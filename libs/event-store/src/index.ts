@@ -65,3 +65,4 @@ export {
 } from './run-gate-door';
 export type { GateDoorDeps } from './run-gate-door';
 export { bucketKeyLister } from './bucket-keys';
+export { openKvBucket, openOnce, readKvRecord, type KvBucketOptions } from './kv-bucket';
