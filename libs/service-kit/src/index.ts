@@ -5,6 +5,11 @@ export {
   CONFIG_EXIT_CODE,
   loadNatsSecurity,
   secretsConfigShape,
+  natsConfigShape,
+  streamConfigShape,
+  shutdownConfigShape,
+  logConfigShape,
+  processConfigShape,
 } from './config';
 export { createLogger, withLogFields } from './logger';
 export { REDACTED, SECRET_FIELD_NAMES, redactForLog, scrubText } from './log-redaction';
