@@ -7,12 +7,12 @@ import { outbox } from './db/schema';
 import { createOutboxMarks } from './outbox-marks';
 import { createObservationPublisher, type OutboxRow, type SentObservation } from './outbox-publish';
 import { createRelayPass } from './relay-pass';
+import { createAlarm, listenWhileRunning } from './wake-loop';
 
 export type { SentObservation } from './outbox-publish';
 
 /** The channel the outbox trigger (migration 0001) NOTIFYs on commit of every insert. */
 export const OUTBOX_CHANNEL = 'dura_outbox';
-const LISTEN_RETRY_MS = 1_000;
 const FAILED_PASS_PAUSE_MS = 1_000;
 
 export interface RelayOptions {
@@ -71,8 +71,8 @@ export function createRelay(options: RelayOptions) {
     ),
   ];
   let running = false;
-  let woken = false;
-  let wakeUp: (() => void) | undefined;
+  const alarm = createAlarm();
+  const { wake } = alarm;
   let loop: Promise<void> | undefined;
   let listening: Promise<Unlisten | undefined> | undefined;
   let notifyTimer: NodeJS.Timeout | undefined;
@@ -154,56 +154,34 @@ export function createRelay(options: RelayOptions) {
     }, notifyDelayMs);
   }
 
-  /** LISTENs until it succeeds once (the listener itself re-listens after connection loss) or the relay stops. */
-  async function subscribe(): Promise<Unlisten | undefined> {
-    if (!listen) return undefined;
-    while (running) {
-      try {
-        return await listen(OUTBOX_CHANNEL, notified, wake);
-      } catch (err) {
-        log.warn('cannot LISTEN for outbox commits yet; polling meanwhile', { err });
-        await sleep(LISTEN_RETRY_MS);
-      }
-    }
-    return undefined;
-  }
-
-  function wake(): void {
-    woken = true;
-    wakeUp?.();
-  }
-
-  /** Sleeps up to `ms`, or until a notification or `wake()`. */
-  async function nap(ms: number): Promise<void> {
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      wakeUp = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
-    wakeUp = undefined;
-  }
-
   async function run(): Promise<void> {
     while (running) {
-      woken = false;
+      alarm.clear();
       let sent = 0;
       try {
         sent = await relayOnce();
       } catch (err) {
         log.warn('relay pass failed; retrying', { err });
-        if (running && !woken) await nap(FAILED_PASS_PAUSE_MS);
+        if (running && !alarm.woken) await alarm.nap(FAILED_PASS_PAUSE_MS);
         continue;
       }
-      if (sent < batchSize && !woken && running) await nap(pollMs);
+      if (sent < batchSize && !alarm.woken && running) await alarm.nap(pollMs);
     }
   }
 
   return {
     start(): void {
       running = true;
-      listening = subscribe();
+      // LISTENs until it succeeds once (the listener itself re-listens after connection loss) or the relay stops.
+      listening = listenWhileRunning({
+        listen,
+        channel: OUTBOX_CHANNEL,
+        onNotify: notified,
+        onListening: wake,
+        running: () => running,
+        log,
+        warning: 'cannot LISTEN for outbox commits yet; polling meanwhile',
+      });
       loop = run();
     },
     /** Relays at once instead of at the next notification or poll. */
@@ -222,7 +200,7 @@ export function createRelay(options: RelayOptions) {
       running = false;
       for (const gauge of gauges) gauge.remove();
       clearTimeout(notifyTimer);
-      wakeUp?.();
+      alarm.interrupt();
       await loop;
       await marks.flush();
       const unlisten = await listening;
@@ -232,7 +210,3 @@ export function createRelay(options: RelayOptions) {
 }
 
 export type Relay = ReturnType<typeof createRelay>;
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}

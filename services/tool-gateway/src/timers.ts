@@ -19,6 +19,7 @@ import {
 } from '@dura/service-kit';
 import { declareGauge, type MetricSpec } from '@dura/telemetry';
 import { createTimerStore, type FiredTimer } from './timer-store';
+import { createAlarm, listenWhileRunning } from './wake-loop';
 
 export const TIMER_CONSUMER = {
   stream: STREAMS.tasks,
@@ -39,7 +40,6 @@ export const TIMERS_PENDING = {
 } satisfies MetricSpec;
 
 const FIRE_BATCH = 100;
-const LISTEN_RETRY_MS = 1_000;
 
 export interface TimersOptions {
   js: JetStreamClient;
@@ -67,8 +67,8 @@ export function createTimers(options: TimersOptions) {
   const listen = options.listen ?? listenerFor(db);
   let consumer: ConsumerLoop | undefined;
   let running = false;
-  let woken = false;
-  let wakeUp: (() => void) | undefined;
+  const alarm = createAlarm();
+  const { wake } = alarm;
   let loop: Promise<void> | undefined;
   let listening: Promise<Unlisten | undefined> | undefined;
   const gauge = declareGauge(duraMeter(), TIMERS_PENDING, async (observe) =>
@@ -88,7 +88,7 @@ export function createTimers(options: TimersOptions) {
   /** Fires what is due, then sleeps until the next timer is due, at most `pollMs`. */
   async function run(): Promise<void> {
     while (running) {
-      woken = false;
+      alarm.clear();
       let napMs = pollMs;
       try {
         const fired = await store.fireDue(FIRE_BATCH);
@@ -102,37 +102,8 @@ export function createTimers(options: TimersOptions) {
       } catch (err) {
         log.warn('firing timers failed; retrying', { err });
       }
-      if (running && !woken) await nap(napMs);
+      if (running && !alarm.woken) await alarm.nap(napMs);
     }
-  }
-
-  function wake(): void {
-    woken = true;
-    wakeUp?.();
-  }
-
-  async function nap(ms: number): Promise<void> {
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      wakeUp = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
-    wakeUp = undefined;
-  }
-
-  async function subscribe(): Promise<Unlisten | undefined> {
-    if (!listen) return undefined;
-    while (running) {
-      try {
-        return await listen(TIMERS_CHANNEL, wake, wake);
-      } catch (err) {
-        log.warn('cannot LISTEN for new timers yet; polling meanwhile', { err });
-        await new Promise((resolve) => setTimeout(resolve, LISTEN_RETRY_MS));
-      }
-    }
-    return undefined;
   }
 
   return {
@@ -142,7 +113,15 @@ export function createTimers(options: TimersOptions) {
     async start(): Promise<void> {
       await ensureDurableConsumer(jsm, TIMER_CONSUMER);
       running = true;
-      listening = subscribe();
+      listening = listenWhileRunning({
+        listen,
+        channel: TIMERS_CHANNEL,
+        onNotify: wake,
+        onListening: wake,
+        running: () => running,
+        log,
+        warning: 'cannot LISTEN for new timers yet; polling meanwhile',
+      });
       loop = run();
       consumer = startConsumerLoop({
         js,
@@ -158,7 +137,7 @@ export function createTimers(options: TimersOptions) {
       await consumer?.stop(drain);
       running = false;
       gauge.remove();
-      wakeUp?.();
+      alarm.interrupt();
       await loop;
       const unlisten = await listening;
       await unlisten?.().catch(() => undefined);
