@@ -94,13 +94,13 @@ export const configFields = {
 };
 
 /** Where a service finds NATS and how it proves who it is: the first variables of every service's schema. */
-export const natsConfigShape = {
+const natsConfigShape = {
   NATS_URL: configFields.natsUrl.default('nats://127.0.0.1:4222').describe('The NATS server to connect to.'),
   ...NATS_SECURITY_FIELDS,
 };
 
 /** How the streams and buckets a service creates are made (every service must agree). */
-export const streamConfigShape = {
+const streamConfigShape = {
   DURA_STREAM_REPLICAS: configFields.replicas.describe(
     'Replicas (1 to 5) of every stream and bucket the services create; 3 in production.',
   ),
@@ -110,14 +110,14 @@ export const streamConfigShape = {
 };
 
 /** How long a service may take to stop after SIGTERM: in-flight work finishes or is handed back. */
-export const shutdownConfigShape = {
+const shutdownConfigShape = {
   SHUTDOWN_GRACE_MS: configFields.positiveInt
     .default(25_000)
     .describe('After SIGTERM: time to finish or hand back work, flush the outbox and telemetry, and exit 0.'),
 };
 
 /** How a service logs: the last variables of every service's schema. */
-export const logConfigShape = {
+const logConfigShape = {
   LOG_LEVEL: configFields.logLevel.describe('`debug`, `info`, `warn` or `error`.'),
   LOG_FORMAT: configFields.logFormat.describe('`json` (one object per line) or `pretty`.'),
 };
@@ -126,7 +126,7 @@ export const logConfigShape = {
  * The closing variables of a service run by `runService` with a metrics server (the planner, the gateway):
  * `/metrics` and health on `METRICS_PORT`, where it listens, its shutdown grace and its logs.
  */
-export const processConfigShape = {
+const processConfigShape = {
   /** Serves `/metrics` (Prometheus) and `/healthz` on this port; unset: no HTTP server. 0 picks a free port. */
   METRICS_PORT: configFields.port
     .optional()
@@ -136,6 +136,15 @@ export const processConfigShape = {
   DURA_BIND_HOST: configFields.bindHost,
   ...shutdownConfigShape,
   ...logConfigShape,
+};
+
+/** Shared groups of variables, spread into the per-service schemas where each service lists them. */
+export const configShapes = {
+  nats: natsConfigShape,
+  streams: streamConfigShape,
+  shutdown: shutdownConfigShape,
+  log: logConfigShape,
+  process: processConfigShape,
 };
 
 /**

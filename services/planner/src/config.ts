@@ -1,12 +1,5 @@
 import * as z from 'zod';
-import {
-  configFields,
-  loadConfig,
-  natsConfigShape,
-  processConfigShape,
-  secretsConfigShape,
-  streamConfigShape,
-} from '@dura/service-kit';
+import { configFields, configShapes, loadConfig, secretsConfigShape } from '@dura/service-kit';
 import { mcpConfigShape } from '@dura/mcp';
 import { httpRequestConfigShape } from '@dura/tools';
 import { TENANT_MAX_RUNS_PATTERN } from './tenant-limits';
@@ -14,7 +7,7 @@ import { INLINE_TOOLS_PATTERN, tenantAgentsProblem } from './tool-authorization'
 import { parseModelLimits } from './model-limits';
 
 export const PlannerConfigSchema = z.object({
-  ...natsConfigShape,
+  ...configShapes.nats,
   PLANNER_CONCURRENCY: configFields.positiveInt
     .default(16)
     .describe('Run messages the planner handles at once.'),
@@ -78,7 +71,7 @@ export const PlannerConfigSchema = z.object({
     .describe(
       'Agents each tenant may start, e.g. `acme=support|research@2,*=-` (`*`: every other tenant; value `*`: every agent, `-`: none). Unset: tenant `default` may start every agent and every other tenant none (its runs are rejected, naming this setting).',
     ),
-  ...streamConfigShape,
+  ...configShapes.streams,
   DURA_TOOLS_MODULES: z.string().optional().describe('Comma-separated modules exporting tools.'),
   ...secretsConfigShape,
   ...httpRequestConfigShape,
@@ -99,7 +92,7 @@ export const PlannerConfigSchema = z.object({
     .string()
     .optional()
     .describe('Appends one JSON line per scripted-model call to this file.'),
-  ...processConfigShape,
+  ...configShapes.process,
 });
 export type PlannerConfig = z.infer<typeof PlannerConfigSchema>;
 

@@ -1,17 +1,9 @@
 import * as z from 'zod';
-import {
-  ConfigError,
-  configFields,
-  loadConfig,
-  logConfigShape,
-  natsConfigShape,
-  shutdownConfigShape,
-  streamConfigShape,
-} from '@dura/service-kit';
+import { ConfigError, configFields, configShapes, loadConfig } from '@dura/service-kit';
 import { DEFAULT_LINGER_MS } from './projector';
 
 export const ProjectorConfigSchema = z.object({
-  ...natsConfigShape,
+  ...configShapes.nats,
   DATABASE_URL: configFields.databaseUrl.describe('The Postgres database the service keeps its tables in.'),
   PROJECTOR_HTTP_PORT: configFields.port.default(8080).describe('Port of the read API and `/healthz`.'),
   DURA_BIND_HOST: configFields.bindHost,
@@ -23,8 +15,8 @@ export const ProjectorConfigSchema = z.object({
     .describe(
       'How long (ms) a batch that caught up with the stream waits for more events before it is written: events that trickle in share a transaction, and the read model trails the log by that much more. 0 writes each at once.',
     ),
-  ...streamConfigShape,
-  ...shutdownConfigShape,
+  ...configShapes.streams,
+  ...configShapes.shutdown,
   PROJECTOR_AUTH_REQUIRED: configFields.flag
     .describe(
       '`true`: refuse to start unless API tokens or OIDC are configured. `false` with neither: the API is open to anyone who can reach it (local development; a warning is logged at start).',
@@ -91,7 +83,7 @@ export const ProjectorConfigSchema = z.object({
     .describe(
       "Link to a run's trace in the tracing UI, with `{traceId}` where the trace id goes (e.g. `http://localhost:16686/trace/{traceId}`); unset: no link.",
     ),
-  ...logConfigShape,
+  ...configShapes.log,
 });
 export type ProjectorConfig = z.infer<typeof ProjectorConfigSchema>;
 

@@ -1,17 +1,10 @@
 import * as z from 'zod';
-import {
-  configFields,
-  loadConfig,
-  natsConfigShape,
-  processConfigShape,
-  secretsConfigShape,
-  streamConfigShape,
-} from '@dura/service-kit';
+import { configFields, configShapes, loadConfig, secretsConfigShape } from '@dura/service-kit';
 import { mcpConfigShape } from '@dura/mcp';
 import { httpRequestConfigShape } from '@dura/tools';
 
 export const GatewayConfigSchema = z.object({
-  ...natsConfigShape,
+  ...configShapes.nats,
   DATABASE_URL: configFields.databaseUrl.describe('The Postgres database the service keeps its tables in.'),
   GATEWAY_CONCURRENCY: configFields.positiveInt.default(32).describe('Tool calls the gateway runs at once.'),
   GATEWAY_MAX_ATTEMPTS: configFields.positiveInt
@@ -52,12 +45,12 @@ export const GatewayConfigSchema = z.object({
     .describe(
       'Tool arguments and results larger than this go to the object store; the event keeps a reference.',
     ),
-  ...streamConfigShape,
+  ...configShapes.streams,
   DURA_TOOLS_MODULES: z.string().optional().describe('Comma-separated modules exporting tools.'),
   ...secretsConfigShape,
   ...httpRequestConfigShape,
   ...mcpConfigShape,
-  ...processConfigShape,
+  ...configShapes.process,
 });
 export type GatewayConfig = z.infer<typeof GatewayConfigSchema>;
 

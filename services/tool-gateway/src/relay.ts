@@ -1,13 +1,13 @@
 import type { JetStreamClient } from '@nats-io/jetstream';
 import { and, eq, isNull, sql } from 'drizzle-orm';
-import { listenerFor, rowsOf, type Db, type DbHandle, type Unlisten } from '@dura/db';
+import { listenerFor, rowsOf, type Db, type DbHandle } from '@dura/db';
 import { duraMeter, failpoint, type Logger } from '@dura/service-kit';
 import { DURA_METRICS, declareCounter, declareGauge, type MetricSpec } from '@dura/telemetry';
 import { outbox } from './db/schema';
 import { createOutboxMarks } from './outbox-marks';
 import { createObservationPublisher, type OutboxRow, type SentObservation } from './outbox-publish';
 import { createRelayPass } from './relay-pass';
-import { createAlarm, listenWhileRunning } from './wake-loop';
+import { createWakeLoop } from './wake-loop';
 
 export type { SentObservation } from './outbox-publish';
 
@@ -70,11 +70,15 @@ export function createRelay(options: RelayOptions) {
       observe((await backlog()).lagSeconds),
     ),
   ];
-  let running = false;
-  const alarm = createAlarm();
-  const { wake } = alarm;
-  let loop: Promise<void> | undefined;
-  let listening: Promise<Unlisten | undefined> | undefined;
+  const loop = createWakeLoop({
+    listen,
+    channel: OUTBOX_CHANNEL,
+    onNotify: notified,
+    log,
+    listenWarning: 'cannot LISTEN for outbox commits yet; polling meanwhile',
+    turn: pass,
+  });
+  const { wake } = loop;
   let notifyTimer: NodeJS.Timeout | undefined;
   const notifyDelayMs = options.notifyDelayMs ?? 50;
   const published = declareCounter(duraMeter(), OBSERVATIONS_PUBLISHED);
@@ -147,42 +151,28 @@ export function createRelay(options: RelayOptions) {
    * waits a moment instead of racing it, and takes whatever is still unsent then, in one batch.
    */
   function notified(): void {
-    if (notifyTimer || !running) return;
+    if (notifyTimer || !loop.running) return;
     notifyTimer = setTimeout(() => {
       notifyTimer = undefined;
       wake();
     }, notifyDelayMs);
   }
 
-  async function run(): Promise<void> {
-    while (running) {
-      alarm.clear();
-      let sent = 0;
-      try {
-        sent = await relayOnce();
-      } catch (err) {
-        log.warn('relay pass failed; retrying', { err });
-        if (running && !alarm.woken) await alarm.nap(FAILED_PASS_PAUSE_MS);
-        continue;
-      }
-      if (sent < batchSize && !alarm.woken && running) await alarm.nap(pollMs);
+  /** One relay pass; then a nap unless the batch was full (more rows wait), a short one after a failure. */
+  async function pass(): Promise<number | undefined> {
+    let sent: number;
+    try {
+      sent = await relayOnce();
+    } catch (err) {
+      log.warn('relay pass failed; retrying', { err });
+      return FAILED_PASS_PAUSE_MS;
     }
+    return sent < batchSize ? pollMs : undefined;
   }
 
   return {
     start(): void {
-      running = true;
-      // LISTENs until it succeeds once (the listener itself re-listens after connection loss) or the relay stops.
-      listening = listenWhileRunning({
-        listen,
-        channel: OUTBOX_CHANNEL,
-        onNotify: notified,
-        onListening: wake,
-        running: () => running,
-        log,
-        warning: 'cannot LISTEN for outbox commits yet; polling meanwhile',
-      });
-      loop = run();
+      loop.start();
     },
     /** Relays at once instead of at the next notification or poll. */
     wake,
@@ -197,14 +187,11 @@ export function createRelay(options: RelayOptions) {
     marked: marks.flush,
     relayOnce,
     async stop(): Promise<void> {
-      running = false;
       for (const gauge of gauges) gauge.remove();
       clearTimeout(notifyTimer);
-      alarm.interrupt();
-      await loop;
+      await loop.stop();
       await marks.flush();
-      const unlisten = await listening;
-      await unlisten?.().catch(() => undefined);
+      await loop.unlisten();
     },
   };
 }

@@ -8,7 +8,7 @@ import {
   TimerTaskSchema,
   type TimerTask,
 } from '@dura/contracts';
-import { listenerFor, type Db, type DbHandle, type Unlisten } from '@dura/db';
+import { listenerFor, type Db, type DbHandle } from '@dura/db';
 import {
   duraMeter,
   ensureDurableConsumer,
@@ -19,7 +19,7 @@ import {
 } from '@dura/service-kit';
 import { declareGauge, type MetricSpec } from '@dura/telemetry';
 import { createTimerStore, type FiredTimer } from './timer-store';
-import { createAlarm, listenWhileRunning } from './wake-loop';
+import { createWakeLoop } from './wake-loop';
 
 export const TIMER_CONSUMER = {
   stream: STREAMS.tasks,
@@ -66,11 +66,14 @@ export function createTimers(options: TimersOptions) {
   const pollMs = options.pollMs ?? 5_000;
   const listen = options.listen ?? listenerFor(db);
   let consumer: ConsumerLoop | undefined;
-  let running = false;
-  const alarm = createAlarm();
-  const { wake } = alarm;
-  let loop: Promise<void> | undefined;
-  let listening: Promise<Unlisten | undefined> | undefined;
+  const loop = createWakeLoop({
+    listen,
+    channel: TIMERS_CHANNEL,
+    log,
+    listenWarning: 'cannot LISTEN for new timers yet; polling meanwhile',
+    turn: fire,
+  });
+  const { wake } = loop;
   const gauge = declareGauge(duraMeter(), TIMERS_PENDING, async (observe) =>
     observe(await store.pendingCount()),
   );
@@ -86,24 +89,20 @@ export function createTimers(options: TimersOptions) {
   }
 
   /** Fires what is due, then sleeps until the next timer is due, at most `pollMs`. */
-  async function run(): Promise<void> {
-    while (running) {
-      alarm.clear();
-      let napMs = pollMs;
-      try {
-        const fired = await store.fireDue(FIRE_BATCH);
-        if (fired.length > 0) {
-          log.info('timers fired', { count: fired.length });
-          options.onFired?.(fired);
-        }
-        if (fired.length === FIRE_BATCH) continue;
-        const next = await store.msUntilNext();
-        if (next !== undefined) napMs = Math.min(pollMs, Math.max(1, next));
-      } catch (err) {
-        log.warn('firing timers failed; retrying', { err });
+  async function fire(): Promise<number | undefined> {
+    try {
+      const fired = await store.fireDue(FIRE_BATCH);
+      if (fired.length > 0) {
+        log.info('timers fired', { count: fired.length });
+        options.onFired?.(fired);
       }
-      if (running && !alarm.woken) await alarm.nap(napMs);
+      if (fired.length === FIRE_BATCH) return undefined;
+      const next = await store.msUntilNext();
+      if (next !== undefined) return Math.min(pollMs, Math.max(1, next));
+    } catch (err) {
+      log.warn('firing timers failed; retrying', { err });
     }
+    return pollMs;
   }
 
   return {
@@ -112,17 +111,7 @@ export function createTimers(options: TimersOptions) {
     wake,
     async start(): Promise<void> {
       await ensureDurableConsumer(jsm, TIMER_CONSUMER);
-      running = true;
-      listening = listenWhileRunning({
-        listen,
-        channel: TIMERS_CHANNEL,
-        onNotify: wake,
-        onListening: wake,
-        running: () => running,
-        log,
-        warning: 'cannot LISTEN for new timers yet; polling meanwhile',
-      });
-      loop = run();
+      loop.start();
       consumer = startConsumerLoop({
         js,
         spec: TIMER_CONSUMER,
@@ -135,12 +124,9 @@ export function createTimers(options: TimersOptions) {
     },
     async stop(drain?: DrainOptions): Promise<void> {
       await consumer?.stop(drain);
-      running = false;
       gauge.remove();
-      alarm.interrupt();
-      await loop;
-      const unlisten = await listening;
-      await unlisten?.().catch(() => undefined);
+      await loop.stop();
+      await loop.unlisten();
     },
   };
 }

@@ -3,67 +3,93 @@ import type { Logger } from '@dura/service-kit';
 
 const LISTEN_RETRY_MS = 1_000;
 
-/**
- * The sleep of a polling loop (the outbox relay, the timer firing loop) that new work cuts short: `nap(ms)`
- * sleeps up to `ms` or until `wake()`. `woken` says whether `wake()` came since the loop last `clear`ed it, so
- * a pass that raced new work runs again instead of sleeping; `interrupt()` ends a nap without that (on stop).
- */
-export function createAlarm() {
-  let woken = false;
-  let wakeUp: (() => void) | undefined;
-  return {
-    get woken(): boolean {
-      return woken;
-    },
-    clear: (): void => {
-      woken = false;
-    },
-    wake: (): void => {
-      woken = true;
-      wakeUp?.();
-    },
-    interrupt: (): void => {
-      wakeUp?.();
-    },
-    /** Sleeps up to `ms`, or until `wake()` or `interrupt()`. */
-    nap: async (ms: number): Promise<void> => {
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, ms);
-        wakeUp = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      wakeUp = undefined;
-    },
-  };
+export interface WakeLoopOptions {
+  /** How to LISTEN; undefined: the loop only polls. */
+  listen: DbHandle['listen'] | undefined;
+  /** The channel whose NOTIFYs (new rows committed) wake the loop. */
+  channel: string;
+  /** What a NOTIFY does; `wake` when unset. Re-established LISTENs always wake (notifications may be lost). */
+  onNotify?: NotifyHandler;
+  log: Logger;
+  /** The warning logged after each failed LISTEN; the loop polls meanwhile. */
+  listenWarning: string;
+  /** One pass of the loop; resolves with how long to nap before the next one, or undefined: the next at once. */
+  turn: () => Promise<number | undefined>;
 }
 
-export type Alarm = ReturnType<typeof createAlarm>;
-
 /**
- * LISTENs on `channel` until it succeeds once (the listener itself re-listens after connection loss) or
- * `running()` turns false, logging `warning` after each failed attempt while the loop polls meanwhile.
- * Undefined without a way to LISTEN.
+ * A polling loop over Postgres rows (the outbox relay, the timer firing loop) that new work cuts short: it
+ * naps between passes until `wake()`, a NOTIFY on `channel`, or the nap's end. A `wake()` during a pass makes
+ * the next pass start at once instead of napping. LISTEN is retried until it succeeds once (the listener
+ * itself re-listens after connection loss) or the loop stops.
  */
-export async function listenWhileRunning(options: {
-  listen: DbHandle['listen'] | undefined;
-  channel: string;
-  onNotify: NotifyHandler;
-  onListening: () => void;
-  running: () => boolean;
-  log: Logger;
-  warning: string;
-}): Promise<Unlisten | undefined> {
+export function createWakeLoop(options: WakeLoopOptions) {
   const { listen, log } = options;
-  if (!listen) return undefined;
-  while (options.running()) {
-    try {
-      return await listen(options.channel, options.onNotify, options.onListening);
-    } catch (err) {
-      log.warn(options.warning, { err });
-      await new Promise((resolve) => setTimeout(resolve, LISTEN_RETRY_MS));
+  let running = false;
+  let woken = false;
+  let wakeUp: (() => void) | undefined;
+  let loop: Promise<void> | undefined;
+  let listening: Promise<Unlisten | undefined> | undefined;
+
+  const wake = (): void => {
+    woken = true;
+    wakeUp?.();
+  };
+
+  /** Sleeps up to `ms`, or until `wake()` or a stop. */
+  async function nap(ms: number): Promise<void> {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      wakeUp = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+    wakeUp = undefined;
+  }
+
+  async function run(): Promise<void> {
+    while (running) {
+      woken = false;
+      const napMs = await options.turn();
+      if (napMs !== undefined && running && !woken) await nap(napMs);
     }
   }
-  return undefined;
+
+  async function subscribe(): Promise<Unlisten | undefined> {
+    if (!listen) return undefined;
+    while (running) {
+      try {
+        return await listen(options.channel, options.onNotify ?? wake, wake);
+      } catch (err) {
+        log.warn(options.listenWarning, { err });
+        await new Promise((resolve) => setTimeout(resolve, LISTEN_RETRY_MS));
+      }
+    }
+    return undefined;
+  }
+
+  return {
+    wake,
+    /** Between `start()` and `stop()`. */
+    get running(): boolean {
+      return running;
+    },
+    start: (): void => {
+      running = true;
+      listening = subscribe();
+      loop = run();
+    },
+    /** Ends the loop: a nap at once, a pass once it is done. */
+    stop: async (): Promise<void> => {
+      running = false;
+      wakeUp?.();
+      await loop;
+    },
+    /** Stops listening (after `stop()`). */
+    unlisten: async (): Promise<void> => {
+      const unlisten = await listening;
+      await unlisten?.().catch(() => undefined);
+    },
+  };
 }
