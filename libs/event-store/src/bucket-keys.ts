@@ -1,5 +1,6 @@
-import type { JetStreamClient } from '@nats-io/jetstream';
-import { openOnce } from './kv-bucket';
+import type { JetStreamClient, StoredMsg } from '@nats-io/jetstream';
+import { isJsApiError, JS_CODES } from './jetstream-errors';
+import { getKvMessage, openOnce } from './kv-bucket';
 
 /**
  * Lists the keys of a KV bucket with one stream-info request (the stream's subjects), not a key lister.
@@ -20,4 +21,28 @@ export function bucketKeyLister(js: JetStreamClient, bucket: string): () => Prom
       .map((subject) => subject.slice(prefix.length))
       .sort();
   };
+}
+
+/**
+ * Every entry of KV bucket `bucket` that holds a value, of the keys `wanted` accepts, read without a consumer
+ * and without the right to create the bucket: keys by stream info, values by message get. Undefined while no
+ * service has created the bucket yet.
+ */
+export async function readKvMessages(
+  js: JetStreamClient,
+  bucket: string,
+  wanted: (key: string) => boolean = () => true,
+): Promise<{ key: string; msg: StoredMsg }[] | undefined> {
+  let keys: string[];
+  try {
+    keys = await bucketKeyLister(js, bucket)();
+  } catch (err) {
+    if (isJsApiError(err, JS_CODES.streamNotFound)) return undefined;
+    throw err;
+  }
+  const jsm = await js.jetstreamManager(false);
+  const read = await Promise.all(
+    keys.filter(wanted).map(async (key) => ({ key, msg: await getKvMessage(jsm, bucket, key) })),
+  );
+  return read.filter((entry): entry is { key: string; msg: StoredMsg } => entry.msg !== undefined);
 }

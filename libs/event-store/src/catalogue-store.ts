@@ -8,9 +8,8 @@ import {
   type CatalogueAgent,
   type CatalogueTool,
 } from '@dura/contracts';
-import { bucketKeyLister } from './bucket-keys';
+import { readKvMessages } from './bucket-keys';
 import { whileBucketSettles } from './bucket-settle';
-import { isJsApiError, JS_CODES } from './jetstream-errors';
 import { openKvBucket, openOnce } from './kv-bucket';
 
 /**
@@ -61,25 +60,9 @@ export interface CatalogueContents {
  */
 export async function readCatalogue(js: JetStreamClient): Promise<CatalogueContents> {
   const contents: CatalogueContents = { agents: [], tools: [], skipped: [] };
-  let keys: string[];
-  try {
-    keys = await bucketKeyLister(js, BUCKETS.catalogue)();
-  } catch (err) {
-    if (isJsApiError(err, JS_CODES.streamNotFound)) return contents;
-    throw err;
-  }
-  const jsm = await js.jetstreamManager(false);
-  const stream = `KV_${BUCKETS.catalogue}`;
-  const read = await Promise.all(
-    keys.map(async (key) => ({
-      key,
-      msg: await jsm.streams.getMessage(stream, { last_by_subj: `$KV.${BUCKETS.catalogue}.${key}` }),
-    })),
-  );
+  const read = await readKvMessages(js, BUCKETS.catalogue);
+  if (!read) return contents;
   for (const { key, msg } of read) {
-    if (!msg || msg.data.length === 0) continue;
-    const operation = msg.header?.get('KV-Operation');
-    if (operation === 'DEL' || operation === 'PURGE') continue;
     const skip = (problem: string) => contents.skipped.push({ key, problem });
     let value: unknown;
     try {

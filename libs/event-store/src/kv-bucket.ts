@@ -1,4 +1,4 @@
-import { StorageType, type JetStreamClient } from '@nats-io/jetstream';
+import { StorageType, type JetStreamClient, type JetStreamManager, type StoredMsg } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 
 /** How a Dura KV bucket is made: one value per key (history 1), on disk. */
@@ -51,4 +51,19 @@ export async function readKvRecord<T>(
   if (!entry || entry.operation !== 'PUT' || entry.length === 0) return undefined;
   const parsed = schema.safeParse(entry.json());
   return parsed.success ? { record: parsed.data, revision: entry.revision } : undefined;
+}
+
+/**
+ * The entry of `key` in KV bucket `bucket` as the bucket's stream leader has it, by message get (no watcher,
+ * and not a direct get a lagging replica may answer); undefined when the key is absent, deleted or purged.
+ */
+export async function getKvMessage(
+  jsm: JetStreamManager,
+  bucket: string,
+  key: string,
+): Promise<StoredMsg | undefined> {
+  const msg = await jsm.streams.getMessage(`KV_${bucket}`, { last_by_subj: `$KV.${bucket}.${key}` });
+  if (!msg || msg.data.length === 0) return undefined;
+  const operation = msg.header?.get('KV-Operation');
+  return operation === 'DEL' || operation === 'PURGE' ? undefined : msg;
 }

@@ -12,7 +12,7 @@ import {
 import { canonicalJson } from '@dura/core';
 import { bucketKeyLister } from './bucket-keys';
 import { whileBucketSettles } from './bucket-settle';
-import { openKvBucket, openOnce, readKvRecord } from './kv-bucket';
+import { getKvMessage, openKvBucket, openOnce, readKvRecord } from './kv-bucket';
 
 export class TriggerError extends DuraError {
   constructor(code: 'trigger_not_found' | 'trigger_exists' | 'invalid_trigger', message: string) {
@@ -62,12 +62,8 @@ export function createTriggerStore(deps: { js: JetStreamClient; replicas?: numbe
      * replica may answer): a delete that has returned is seen here. Undefined when deleted or never made.
      */
     async current(id: string): Promise<TriggerEntry | undefined> {
-      const msg = await (
-        await manager()
-      ).streams.getMessage(`KV_${BUCKETS.triggers}`, { last_by_subj: `$KV.${BUCKETS.triggers}.${id}` });
-      if (!msg || msg.data.length === 0) return undefined;
-      const operation = msg.header?.get('KV-Operation');
-      if (operation === 'DEL' || operation === 'PURGE') return undefined;
+      const msg = await getKvMessage(await manager(), BUCKETS.triggers, id);
+      if (!msg) return undefined;
       const parsed = EventTriggerRecordSchema.safeParse(msg.json());
       return parsed.success ? { record: parsed.data, revision: msg.seq } : undefined;
     },
