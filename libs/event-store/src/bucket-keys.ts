@@ -1,4 +1,6 @@
-import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
+import type { JetStreamClient, StoredMsg } from '@nats-io/jetstream';
+import { isJsApiError, JS_CODES } from './jetstream-errors';
+import { getKvMessage, openOnce } from './kv-bucket';
 
 /**
  * Lists the keys of a KV bucket with one stream-info request (the stream's subjects), not a key lister.
@@ -10,17 +12,37 @@ import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
  * A deleted key stays listed while its delete marker is in the bucket: callers read each key and skip those.
  */
 export function bucketKeyLister(js: JetStreamClient, bucket: string): () => Promise<string[]> {
-  let manager: Promise<JetStreamManager> | undefined;
+  const manager = openOnce(() => js.jetstreamManager(false));
   const prefix = `$KV.${bucket}.`;
   return async () => {
-    manager ??= js.jetstreamManager(false).catch((err: unknown) => {
-      manager = undefined;
-      throw err;
-    });
-    const info = await (await manager).streams.info(`KV_${bucket}`, { subjects_filter: `${prefix}>` });
+    const info = await (await manager()).streams.info(`KV_${bucket}`, { subjects_filter: `${prefix}>` });
     // Every subject returned is under the filter, so under the prefix.
     return Object.keys(info.state.subjects ?? {})
       .map((subject) => subject.slice(prefix.length))
       .sort();
   };
+}
+
+/**
+ * Every entry of KV bucket `bucket` that holds a value, of the keys `wanted` accepts, read without a consumer
+ * and without the right to create the bucket: keys by stream info, values by message get. Undefined while no
+ * service has created the bucket yet.
+ */
+export async function readKvMessages(
+  js: JetStreamClient,
+  bucket: string,
+  wanted: (key: string) => boolean = () => true,
+): Promise<{ key: string; msg: StoredMsg }[] | undefined> {
+  let keys: string[];
+  try {
+    keys = await bucketKeyLister(js, bucket)();
+  } catch (err) {
+    if (isJsApiError(err, JS_CODES.streamNotFound)) return undefined;
+    throw err;
+  }
+  const jsm = await js.jetstreamManager(false);
+  const read = await Promise.all(
+    keys.filter(wanted).map(async (key) => ({ key, msg: await getKvMessage(jsm, bucket, key) })),
+  );
+  return read.filter((entry): entry is { key: string; msg: StoredMsg } => entry.msg !== undefined);
 }

@@ -1,5 +1,5 @@
-import { StorageType, type JetStreamClient } from '@nats-io/jetstream';
-import { Kvm, type KV } from '@nats-io/kv';
+import type { JetStreamClient } from '@nats-io/jetstream';
+import type { KV } from '@nats-io/kv';
 import {
   BUCKETS,
   CatalogueAgentSchema,
@@ -8,9 +8,9 @@ import {
   type CatalogueAgent,
   type CatalogueTool,
 } from '@dura/contracts';
-import { bucketKeyLister } from './bucket-keys';
+import { readKvMessages } from './bucket-keys';
 import { whileBucketSettles } from './bucket-settle';
-import { isJsApiError, JS_CODES } from './jetstream-errors';
+import { openKvBucket, openOnce } from './kv-bucket';
 
 /**
  * How long an entry of the catalogue lives unless written again: services announce theirs again well within
@@ -21,9 +21,7 @@ export const CATALOGUE_REFRESH_MS = 5 * 60_000;
 
 /** Opens (creating when missing) the `dura_catalogue` bucket. */
 export function openCatalogueBucket(js: JetStreamClient, replicas = 1): Promise<KV> {
-  return new Kvm(js).create(BUCKETS.catalogue, {
-    history: 1,
-    storage: StorageType.File,
+  return openKvBucket(js, BUCKETS.catalogue, {
     replicas,
     ttl: CATALOGUE_TTL_MS,
     description: 'Dura catalogue: agent.<name>.<version> and tool.<name> -> what running services serve',
@@ -38,14 +36,10 @@ export interface CatalogueEntry {
 
 /** Writes a service's entries into the catalogue (each put refreshes the entry's time to live). */
 export function createCatalogueWriter(deps: { js: JetStreamClient; replicas?: number }) {
-  let bucket: Promise<KV> | undefined;
+  const open = openOnce(() => openCatalogueBucket(deps.js, deps.replicas));
   return {
     async put(entries: readonly CatalogueEntry[]): Promise<void> {
-      bucket ??= openCatalogueBucket(deps.js, deps.replicas).catch((err: unknown) => {
-        bucket = undefined;
-        throw err;
-      });
-      const kv = await bucket;
+      const kv = await open();
       for (const { key, value } of entries)
         await whileBucketSettles(() => kv.put(key, JSON.stringify(value)));
     },
@@ -66,25 +60,9 @@ export interface CatalogueContents {
  */
 export async function readCatalogue(js: JetStreamClient): Promise<CatalogueContents> {
   const contents: CatalogueContents = { agents: [], tools: [], skipped: [] };
-  let keys: string[];
-  try {
-    keys = await bucketKeyLister(js, BUCKETS.catalogue)();
-  } catch (err) {
-    if (isJsApiError(err, JS_CODES.streamNotFound)) return contents;
-    throw err;
-  }
-  const jsm = await js.jetstreamManager(false);
-  const stream = `KV_${BUCKETS.catalogue}`;
-  const read = await Promise.all(
-    keys.map(async (key) => ({
-      key,
-      msg: await jsm.streams.getMessage(stream, { last_by_subj: `$KV.${BUCKETS.catalogue}.${key}` }),
-    })),
-  );
+  const read = await readKvMessages(js, BUCKETS.catalogue);
+  if (!read) return contents;
   for (const { key, msg } of read) {
-    if (!msg || msg.data.length === 0) continue;
-    const operation = msg.header?.get('KV-Operation');
-    if (operation === 'DEL' || operation === 'PURGE') continue;
     const skip = (problem: string) => contents.skipped.push({ key, problem });
     let value: unknown;
     try {

@@ -64,4 +64,5 @@ export {
   type GateDoor,
 } from './run-gate-door';
 export type { GateDoorDeps } from './run-gate-door';
-export { bucketKeyLister } from './bucket-keys';
+export { bucketKeyLister, readKvMessages } from './bucket-keys';
+export { getKvMessage, openKvBucket, openOnce, readKvRecord, type KvBucketOptions } from './kv-bucket';

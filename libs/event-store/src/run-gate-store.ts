@@ -1,11 +1,12 @@
 import { createHash } from 'node:crypto';
-import { StorageType, type JetStreamClient } from '@nats-io/jetstream';
-import { Kvm, type KV } from '@nats-io/kv';
+import type { JetStreamClient } from '@nats-io/jetstream';
+import type { KV } from '@nats-io/kv';
 import { BUCKETS, DuraError, GateRecordSchema, type GateOutcome, type GateRecord } from '@dura/contracts';
 import { arrive, runInFlight, type Arrival, type RunPhase } from '@dura/core';
 import { bucketKeyLister } from './bucket-keys';
 import { whileBucketSettles } from './bucket-settle';
 import { isJsApiError, JS_CODES } from './jetstream-errors';
+import { openKvBucket, openOnce, readKvRecord } from './kv-bucket';
 
 /** A gate record and the KV revision it was read at (the compare-and-set guard of its next write). */
 export interface GateEntry {
@@ -31,9 +32,7 @@ export function gateKeyToken(scope: string, key: string): string {
 
 /** Opens (creating when missing) the `dura_run_gates` bucket: one key per debounce / skip-if-running key. */
 export function openGateBucket(js: JetStreamClient, replicas = 1): Promise<KV> {
-  return new Kvm(js).create(BUCKETS.runGates, {
-    history: 1,
-    storage: StorageType.File,
+  return openKvBucket(js, BUCKETS.runGates, {
     replicas,
     ttl: TTL_MS,
     description: 'Dura debounce windows and skip-if-running keys: one entry per key (compare-and-set)',
@@ -55,23 +54,12 @@ export interface RunGateDeps {
  */
 export function createRunGates(deps: RunGateDeps) {
   const clock = deps.clock ?? Date.now;
-  let bucket: Promise<KV> | undefined;
-  const open = (): Promise<KV> => {
-    bucket ??= openGateBucket(deps.js, deps.replicas).catch((err: unknown) => {
-      bucket = undefined;
-      throw err;
-    });
-    return bucket;
-  };
+  const open = openOnce(() => openGateBucket(deps.js, deps.replicas));
   const listKeys = bucketKeyLister(deps.js, BUCKETS.runGates);
 
   async function read(name: string): Promise<GateEntry | undefined> {
-    const entry = await (await open()).get(name);
-    if (!entry || entry.operation !== 'PUT' || entry.length === 0) return undefined;
-    const parsed = GateRecordSchema.safeParse(entry.json());
-    // A record this version cannot read is left alone (never overwritten): an operator looks at it.
-    if (!parsed.success) return undefined;
-    return { name, record: parsed.data, revision: entry.revision };
+    const read = await readKvRecord(await open(), name, GateRecordSchema);
+    return read && { name, ...read };
   }
 
   /** Writes `record` if the entry is still at `revision` (0: absent); its new revision, or undefined if another wrote first. */

@@ -1,5 +1,5 @@
-import { StorageType, type JetStreamClient } from '@nats-io/jetstream';
-import { Kvm, type KV } from '@nats-io/kv';
+import type { JetStreamClient } from '@nats-io/jetstream';
+import type { KV } from '@nats-io/kv';
 import {
   BUCKETS,
   DuraError,
@@ -13,6 +13,7 @@ import {
 import { canonicalJson, checkSchedule, withHistory } from '@dura/core';
 import { bucketKeyLister } from './bucket-keys';
 import { whileBucketSettles } from './bucket-settle';
+import { openKvBucket, openOnce, readKvRecord } from './kv-bucket';
 
 /** A stored schedule and the KV revision it was read at (the compare-and-set guard of its next write). */
 export interface StoredSchedule {
@@ -33,9 +34,7 @@ const MAX_CAS_ATTEMPTS = 20;
 
 /** Opens (creating when missing) the `dura_schedules` bucket: one key per schedule, history 1. */
 export function openScheduleBucket(js: JetStreamClient, replicas = 1): Promise<KV> {
-  return new Kvm(js).create(BUCKETS.schedules, {
-    history: 1,
-    storage: StorageType.File,
+  return openKvBucket(js, BUCKETS.schedules, {
     replicas,
     description: 'Dura schedules: scheduleId -> spec, pause, handled ticks and recent runs',
   });
@@ -62,24 +61,12 @@ export function parseScheduleSpec(input: unknown): ScheduleSpec {
  * clients changing one schedule at once never lose each other's writes.
  */
 export function createScheduleStore(deps: { js: JetStreamClient; replicas?: number }) {
-  let bucket: Promise<KV> | undefined;
-  const open = (): Promise<KV> => {
-    bucket ??= openScheduleBucket(deps.js, deps.replicas).catch((err: unknown) => {
-      bucket = undefined;
-      throw err;
-    });
-    return bucket;
-  };
+  const open = openOnce(() => openScheduleBucket(deps.js, deps.replicas));
 
   const listKeys = bucketKeyLister(deps.js, BUCKETS.schedules);
 
   async function read(id: string): Promise<StoredSchedule | undefined> {
-    const entry = await (await open()).get(id);
-    if (!entry || entry.operation !== 'PUT' || entry.length === 0) return undefined;
-    const parsed = ScheduleRecordSchema.safeParse(entry.json());
-    // A record this version cannot read is left alone (never overwritten): an operator looks at it.
-    if (!parsed.success) return undefined;
-    return { record: parsed.data, revision: entry.revision };
+    return readKvRecord(await open(), id, ScheduleRecordSchema);
   }
 
   /** Sorted; a schedule deleted may still be listed until its delete marker is gone (read it to know). */

@@ -1,5 +1,5 @@
-import { StorageType, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
-import { Kvm, type KV } from '@nats-io/kv';
+import type { JetStreamClient } from '@nats-io/jetstream';
+import type { KV } from '@nats-io/kv';
 import {
   BUCKETS,
   DuraError,
@@ -12,6 +12,7 @@ import {
 import { canonicalJson } from '@dura/core';
 import { bucketKeyLister } from './bucket-keys';
 import { whileBucketSettles } from './bucket-settle';
+import { getKvMessage, openKvBucket, openOnce, readKvRecord } from './kv-bucket';
 
 export class TriggerError extends DuraError {
   constructor(code: 'trigger_not_found' | 'trigger_exists' | 'invalid_trigger', message: string) {
@@ -27,9 +28,7 @@ export interface TriggerEntry {
 
 /** Opens (creating when missing) the `dura_triggers` bucket: one key per event trigger. */
 export function openTriggerBucket(js: JetStreamClient, replicas = 1): Promise<KV> {
-  return new Kvm(js).create(BUCKETS.triggers, {
-    history: 1,
-    storage: StorageType.File,
+  return openKvBucket(js, BUCKETS.triggers, {
     replicas,
     description: 'Dura event triggers: triggerId -> subject, tenant and the run to start per message',
   });
@@ -37,23 +36,13 @@ export function openTriggerBucket(js: JetStreamClient, replicas = 1): Promise<KV
 
 /** Event triggers in their KV bucket; planners read it and bind one durable consumer per trigger. */
 export function createTriggerStore(deps: { js: JetStreamClient; replicas?: number }) {
-  let bucket: Promise<KV> | undefined;
-  let manager: Promise<JetStreamManager> | undefined;
-  const open = (): Promise<KV> => {
-    bucket ??= openTriggerBucket(deps.js, deps.replicas).catch((err: unknown) => {
-      bucket = undefined;
-      throw err;
-    });
-    return bucket;
-  };
+  const open = openOnce(() => openTriggerBucket(deps.js, deps.replicas));
+  const manager = openOnce(() => deps.js.jetstreamManager(false));
 
   const listKeys = bucketKeyLister(deps.js, BUCKETS.triggers);
 
   async function readEntry(id: string): Promise<TriggerEntry | undefined> {
-    const entry = await (await open()).get(id);
-    if (!entry || entry.operation !== 'PUT' || entry.length === 0) return undefined;
-    const parsed = EventTriggerRecordSchema.safeParse(entry.json());
-    return parsed.success ? { record: parsed.data, revision: entry.revision } : undefined;
+    return readKvRecord(await open(), id, EventTriggerRecordSchema);
   }
 
   async function read(id: string): Promise<EventTriggerRecord | undefined> {
@@ -73,16 +62,8 @@ export function createTriggerStore(deps: { js: JetStreamClient; replicas?: numbe
      * replica may answer): a delete that has returned is seen here. Undefined when deleted or never made.
      */
     async current(id: string): Promise<TriggerEntry | undefined> {
-      manager ??= deps.js.jetstreamManager(false).catch((err: unknown) => {
-        manager = undefined;
-        throw err;
-      });
-      const msg = await (
-        await manager
-      ).streams.getMessage(`KV_${BUCKETS.triggers}`, { last_by_subj: `$KV.${BUCKETS.triggers}.${id}` });
-      if (!msg || msg.data.length === 0) return undefined;
-      const operation = msg.header?.get('KV-Operation');
-      if (operation === 'DEL' || operation === 'PURGE') return undefined;
+      const msg = await getKvMessage(await manager(), BUCKETS.triggers, id);
+      if (!msg) return undefined;
       const parsed = EventTriggerRecordSchema.safeParse(msg.json());
       return parsed.success ? { record: parsed.data, revision: msg.seq } : undefined;
     },

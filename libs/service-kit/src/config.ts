@@ -2,6 +2,7 @@ import * as z from 'zod';
 import {
   CONFIG_ERROR_CODE,
   DuraError,
+  NATS_SECURITY_FIELDS,
   resolveNatsSecurity,
   type NatsSecurity,
   type NatsSecuritySettings,
@@ -74,6 +75,11 @@ export const configFields = {
   logLevel: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
   logFormat: z.enum(['json', 'pretty']).default('json'),
   replicas: z.coerce.number().int().min(1).max(5).default(1),
+  /** A switch: `true` or `false` (off when unset), read as a boolean. */
+  flag: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((value) => value === 'true'),
   /**
    * `DURA_BIND_HOST`: where a service's HTTP servers listen. Loopback unless told otherwise, so a process started
    * on a workstation or a VM never serves /metrics or the API to the network by accident; images set 0.0.0.0.
@@ -85,6 +91,60 @@ export const configFields = {
     .describe(
       'Address the HTTP servers (API, `/metrics`, `/healthz`, `/readyz`) listen on: `127.0.0.1` (this machine only) or `0.0.0.0` (every interface; the images and manifests set it).',
     ),
+};
+
+/** Where a service finds NATS and how it proves who it is: the first variables of every service's schema. */
+const natsConfigShape = {
+  NATS_URL: configFields.natsUrl.default('nats://127.0.0.1:4222').describe('The NATS server to connect to.'),
+  ...NATS_SECURITY_FIELDS,
+};
+
+/** How the streams and buckets a service creates are made (every service must agree). */
+const streamConfigShape = {
+  DURA_STREAM_REPLICAS: configFields.replicas.describe(
+    'Replicas (1 to 5) of every stream and bucket the services create; 3 in production.',
+  ),
+  DURA_DUPLICATE_WINDOW_MS: configFields.positiveInt
+    .default(120_000)
+    .describe('JetStream duplicate window: a message id published again within it is dropped.'),
+};
+
+/** How long a service may take to stop after SIGTERM: in-flight work finishes or is handed back. */
+const shutdownConfigShape = {
+  SHUTDOWN_GRACE_MS: configFields.positiveInt
+    .default(25_000)
+    .describe('After SIGTERM: time to finish or hand back work, flush the outbox and telemetry, and exit 0.'),
+};
+
+/** How a service logs: the last variables of every service's schema. */
+const logConfigShape = {
+  LOG_LEVEL: configFields.logLevel.describe('`debug`, `info`, `warn` or `error`.'),
+  LOG_FORMAT: configFields.logFormat.describe('`json` (one object per line) or `pretty`.'),
+};
+
+/**
+ * The closing variables of a service run by `runService` with a metrics server (the planner, the gateway):
+ * `/metrics` and health on `METRICS_PORT`, where it listens, its shutdown grace and its logs.
+ */
+const processConfigShape = {
+  /** Serves `/metrics` (Prometheus) and `/healthz` on this port; unset: no HTTP server. 0 picks a free port. */
+  METRICS_PORT: configFields.port
+    .optional()
+    .describe(
+      'Serves `/metrics`, `/healthz` and `/readyz` on this port (0: a free port); unset: no metrics server.',
+    ),
+  DURA_BIND_HOST: configFields.bindHost,
+  ...shutdownConfigShape,
+  ...logConfigShape,
+};
+
+/** Shared groups of variables, spread into the per-service schemas where each service lists them. */
+export const configShapes = {
+  nats: natsConfigShape,
+  streams: streamConfigShape,
+  shutdown: shutdownConfigShape,
+  log: logConfigShape,
+  process: processConfigShape,
 };
 
 /**

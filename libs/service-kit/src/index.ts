@@ -5,6 +5,7 @@ export {
   CONFIG_EXIT_CODE,
   loadNatsSecurity,
   secretsConfigShape,
+  configShapes,
 } from './config';
 export { createLogger, withLogFields } from './logger';
 export { REDACTED, SECRET_FIELD_NAMES, redactForLog, scrubText } from './log-redaction';

@@ -1,7 +1,6 @@
-import { StorageType, type JetStreamClient } from '@nats-io/jetstream';
-import { Kvm, type KV } from '@nats-io/kv';
+import type { JetStreamClient } from '@nats-io/jetstream';
 import { BUCKETS } from '@dura/contracts';
-import { whileBucketSettles } from '@dura/event-store';
+import { openKvBucket, openOnce, whileBucketSettles } from '@dura/event-store';
 
 /** Marks cancelled runs in the `dura_cancellations` bucket, which every gateway watches. */
 export interface Cancellations {
@@ -13,21 +12,12 @@ export interface Cancellations {
  * A gateway checks it before starting any effect and aborts the calls of a run the moment it is marked.
  */
 export function createCancellations(deps: { js: JetStreamClient; replicas?: number }): Cancellations {
-  let bucket: Promise<KV> | undefined;
-  function open(): Promise<KV> {
-    bucket ??= new Kvm(deps.js)
-      .create(BUCKETS.cancellations, {
-        history: 1,
-        storage: StorageType.File,
-        replicas: deps.replicas ?? 1,
-        description: 'Dura cancelled runs: runId -> {reason, ts}; gateways abort in-flight calls',
-      })
-      .catch((err: unknown) => {
-        bucket = undefined;
-        throw err;
-      });
-    return bucket;
-  }
+  const open = openOnce(() =>
+    openKvBucket(deps.js, BUCKETS.cancellations, {
+      replicas: deps.replicas,
+      description: 'Dura cancelled runs: runId -> {reason, ts}; gateways abort in-flight calls',
+    }),
+  );
   return {
     async mark(runId, reason) {
       const kv = await open();

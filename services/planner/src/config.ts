@@ -1,6 +1,5 @@
 import * as z from 'zod';
-import { NATS_SECURITY_FIELDS } from '@dura/contracts';
-import { configFields, secretsConfigShape, loadConfig } from '@dura/service-kit';
+import { configFields, configShapes, loadConfig, secretsConfigShape } from '@dura/service-kit';
 import { mcpConfigShape } from '@dura/mcp';
 import { httpRequestConfigShape } from '@dura/tools';
 import { TENANT_MAX_RUNS_PATTERN } from './tenant-limits';
@@ -8,8 +7,7 @@ import { INLINE_TOOLS_PATTERN, tenantAgentsProblem } from './tool-authorization'
 import { parseModelLimits } from './model-limits';
 
 export const PlannerConfigSchema = z.object({
-  NATS_URL: configFields.natsUrl.default('nats://127.0.0.1:4222').describe('The NATS server to connect to.'),
-  ...NATS_SECURITY_FIELDS,
+  ...configShapes.nats,
   PLANNER_CONCURRENCY: configFields.positiveInt
     .default(16)
     .describe('Run messages the planner handles at once.'),
@@ -54,10 +52,7 @@ export const PlannerConfigSchema = z.object({
     .describe(
       "How long a concurrent model call's slot is leased (renewed while the call is in flight): a process killed mid-call gives it back after this.",
     ),
-  DURA_INLINE_PLANS: z
-    .enum(['true', 'false'])
-    .default('false')
-    .transform((value) => value === 'true')
+  DURA_INLINE_PLANS: configFields.flag
     .describe(
       '`true`: requests may carry their own scripted plan (and `dura.run_agent` an inline child plan), calling any tool `DURA_INLINE_PLAN_TOOLS` allows. `false`: only registered agents run, each held to its tool list and approvals (production).',
     ),
@@ -76,12 +71,7 @@ export const PlannerConfigSchema = z.object({
     .describe(
       'Agents each tenant may start, e.g. `acme=support|research@2,*=-` (`*`: every other tenant; value `*`: every agent, `-`: none). Unset: tenant `default` may start every agent and every other tenant none (its runs are rejected, naming this setting).',
     ),
-  DURA_STREAM_REPLICAS: configFields.replicas.describe(
-    'Replicas (1 to 5) of every stream and bucket the services create; 3 in production.',
-  ),
-  DURA_DUPLICATE_WINDOW_MS: configFields.positiveInt
-    .default(120_000)
-    .describe('JetStream duplicate window: a message id published again within it is dropped.'),
+  ...configShapes.streams,
   DURA_TOOLS_MODULES: z.string().optional().describe('Comma-separated modules exporting tools.'),
   ...secretsConfigShape,
   ...httpRequestConfigShape,
@@ -102,19 +92,7 @@ export const PlannerConfigSchema = z.object({
     .string()
     .optional()
     .describe('Appends one JSON line per scripted-model call to this file.'),
-  /** Serves `/metrics` (Prometheus) and `/healthz` on this port; unset: no HTTP server. 0 picks a free port. */
-  METRICS_PORT: configFields.port
-    .optional()
-    .describe(
-      'Serves `/metrics`, `/healthz` and `/readyz` on this port (0: a free port); unset: no metrics server.',
-    ),
-  DURA_BIND_HOST: configFields.bindHost,
-  /** How long the process may take to stop after SIGTERM: in-flight work finishes or is handed back. */
-  SHUTDOWN_GRACE_MS: configFields.positiveInt
-    .default(25_000)
-    .describe('After SIGTERM: time to finish or hand back work, flush the outbox and telemetry, and exit 0.'),
-  LOG_LEVEL: configFields.logLevel.describe('`debug`, `info`, `warn` or `error`.'),
-  LOG_FORMAT: configFields.logFormat.describe('`json` (one object per line) or `pretty`.'),
+  ...configShapes.process,
 });
 export type PlannerConfig = z.infer<typeof PlannerConfigSchema>;
 

@@ -1,5 +1,5 @@
-import { StorageType, type JetStreamClient } from '@nats-io/jetstream';
-import { Kvm, type KV } from '@nats-io/kv';
+import type { JetStreamClient } from '@nats-io/jetstream';
+import type { KV } from '@nats-io/kv';
 import { BUCKETS, DuraError } from '@dura/contracts';
 import {
   decodeLimitRecord,
@@ -9,6 +9,7 @@ import {
   type LimitName,
   type LimitRecord,
 } from '@dura/core';
+import { openKvBucket, openOnce } from '@dura/event-store';
 import type { Logger } from '@dura/service-kit';
 
 /** Shared flow-control state of every planner replica: limit records, and tickets handed out ahead of time. */
@@ -43,9 +44,7 @@ export function encoded(text: string): string {
 
 /** Opens (creating when missing) the `dura_flow` bucket. */
 export function openFlowBucket(js: JetStreamClient, replicas = 1): Promise<KV> {
-  return new Kvm(js).create(FLOW_BUCKET, {
-    history: 1,
-    storage: StorageType.File,
+  return openKvBucket(js, FLOW_BUCKET, {
     replicas,
     // Tickets of runs that never came back (cancelled, failed) go by themselves; a limit untouched this long
     // is full again anyway; planners write their declarations again well within it.
@@ -68,15 +67,7 @@ export function createFlowStore(deps: {
   clock?: () => number;
 }): FlowStore {
   const clock = deps.clock ?? Date.now;
-  let bucket: Promise<KV> | undefined;
-
-  function open(): Promise<KV> {
-    bucket ??= openFlowBucket(deps.js, deps.replicas).catch((err: unknown) => {
-      bucket = undefined;
-      throw err;
-    });
-    return bucket;
-  }
+  const open = openOnce(() => openFlowBucket(deps.js, deps.replicas));
 
   const ticketKey = (key: string, holder: string) => `t.${encoded(key)}.${encoded(holder)}`;
   // One compare-and-set per key at a time in this process: replicas contend, a replica's own calls queue.

@@ -6,7 +6,7 @@ import type { GateEntry, RunGates } from '@dura/event-store';
 import { duraMeter, failpoint, type Logger } from '@dura/service-kit';
 import { DURA_METRICS, declareCounter } from '@dura/telemetry';
 import { createClaimWatch, DEFAULT_CLAIM_TIMEOUT_MS } from './schedule-claims';
-import { nextPassDelay } from './scheduler';
+import { createRecordSweep } from './record-sweep';
 
 export interface GatePassDeps {
   js: JetStreamClient;
@@ -22,7 +22,6 @@ export interface GatePassDeps {
   monotonic?: () => number;
 }
 
-const LIST_EVERY_MS = 1000;
 const MAX_CLEAR_ATTEMPTS = 10;
 const TRIGGER_SCOPE = 'trigger:';
 
@@ -42,9 +41,6 @@ export function createGatePass(deps: GatePassDeps) {
   });
   const skipped = declareCounter(duraMeter(), DURA_METRICS.gateSkipped);
   const { gates, log } = deps;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> | undefined;
-  let stopped = false;
 
   /** Publishes (or, for a skip, logs) the firing of `entry`, then clears it from the record. */
   async function carryOut(entry: GateEntry): Promise<void> {
@@ -122,43 +118,21 @@ export function createGatePass(deps: GatePassDeps) {
     return true;
   }
 
-  let known: { names: string[]; at: number; gone: Set<string> } | undefined;
-  async function pass(): Promise<void> {
-    const now = Date.now();
-    if (!known || now - known.at >= LIST_EVERY_MS)
-      known = { names: await gates.names(), at: now, gone: new Set() };
-    for (const name of known.names) {
-      if (stopped) return;
-      if (known.gone.has(name)) continue;
-      try {
-        if (!(await visit(name))) known.gone.add(name);
-      } catch (err) {
-        log.warn('debounce window not handled; retried on the next pass', { entry: name, err });
-      }
-    }
-  }
-
-  function loop(): void {
-    if (stopped) return;
-    running = pass()
-      .catch((err: unknown) => log.warn('debounce windows unreadable; retried on the next pass', { err }))
-      .finally(() => {
-        if (!stopped) timer = setTimeout(loop, nextPassDelay(deps.pollMs ?? 250, Math.random));
-      });
-  }
+  const sweep = createRecordSweep({
+    listKeys: () => gates.names(),
+    visit,
+    pollMs: deps.pollMs ?? 250,
+    log,
+    keyField: 'entry',
+    visitFailed: 'debounce window not handled; retried on the next pass',
+    passFailed: 'debounce windows unreadable; retried on the next pass',
+  });
 
   return {
     /** One pass over every gate record (tests). */
-    pass,
-    start(): void {
-      stopped = false;
-      loop();
-    },
-    async stop(): Promise<void> {
-      stopped = true;
-      if (timer) clearTimeout(timer);
-      await running;
-    },
+    pass: sweep.pass,
+    start: sweep.start,
+    stop: sweep.stop,
   };
 }
 

@@ -1,6 +1,7 @@
-import { StorageType, type JetStreamClient } from '@nats-io/jetstream';
-import { Kvm, type KV, type KvWatchEntry } from '@nats-io/kv';
+import type { JetStreamClient } from '@nats-io/jetstream';
+import type { KV, KvWatchEntry } from '@nats-io/kv';
 import { BUCKETS, SUBJECTS, TASK_VERSION, type DecideTask, type PinnedVersion } from '@dura/contracts';
+import { openKvBucket, openOnce } from '@dura/event-store';
 import type { Logger } from '@dura/service-kit';
 
 /** Runs no planner here serves, parked until one that does comes up: runId → their pin. */
@@ -32,25 +33,16 @@ export function createParking(deps: {
   log: Logger;
   replicas?: number;
 }): Parking {
-  let bucket: Promise<KV> | undefined;
   let watching: { stop(): void } | undefined;
   let loop: Promise<void> | undefined;
   let running = false;
 
-  function open(): Promise<KV> {
-    bucket ??= new Kvm(deps.js)
-      .create(PARKED_BUCKET, {
-        history: 1,
-        storage: StorageType.File,
-        replicas: deps.replicas ?? 1,
-        description: 'Dura runs waiting for a planner that serves their pinned agent version',
-      })
-      .catch((err: unknown) => {
-        bucket = undefined;
-        throw err;
-      });
-    return bucket;
-  }
+  const open = openOnce(() =>
+    openKvBucket(deps.js, PARKED_BUCKET, {
+      replicas: deps.replicas,
+      description: 'Dura runs waiting for a planner that serves their pinned agent version',
+    }),
+  );
 
   async function unpark(kv: KV, entry: KvWatchEntry): Promise<void> {
     if (entry.operation !== 'PUT') return;

@@ -19,6 +19,7 @@ import {
 } from '@dura/core';
 import { createScheduleStore, type StoredSchedule } from '@dura/event-store';
 import { failpoint, type Logger } from '@dura/service-kit';
+import { createRecordSweep } from './record-sweep';
 import { clearPublished, createClaimWatch, DEFAULT_CLAIM_TIMEOUT_MS, hasPending } from './schedule-claims';
 
 /** A run as the overlap policy sees it: its folded status ('none' before its first event) and whose it is. */
@@ -48,19 +49,10 @@ export interface SchedulerDeps {
   monotonic?: () => number;
 }
 
-/**
- * The delay before a replica's next pass: `pollMs` on average, anywhere in [pollMs / 2, 3 · pollMs / 2).
- * With a fixed interval, replicas keep their phase: the one whose passes come first after each tick decides
- * most ticks. A random delay per pass gives every replica an even chance.
- */
-export function nextPassDelay(pollMs: number, random: () => number): number {
-  return Math.round(pollMs * (0.5 + random()));
-}
+export { nextPassDelay } from './record-sweep';
 
 /** A run submitted but not yet in the log counts as running this long after its tick, then as gone. */
 const UNSEEN_RUN_GRACE_MS = 60_000;
-/** How often the bucket's keys are listed for schedules created or deleted meanwhile. */
-const LIST_EVERY_MS = 1000;
 
 /**
  * Starts the runs of every schedule in `dura_schedules`. Every replica ticks; a tick's decision (which runs
@@ -79,9 +71,6 @@ export function createScheduler(deps: SchedulerDeps) {
     timeoutMs: deps.claimTimeoutMs ?? DEFAULT_CLAIM_TIMEOUT_MS,
     monotonic: deps.monotonic ?? (() => performance.now()),
   });
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> | undefined;
-  let stopped = false;
 
   async function active(record: ScheduleRecord, now: number): Promise<boolean> {
     const runId = record.lastRunId;
@@ -202,50 +191,17 @@ export function createScheduler(deps: SchedulerDeps) {
     return true;
   }
 
-  // The bucket's keys are listed once a second, not on every pass; a pass reads each known schedule by key
-  // (a direct get). A key found deleted is not read again until the next listing.
-  let known: { ids: string[]; at: number; gone: Set<string> } | undefined;
-  async function scheduleIds(): Promise<{ ids: string[]; gone: Set<string> }> {
-    const now = Date.now();
-    if (!known || now - known.at >= LIST_EVERY_MS)
-      known = { ids: await store.ids(), at: now, gone: new Set() };
-    return known;
-  }
+  const sweep = createRecordSweep({
+    listKeys: () => store.ids(),
+    visit: tickOne,
+    pollMs,
+    log: deps.log,
+    keyField: 'schedule',
+    visitFailed: 'schedule tick failed; retried on the next pass',
+    passFailed: 'schedules unreadable; retried on the next pass',
+  });
 
-  async function pass(): Promise<void> {
-    const { ids, gone } = await scheduleIds();
-    for (const id of ids) {
-      if (stopped) return;
-      if (gone.has(id)) continue;
-      try {
-        if (!(await tickOne(id))) gone.add(id);
-      } catch (err) {
-        deps.log.warn('schedule tick failed; retried on the next pass', { schedule: id, err });
-      }
-    }
-  }
-
-  function loop(): void {
-    if (stopped) return;
-    running = pass()
-      .catch((err: unknown) => deps.log.warn('schedules unreadable; retried on the next pass', { err }))
-      .finally(() => {
-        if (!stopped) timer = setTimeout(loop, nextPassDelay(pollMs, Math.random));
-      });
-  }
-
-  return {
-    store,
-    start(): void {
-      stopped = false;
-      loop();
-    },
-    async stop(): Promise<void> {
-      stopped = true;
-      if (timer) clearTimeout(timer);
-      await running;
-    },
-  };
+  return { store, start: sweep.start, stop: sweep.stop };
 }
 
 export type Scheduler = ReturnType<typeof createScheduler>;

@@ -1,6 +1,7 @@
-import { StorageType, type JetStreamClient } from '@nats-io/jetstream';
-import { Kvm, type KV } from '@nats-io/kv';
+import type { JetStreamClient } from '@nats-io/jetstream';
+import type { KV } from '@nats-io/kv';
 import { BUCKETS } from '@dura/contracts';
+import { openKvBucket, openOnce } from '@dura/event-store';
 
 /** Where run snapshots live: one key per run id, only the latest kept. A cache; the log wins. */
 export interface SnapshotStore {
@@ -16,25 +17,15 @@ export interface SnapshotBucketOptions {
 
 /** Creates the `dura_snapshots` bucket (file storage, history 1), or binds to it when it exists. */
 export function openSnapshotBucket(js: JetStreamClient, options: SnapshotBucketOptions = {}): Promise<KV> {
-  return new Kvm(js).create(BUCKETS.snapshots, {
-    history: 1,
-    storage: StorageType.File,
-    replicas: options.replicas ?? 1,
+  return openKvBucket(js, BUCKETS.snapshots, {
+    replicas: options.replicas,
     description: 'Dura run snapshots: runId -> folded state at a sequence (a cache of the log)',
   });
 }
 
 /** A snapshot store over the KV bucket; the bucket is created on first use, and again after a failed attempt. */
 export function createSnapshotStore(deps: { js: JetStreamClient } & SnapshotBucketOptions): SnapshotStore {
-  let bucket: Promise<KV> | undefined;
-
-  function open(): Promise<KV> {
-    bucket ??= openSnapshotBucket(deps.js, deps).catch((err: unknown) => {
-      bucket = undefined;
-      throw err;
-    });
-    return bucket;
-  }
+  const open = openOnce(() => openSnapshotBucket(deps.js, deps));
 
   return {
     async get(runId) {

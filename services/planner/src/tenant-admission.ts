@@ -1,8 +1,8 @@
-import { StorageType, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
-import { Kvm, type KV } from '@nats-io/kv';
+import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
+import type { KV } from '@nats-io/kv';
 import { runSubject, STREAMS } from '@dura/contracts';
 import { isTerminal, type RunStatus } from '@dura/core';
-import { EVENT_TYPE_HEADER } from '@dura/event-store';
+import { EVENT_TYPE_HEADER, openKvBucket, openOnce } from '@dura/event-store';
 import type { Logger } from '@dura/service-kit';
 import { DuraError } from '@dura/contracts';
 
@@ -42,24 +42,15 @@ export function createTenantAdmission(deps: {
 }): TenantAdmission {
   const clock = deps.clock ?? Date.now;
   const graceMs = deps.unstartedGraceMs ?? 60_000;
-  let bucket: Promise<KV> | undefined;
   // Runs seen in flight at a log sequence: while their last sequence is unchanged they need no fold again.
   const inFlightAt = new Map<string, number>();
 
-  function open(): Promise<KV> {
-    bucket ??= new Kvm(deps.js)
-      .create(TENANT_RUNS_BUCKET, {
-        history: 1,
-        storage: StorageType.File,
-        replicas: deps.replicas ?? 1,
-        description: 'Dura runs admitted per tenant (pruned against the run log when a tenant looks full)',
-      })
-      .catch((err: unknown) => {
-        bucket = undefined;
-        throw err;
-      });
-    return bucket;
-  }
+  const open = openOnce(() =>
+    openKvBucket(deps.js, TENANT_RUNS_BUCKET, {
+      replicas: deps.replicas,
+      description: 'Dura runs admitted per tenant (pruned against the run log when a tenant looks full)',
+    }),
+  );
 
   async function lastEvent(runId: string): Promise<{ seq: number; type: string | undefined } | null> {
     const msg = await deps.jsm.streams.getMessage(STREAMS.runs, { last_by_subj: runSubject(runId) });

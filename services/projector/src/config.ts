@@ -1,11 +1,9 @@
 import * as z from 'zod';
-import { NATS_SECURITY_FIELDS } from '@dura/contracts';
-import { ConfigError, configFields, loadConfig } from '@dura/service-kit';
+import { ConfigError, configFields, configShapes, loadConfig } from '@dura/service-kit';
 import { DEFAULT_LINGER_MS } from './projector';
 
 export const ProjectorConfigSchema = z.object({
-  NATS_URL: configFields.natsUrl.default('nats://127.0.0.1:4222').describe('The NATS server to connect to.'),
-  ...NATS_SECURITY_FIELDS,
+  ...configShapes.nats,
   DATABASE_URL: configFields.databaseUrl.describe('The Postgres database the service keeps its tables in.'),
   PROJECTOR_HTTP_PORT: configFields.port.default(8080).describe('Port of the read API and `/healthz`.'),
   DURA_BIND_HOST: configFields.bindHost,
@@ -17,20 +15,9 @@ export const ProjectorConfigSchema = z.object({
     .describe(
       'How long (ms) a batch that caught up with the stream waits for more events before it is written: events that trickle in share a transaction, and the read model trails the log by that much more. 0 writes each at once.',
     ),
-  DURA_STREAM_REPLICAS: configFields.replicas.describe(
-    'Replicas (1 to 5) of every stream and bucket the services create; 3 in production.',
-  ),
-  DURA_DUPLICATE_WINDOW_MS: configFields.positiveInt
-    .default(120_000)
-    .describe('JetStream duplicate window: a message id published again within it is dropped.'),
-  /** How long the process may take to stop after SIGTERM: in-flight work finishes or is handed back. */
-  SHUTDOWN_GRACE_MS: configFields.positiveInt
-    .default(25_000)
-    .describe('After SIGTERM: time to finish or hand back work, flush the outbox and telemetry, and exit 0.'),
-  PROJECTOR_AUTH_REQUIRED: z
-    .enum(['true', 'false'])
-    .default('false')
-    .transform((value) => value === 'true')
+  ...configShapes.streams,
+  ...configShapes.shutdown,
+  PROJECTOR_AUTH_REQUIRED: configFields.flag
     .describe(
       '`true`: refuse to start unless API tokens or OIDC are configured. `false` with neither: the API is open to anyone who can reach it (local development; a warning is logged at start).',
     ),
@@ -96,8 +83,7 @@ export const ProjectorConfigSchema = z.object({
     .describe(
       "Link to a run's trace in the tracing UI, with `{traceId}` where the trace id goes (e.g. `http://localhost:16686/trace/{traceId}`); unset: no link.",
     ),
-  LOG_LEVEL: configFields.logLevel.describe('`debug`, `info`, `warn` or `error`.'),
-  LOG_FORMAT: configFields.logFormat.describe('`json` (one object per line) or `pretty`.'),
+  ...configShapes.log,
 });
 export type ProjectorConfig = z.infer<typeof ProjectorConfigSchema>;
 

@@ -1,7 +1,7 @@
 import type { JetStreamClient } from '@nats-io/jetstream';
 import { BUCKETS, type FlowLimitsResponse } from '@dura/contracts';
 import { decodeLimitRecord, limitRows, type LimitDeclaration, type LimitRecord } from '@dura/core';
-import { bucketKeyLister, isJsApiError, JS_CODES } from '@dura/event-store';
+import { readKvMessages } from '@dura/event-store';
 import type { Logger } from '@dura/service-kit';
 import { tenantFilter } from './auth/caller';
 import type { ApiRoute } from './auth/guard';
@@ -17,26 +17,10 @@ export async function readFlowState(
     records: [] as { key: string; record: LimitRecord }[],
     declarations: [] as LimitDeclaration[],
   };
-  let keys: string[];
-  try {
-    keys = await bucketKeyLister(js, BUCKETS.flow)();
-  } catch (err) {
-    // No planner has declared or admitted anything yet.
-    if (isJsApiError(err, JS_CODES.streamNotFound)) return state;
-    throw err;
-  }
-  const jsm = await js.jetstreamManager(false);
-  const wanted = keys.filter((key) => key.startsWith('l.') || key.startsWith('d.'));
-  const read = await Promise.all(
-    wanted.map(async (key) => ({
-      key,
-      msg: await jsm.streams.getMessage(`KV_${BUCKETS.flow}`, { last_by_subj: `$KV.${BUCKETS.flow}.${key}` }),
-    })),
-  );
+  const read = await readKvMessages(js, BUCKETS.flow, (key) => key.startsWith('l.') || key.startsWith('d.'));
+  // Undefined: no planner has declared or admitted anything yet.
+  if (!read) return state;
   for (const { key, msg } of read) {
-    if (!msg || msg.data.length === 0) continue;
-    const operation = msg.header?.get('KV-Operation');
-    if (operation === 'DEL' || operation === 'PURGE') continue;
     try {
       const [kind, name] = key.split('.');
       if (kind === 'l')

@@ -1,13 +1,7 @@
 // The OpenAPI paths of the chat routes (chat/chat-routes.ts): the AI SDK's UI message stream over runs.
-import { json } from './openapi-console';
+import { idParam, json } from './openapi-console';
 
-const chatId = {
-  name: 'id',
-  in: 'path',
-  required: true,
-  description: 'The chat id (1 to 64 letters, digits, "_" or "-").',
-  schema: { type: 'string' },
-};
+const chatId = idParam('The chat id (1 to 64 letters, digits, "_" or "-").');
 const uiStream = {
   description:
     'The turn as the AI SDK’s UI message stream (header `x-vercel-ai-ui-message-stream: v1`): `data:` JSON chunks `start`, `start-step`/`finish-step`/`reset-step`, `text-start`/`text-delta`/`text-end`, `tool-input-available`, `tool-output-available`/`tool-output-error`, `tool-approval-request`/`tool-approval-response`, `error`, `finish`, then `data: [DONE]`. It closes when the run ends or waits for an approval.',

@@ -4,13 +4,15 @@ export const json = (name: string, description: string) => ({
   description,
   content: { 'application/json': { schema: ref(name) } },
 });
-const runId = {
+/** The `id` path parameter of a route, described. */
+export const idParam = (description: string) => ({
   name: 'id',
   in: 'path',
   required: true,
-  description: 'The run id.',
+  description,
   schema: { type: 'string' },
-};
+});
+const runId = idParam('The run id.');
 const notFound = json('Error', 'No such run (for a tenant-scoped caller: none of its tenant).');
 
 /** Query parameters of `GET /runs` the console's filters use. */

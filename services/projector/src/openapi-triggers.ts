@@ -6,7 +6,7 @@ import {
   EventTriggerListSchema,
   EventTriggerViewSchema,
 } from '@dura/contracts';
-import { json, ref } from './openapi-console';
+import { idParam, json, ref } from './openapi-console';
 
 /** Components of these routes, merged into the document's. */
 export const TRIGGER_COMPONENTS = {
@@ -18,13 +18,7 @@ export const TRIGGER_COMPONENTS = {
 };
 
 const error = (description: string) => json('Error', description);
-const triggerId = {
-  name: 'id',
-  in: 'path',
-  required: true,
-  description: 'The trigger id.',
-  schema: { type: 'string' },
-};
+const triggerId = idParam('The trigger id.');
 const body = (name: string) => ({ required: true, content: { 'application/json': { schema: ref(name) } } });
 
 /** The paths of event triggers and events, merged into the API document. */

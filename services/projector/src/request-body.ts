@@ -17,20 +17,17 @@ export function parseBody<S extends z.ZodType>(schema: S, body: unknown, what: s
 }
 
 /**
- * A JSON body of at most one message's size (`MESSAGE_LIMITS`), parsed with `schema`: 413, or 400 naming what is
- * wrong with `what` (`an event`); `holds` says what it should hold, for the 413 and an empty body.
+ * A JSON body of at most one message's size (`MESSAGE_LIMITS`, or `limits`), parsed with `schema`: 413, or 400
+ * naming what is wrong with `what` (`an event`); `holds` says what it should hold, for the 413 and an empty body.
  */
 export async function readMessageBody<S extends z.ZodType>(
   req: IncomingMessage,
   schema: S,
   what: string,
   holds: string,
+  limits: Omit<ReadBodyOptions, 'what'> = { maxBytes: MESSAGE_LIMITS.maxBytes, emptyIsObject: false },
 ): Promise<z.infer<S>> {
-  const body = await readJsonBody(req, {
-    maxBytes: MESSAGE_LIMITS.maxBytes,
-    emptyIsObject: false,
-    what: holds,
-  });
+  const body = await readJsonBody(req, { ...limits, what: holds });
   return parseBody(schema, body, what);
 }
 

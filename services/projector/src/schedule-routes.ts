@@ -48,7 +48,7 @@ const view = (record: ScheduleRecord, now: number) => ({
  */
 export function scheduleRoutes(deps: { js: JetStreamClient }, clock: () => number = Date.now): ApiRoute[] {
   const store = createScheduleStore({ js: deps.js });
-  const { idOf, visible } = tenantRecords<ScheduleRecord>({
+  const { idOf, visible, deleteRoute } = tenantRecords<ScheduleRecord>({
     what: 'schedule',
     namespaced: tenantScheduleId,
     read: (id) => kv(() => store.get(id)),
@@ -138,17 +138,7 @@ export function scheduleRoutes(deps: { js: JetStreamClient }, clock: () => numbe
         });
       },
     },
-    {
-      method: 'DELETE',
-      path: '/schedules/:id',
-      scope: 'schedule',
-      async handle({ params, caller }) {
-        const id = idOf(params, caller);
-        await visible(caller, id);
-        await kv(() => store.remove(id));
-        return ok(200, { id, deleted: true });
-      },
-    },
+    deleteRoute('/schedules/:id', (id) => kv(() => store.remove(id))),
   ];
 }
 

@@ -17,7 +17,7 @@ import { requireScope, type Caller } from './auth/caller';
 import type { ApiRoute } from './auth/guard';
 import { publishCommand } from './command-door';
 import { runIdParam } from './query-params';
-import { parseBody, readJsonBody } from './request-body';
+import { readMessageBody } from './request-body';
 import { assertVisible } from './run-access';
 import { runs } from './db/schema';
 
@@ -96,15 +96,10 @@ export function signalRoutes(
       scope: 'signal',
       async handle({ params, req, caller }) {
         const runId = runIdParam(params);
-        const body = parseBody(
-          SignalBodySchema,
-          await readJsonBody(req, {
-            maxBytes: MAX_BODY_BYTES,
-            emptyIsObject: false,
-            what: "the signal's fields",
-          }),
-          'a signal',
-        );
+        const body = await readMessageBody(req, SignalBodySchema, 'a signal', "the signal's fields", {
+          maxBytes: MAX_BODY_BYTES,
+          emptyIsObject: false,
+        });
         if (body.name === CANCEL_SIGNAL) requireScope(caller, 'cancel', 'a signal named "cancel"');
         return send(caller, {
           v: SIGNAL_VERSION,
@@ -121,15 +116,10 @@ export function signalRoutes(
       scope: 'cancel',
       async handle({ params, req, caller }) {
         const runId = runIdParam(params);
-        const body = parseBody(
-          CancelBodySchema,
-          await readJsonBody(req, {
-            maxBytes: MAX_BODY_BYTES,
-            emptyIsObject: true,
-            what: "the signal's fields",
-          }),
-          'a cancel request',
-        );
+        const body = await readMessageBody(req, CancelBodySchema, 'a cancel request', "the signal's fields", {
+          maxBytes: MAX_BODY_BYTES,
+          emptyIsObject: true,
+        });
         return send(caller, {
           v: SIGNAL_VERSION,
           runId,

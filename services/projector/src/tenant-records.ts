@@ -1,5 +1,6 @@
 import { TriggerIdSchema } from '@dura/contracts';
 import { ALL_TENANTS, type Caller } from './auth/caller';
+import type { ApiRoute } from './auth/guard';
 import { BadQuery } from './query-params';
 
 /**
@@ -15,18 +16,35 @@ export function tenantRecords<R extends { spec: { tenant: string } }>(rules: {
   read: (id: string) => Promise<R | undefined>;
   notFound: (id: string) => Error;
 }) {
+  const idOf = (params: Record<string, string>, caller: Caller): string => {
+    const parsed = TriggerIdSchema.safeParse(params['id']);
+    if (!parsed.success)
+      throw new BadQuery(`path parameter id is not a ${rules.what} id (letters, digits, "_")`);
+    return caller.tenant === ALL_TENANTS ? parsed.data : rules.namespaced(caller.tenant, parsed.data);
+  };
+  const visible = async (caller: Caller, id: string): Promise<R> => {
+    const record = await rules.read(id);
+    if (!record || (caller.tenant !== ALL_TENANTS && record.spec.tenant !== caller.tenant))
+      throw rules.notFound(id);
+    return record;
+  };
   return {
-    idOf: (params: Record<string, string>, caller: Caller): string => {
-      const parsed = TriggerIdSchema.safeParse(params['id']);
-      if (!parsed.success)
-        throw new BadQuery(`path parameter id is not a ${rules.what} id (letters, digits, "_")`);
-      return caller.tenant === ALL_TENANTS ? parsed.data : rules.namespaced(caller.tenant, parsed.data);
-    },
-    visible: async (caller: Caller, id: string): Promise<R> => {
-      const record = await rules.read(id);
-      if (!record || (caller.tenant !== ALL_TENANTS && record.spec.tenant !== caller.tenant))
-        throw rules.notFound(id);
-      return record;
-    },
+    idOf,
+    visible,
+    /**
+     * `DELETE path` (scope `schedule`): removes the record the path names with `remove` once the caller may see
+     * it, and answers `{ id, deleted: true }`.
+     */
+    deleteRoute: (path: string, remove: (id: string) => Promise<unknown>): ApiRoute => ({
+      method: 'DELETE',
+      path,
+      scope: 'schedule',
+      async handle({ params, caller }) {
+        const id = idOf(params, caller);
+        await visible(caller, id);
+        await remove(id);
+        return { status: 200, body: { id, deleted: true } };
+      },
+    }),
   };
 }

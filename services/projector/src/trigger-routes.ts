@@ -22,7 +22,7 @@ const ok = (status: number, body: unknown): HttpResponse => ({ status, body });
  */
 export function triggerRoutes(deps: { js: JetStreamClient }, clock: () => number = Date.now): ApiRoute[] {
   const store = createTriggerStore({ js: deps.js });
-  const { idOf, visible } = tenantRecords<EventTriggerRecord>({
+  const { idOf, visible, deleteRoute } = tenantRecords<EventTriggerRecord>({
     what: 'trigger',
     namespaced: tenantTriggerId,
     read: (id) => kv(() => store.read(id)),
@@ -80,18 +80,8 @@ export function triggerRoutes(deps: { js: JetStreamClient }, clock: () => number
         }
       },
     },
-    {
-      method: 'DELETE',
-      path: '/triggers/:id',
-      scope: 'schedule',
-      async handle({ params, caller }) {
-        const id = idOf(params, caller);
-        await visible(caller, id);
-        // As `eventTriggers.delete`: once this answers, no message published afterwards starts a run of it.
-        await kv(() => store.remove(id));
-        return ok(200, { id, deleted: true });
-      },
-    },
+    // As `eventTriggers.delete`: once this answers, no message published afterwards starts a run of it.
+    deleteRoute('/triggers/:id', (id) => kv(() => store.remove(id))),
     {
       method: 'POST',
       path: '/events',

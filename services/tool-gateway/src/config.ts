@@ -1,12 +1,10 @@
 import * as z from 'zod';
-import { NATS_SECURITY_FIELDS } from '@dura/contracts';
-import { configFields, secretsConfigShape, loadConfig } from '@dura/service-kit';
+import { configFields, configShapes, loadConfig, secretsConfigShape } from '@dura/service-kit';
 import { mcpConfigShape } from '@dura/mcp';
 import { httpRequestConfigShape } from '@dura/tools';
 
 export const GatewayConfigSchema = z.object({
-  NATS_URL: configFields.natsUrl.default('nats://127.0.0.1:4222').describe('The NATS server to connect to.'),
-  ...NATS_SECURITY_FIELDS,
+  ...configShapes.nats,
   DATABASE_URL: configFields.databaseUrl.describe('The Postgres database the service keeps its tables in.'),
   GATEWAY_CONCURRENCY: configFields.positiveInt.default(32).describe('Tool calls the gateway runs at once.'),
   GATEWAY_MAX_ATTEMPTS: configFields.positiveInt
@@ -47,29 +45,12 @@ export const GatewayConfigSchema = z.object({
     .describe(
       'Tool arguments and results larger than this go to the object store; the event keeps a reference.',
     ),
-  DURA_STREAM_REPLICAS: configFields.replicas.describe(
-    'Replicas (1 to 5) of every stream and bucket the services create; 3 in production.',
-  ),
-  DURA_DUPLICATE_WINDOW_MS: configFields.positiveInt
-    .default(120_000)
-    .describe('JetStream duplicate window: a message id published again within it is dropped.'),
+  ...configShapes.streams,
   DURA_TOOLS_MODULES: z.string().optional().describe('Comma-separated modules exporting tools.'),
   ...secretsConfigShape,
   ...httpRequestConfigShape,
   ...mcpConfigShape,
-  /** Serves `/metrics` (Prometheus) and `/healthz` on this port; unset: no HTTP server. 0 picks a free port. */
-  METRICS_PORT: configFields.port
-    .optional()
-    .describe(
-      'Serves `/metrics`, `/healthz` and `/readyz` on this port (0: a free port); unset: no metrics server.',
-    ),
-  DURA_BIND_HOST: configFields.bindHost,
-  /** How long the process may take to stop after SIGTERM: in-flight work finishes or is handed back. */
-  SHUTDOWN_GRACE_MS: configFields.positiveInt
-    .default(25_000)
-    .describe('After SIGTERM: time to finish or hand back work, flush the outbox and telemetry, and exit 0.'),
-  LOG_LEVEL: configFields.logLevel.describe('`debug`, `info`, `warn` or `error`.'),
-  LOG_FORMAT: configFields.logFormat.describe('`json` (one object per line) or `pretty`.'),
+  ...configShapes.process,
 });
 export type GatewayConfig = z.infer<typeof GatewayConfigSchema>;
 

@@ -1,18 +1,18 @@
 import type { JetStreamClient } from '@nats-io/jetstream';
 import { and, eq, isNull, sql } from 'drizzle-orm';
-import { listenerFor, rowsOf, type Db, type DbHandle, type Unlisten } from '@dura/db';
+import { listenerFor, rowsOf, type Db, type DbHandle } from '@dura/db';
 import { duraMeter, failpoint, type Logger } from '@dura/service-kit';
 import { DURA_METRICS, declareCounter, declareGauge, type MetricSpec } from '@dura/telemetry';
 import { outbox } from './db/schema';
 import { createOutboxMarks } from './outbox-marks';
 import { createObservationPublisher, type OutboxRow, type SentObservation } from './outbox-publish';
 import { createRelayPass } from './relay-pass';
+import { createWakeLoop } from './wake-loop';
 
 export type { SentObservation } from './outbox-publish';
 
 /** The channel the outbox trigger (migration 0001) NOTIFYs on commit of every insert. */
 export const OUTBOX_CHANNEL = 'dura_outbox';
-const LISTEN_RETRY_MS = 1_000;
 const FAILED_PASS_PAUSE_MS = 1_000;
 
 export interface RelayOptions {
@@ -70,11 +70,15 @@ export function createRelay(options: RelayOptions) {
       observe((await backlog()).lagSeconds),
     ),
   ];
-  let running = false;
-  let woken = false;
-  let wakeUp: (() => void) | undefined;
-  let loop: Promise<void> | undefined;
-  let listening: Promise<Unlisten | undefined> | undefined;
+  const loop = createWakeLoop({
+    listen,
+    channel: OUTBOX_CHANNEL,
+    onNotify: notified,
+    log,
+    listenWarning: 'cannot LISTEN for outbox commits yet; polling meanwhile',
+    turn: pass,
+  });
+  const { wake } = loop;
   let notifyTimer: NodeJS.Timeout | undefined;
   const notifyDelayMs = options.notifyDelayMs ?? 50;
   const published = declareCounter(duraMeter(), OBSERVATIONS_PUBLISHED);
@@ -147,64 +151,28 @@ export function createRelay(options: RelayOptions) {
    * waits a moment instead of racing it, and takes whatever is still unsent then, in one batch.
    */
   function notified(): void {
-    if (notifyTimer || !running) return;
+    if (notifyTimer || !loop.running) return;
     notifyTimer = setTimeout(() => {
       notifyTimer = undefined;
       wake();
     }, notifyDelayMs);
   }
 
-  /** LISTENs until it succeeds once (the listener itself re-listens after connection loss) or the relay stops. */
-  async function subscribe(): Promise<Unlisten | undefined> {
-    if (!listen) return undefined;
-    while (running) {
-      try {
-        return await listen(OUTBOX_CHANNEL, notified, wake);
-      } catch (err) {
-        log.warn('cannot LISTEN for outbox commits yet; polling meanwhile', { err });
-        await sleep(LISTEN_RETRY_MS);
-      }
+  /** One relay pass; then a nap unless the batch was full (more rows wait), a short one after a failure. */
+  async function pass(): Promise<number | undefined> {
+    let sent: number;
+    try {
+      sent = await relayOnce();
+    } catch (err) {
+      log.warn('relay pass failed; retrying', { err });
+      return FAILED_PASS_PAUSE_MS;
     }
-    return undefined;
-  }
-
-  function wake(): void {
-    woken = true;
-    wakeUp?.();
-  }
-
-  /** Sleeps up to `ms`, or until a notification or `wake()`. */
-  async function nap(ms: number): Promise<void> {
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      wakeUp = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
-    wakeUp = undefined;
-  }
-
-  async function run(): Promise<void> {
-    while (running) {
-      woken = false;
-      let sent = 0;
-      try {
-        sent = await relayOnce();
-      } catch (err) {
-        log.warn('relay pass failed; retrying', { err });
-        if (running && !woken) await nap(FAILED_PASS_PAUSE_MS);
-        continue;
-      }
-      if (sent < batchSize && !woken && running) await nap(pollMs);
-    }
+    return sent < batchSize ? pollMs : undefined;
   }
 
   return {
     start(): void {
-      running = true;
-      listening = subscribe();
-      loop = run();
+      loop.start();
     },
     /** Relays at once instead of at the next notification or poll. */
     wake,
@@ -219,20 +187,13 @@ export function createRelay(options: RelayOptions) {
     marked: marks.flush,
     relayOnce,
     async stop(): Promise<void> {
-      running = false;
       for (const gauge of gauges) gauge.remove();
       clearTimeout(notifyTimer);
-      wakeUp?.();
-      await loop;
+      await loop.stop();
       await marks.flush();
-      const unlisten = await listening;
-      await unlisten?.().catch(() => undefined);
+      await loop.unlisten();
     },
   };
 }
 
 export type Relay = ReturnType<typeof createRelay>;
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}

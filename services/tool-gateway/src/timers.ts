@@ -8,7 +8,7 @@ import {
   TimerTaskSchema,
   type TimerTask,
 } from '@dura/contracts';
-import { listenerFor, type Db, type DbHandle, type Unlisten } from '@dura/db';
+import { listenerFor, type Db, type DbHandle } from '@dura/db';
 import {
   duraMeter,
   ensureDurableConsumer,
@@ -19,6 +19,7 @@ import {
 } from '@dura/service-kit';
 import { declareGauge, type MetricSpec } from '@dura/telemetry';
 import { createTimerStore, type FiredTimer } from './timer-store';
+import { createWakeLoop } from './wake-loop';
 
 export const TIMER_CONSUMER = {
   stream: STREAMS.tasks,
@@ -39,7 +40,6 @@ export const TIMERS_PENDING = {
 } satisfies MetricSpec;
 
 const FIRE_BATCH = 100;
-const LISTEN_RETRY_MS = 1_000;
 
 export interface TimersOptions {
   js: JetStreamClient;
@@ -66,11 +66,14 @@ export function createTimers(options: TimersOptions) {
   const pollMs = options.pollMs ?? 5_000;
   const listen = options.listen ?? listenerFor(db);
   let consumer: ConsumerLoop | undefined;
-  let running = false;
-  let woken = false;
-  let wakeUp: (() => void) | undefined;
-  let loop: Promise<void> | undefined;
-  let listening: Promise<Unlisten | undefined> | undefined;
+  const loop = createWakeLoop({
+    listen,
+    channel: TIMERS_CHANNEL,
+    log,
+    listenWarning: 'cannot LISTEN for new timers yet; polling meanwhile',
+    turn: fire,
+  });
+  const { wake } = loop;
   const gauge = declareGauge(duraMeter(), TIMERS_PENDING, async (observe) =>
     observe(await store.pendingCount()),
   );
@@ -86,53 +89,20 @@ export function createTimers(options: TimersOptions) {
   }
 
   /** Fires what is due, then sleeps until the next timer is due, at most `pollMs`. */
-  async function run(): Promise<void> {
-    while (running) {
-      woken = false;
-      let napMs = pollMs;
-      try {
-        const fired = await store.fireDue(FIRE_BATCH);
-        if (fired.length > 0) {
-          log.info('timers fired', { count: fired.length });
-          options.onFired?.(fired);
-        }
-        if (fired.length === FIRE_BATCH) continue;
-        const next = await store.msUntilNext();
-        if (next !== undefined) napMs = Math.min(pollMs, Math.max(1, next));
-      } catch (err) {
-        log.warn('firing timers failed; retrying', { err });
+  async function fire(): Promise<number | undefined> {
+    try {
+      const fired = await store.fireDue(FIRE_BATCH);
+      if (fired.length > 0) {
+        log.info('timers fired', { count: fired.length });
+        options.onFired?.(fired);
       }
-      if (running && !woken) await nap(napMs);
+      if (fired.length === FIRE_BATCH) return undefined;
+      const next = await store.msUntilNext();
+      if (next !== undefined) return Math.min(pollMs, Math.max(1, next));
+    } catch (err) {
+      log.warn('firing timers failed; retrying', { err });
     }
-  }
-
-  function wake(): void {
-    woken = true;
-    wakeUp?.();
-  }
-
-  async function nap(ms: number): Promise<void> {
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      wakeUp = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
-    wakeUp = undefined;
-  }
-
-  async function subscribe(): Promise<Unlisten | undefined> {
-    if (!listen) return undefined;
-    while (running) {
-      try {
-        return await listen(TIMERS_CHANNEL, wake, wake);
-      } catch (err) {
-        log.warn('cannot LISTEN for new timers yet; polling meanwhile', { err });
-        await new Promise((resolve) => setTimeout(resolve, LISTEN_RETRY_MS));
-      }
-    }
-    return undefined;
+    return pollMs;
   }
 
   return {
@@ -141,9 +111,7 @@ export function createTimers(options: TimersOptions) {
     wake,
     async start(): Promise<void> {
       await ensureDurableConsumer(jsm, TIMER_CONSUMER);
-      running = true;
-      listening = subscribe();
-      loop = run();
+      loop.start();
       consumer = startConsumerLoop({
         js,
         spec: TIMER_CONSUMER,
@@ -156,12 +124,9 @@ export function createTimers(options: TimersOptions) {
     },
     async stop(drain?: DrainOptions): Promise<void> {
       await consumer?.stop(drain);
-      running = false;
       gauge.remove();
-      wakeUp?.();
-      await loop;
-      const unlisten = await listening;
-      await unlisten?.().catch(() => undefined);
+      await loop.stop();
+      await loop.unlisten();
     },
   };
 }

@@ -2,8 +2,8 @@ import type { MessageCreateParams } from '@anthropic-ai/sdk/resources/messages';
 import { AnthropicStream, anthropicRequestBody, parseAnthropicMessage } from './anthropic-wire';
 import { anthropicTransport } from './clients';
 import { AttemptFailure, type CallTarget } from './errors';
-import { attemptOnce, readJson } from './http';
-import { resolveSettings, withRetries } from './retry';
+import { callWithRetries } from './chat-call';
+import { resolveSettings } from './retry';
 import { readSse } from './sse';
 import { ToolNames } from './tool-names';
 import type { ChatProvider, ChatRequest, ChatResponse, ProviderSettings } from './types';
@@ -32,32 +32,23 @@ export function createAnthropicProvider(settings: ProviderSettings = {}): ChatPr
       apiKey: resolved.apiKey,
     };
     const names = ToolNames.forCall(request.tools, request.messages);
-    const onDelta = request.onDelta;
     // The body is Dura's wire mapping (its exact shape is tested); the client sends it as it is.
     const body = anthropicRequestBody(
       request,
       names,
-      onDelta !== undefined,
+      request.onDelta !== undefined,
     ) as unknown as MessageCreateParams;
     const { client, problem } = await transport();
-    let reads = 0;
-    return withRetries(target, resolved, request.signal, () =>
-      attemptOnce({
-        target,
-        settings: resolved,
-        url: `${baseUrl}/v1/messages`,
-        signal: request.signal,
-        send: (signal) => client.messages.create(body, { signal }).asResponse(),
-        problem,
-        read: async (response) => {
-          // A retried attempt streams its answer from the start: what the previous one streamed is void.
-          if (onDelta && (reads += 1) > 1) request.onRestart?.();
-          return onDelta
-            ? readStream(response, new AnthropicStream(names, onDelta))
-            : parseAnthropicMessage(await readJson(response), names);
-        },
-      }),
-    );
+    return callWithRetries({
+      target,
+      settings: resolved,
+      url: `${baseUrl}/v1/messages`,
+      request,
+      send: (signal) => client.messages.create(body, { signal }).asResponse(),
+      problem,
+      readStreamed: (response, onText) => readStream(response, new AnthropicStream(names, onText)),
+      readWhole: (json) => parseAnthropicMessage(json, names),
+    });
   }
 
   return { provider: 'anthropic', chat };

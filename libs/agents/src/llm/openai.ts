@@ -1,9 +1,9 @@
 import type { ChatCompletionCreateParams } from 'openai/resources/chat/completions';
+import { callWithRetries } from './chat-call';
 import { openAITransport } from './clients';
 import { AttemptFailure, type CallTarget } from './errors';
-import { attemptOnce, readJson } from './http';
 import { OpenAIStream, openAIRequestBody, parseOpenAICompletion } from './openai-wire';
-import { resolveSettings, withRetries } from './retry';
+import { resolveSettings } from './retry';
 import { readSse } from './sse';
 import { ToolNames } from './tool-names';
 import type { ChatProvider, ChatRequest, ChatResponse, ProviderSettings } from './types';
@@ -29,31 +29,23 @@ export function createOpenAIProvider(settings: ProviderSettings = {}): ChatProvi
   async function chat(request: ChatRequest): Promise<ChatResponse> {
     const target: CallTarget = { provider: 'openai', baseUrl, model: request.model, apiKey: resolved.apiKey };
     const names = ToolNames.forCall(request.tools, request.messages);
-    const onDelta = request.onDelta;
     // The body is Dura's wire mapping (its exact shape is tested); the client sends it as it is.
     const body = openAIRequestBody(request, names, {
-      stream: onDelta !== undefined,
+      stream: request.onDelta !== undefined,
       maxTokensField,
     }) as unknown as ChatCompletionCreateParams;
     const { client, problem } = await transport();
-    let reads = 0;
-    return withRetries(target, resolved, request.signal, () =>
-      attemptOnce({
-        target,
-        settings: resolved,
-        url: `${baseUrl}/chat/completions`,
-        signal: request.signal,
-        send: (signal) => client.chat.completions.create(body, { signal }).asResponse(),
-        problem,
-        read: async (response) => {
-          // A retried attempt streams its answer from the start: what the previous one streamed is void.
-          if (onDelta && (reads += 1) > 1) request.onRestart?.();
-          return onDelta
-            ? readStream(response, new OpenAIStream(names, onDelta), request.model)
-            : parseOpenAICompletion(await readJson(response), names, request.model);
-        },
-      }),
-    );
+    return callWithRetries({
+      target,
+      settings: resolved,
+      url: `${baseUrl}/chat/completions`,
+      request,
+      send: (signal) => client.chat.completions.create(body, { signal }).asResponse(),
+      problem,
+      readStreamed: (response, onText) =>
+        readStream(response, new OpenAIStream(names, onText), request.model),
+      readWhole: (json) => parseOpenAICompletion(json, names, request.model),
+    });
   }
 
   return { provider: 'openai', chat };
