@@ -12,7 +12,7 @@ import { parseNemeses } from './soak/nemesis';
 import { runNemesisSoak, SHORT_NEMESIS } from './soak/nemesis-runner';
 
 // DURA_NEMESIS=pause,disk runs only those rounds (how a guard's mutation is shown to fail its round).
-const nemeses = parseNemeses(process.env['DURA_NEMESIS'] ?? 'pause,slow,clock,disk,stall,pgdisk,pgstall');
+const nemeses = parseNemeses(process.env['DURA_NEMESIS'] ?? 'pause,slow,clock,disk,stall,pgdisk,pgstall,netsplit');
 
 it('every run completes with nothing done twice or lost after each nemesis heals', async () => {
   const report = await runNemesisSoak({

@@ -110,7 +110,7 @@ export function createIntake(deps: IntakeDeps) {
         // The log is this one event: the drive starts from it without reading the log back.
         const seq = appended.seqs[0] as number;
         driver.adopt(runId, [{ ...event, seq }]);
-        await driver.drive(runId, { afterSeq: seq });
+        await driver.drive(runId, { afterSeq: seq, current: true });
         return;
       }
     } catch (err) {

@@ -70,10 +70,17 @@ export interface DriveOptions {
   trace?: string;
   /**
    * A sequence the run's log is known to hold (the event a decide task is about): the catch-up read of a
-   * cached run stops there. Whatever a later event needs comes with its own decide task, and a later
-   * event of any kind makes the next guarded append fail and re-read, so nothing is missed.
+   * cached run stops there, and a message get beside it asks the stream leader whether the log went on past
+   * it (a task redelivered after another replica drove the run on): then that is read too, so a model is
+   * never asked on a state the log has left. A later event of any kind also makes the next guarded append
+   * fail and re-read, so nothing is missed.
    */
   afterSeq?: number;
+  /**
+   * The caller has just written the run's log up to `afterSeq` itself (the intake's first append): the drive
+   * starts from the cached fold without asking whether anything followed.
+   */
+  current?: boolean;
   /**
    * Capacity the run may be waiting for came free: its open wait for capacity is to end now, by its timer
    * firing now (see `capacityWaitOf`); the drive does nothing else.
@@ -129,6 +136,7 @@ export function createRunDriver(deps: RunDriverDeps) {
     let modelCalls = 0;
     let dispatched = 0;
     let through = options.afterSeq;
+    let current = options.current === true;
     const wake = options.wake === true;
     let failure: unknown;
     try {
@@ -171,7 +179,7 @@ export function createRunDriver(deps: RunDriverDeps) {
         ownAfter = undefined;
       }
       for (;;) {
-        const run = known ?? (await runs.load(runId, through));
+        const run = known ?? (await runs.load(runId, through, current));
         const recordedAfter = known === undefined ? undefined : ownAfter;
         const guessed = known === undefined ? undefined : speculation;
         known = undefined;
@@ -181,6 +189,7 @@ export function createRunDriver(deps: RunDriverDeps) {
           throw staleRead(deps.log, runId, run.state.lastSeq, through);
         // Only the first read may stop at the hint; after a lost race the whole tail is read.
         through = undefined;
+        current = false;
         const action = nextAction(run.state);
         if (guessed && action.kind !== 'decide') {
           // Only a model turn goes out on the guess; anything else waits for the observation to land.

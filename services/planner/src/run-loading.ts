@@ -29,9 +29,11 @@ export const DEFAULT_SNAPSHOT_EVERY = 100;
 export interface RunLoader {
   /**
    * The run as its log stands: the cached fold caught up with the log's tail, or resumed from its snapshot
-   * (or the whole log) when not held; `through`, a sequence the log is known to hold, lets the read stop there.
+   * (or the whole log) when not held. `through`, a sequence the log is known to hold, lets the read stop there,
+   * with one message get beside it that tells whether the log went on past it (then that is read too);
+   * `current`: the caller wrote the log up to `through` itself a moment ago, so nothing is asked after it.
    */
-  load: (runId: string, through?: number) => Promise<CachedRun>;
+  load: (runId: string, through?: number, current?: boolean) => Promise<CachedRun>;
   /** `run` with `events` (in log order, right behind its state) folded in, held as the run's cached fold. */
   foldIn(run: CachedRun, events: readonly RunEvent[]): CachedRun;
   /**
@@ -74,19 +76,36 @@ export function createRunLoader(deps: {
    * `from` with the log's events after it folded in. A run already folded up to some point has a short
    * tail, read by direct gets; `through` (a sequence the log is known to hold) lets that read stop there.
    */
-  async function catchUp(runId: string, from: CachedRun, through?: number): Promise<CachedRun> {
-    // Already folded through it: the same reasoning as a read that stops there (see `DriveOptions.afterSeq`).
-    if (through !== undefined && from.state.lastSeq >= through) return from;
+  async function catchUp(
+    runId: string,
+    from: CachedRun,
+    through?: number,
+    current = false,
+  ): Promise<CachedRun> {
     const fromSeq = from.state.lastSeq + 1;
-    const tail =
-      from.state.lastSeq === 0
-        ? await deps.store.read(runId, { fromSeq })
-        : await deps.store.readTail(runId, {
-            fromSeq,
-            ...(through !== undefined && through >= fromSeq ? { through } : {}),
-          });
-    if (tail.length === 0) return from;
-    return folded(from, tail);
+    if (through === undefined || from.state.lastSeq === 0) {
+      const tail =
+        from.state.lastSeq === 0
+          ? await deps.store.read(runId, { fromSeq })
+          : await deps.store.readTail(runId, { fromSeq });
+      return tail.length === 0 ? from : folded(from, tail);
+    }
+    // Already folded through it, and the caller wrote the log up to there itself: nothing to read.
+    if (current && from.state.lastSeq >= through) return from;
+    // The read stops at `through`; but the log may have gone on past it since the task naming it was sent (a
+    // redelivered task, or one held up by a partition, while another replica drove the run on). A model asked
+    // on the state at `through` would be asked again for an answer already recorded: so the first message
+    // after it is asked of the stream leader beside the read, and whatever follows is read too.
+    const edge = Math.max(through, from.state.lastSeq);
+    const [upTo, next] = await Promise.all([
+      from.state.lastSeq >= through ? [] : deps.store.readTail(runId, { fromSeq, through }),
+      current ? [] : deps.store.readTail(runId, { fromSeq: edge + 1, through: edge + 1 }),
+    ]);
+    const reached = upTo.at(-1)?.seq ?? from.state.lastSeq;
+    // A read that fell short of `through` (a leader elected a moment ago) is the driver's to refuse.
+    if (reached < through || next.length === 0) return upTo.length === 0 ? from : folded(from, upTo);
+    const rest = await deps.store.readTail(runId, { fromSeq: (next[0] as RunEvent).seq + 1 });
+    return folded(from, [...upTo, ...next, ...rest]);
   }
 
   /** A run this process does not hold: its trusted snapshot and the log's tail after it, else the whole log. */
@@ -116,9 +135,9 @@ export function createRunLoader(deps: {
     return run;
   }
 
-  async function load(runId: string, through?: number): Promise<CachedRun> {
+  async function load(runId: string, through?: number, current?: boolean): Promise<CachedRun> {
     const cached = cache.get(runId);
-    const loaded = cached ? await catchUp(runId, cached, through) : await resume(runId);
+    const loaded = cached ? await catchUp(runId, cached, through, current) : await resume(runId);
     if (loaded.state.runId === null) return loaded;
     const snapshotCount = writer?.consider(loaded) ?? loaded.snapshotCount;
     const next = snapshotCount === loaded.snapshotCount ? loaded : { ...loaded, snapshotCount };

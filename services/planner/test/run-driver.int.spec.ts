@@ -162,15 +162,16 @@ describe('a run driven by createRunDriver', () => {
 /** A driver of its own whose event store records every read it serves. */
 function countingDriver() {
   const counting = countingStore(conn);
+  const freshModel = countingModel(createScriptedModel());
   const fresh = createRunDriver({
     store: counting.store,
     js: conn.js,
-    model: countingModel(createScriptedModel()),
+    model: freshModel,
     log: testLogger('planner'),
     clock: () => new Date(),
     snapshots: false,
   });
-  return { counting, fresh };
+  return { counting, fresh, model: freshModel };
 }
 
 describe('a run whose whole log this process has just written (the intake)', () => {
@@ -185,7 +186,7 @@ describe('a run whose whole log this process has just written (the intake)', () 
     const [seq] = (await conn.store.append(runId, [event], { expectedSeq: 0 })).seqs as [number];
 
     fresh.adopt(runId, [{ ...event, seq }]);
-    const outcome = await fresh.drive(runId, { afterSeq: seq });
+    const outcome = await fresh.drive(runId, { afterSeq: seq, current: true });
 
     expect(counting.reads).toEqual([]);
     expect(outcome.dispatched).toBe(1);
@@ -212,6 +213,41 @@ describe('a run whose whole log this process has just written (the intake)', () 
       'thought',
       'tool_call_requested',
     ]);
+  });
+});
+
+describe('a decide task whose event the log has gone past (redelivered after another replica drove on)', () => {
+  it('reads on past it and asks no model for the decision already recorded', async () => {
+    const { counting, fresh, model: freshModel } = countingDriver();
+    const runId = 'drv-task-behind';
+    const key = idempotencyKey({ runId, step: 1, tool: 'echo', args: { n: 1 } });
+    await request(runId, [
+      { tool: 'echo', args: { n: 1 } },
+      { tool: 'echo', args: { n: 2 } },
+    ]);
+    await driver.drive(runId);
+    const completed = testEvent(
+      runId,
+      'tool_call_completed',
+      { callId: 'call-1', idempotencyKey: key, result: { n: 1 }, attempt: 1, deduped: false, durationMs: 1 },
+      1,
+    );
+    const observedAt = (await setup.store.append(runId, [completed], { expectedSeq: 'any' })).lastSeq;
+    // This process holds the run folded as the observation left it: the model is to be asked next.
+    await fresh.load(runId);
+    // Another replica takes the observation's decide task meanwhile and records the next decision.
+    expect(await driver.drive(runId, { afterSeq: observedAt })).toMatchObject({ modelCalls: 1 });
+    const recorded = typesOf(await setup.store.read(runId));
+    expect(recorded.slice(-3)).toEqual(['tool_call_completed', 'thought', 'tool_call_requested']);
+
+    // The task comes again, to this process: its fold stops at the task's event, the log does not.
+    const outcome = await fresh.drive(runId, { afterSeq: observedAt });
+
+    expect(freshModel.calls).toBe(0);
+    expect(outcome.modelCalls).toBe(0);
+    expect(outcome.state.lastSeq).toBeGreaterThan(observedAt);
+    expect(counting.reads.length).toBeGreaterThan(0);
+    expect(typesOf(await setup.store.read(runId))).toEqual(recorded);
   });
 });
 

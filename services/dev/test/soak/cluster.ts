@@ -15,9 +15,11 @@ import {
   startNatsServer,
   startPaymentWitness,
   startPrivatePostgres,
+  startTcpLink,
   type NatsServerHandle,
   type PaymentWitness,
   type PrivatePostgresHandle,
+  type TcpLink,
 } from '@dura/testing';
 import { superviseService, type ServiceName, type ServiceSlot } from './supervisor';
 
@@ -48,6 +50,8 @@ export interface ClusterOptions {
   natsStoreDir?: string;
   /** An empty directory for Postgres's cluster (default a fresh temp dir): a small mount, say. */
   pgDir?: string;
+  /** Replicas (by label) that reach the nats-server through a link the test can cut (`Cluster.links`). */
+  natsLinks?: readonly string[];
 }
 
 export interface Cluster extends AsyncDisposable {
@@ -60,6 +64,8 @@ export interface Cluster extends AsyncDisposable {
   sql: postgres.Sql;
   apiUrl: string;
   slots: ServiceSlot[];
+  /** The links of `natsLinks`, by label: cut one and that replica is partitioned from NATS. */
+  links: ReadonlyMap<string, TcpLink>;
   /** Waits until every slot's current process is ready. */
   ready(timeoutMs?: number): Promise<void>;
   /** SIGKILLs the nats-server, keeps it down `downMs`, starts it again on the same port and store. */
@@ -112,12 +118,24 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       ['planner', options.planners],
       ['worker', options.workers ?? 0],
     ];
+    const links = new Map<string, TcpLink>();
+    for (const label of options.natsLinks ?? []) {
+      const link = await startTcpLink({ host: '127.0.0.1', port: Number(new URL(nats.url).port) });
+      cleanups.push(() => link.close());
+      links.set(label, link);
+    }
+    const natsUrlFor = (label: string): Record<string, string> => {
+      const link = links.get(label);
+      return link ? { NATS_URL: link.urlFor(nats.url) } : {};
+    };
     const slots: ServiceSlot[] = [];
     cleanups.push(() => Promise.allSettled(slots.map((slot) => slot.stop())));
     for (const [name, count] of plan)
       for (let i = 1; i <= count; i += 1) {
         const label = `${name}-${i}`;
-        slots.push(superviseService(name, label, () => ({ ...env, ...options.envFor?.(label) })));
+        slots.push(
+          superviseService(name, label, () => ({ ...env, ...natsUrlFor(label), ...options.envFor?.(label) })),
+        );
       }
 
     const cluster: Cluster = {
@@ -130,6 +148,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       sql,
       apiUrl: `http://127.0.0.1:${apiPort}`,
       slots,
+      links,
       ready: async (timeoutMs = 120_000) => {
         await Promise.all(slots.map((slot) => slot.ready(timeoutMs)));
       },

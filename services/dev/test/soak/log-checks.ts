@@ -19,6 +19,8 @@ export interface ModelAsk {
   runId: string;
   prompt: string;
   at: number;
+  /** The replica that asked (its label, sent as the provider API key), where known. */
+  caller?: string;
 }
 
 /**
@@ -195,10 +197,17 @@ export async function modelAskProblems(
         // A replica that raced the recorder stops its retries within a look of its watch plus an attempt.
         const inFlight = later.filter((ask) => ask.at <= at + IN_FLIGHT_MS).length;
         racing += inFlight;
-        if (later.length > inFlight)
+        if (later.length > inFlight) {
+          // Every ask of the prompt, in ms from the thought's store time: what a reader needs to tell who raced.
+          const times = asks
+            .filter((ask) => ask.runId === runId && ask.prompt === prompt)
+            .map(
+              (ask) => `${ask.at - at >= 0 ? '+' : ''}${ask.at - at}${ask.caller ? ` by ${ask.caller}` : ''}`,
+            );
           problems.push(
-            `${runId}: "${prompt}" asked ${later.length - inFlight} more times over ${IN_FLIGHT_MS} ms after its answer was recorded`,
+            `${runId}: "${prompt}" asked ${later.length - inFlight} more times over ${IN_FLIGHT_MS} ms after its answer was recorded (seq ${event.seq}; asks at ${times.join(', ')} ms)`,
           );
+        }
       }
     }
   }

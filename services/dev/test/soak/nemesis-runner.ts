@@ -17,7 +17,14 @@ import {
 import { NEMESIS_JUDGE, NEMESIS_PLAN } from '../fixtures/nemesis-agents';
 import { startCluster, type Cluster } from './cluster';
 import { checkLogs, modelAskProblems, type ModelAsk } from './log-checks';
-import { CLOCKED, INJECT, type ModelFaults, type NemesisContext, type NemesisName } from './nemesis';
+import {
+  CLOCKED,
+  INJECT,
+  PARTITIONED,
+  type ModelFaults,
+  type NemesisContext,
+  type NemesisName,
+} from './nemesis';
 import { explain, verifyRuns } from './verify';
 import { chargePlan, waitForRunsToEnd } from './workload';
 
@@ -122,9 +129,10 @@ function lastUserText(body: unknown): string {
 function startModel(faults: ModelFaults, asks: ModelAsk[]): Promise<FakeLlmServer> {
   return startFakeLlmServer({
     provider: 'openai',
-    respond: ({ body, receivedAt }) => {
+    respond: ({ body, headers, receivedAt }) => {
       const [prompt = '', runId = ''] = lastUserText(body).split(' ');
-      asks.push({ runId, prompt, at: receivedAt });
+      const caller = headers['authorization']?.replace(/^Bearer /, '');
+      asks.push({ runId, prompt, at: receivedAt, ...(caller ? { caller } : {}) });
       if (faults.failNext > 0) {
         faults.failNext -= 1;
         return { kind: 'status', status: 503 };
@@ -184,9 +192,11 @@ export async function runNemesisSoak(options: NemesisSoakOptions): Promise<Nemes
       workers: 1,
       natsStoreDir: disk.dir,
       pgDir: pgDisk.dir,
+      natsLinks: PARTITIONED,
       // Attempts enough for a call to outlast the slow nemesis: a late answer and a burst of six 5xx.
       env: { DURA_AGENTS: AGENTS, NEMESIS_MODEL_URL: model.url, GATEWAY_MAX_ATTEMPTS: '8' },
-      envFor: (label) => (CLOCKED.has(label) ? clockEnv : {}),
+      // Each replica asks the model with its label for an API key: the model's log says who asked.
+      envFor: (label) => ({ NEMESIS_CALLER: label, ...(CLOCKED.has(label) ? clockEnv : {}) }),
     });
     say(`cluster ready: ${cluster.slots.map((slot) => slot.label).join(', ')}`);
     const ctx: NemesisContext = { cluster, clock, disk, pgDisk, model: modelFaults, say };

@@ -2,13 +2,14 @@
 // pause (SIGSTOP past the ack wait and the claim lease), slow (the model provider and the payment API hang,
 // answer after the caller gave up, fail in bursts), clock (a service's wall clock jumps minutes forward and
 // back), disk (the broker's store fills up, then is freed), stall (the broker's disk stops answering: every
-// write waits, then goes through), pgdisk and pgstall (the same to Postgres's disk).
+// write waits, then goes through), pgdisk and pgstall (the same to Postgres's disk), netsplit (a planner, a
+// gateway and the worker cut off from NATS, their connections open and silent, then healed).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pauseProcess, type ClockControl, type LimitedDisk } from '@dura/testing';
 import type { Cluster } from './cluster';
 import type { ServiceName } from './supervisor';
 
-export const NEMESES = ['pause', 'slow', 'clock', 'disk', 'stall', 'pgdisk', 'pgstall'] as const;
+export const NEMESES = ['pause', 'slow', 'clock', 'disk', 'stall', 'pgdisk', 'pgstall', 'netsplit'] as const;
 export type NemesisName = (typeof NEMESES)[number];
 
 /** The fake model provider's mood, set by the slow nemesis. */
@@ -33,6 +34,9 @@ export interface NemesisContext {
 
 /** Replicas whose wall clock the clock nemesis moves: a planner, a gateway and the worker. */
 export const CLOCKED = new Set(['planner-2', 'tool-gateway-2', 'worker-1']);
+
+/** Replicas that reach NATS through a link the netsplit nemesis cuts: a planner, a gateway and the worker. */
+export const PARTITIONED = ['planner-1', 'tool-gateway-1', 'worker-1'] as const;
 
 /** Longer than the services' ack wait (3 s) and a witness call's lease (3 s timeout + 1 s margin). */
 export const PAUSE_MS = 6_000;
@@ -138,6 +142,27 @@ async function pgstall(ctx: NemesisContext): Promise<number> {
   return 1;
 }
 
+/** How long the netsplit nemesis keeps its replicas cut off: past the ack wait, a call's lease and a request's timeout. */
+export const NETSPLIT_MS = 8_000;
+
+/**
+ * Cuts a planner, a gateway and the worker off from NATS (Postgres, the model and the payment API stay
+ * reachable): their connections stay open and nothing passes, so what they send waits and arrives after the
+ * heal, when others have taken their messages over. Returns the links cut.
+ */
+async function netsplit(ctx: NemesisContext): Promise<number> {
+  const links = PARTITIONED.flatMap((label) => {
+    const link = ctx.cluster.links.get(label);
+    return link ? [{ label, link }] : [];
+  });
+  ctx.say(`${links.map((l) => l.label).join(', ')} cut off from NATS for ${NETSPLIT_MS} ms`);
+  for (const { link } of links) link.cut();
+  await sleep(NETSPLIT_MS);
+  for (const { link } of links) link.heal();
+  ctx.say('links to NATS healed');
+  return links.length;
+}
+
 /** Whether Postgres takes a query within a few seconds. */
 async function postgresAnswers(cluster: Cluster): Promise<boolean> {
   for (let i = 0; i < 10; i += 1) {
@@ -172,6 +197,7 @@ export const INJECT: Record<NemesisName, (ctx: NemesisContext) => Promise<number
   stall,
   pgdisk,
   pgstall,
+  netsplit,
 };
 
 /** `pause,slow` → the names, `all` → every nemesis; throws naming what it does not know. */
