@@ -1,8 +1,4 @@
-export {
-  loadWorkerConfig,
-  WORKER_DEFAULT_CONCURRENCY,
-  type WorkerConfig,
-  WorkerConfigSchema,
-  type WorkerSettings,
-} from './config';
-export { buildWorker, type Worker, type WorkerParts } from './service';
+export { loadWorkerConfig, WorkerConfigSchema, WORKER_DEFAULT_CONCURRENCY } from './config';
+export type { WorkerConfig, WorkerSettings } from './config';
+export { buildWorker } from './service';
+export type { Worker, WorkerParts } from './service';
