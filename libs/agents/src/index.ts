@@ -1,108 +1,125 @@
 // The model and agent layer: what the planner asks to decide a run, and how replay re-derives the planner's
 // appends from a log. Services, the CLI and the bench import it; it holds no connection of its own.
-export type {
-  CallWorstCase,
-  Model,
-  ModelTurn,
-  SummaryTurn,
-  DecideInput,
-  StartInfo,
-  CodeTurn,
-  InputSecrets,
+
+// `Model`, the capability ports beside it and the models a planner is given (see model.ts).
+export {
+  type AgentCatalog,
+  type CallCosts,
+  type CallWorstCase,
+  type CodeRuns,
+  type CodeTurn,
+  type ContextSummaries,
+  type DecideInput,
+  type InputSecrets,
+  type Model,
+  type ModelTurn,
+  pinnedVersionOf,
+  type PlannerModel,
+  type ServingModel,
+  type StartInfo,
+  type SummaryTurn,
+  tighterBudget,
 } from './model';
-// The capability ports beside `Model`, and the models a planner is given (see model.ts).
-export type { PlannerModel, ServingModel } from './model';
-export type { AgentCatalog, CallCosts, ContextSummaries, CodeRuns } from './model';
-export { tighterBudget, pinnedVersionOf } from './model';
 export { definitionKey, KEY_UNRESOLVED_CODE } from './agent-concurrency';
 export { createModelRouter } from './model-router';
-export { createScriptedModel, scriptedTurn, fileCallLog } from './scripted-model';
-export type { ModelCall } from './scripted-model';
+export { createScriptedModel, fileCallLog, type ModelCall, scriptedTurn } from './scripted-model';
 export { withResolvedResults } from './resolved-results';
 export {
+  type AdmitInput,
+  type CallAdmission,
   CAPACITY_WAIT_PREFIX,
   capacityWaitDraft,
+  failedDraft,
+  isFinalModelError,
   isKeyWait,
   keyWaitReason,
   plannerStep,
+  type PlannerStep,
+  type PlannerStepPorts,
   startDraft,
   thoughtDraft,
-  failedDraft,
-  isFinalModelError,
 } from './planner-step';
-export type { AdmitInput, CallAdmission, PlannerStep, PlannerStepPorts } from './planner-step';
-export { replayRun } from './replay';
-export type { ReplayInput, ReplayResult } from './replay';
+export { type ReplayInput, type ReplayResult, replayRun } from './replay';
 export type { ReplayDivergence } from './replay-compare';
-export { replayModelFor, recordedModel } from './replay-model';
-export type { ReplayModelOptions } from './replay-model';
+export { recordedModel, replayModelFor, type ReplayModelOptions } from './replay-model';
 export {
-  createAgentModel,
-  unknownAgent,
-  isAgentRequest,
+  type AgentModelDeps,
   CONTROL_TOOL_NAMES,
-  SUMMARIZE_AT,
+  createAgentModel,
+  isAgentRequest,
   KEEP_RECENT_TURNS,
+  SUMMARIZE_AT,
+  unknownAgent,
 } from './agents/agent-model';
-export type { AgentModelDeps } from './agents/agent-model';
 export type { PayloadAccess } from './payload-access';
-export { AgentRegistry, loadAgentRegistry, loadAgents, defineAgents, promptHash } from './agents/registry';
-export { withCodeAgents, codeAgentsOf, isCodeAgent } from './agents/code-agent-model';
-export type { CodeAgentModelDeps } from './agents/code-agent-model';
 export {
+  AgentRegistry,
+  defineAgents,
+  loadAgentRegistry,
+  loadAgents,
+  promptHash,
+  type ServedAgent,
+} from './agents/registry';
+export {
+  type CodeAgentModelDeps,
+  codeAgentsOf,
+  isCodeAgent,
+  withCodeAgents,
+} from './agents/code-agent-model';
+export {
+  type CodeContinuationOptions,
+  type CodeContinuations,
+  type ContinuationStats,
   createCodeContinuations,
   DEFAULT_CODE_CONTINUATIONS,
   DEFAULT_CONTINUATION_IDLE_MS,
 } from './agents/code-continuations';
-export type {
-  CodeContinuations,
-  CodeContinuationOptions,
-  ContinuationStats,
-} from './agents/code-continuations';
-export type { ServedAgent } from './agents/registry';
 export {
+  type AgentDefinition,
   AgentDefinitionSchema,
+  type AgentsFile,
   AgentsFileSchema,
-  ModelSettingsSchema,
-  ModelPriceSchema,
-  PlanEntrySchema,
-  ParallelStepsSchema,
   callsOf,
+  type ModelPrice,
+  ModelPriceSchema,
+  type ModelSettings,
+  ModelSettingsSchema,
+  ParallelStepsSchema,
+  type PlanEntry,
+  PlanEntrySchema,
 } from './agents/definition';
-export type { AgentDefinition, AgentsFile, ModelSettings, ModelPrice, PlanEntry } from './agents/definition';
 export {
   buildConversation,
   callResultText,
+  type Conversation,
   expandPrompt,
   promptHashOf,
+  type ResultText,
   SUMMARY_PREFIX,
 } from './agents/conversation';
-export type { Conversation, ResultText } from './agents/conversation';
 export {
-  createProvider,
-  createOpenAIProvider,
-  createAnthropicProvider,
-  OPENAI_DEFAULT_BASE_URL,
   ANTHROPIC_DEFAULT_BASE_URL,
   ANTHROPIC_VERSION,
-  toolSpecsFor,
-  controlToolSpecs,
+  backoffMs,
+  type ChatProvider,
+  type ChatRequest,
+  type ChatResponse,
+  type ChatToolSpec,
   CONTROL_TOOL_SCHEMAS,
-  providerToolName,
+  type ControlToolName,
+  controlToolSpecs,
+  createAnthropicProvider,
+  createOpenAIProvider,
+  createProvider,
   duraToolName,
-  ToolNames,
+  OPENAI_DEFAULT_BASE_URL,
+  type ProviderConfig,
+  type ProviderSettings,
+  providerToolName,
   redact,
   retryAfterMs,
-  backoffMs,
+  type SseEvent,
   SseParser,
-} from './llm';
-export type {
-  ChatToolSpec,
-  ChatRequest,
-  ChatResponse,
-  ChatProvider,
-  ProviderSettings,
-  ProviderConfig,
-  ControlToolName,
-  SseEvent,
+  ToolNames,
+  toolSpecsFor,
 } from './llm';

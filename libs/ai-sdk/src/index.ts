@@ -1,4 +1,2 @@
-export { durable, durableMiddleware } from './durable-model';
-export type { DurableOptions, AiSdkModel } from './durable-model';
-export { duraTools } from './dura-tools';
-export type { DuraToolSpec, DuraToolRef } from './dura-tools';
+export { type AiSdkModel, durable, durableMiddleware, type DurableOptions } from './durable-model';
+export { type DuraToolRef, duraTools, type DuraToolSpec } from './dura-tools';

@@ -1,23 +1,27 @@
-export { createDuraClient } from './client';
-export type { JetStreamHandles } from './jetstream-handles';
-export type {
-  DuraClient,
-  DuraClientOptions,
-  SignalOptions,
-  SignalResult,
-  SubmitRunInput,
-  SubmitResult,
+export {
+  createDuraClient,
+  type DuraClient,
+  type DuraClientOptions,
+  type SignalOptions,
+  type SignalResult,
+  type SubmitResult,
+  type SubmitRunInput,
 } from './client';
-export { connectDuraClient, natsSecurityFromEnv } from './connect';
-export type { ConnectDuraClientOptions, ConnectedDuraClient } from './connect';
+export type { JetStreamHandles } from './jetstream-handles';
+export {
+  connectDuraClient,
+  type ConnectDuraClientOptions,
+  type ConnectedDuraClient,
+  natsSecurityFromEnv,
+} from './connect';
 export { TERMINAL_EVENTS } from './terminal-events';
 export type { WatchOptions } from './watch-run';
-export type { ListRunsFilter, RunPage, RunSummary, EventPage, StateAt } from './read-api';
+export type { EventPage, ListRunsFilter, RunPage, RunSummary, StateAt } from './read-api';
 export {
   ApiError,
   ApiUnreachable,
-  ClientNotConfigured,
   CLIENT_ERROR_CODES,
+  ClientNotConfigured,
   NatsUnreachable,
   RunNotFound,
 } from './errors';
@@ -25,20 +29,18 @@ export { formatEvent } from './format-event';
 export type { ForkRunInput, ForkRunResult } from './fork';
 export type { ScheduleView } from './schedules';
 export {
-  DevStateSchema,
-  DevStateTaken,
+  type DevState,
   devStateDir,
   devStateFile,
+  DevStateSchema,
+  DevStateTaken,
   readDevState,
   readDevStates,
   removeDevState,
   writeDevState,
 } from './dev-state';
-export type { DevState } from './dev-state';
-export { nextStep, waitStep } from './next-step';
-export { verdictFor, NO_VERDICT_WAIT } from './verdict';
-export type { VerdictRun, VerdictToSend } from './verdict';
-export type { WaitDescription } from './next-step';
+export { nextStep, type WaitDescription, waitStep } from './next-step';
+export { NO_VERDICT_WAIT, verdictFor, type VerdictRun, type VerdictToSend } from './verdict';
 export type { Parked } from './parked';
-export type { LiveDelta, FollowTokensOptions } from './live-tokens';
+export type { FollowTokensOptions, LiveDelta } from './live-tokens';
 export type { ApiSubmitOptions } from './api-submit';

@@ -1,269 +1,328 @@
-export { RunIdSchema, ToolNameSchema, JsonValueSchema, JsonObjectSchema, runIdInJson } from './ids';
-export type { JsonValue, JsonObject } from './ids';
 export {
-  RUN_REQUEST_VERSION,
-  RunRequestSchema,
-  AgentSpecSchema,
-  ScriptedAgentSchema,
-  ScriptedStepSchema,
+  type JsonObject,
+  JsonObjectSchema,
+  type JsonValue,
+  JsonValueSchema,
+  runIdInJson,
+  RunIdSchema,
+  ToolNameSchema,
+} from './ids';
+export {
+  type AgentRef,
   AgentRefSchema,
+  type AgentSpec,
+  AgentSpecSchema,
+  type BudgetLimits,
   BudgetLimitsSchema,
-  ParentRefSchema,
-  RunTagSchema,
-  RunTagsSchema,
-  RunMetadataSchema,
+  type ConcurrencyKey,
+  ConcurrencyKeySchema,
+  DEFAULT_TENANT,
+  MAX_METADATA_KEYS,
   MAX_RUN_TAGS,
   MAX_TAG_LENGTH,
-  MAX_METADATA_KEYS,
-  DEFAULT_TENANT,
+  type ParentRef,
+  ParentRefSchema,
+  RUN_REQUEST_VERSION,
+  RunMetadataSchema,
+  type RunRequest,
+  RunRequestSchema,
+  RunTagSchema,
+  RunTagsSchema,
+  type ScriptedAgent,
+  ScriptedAgentSchema,
+  type ScriptedStep,
+  ScriptedStepSchema,
   TenantSchema,
-  ConcurrencyKeySchema,
-} from './run-request';
-export type {
-  RunRequest,
-  AgentSpec,
-  AgentRef,
-  BudgetLimits,
-  ParentRef,
-  ScriptedAgent,
-  ScriptedStep,
-  ConcurrencyKey,
 } from './run-request';
 export {
+  type ConcurrencyKeyTemplate,
   ConcurrencyKeyTemplateSchema,
   keyTemplateIssue,
   keyTemplatePaths,
   keyTemplateSecretIssue,
   resolveKeyTemplate,
+  type UnresolvedKey,
 } from './concurrency-key';
-export type { ConcurrencyKeyTemplate, UnresolvedKey } from './concurrency-key';
 export {
-  RUN_STATUSES,
-  RUN_LIST_SORTS,
+  type ApiErrorBody,
+  ApiErrorSchema,
+  CausesResponseSchema,
+  type EventPageResponse,
+  EventPageResponseSchema,
   RUN_LIST_DEFAULT_LIMIT,
   RUN_LIST_MAX_LIMIT,
-  RunStatusSchema,
-  RunListSortSchema,
-  RunSummarySchema,
-  RunListResponseSchema,
+  RUN_LIST_SORTS,
+  RUN_STATUSES,
   RunEventSchema,
-  EventPageResponseSchema,
-  RunStateSchema,
+  type RunListResponse,
+  RunListResponseSchema,
+  RunListSortSchema,
   RunStateQuerySchema,
+  RunStateSchema,
   RunStateSummarySchema,
+  RunStatusSchema,
+  type RunSummary,
+  RunSummarySchema,
   StateAtResponseSchema,
-  CausesResponseSchema,
   StreamEndSchema,
-  ApiErrorSchema,
 } from './read-api';
-export type { RunSummary, RunListResponse, EventPageResponse, ApiErrorBody } from './read-api';
-export { SIGNAL_VERSION, SignalRequestSchema } from './signal';
-export type { SignalRequest } from './signal';
+export { SIGNAL_VERSION, type SignalRequest, SignalRequestSchema } from './signal';
 export {
+  type EditedResult,
+  EditedResultSchema,
   FORK_VERSION,
   FORK_WITH_EDIT_VERSION,
-  ForkRequestSchema,
-  ForkOfSchema,
+  type ForkChanges,
   ForkChangesSchema,
-  ForkEditSchema,
+  type ForkEdit,
+  type ForkEdited,
   ForkEditedSchema,
-  EditedResultSchema,
+  ForkEditSchema,
+  type ForkOf,
+  ForkOfSchema,
+  type ForkRequest,
+  ForkRequestSchema,
 } from './fork';
-export type { ForkRequest, ForkOf, ForkChanges, ForkEdit, ForkEdited, EditedResult } from './fork';
-export { API_SCOPES, ConsoleSessionSchema, ForkBodySchema, ForkAcceptedSchema } from './console';
-export type { ApiScope, ConsoleSession, ForkBody } from './console';
 export {
-  EventDataSchemas,
-  CODE_JOURNAL_TAG,
-  EVENT_TYPES,
-  CURRENT_EVENT_VERSIONS,
-  DecisionSchema,
-  ErrorInfoSchema,
-  ToolCallSchema,
-  UsageSchema,
-  ModelInfoSchema,
-  PinnedVersionSchema,
+  API_SCOPES,
+  type ApiScope,
+  type ConsoleSession,
+  ConsoleSessionSchema,
+  ForkAcceptedSchema,
+  type ForkBody,
+  ForkBodySchema,
+} from './console';
+export {
+  type ApprovalPolicy,
   ApprovalPolicySchema,
+  CODE_JOURNAL_TAG,
+  CURRENT_EVENT_VERSIONS,
+  type Decision,
+  DecisionSchema,
+  type ErrorInfo,
+  ErrorInfoSchema,
+  EVENT_TYPES,
+  type EventData,
+  EventDataSchemas,
+  type EventType,
+  ModelInfoSchema,
+  type PinnedVersion,
+  PinnedVersionSchema,
+  type ToolCall,
+  ToolCallSchema,
+  type Usage,
+  UsageSchema,
 } from './event-data';
-export type {
-  EventType,
-  EventData,
-  Decision,
-  ErrorInfo,
-  ToolCall,
-  Usage,
-  PinnedVersion,
-  ApprovalPolicy,
-} from './event-data';
-export { EventMetaSchema, WireEventSchema, decodeEvent, newEvent, isEventType } from './envelope';
-export type { EventMeta, WireEvent, RunEvent, RunEventOf, NewEvent } from './envelope';
-export { UPCASTERS, upcast } from './upcasters';
 export {
-  TASK_VERSION,
-  TOOL_TASK_WITH_REF_VERSION,
-  ToolTaskSchema,
+  decodeEvent,
+  type EventMeta,
+  EventMetaSchema,
+  isEventType,
+  newEvent,
+  type NewEvent,
+  type RunEvent,
+  type RunEventOf,
+  type WireEvent,
+  WireEventSchema,
+} from './envelope';
+export { upcast, UPCASTERS } from './upcasters';
+export {
+  type DecideTask,
   DecideTaskSchema,
-  TimerTaskSchema,
+  TASK_VERSION,
+  type TimerTask,
   timerTaskMsgId,
+  TimerTaskSchema,
   timerWakeMsgId,
+  TOOL_TASK_WITH_REF_VERSION,
+  type ToolTask,
+  ToolTaskSchema,
 } from './tasks';
-export type { ToolTask, DecideTask, TimerTask } from './tasks';
-export { DEAD_LETTER_VERSION, DeadLetterSchema } from './dead-letter';
-export type { DeadLetter } from './dead-letter';
+export { DEAD_LETTER_VERSION, type DeadLetter, DeadLetterSchema } from './dead-letter';
 export {
-  storableText,
-  storableReason,
   MAX_REASON_LENGTH,
+  storableReason,
+  storableText,
   unstorableTextIssue,
   unstorableTextPath,
 } from './storable-text';
-export { MESSAGE_LIMITS, EVENT_LIMITS, EVENT_ENVELOPE_DEPTH, scanJson } from './message-limits';
-export type { MessageLimits, LimitProblem, JsonScan } from './message-limits';
-export { decodeMessage, decodeOrThrow, depthProblem, valueLimitProblem, TASK_DECODE } from './decode-message';
-export type { Decoded, DecodeFailure, DecodeOptions } from './decode-message';
 export {
-  STREAMS,
-  SUBJECTS,
+  EVENT_ENVELOPE_DEPTH,
+  EVENT_LIMITS,
+  type JsonScan,
+  type LimitProblem,
+  MESSAGE_LIMITS,
+  type MessageLimits,
+  scanJson,
+} from './message-limits';
+export {
+  type Decoded,
+  type DecodeFailure,
+  decodeMessage,
+  type DecodeOptions,
+  decodeOrThrow,
+  depthProblem,
+  TASK_DECODE,
+  valueLimitProblem,
+} from './decode-message';
+export {
   BUCKETS,
-  runSubject,
-  tokensSubject,
+  deadLetterSubject,
   natsServers,
   runIdFromSubject,
+  runSubject,
+  STREAMS,
+  SUBJECTS,
+  tokensSubject,
   toolTaskSubject,
-  deadLetterSubject,
 } from './wire-layout';
 export {
-  TokenMessageSchema,
-  TokenDiscardSchema,
-  TokenGapSchema,
-  TokenFinalSchema,
-  TokenEndSchema,
-  TOKEN_CURSOR_START,
-  parseTokenFeedEvent,
   formatTokenCursor,
+  type LiveText,
   parseTokenCursor,
+  parseTokenFeedEvent,
+  TOKEN_CURSOR_START,
+  type TokenCursor,
+  TokenDiscardSchema,
+  TokenEndSchema,
+  type TokenFeedEvent,
+  TokenFinalSchema,
+  TokenGapSchema,
+  type TokenMessage,
+  TokenMessageSchema,
 } from './tokens';
-export type { LiveText, TokenMessage, TokenFeedEvent, TokenCursor } from './tokens';
-export { DuraError, ContractViolation, CONFIG_ERROR_CODE } from './errors';
+export { CONFIG_ERROR_CODE, ContractViolation, DuraError } from './errors';
 export { formatIssues } from './format-issues';
-export { ChatMessageSchema, ChatToolCallSchema, PromptRecordSchema } from './chat';
-export type { ChatMessage, ChatToolCall, PromptRecord } from './chat';
-export { PAYLOAD_URI_PREFIX, PayloadRefSchema, payloadUri } from './payload-ref';
-export type { PayloadRef } from './payload-ref';
 export {
-  CONTROL_TOOLS,
-  ControlToolSchemas,
+  type ChatMessage,
+  ChatMessageSchema,
+  type ChatToolCall,
+  ChatToolCallSchema,
+  type PromptRecord,
+  PromptRecordSchema,
+} from './chat';
+export { PAYLOAD_URI_PREFIX, type PayloadRef, PayloadRefSchema, payloadUri } from './payload-ref';
+export {
   CONTROL_TOOL_DESCRIPTIONS,
-  MAX_WAIT_SECONDS,
+  CONTROL_TOOLS,
+  type ControlToolName,
+  ControlToolSchemas,
   isControlTool,
+  MAX_WAIT_SECONDS,
 } from './control-tools';
-export type { ControlToolName } from './control-tools';
-export { NATS_SECURITY_FIELDS, resolveNatsSecurity, describeNatsAuth } from './nats-security';
-export type {
-  NatsAuth,
-  NatsTls,
-  NatsSecurity,
-  NatsSecuritySettings,
-  NatsSecurityResult,
+export {
+  describeNatsAuth,
+  NATS_SECURITY_FIELDS,
+  type NatsAuth,
+  type NatsSecurity,
+  type NatsSecurityResult,
+  type NatsSecuritySettings,
+  type NatsTls,
+  resolveNatsSecurity,
 } from './nats-security';
 export {
-  TriggerIdSchema,
-  RunTemplateSchema,
-  OVERLAP_POLICIES,
   CATCH_UP_POLICIES,
-  DEFAULT_GRACE_MS,
-  DEFAULT_CATCH_UP_WINDOW_MS,
+  type CatchUp,
+  type CatchUpPolicy,
   CatchUpSchema,
-  ScheduleSpecSchema,
-  SCHEDULE_ACTIONS,
-  ScheduleTickSchema,
+  DEFAULT_CATCH_UP_WINDOW_MS,
+  DEFAULT_GRACE_MS,
+  type EventTriggerRecord,
+  EventTriggerRecordSchema,
+  type EventTriggerSpec,
+  EventTriggerSpecSchema,
   MAX_SCHEDULE_HISTORY,
+  OVERLAP_POLICIES,
+  type OverlapPolicy,
+  type RunTemplate,
+  RunTemplateSchema,
+  SCHEDULE_ACTIONS,
+  type ScheduleRecord,
   ScheduleRecordSchema,
   scheduleRunId,
-  EventTriggerSpecSchema,
-  EventTriggerRecordSchema,
+  type ScheduleSpec,
+  type ScheduleSpecInput,
+  ScheduleSpecSchema,
+  type ScheduleTick,
+  ScheduleTickSchema,
+  TriggerIdSchema,
   triggerRunId,
 } from './schedule';
-export type {
-  RunTemplate,
-  OverlapPolicy,
-  CatchUpPolicy,
-  CatchUp,
-  ScheduleSpec,
-  ScheduleSpecInput,
-  ScheduleTick,
-  ScheduleRecord,
-  EventTriggerSpec,
-  EventTriggerRecord,
-} from './schedule';
 export {
-  ScheduleViewSchema,
-  ScheduleListSchema,
-  EventTriggerBodySchema,
-  EventTriggerViewSchema,
-  EventTriggerListSchema,
+  type EventAccepted,
+  EventAcceptedSchema,
+  type EventBody,
+  EventBodySchema,
   EventIdSchema,
   EventSubjectSchema,
-  EventBodySchema,
-  EventAcceptedSchema,
+  EventTriggerBodySchema,
+  EventTriggerListSchema,
+  EventTriggerViewSchema,
+  ScheduleListSchema,
+  type ScheduleView,
+  ScheduleViewSchema,
 } from './trigger-api';
-export type { ScheduleView, EventBody, EventAccepted } from './trigger-api';
-export { SECRET_TAG, SecretEnvelopeSchema, isSecretEnvelope, secretPathIssue } from './secret-envelope';
-export type { SecretEnvelope } from './secret-envelope';
+export {
+  isSecretEnvelope,
+  SECRET_TAG,
+  type SecretEnvelope,
+  SecretEnvelopeSchema,
+  secretPathIssue,
+} from './secret-envelope';
 export {
   AGENT_KINDS,
+  type AgentAccess,
   AgentAccessSchema,
+  type AgentKind,
+  type AgentList,
   AgentListSchema,
   CATALOGUE_VERSION,
-  CatalogueAgentSchema,
-  CatalogueToolSchema,
+  type CatalogueAgent,
   catalogueAgentKey,
+  CatalogueAgentSchema,
+  type CatalogueTool,
   catalogueToolKey,
+  CatalogueToolSchema,
   mayStart,
   TOOL_SAFETY_CLASSES,
+  type ToolLimits,
   ToolLimitsSchema,
+  type ToolList,
   ToolListSchema,
 } from './catalogue';
-export type {
-  AgentAccess,
-  AgentKind,
-  AgentList,
-  CatalogueAgent,
-  CatalogueTool,
-  ToolLimits,
-  ToolList,
-} from './catalogue';
 export {
+  type Debounce,
+  DebounceSchema,
+  type Dedupe,
+  DedupeSchema,
+  type GateFields,
+  GateFieldsSchema,
+  type GateFiring,
+  GateFiringSchema,
+  gateKeyIssue,
+  GateKeySchema,
+  type GateOutcome,
+  type GateRecord,
+  GateRecordSchema,
+  type GateWindow,
+  GateWindowSchema,
   MAX_DEBOUNCE_WINDOW_MS,
   MIN_DEBOUNCE_WINDOW_MS,
-  GateKeySchema,
-  DebounceSchema,
-  DedupeSchema,
-  GateFieldsSchema,
-  GateWindowSchema,
-  GateFiringSchema,
-  GateRecordSchema,
-  gateKeyIssue,
   triggerWindowRunId,
 } from './run-gate';
-export type {
-  Debounce,
-  Dedupe,
-  GateFields,
-  GateWindow,
-  GateFiring,
-  GateRecord,
-  GateOutcome,
-} from './run-gate';
-export { GATE_ASK_VERSION, GateAskSchema, GateAnswerSchema } from './run-gate-ask';
-export type { GateAsk, GateAnswer } from './run-gate-ask';
-export { SubmitBodySchema, SubmitAcceptedSchema } from './submit-api';
-export type { SubmitBody, SubmitAccepted } from './submit-api';
 export {
-  DeclaredLimitSchema,
-  FlowLimitRowSchema,
-  FlowLimitsResponseSchema,
+  GATE_ASK_VERSION,
+  type GateAnswer,
+  GateAnswerSchema,
+  type GateAsk,
+  GateAskSchema,
+} from './run-gate-ask';
+export { type SubmitAccepted, SubmitAcceptedSchema, type SubmitBody, SubmitBodySchema } from './submit-api';
+export {
   type DeclaredLimit,
+  DeclaredLimitSchema,
   type FlowLimitRow,
+  FlowLimitRowSchema,
   type FlowLimitsResponse,
+  FlowLimitsResponseSchema,
 } from './flow-limits-view';

@@ -1,45 +1,54 @@
-export { startTelemetry } from './start-telemetry';
-export type { Telemetry, TelemetryOptions } from './start-telemetry';
-export { readTelemetryConfig, TelemetryConfigError } from './config';
-export type { Env, OtlpProtocol, TelemetryConfig, TraceExport, BatchSettings } from './config';
+export { startTelemetry, type Telemetry, type TelemetryOptions } from './start-telemetry';
 export {
-  injectContext,
-  extractContext,
+  type BatchSettings,
+  type Env,
+  type OtlpProtocol,
+  readTelemetryConfig,
+  type TelemetryConfig,
+  TelemetryConfigError,
+  type TraceExport,
+} from './config';
+export {
   contextFromTraceparent,
+  currentTraceIds,
+  extractContext,
+  injectContext,
   spanContextOf,
   traceparentOf,
-  currentTraceIds,
 } from './propagation';
-export { withSpan, recordError } from './with-span';
-export type { SpanOptions } from './with-span';
+export { recordError, type SpanOptions, withSpan } from './with-span';
 export {
-  withProducerSpan,
-  withConsumerSpan,
+  type ConsumerSpanOptions,
   messagingAttributes,
+  type MessagingAttributesInput,
   messagingSpanName,
+  type ProducerSpanOptions,
+  withConsumerSpan,
+  withProducerSpan,
 } from './messaging-spans';
-export type { ProducerSpanOptions, ConsumerSpanOptions, MessagingAttributesInput } from './messaging-spans';
 export {
-  RESOURCE_ATTRS,
-  MESSAGING_ATTRS,
-  MESSAGING_SYSTEM_NATS,
-  MESSAGING_OPERATION,
-  GEN_AI_ATTRS,
-  ERROR_TYPE_ATTR,
   DURA_ATTRS,
   DURA_SPAN_EVENTS,
+  ERROR_TYPE_ATTR,
+  GEN_AI_ATTRS,
+  MESSAGING_ATTRS,
+  MESSAGING_OPERATION,
+  MESSAGING_SYSTEM_NATS,
+  type MessagingOperationType,
+  RESOURCE_ATTRS,
 } from './attributes';
-export type { MessagingOperationType } from './attributes';
-export { createMetrics, PROMETHEUS_CONTENT_TYPE } from './metrics';
-export type { Metrics, MetricsOptions } from './metrics';
-export { declareCounter, declareHistogram, declareGauge, DEFAULT_SECONDS_BOUNDARIES } from './instruments';
-export type {
-  MetricSpec,
-  HistogramSpec,
-  Labels,
-  CounterInstrument,
-  HistogramInstrument,
-  GaugeInstrument,
-  GaugeObserver,
+export { createMetrics, type Metrics, type MetricsOptions, PROMETHEUS_CONTENT_TYPE } from './metrics';
+export {
+  type CounterInstrument,
+  declareCounter,
+  declareGauge,
+  declareHistogram,
+  DEFAULT_SECONDS_BOUNDARIES,
+  type GaugeInstrument,
+  type GaugeObserver,
+  type HistogramInstrument,
+  type HistogramSpec,
+  type Labels,
+  type MetricSpec,
 } from './instruments';
 export { DURA_METRICS } from './metric-catalogue';

@@ -1,11 +1,4 @@
-import {
-  buildImageTool,
-  deployTool,
-  echoTool,
-  failTool,
-  notifyTool,
-  runTestsTool,
-} from './builtin/demo-tools';
+import * as demo from './builtin/demo-tools';
 import { ToolRegistry } from './registry';
 import type { ToolDefinition } from './tool';
 
@@ -15,12 +8,12 @@ import type { ToolDefinition } from './tool';
  * (`DURA_HTTP_REQUEST_ENABLED`, see service-tools.ts), under its egress policy.
  */
 export const BUILTIN_TOOLS: readonly ToolDefinition[] = [
-  buildImageTool,
-  runTestsTool,
-  deployTool,
-  notifyTool,
-  echoTool,
-  failTool,
+  demo.buildImageTool,
+  demo.runTestsTool,
+  demo.deployTool,
+  demo.notifyTool,
+  demo.echoTool,
+  demo.failTool,
 ] as ToolDefinition[];
 
 export function builtinRegistry(): ToolRegistry {

@@ -1,48 +1,52 @@
-export { defineTool, mayRunAgain, ToolError } from './tool';
-export type { ToolDefinition, ToolContext, ToolSafety, ToolStatus } from './tool';
+export {
+  defineTool,
+  mayRunAgain,
+  type ToolContext,
+  type ToolDefinition,
+  ToolError,
+  type ToolSafety,
+  type ToolStatus,
+} from './tool';
 export { ToolRegistry } from './registry';
 export { BUILTIN_TOOLS, builtinRegistry } from './builtin-registry';
-export { createHttpRequestTool } from './builtin/http-request';
-export type { HttpRequestToolOptions } from './builtin/http-request';
-export { httpRequestConfigShape, egressPolicyFrom } from './egress/egress-config';
-export type { HttpRequestSettings } from './egress/egress-config';
-export { EgressDenied, assertEgressAllowed } from './egress/egress-policy';
-export type { EgressPolicy, EgressTarget } from './egress/egress-policy';
-export { parseAllowList, parseAllowEntry, ALLOW_ENTRY_FORMAT } from './egress/allow-list';
-export type { AllowEntry } from './egress/allow-list';
-export { classifyAddress } from './egress/address-class';
-export type { AddressClass, SpecialKind } from './egress/address-class';
-export { parseIp, formatIp } from './egress/ip-address';
-export type { IpAddress } from './egress/ip-address';
-export { systemResolver } from './egress/egress-fetch';
-export type { Resolver } from './egress/egress-fetch';
+export { createHttpRequestTool, type HttpRequestToolOptions } from './builtin/http-request';
+export { egressPolicyFrom, httpRequestConfigShape, type HttpRequestSettings } from './egress/egress-config';
+export {
+  assertEgressAllowed,
+  EgressDenied,
+  type EgressPolicy,
+  type EgressTarget,
+} from './egress/egress-policy';
+export { ALLOW_ENTRY_FORMAT, type AllowEntry, parseAllowEntry, parseAllowList } from './egress/allow-list';
+export { type AddressClass, classifyAddress, type SpecialKind } from './egress/address-class';
+export { formatIp, type IpAddress, parseIp } from './egress/ip-address';
+export { type Resolver, systemResolver } from './egress/egress-fetch';
 export {
   buildImageTool,
-  runTestsTool,
   deployTool,
-  notifyTool,
   echoTool,
   failTool,
+  notifyTool,
+  runTestsTool,
 } from './builtin/demo-tools';
 export { loadToolRegistry, toolModulesFrom } from './load-registry';
-export { builtinToolsFor, loadServiceTools } from './service-tools';
-export type { ServiceToolsConfig } from './service-tools';
-export { retryDelayMs } from './retry-policy';
-export type { RetryPolicy } from './retry-policy';
+export { builtinToolsFor, loadServiceTools, type ServiceToolsConfig } from './service-tools';
+export { retryDelayMs, type RetryPolicy } from './retry-policy';
 export {
-  SECRET_TAG,
-  SecretEnvelopeSchema,
   isSecretEnvelope,
   mapSecretFields,
+  SECRET_TAG,
+  type SecretEnvelope,
+  SecretEnvelopeSchema,
+  type SecretFields,
   secretPathIssue,
   secretValuesAt,
 } from './secrets/secret-fields';
-export type { SecretEnvelope, SecretFields } from './secrets/secret-fields';
 export {
   createSecretsBox,
+  SECRETS_KEY_FORMAT,
+  type SecretsBox,
   secretsBoxFor,
   SecretsConfigError,
-  SECRETS_KEY_FORMAT,
 } from './secrets/secrets-box';
-export type { SecretsBox } from './secrets/secrets-box';
-export { sealSecretFields, openSecretFields, SecretsKeyMissing } from './secrets/seal-fields';
+export { openSecretFields, sealSecretFields, SecretsKeyMissing } from './secrets/seal-fields';

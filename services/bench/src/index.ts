@@ -1,6 +1,18 @@
-export { BenchReportSchema, DistributionSchema } from './schema';
-export type { BenchReport, BenchScenarios, Distribution } from './schema';
+export {
+  type BenchReport,
+  BenchReportSchema,
+  type BenchScenarios,
+  type Distribution,
+  DistributionSchema,
+} from './schema';
 export { runBench } from './run-bench';
-export { parseBenchOptions, DEFAULT_SIZES, TINY_SIZES, SCENARIOS } from './options';
-export type { BenchOptions, BenchSizes, ScenarioName } from './options';
+export {
+  type BenchOptions,
+  type BenchSizes,
+  DEFAULT_SIZES,
+  parseBenchOptions,
+  type ScenarioName,
+  SCENARIOS,
+  TINY_SIZES,
+} from './options';
 export { formatTable } from './table';

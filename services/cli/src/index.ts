@@ -1,5 +1,12 @@
-export { runCli } from './cli';
-export type { CliOptions } from './cli';
-export { EXIT, UsageError } from './command';
-export type { CommandContext, CommandModule, ExitCode, FlagSpec, Output, ParsedArgs } from './command';
+export { type CliOptions, runCli } from './cli';
+export {
+  type CommandContext,
+  type CommandModule,
+  EXIT,
+  type ExitCode,
+  type FlagSpec,
+  type Output,
+  type ParsedArgs,
+  UsageError,
+} from './command';
 export { COMMANDS } from './commands/index';

@@ -1,3 +1,2 @@
-export { startStack } from './stack';
-export type { Stack, StackOptions } from './stack';
+export { type Stack, type StackOptions, startStack } from './stack';
 export { formatEvent } from './format-event';

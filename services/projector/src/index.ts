@@ -1,26 +1,24 @@
-export { createProjector } from './projector';
-export type { Projector, ProjectorDeps } from './projector';
-export { applyBatch, readCheckpoint, RUNS_CHECKPOINT } from './projection';
-export type { StreamMessage } from './projection';
-export { projectorRoutes } from './api';
-export type { ReadApiDeps } from './api';
-export { agentLabel, summarize } from './run-summary';
-export type { RunColumns } from './run-summary';
-export { openApiDocument, OPENAPI_FILE } from './openapi';
+export { createProjector, type Projector, type ProjectorDeps } from './projector';
+export { applyBatch, readCheckpoint, RUNS_CHECKPOINT, type StreamMessage } from './projection';
+export { projectorRoutes, type ReadApiDeps } from './api';
+export { agentLabel, type RunColumns, summarize } from './run-summary';
+export { OPENAPI_FILE, openApiDocument } from './openapi';
 export { migrateProjector, PROJECTOR_MIGRATIONS } from './migrations';
-export { runs, runEvents, checkpoints, projectionErrors } from './db/schema';
-export { ProjectorConfigSchema, loadProjectorConfig } from './config';
-export type { ProjectorConfig } from './config';
-export { createAuthenticator } from './auth/authenticator';
-export type { Authenticator } from './auth/authenticator';
+export { checkpoints, projectionErrors, runEvents, runs } from './db/schema';
+export { loadProjectorConfig, type ProjectorConfig, ProjectorConfigSchema } from './config';
+export { type Authenticator, createAuthenticator } from './auth/authenticator';
 export { parseTokenFile, sha256Hex, TokenFileSchema } from './auth/api-tokens';
-export { createJwtVerifier } from './auth/jwt-verifier';
-export type { OidcOptions } from './auth/jwt-verifier';
-export { corsPolicy, corsHeaders, preflightHeaders } from './auth/cors';
-export type { CorsPolicy } from './auth/cors';
-export { AuthError, ALL_TENANTS, OPEN_CALLER, SCOPES, requireScope } from './auth/caller';
-export type { Caller, Scope } from './auth/caller';
+export { createJwtVerifier, type OidcOptions } from './auth/jwt-verifier';
+export { corsHeaders, corsPolicy, type CorsPolicy, preflightHeaders } from './auth/cors';
+export {
+  ALL_TENANTS,
+  AuthError,
+  type Caller,
+  OPEN_CALLER,
+  requireScope,
+  type Scope,
+  SCOPES,
+} from './auth/caller';
 export { apiSecurityFromConfig } from './auth/from-config';
-export { DEFAULT_STREAM_LIMITS } from './stream-slots';
-export type { StreamLimits } from './stream-slots';
+export { DEFAULT_STREAM_LIMITS, type StreamLimits } from './stream-slots';
 export { flowLimitRoutes, readFlowState } from './flow-limits-route';

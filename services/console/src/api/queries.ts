@@ -9,6 +9,7 @@ import {
   type RunEvent,
 } from '@dura/contracts';
 import { createTokenText } from '@dura/core';
+import type { z } from 'zod';
 import { api, ApiError } from './http';
 import { readRunEvents, readRunState, readRunSummary } from './run-reader';
 import { followSse } from './sse';
@@ -77,23 +78,30 @@ export function useRunState(runId: string) {
   };
 }
 
-export const useStateAt = (runId: string, at: number | undefined) =>
-  useQuery({
-    queryKey: ['state-at', runId, at],
-    enabled: at !== undefined,
-    staleTime: Infinity,
-    queryFn: ({ signal }) =>
-      api(StateAtResponseSchema, `/runs/${encodeURIComponent(runId)}/state?at=${at ?? 1}`, { signal }),
-  });
-
-export const useCauses = (runId: string, seq: number | undefined) =>
-  useQuery({
-    queryKey: ['causes', runId, seq],
+/**
+ * What the run's log says as of event `seq`, read once `seq` is chosen: `path` is under `/runs/:id`. The log
+ * never changes below an event, so the answer never goes stale.
+ */
+function useAsOfEvent<S extends z.ZodType>(
+  kind: string,
+  schema: S,
+  runId: string,
+  seq: number | undefined,
+  path: (seq: number) => string,
+) {
+  return useQuery({
+    queryKey: [kind, runId, seq],
     enabled: seq !== undefined,
     staleTime: Infinity,
-    queryFn: ({ signal }) =>
-      api(CausesResponseSchema, `/runs/${encodeURIComponent(runId)}/events/${seq ?? 1}/causes`, { signal }),
+    queryFn: ({ signal }) => api(schema, `/runs/${encodeURIComponent(runId)}${path(seq ?? 1)}`, { signal }),
   });
+}
+
+export const useStateAt = (runId: string, at: number | undefined) =>
+  useAsOfEvent('state-at', StateAtResponseSchema, runId, at, (event) => `/state?at=${event}`);
+
+export const useCauses = (runId: string, seq: number | undefined) =>
+  useAsOfEvent('causes', CausesResponseSchema, runId, seq, (event) => `/events/${event}/causes`);
 
 /** The run's events as the page has them: all of them (`complete`), or while they are read, the first ones. */
 export interface RunEvents {

@@ -4,6 +4,7 @@ import { useAgents, useStartRun, useTools } from '../api/catalogue';
 import { pageTitle } from '../model/format';
 import { navigate, runPath } from '../model/router';
 import { formOf, initialDraft, inputOf, setDraft, type Draft, type FormErrors } from '../model/schema-form';
+import { PlainTable } from './PlainTable';
 import { SchemaForm } from './SchemaForm';
 
 type Agent = AgentList['agents'][number];
@@ -37,25 +38,22 @@ export function CataloguePage({ session }: { session: ConsoleSession }) {
         {agents.error && <p className="error">{agents.error.message}</p>}
         {agents.data && list.length === 0 && <p className="muted">No agent is announced for this tenant.</p>}
         {list.length > 0 && (
-          <table className="catalogue-table" data-testid="agents">
-            <Head columns={['Name', 'Versions', 'Kind', 'Tools', 'Input schema']} />
-            <tbody>
-              {list.map((agent) => (
-                <AgentRow
-                  key={agent.name}
-                  agent={agent}
-                  onStart={
-                    mayStart
-                      ? () => {
-                          setChosen(agent.name);
-                          window.scrollTo({ top: 0 });
-                        }
-                      : undefined
-                  }
-                />
-              ))}
-            </tbody>
-          </table>
+          <PlainTable testId="agents" columns={['Name', 'Versions', 'Kind', 'Tools', 'Input schema']}>
+            {list.map((agent) => (
+              <AgentRow
+                key={agent.name}
+                agent={agent}
+                onStart={
+                  mayStart
+                    ? () => {
+                        setChosen(agent.name);
+                        window.scrollTo({ top: 0 });
+                      }
+                    : undefined
+                }
+              />
+            ))}
+          </PlainTable>
         )}
       </section>
       <section aria-label="Tools">
@@ -63,31 +61,17 @@ export function CataloguePage({ session }: { session: ConsoleSession }) {
         {tools.error && <p className="error">{tools.error.message}</p>}
         {tools.data && tools.data.tools.length === 0 && <p className="muted">No tool is announced.</p>}
         {tools.data && tools.data.tools.length > 0 && (
-          <table className="catalogue-table" data-testid="tools">
-            <Head
-              columns={['Name', 'Safety', 'Concurrency', 'Timeout', 'Attempts', 'Approval', 'Description']}
-            />
-            <tbody>
-              {tools.data.tools.map((tool) => (
-                <ToolRow key={tool.name} tool={tool} />
-              ))}
-            </tbody>
-          </table>
+          <PlainTable
+            testId="tools"
+            columns={['Name', 'Safety', 'Concurrency', 'Timeout', 'Attempts', 'Approval', 'Description']}
+          >
+            {tools.data.tools.map((tool) => (
+              <ToolRow key={tool.name} tool={tool} />
+            ))}
+          </PlainTable>
         )}
       </section>
     </div>
-  );
-}
-
-function Head({ columns }: { columns: string[] }) {
-  return (
-    <thead>
-      <tr>
-        {columns.map((column) => (
-          <th key={column}>{column}</th>
-        ))}
-      </tr>
-    </thead>
   );
 }
 

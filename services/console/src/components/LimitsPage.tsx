@@ -2,6 +2,7 @@ import { useEffect } from 'react';
 import { LIMIT_COLUMNS, limitCells } from '@dura/core';
 import { useFlowLimits } from '../api/limits';
 import { pageTitle } from '../model/format';
+import { PlainTable } from './PlainTable';
 
 /**
  * `/ui/limits`: every model limit and concurrency key (docs/flow-control.md) with what is declared, the share
@@ -32,27 +33,18 @@ export function LimitsPage() {
         <p className="muted">No limit is declared and no run holds a concurrency key.</p>
       )}
       {rows.length > 0 && (
-        <table className="catalogue-table" data-testid="limits">
-          <thead>
-            <tr>
-              {LIMIT_COLUMNS.map((column) => (
-                <th key={column} scope="col">
-                  {column[0]?.toUpperCase()}
-                  {column.slice(1)}
-                </th>
+        <PlainTable
+          testId="limits"
+          columns={LIMIT_COLUMNS.map((column) => column.charAt(0).toUpperCase() + column.slice(1))}
+        >
+          {rows.map((row) => (
+            <tr key={row.key} id={limitAnchor(row.key)} data-testid="limit-row">
+              {limitCells(row).map((cell, i) => (
+                <td key={LIMIT_COLUMNS[i]}>{cell}</td>
               ))}
             </tr>
-          </thead>
-          <tbody>
-            {rows.map((row) => (
-              <tr key={row.key} id={limitAnchor(row.key)} data-testid="limit-row">
-                {limitCells(row).map((cell, i) => (
-                  <td key={LIMIT_COLUMNS[i]}>{cell}</td>
-                ))}
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </PlainTable>
       )}
       {limits.data && <p className="muted">Read at {limits.data.at}; refreshed every few seconds.</p>}
     </div>

@@ -1,52 +1,47 @@
-import { useState, type FormEvent } from 'react';
-import type { ScheduleCommands } from '../api/schedules';
-import { Field } from './Field';
+import { useState } from 'react';
 import { jsonField } from '../model/json-field';
+import { EntityForm, type CommandFormProps } from './EntityForm';
+import { Field } from './Field';
 
 /** Creates a schedule that starts a registered agent on a cron expression or a fixed interval. */
-export function ScheduleForm({
-  commands,
-  onProblem,
-}: {
-  commands: ScheduleCommands;
-  onProblem: (message: string) => void;
-}) {
+export function ScheduleForm({ commands, onProblem }: CommandFormProps) {
   const [id, setId] = useState('');
   const [agent, setAgent] = useState('');
   const [timing, setTiming] = useState<'cron' | 'every'>('cron');
   const [when, setWhen] = useState('');
   const [timeZone, setTimeZone] = useState('');
   const [input, setInput] = useState('');
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
-    try {
-      const parsed = jsonField(input, 'The input');
-      const seconds = Number(when);
-      if (timing === 'every' && !(Number.isInteger(seconds) && seconds >= 1))
-        throw new Error('The interval is a whole number of seconds, at least 1');
-      const reset = () => {
-        for (const clear of [setId, setAgent, setWhen, setTimeZone, setInput]) clear('');
-      };
-      commands.createSchedule.mutate(
-        {
-          id: id.trim(),
-          ...(timing === 'cron'
-            ? { cron: when.trim(), ...(timeZone.trim() ? { timeZone: timeZone.trim() } : {}) }
-            : { everyMs: seconds * 1000 }),
-          request: {
-            v: 1,
-            agent: { kind: 'agent', name: agent.trim() },
-            ...(parsed === undefined ? {} : { input: parsed }),
-          },
+  const send = () => {
+    const parsed = jsonField(input, 'The input');
+    const seconds = Number(when);
+    if (timing === 'every' && !(Number.isInteger(seconds) && seconds >= 1))
+      throw new Error('The interval is a whole number of seconds, at least 1');
+    const reset = () => {
+      for (const clear of [setId, setAgent, setWhen, setTimeZone, setInput]) clear('');
+    };
+    commands.createSchedule.mutate(
+      {
+        id: id.trim(),
+        ...(timing === 'cron'
+          ? { cron: when.trim(), ...(timeZone.trim() ? { timeZone: timeZone.trim() } : {}) }
+          : { everyMs: seconds * 1000 }),
+        request: {
+          v: 1,
+          agent: { kind: 'agent', name: agent.trim() },
+          ...(parsed === undefined ? {} : { input: parsed }),
         },
-        { onSuccess: reset },
-      );
-    } catch (err) {
-      onProblem((err as Error).message);
-    }
+      },
+      { onSuccess: reset },
+    );
   };
   return (
-    <form className="entity-form" onSubmit={submit} aria-label="Create a schedule">
+    <EntityForm
+      label="Create a schedule"
+      action="Create schedule"
+      ready={id.trim() !== '' && agent.trim() !== '' && when.trim() !== ''}
+      send={send}
+      onProblem={onProblem}
+    >
       <Field label="Schedule id" placeholder="id, e.g. nightly_report" value={id} onChange={setId} />
       <Field label="Schedule agent" placeholder="agent name" value={agent} onChange={setAgent} />
       <select
@@ -78,9 +73,6 @@ export function ScheduleForm({
         onChange={setInput}
         wide
       />
-      <button type="submit" disabled={id.trim() === '' || agent.trim() === '' || when.trim() === ''}>
-        Create schedule
-      </button>
-    </form>
+    </EntityForm>
   );
 }

@@ -5,6 +5,7 @@ import { agentLabel } from '../model/json-field';
 import { runPath } from '../model/router';
 import { ConfirmButton } from './ConfirmButton';
 import { Link } from './Link';
+import { ListTable } from './PlainTable';
 
 /** How many of a schedule's latest runs the table links to. */
 const RECENT_RUNS = 3;
@@ -12,28 +13,27 @@ const RECENT_RUNS = 3;
 /** The schedules, each with its timing, next tick and latest runs; with `commands`, its actions. */
 export function ScheduleTable({ commands, operator }: { commands?: ScheduleCommands; operator: boolean }) {
   const schedules = useSchedules();
-  if (schedules.error) return <p className="error">{schedules.error.message}</p>;
   const list = schedules.data?.schedules ?? [];
-  if (schedules.isSuccess && list.length === 0) return <p className="empty">No schedules yet.</p>;
   return (
-    <table className="plain-table" data-testid="schedules">
-      <thead>
-        <tr>
-          <th>Schedule</th>
-          {operator && <th>Tenant</th>}
-          <th>When</th>
-          <th>Agent</th>
-          <th>Next tick</th>
-          <th>Recent runs</th>
-          {commands && <th>Actions</th>}
-        </tr>
-      </thead>
-      <tbody>
-        {list.map((schedule) => (
-          <ScheduleRow key={schedule.spec.id} schedule={schedule} operator={operator} commands={commands} />
-        ))}
-      </tbody>
-    </table>
+    <ListTable
+      read={schedules}
+      count={list.length}
+      empty="No schedules yet."
+      testId="schedules"
+      columns={[
+        'Schedule',
+        operator && 'Tenant',
+        'When',
+        'Agent',
+        'Next tick',
+        'Recent runs',
+        commands && 'Actions',
+      ]}
+    >
+      {list.map((schedule) => (
+        <ScheduleRow key={schedule.spec.id} schedule={schedule} operator={operator} commands={commands} />
+      ))}
+    </ListTable>
   );
 }
 

@@ -1,65 +1,52 @@
-import { useState, type FormEvent } from 'react';
+import { useState } from 'react';
 import { useTriggers, type ScheduleCommands } from '../api/schedules';
 import { fullTime } from '../model/format';
 import { agentLabel } from '../model/json-field';
 import { ConfirmButton } from './ConfirmButton';
+import { EntityForm, type CommandFormProps } from './EntityForm';
 import { Field } from './Field';
+import { ListTable } from './PlainTable';
 
 /** The event triggers: the subject each reads and the agent it starts; with `commands`, delete. */
 export function TriggerTable({ commands, operator }: { commands?: ScheduleCommands; operator: boolean }) {
   const triggers = useTriggers();
-  if (triggers.error) return <p className="error">{triggers.error.message}</p>;
   const list = triggers.data?.triggers ?? [];
-  if (triggers.isSuccess && list.length === 0) return <p className="empty">No event triggers yet.</p>;
   return (
-    <table className="plain-table" data-testid="triggers">
-      <thead>
-        <tr>
-          <th>Trigger</th>
-          {operator && <th>Tenant</th>}
-          <th>Subject</th>
-          <th>Agent</th>
-          <th>Since</th>
-          {commands && <th>Actions</th>}
+    <ListTable
+      read={triggers}
+      count={list.length}
+      empty="No event triggers yet."
+      testId="triggers"
+      columns={['Trigger', operator && 'Tenant', 'Subject', 'Agent', 'Since', commands && 'Actions']}
+    >
+      {list.map(({ spec, createdAt }) => (
+        <tr key={spec.id} data-trigger-id={spec.id}>
+          <td className="mono">{spec.id}</td>
+          {operator && <td>{spec.tenant}</td>}
+          <td className="mono">{spec.subject}</td>
+          <td>{agentLabel(spec.request.agent)}</td>
+          <td>{fullTime(new Date(createdAt).toISOString())}</td>
+          {commands && (
+            <td className="row-actions">
+              <ConfirmButton label="Delete" onConfirm={() => commands.deleteTrigger.mutate(spec.id)} />
+            </td>
+          )}
         </tr>
-      </thead>
-      <tbody>
-        {list.map(({ spec, createdAt }) => (
-          <tr key={spec.id} data-trigger-id={spec.id}>
-            <td className="mono">{spec.id}</td>
-            {operator && <td>{spec.tenant}</td>}
-            <td className="mono">{spec.subject}</td>
-            <td>{agentLabel(spec.request.agent)}</td>
-            <td>{fullTime(new Date(createdAt).toISOString())}</td>
-            {commands && (
-              <td className="row-actions">
-                <ConfirmButton label="Delete" onConfirm={() => commands.deleteTrigger.mutate(spec.id)} />
-              </td>
-            )}
-          </tr>
-        ))}
-      </tbody>
-    </table>
+      ))}
+    </ListTable>
   );
 }
 
 /** Creates an event trigger: each message on its subject starts a run of the agent, with the message as input. */
-export function TriggerForm({
-  commands,
-  onProblem,
-}: {
-  commands: ScheduleCommands;
-  onProblem: (message: string) => void;
-}) {
+export function TriggerForm({ commands, onProblem }: CommandFormProps) {
   const [id, setId] = useState('');
   const [subject, setSubject] = useState('dura.event.');
   const [agent, setAgent] = useState('');
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
-    if (!subject.startsWith('dura.event.') || subject.length <= 'dura.event.'.length) {
-      onProblem('The subject is under "dura.event.", e.g. dura.event.orders.> or dura.event.orders.created');
-      return;
-    }
+  const send = () => {
+    if (!subject.startsWith('dura.event.') || subject.length <= 'dura.event.'.length)
+      throw new Error(
+        'The subject is under "dura.event.", e.g. dura.event.orders.> or dura.event.orders.created',
+      );
     const reset = () => {
       setId('');
       setSubject('dura.event.');
@@ -75,7 +62,13 @@ export function TriggerForm({
     );
   };
   return (
-    <form className="entity-form" onSubmit={submit} aria-label="Create an event trigger">
+    <EntityForm
+      label="Create an event trigger"
+      action="Create trigger"
+      ready={id.trim() !== '' && agent.trim() !== ''}
+      send={send}
+      onProblem={onProblem}
+    >
       <Field label="Trigger id" placeholder="id, e.g. orders" value={id} onChange={setId} />
       <Field
         label="Trigger subject"
@@ -85,9 +78,6 @@ export function TriggerForm({
         wide
       />
       <Field label="Trigger agent" placeholder="agent name" value={agent} onChange={setAgent} />
-      <button type="submit" disabled={id.trim() === '' || agent.trim() === ''}>
-        Create trigger
-      </button>
-    </form>
+    </EntityForm>
   );
 }
