@@ -1,7 +1,7 @@
 import { afterAll, beforeAll } from 'vitest';
 import type { TestInfra } from '@dura/testing';
-import { builtinRegistry } from '@dura/tools';
-import { createScriptedModel } from '@dura/agents';
+import { builtinRegistry, type ToolRegistry } from '@dura/tools';
+import { createAgentModel, createModelRouter, createScriptedModel, type AgentRegistry } from '@dura/agents';
 import { createPlanner, type Planner, type PlannerDeps } from '../src/index';
 import { STREAM_OPTIONS, connect, prepare, testLogger, type Connections } from './support';
 
@@ -84,4 +84,17 @@ export function usePlanner(
       return ready(planner, 'usePlanner().planner');
     },
   };
+}
+
+/**
+ * A planner's model and tools for registered `agents` (decided by their LLM or script) next to scripted plans;
+ * with `approvals`, the router marks the calls of tools that need an approval.
+ */
+export function agentPlanner(
+  agents: AgentRegistry,
+  tools: ToolRegistry = builtinRegistry(),
+  options: { approvals?: boolean } = {},
+): PlannerOverrides {
+  const router = { scripted: createScriptedModel(), agents: createAgentModel({ agents, tools }) };
+  return { model: createModelRouter(options.approvals ? { ...router, tools } : router), tools };
 }

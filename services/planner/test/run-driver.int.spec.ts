@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   STREAMS,
   ToolTaskSchema,
@@ -14,42 +14,25 @@ import { createRunDriver, type RunDriver } from '../src/index';
 import { createScriptedModel } from '@dura/agents';
 import { scriptedRequest, thoughtData } from './run-history';
 import { countingStore } from './snapshot-support';
-import {
-  connect,
-  countingModel,
-  prepare,
-  storedMessages,
-  testEvent,
-  testLogger,
-  typesOf,
-  type Connections,
-  type CountingModel,
-} from './support';
+import { countingModel, storedMessages, testEvent, testLogger, typesOf, type CountingModel } from './support';
+import { usePlannerConnections } from './planner-harness';
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
 
 const infra = useTestInfra({ database: false });
-let setup: Connections;
-let conn: Connections;
+const env = usePlannerConnections(infra);
 let model: CountingModel;
 let driver: RunDriver;
 
 beforeAll(async () => {
-  setup = await prepare(infra().nats.url);
-  conn = await connect(infra().nats.url, 'planner');
   model = countingModel(createScriptedModel());
   driver = createRunDriver({
-    store: conn.store,
-    js: conn.js,
+    store: env.conn.store,
+    js: env.conn.js,
     model,
     log: testLogger('planner'),
     clock: () => new Date(),
   });
-});
-
-afterAll(async () => {
-  await conn?.close();
-  await setup?.close();
 });
 
 /** Appends a run request the way intake does: first event of the run, id `<runId>@0.0`. */
@@ -64,18 +47,18 @@ async function request(runId: string, steps: ScriptedStep[]) {
       correlationId: runId,
     },
   );
-  return (await setup.store.append(runId, [event], { expectedSeq: 0 })).lastSeq;
+  return (await env.setup.store.append(runId, [event], { expectedSeq: 0 })).lastSeq;
 }
 
 /** Appends `events` after the run's event at `lastSeq`, each guarded like a planner append. */
 async function appendAfter(runId: string, lastSeq: number, events: NewEvent[]): Promise<void> {
   let expected = lastSeq;
   for (const event of events)
-    expected = (await setup.store.append(runId, [event], { expectedSeq: expected })).lastSeq;
+    expected = (await env.setup.store.append(runId, [event], { expectedSeq: expected })).lastSeq;
 }
 
 async function toolTasksFor(key: string) {
-  const messages = await storedMessages(setup.jsm, STREAMS.tasks, 'dura.task.tool.>');
+  const messages = await storedMessages(env.setup.jsm, STREAMS.tasks, 'dura.task.tool.>');
   return messages.filter((msg) => msg.header?.get('Nats-Msg-Id') === key);
 }
 
@@ -90,7 +73,7 @@ describe('a run driven by createRunDriver', () => {
     expect(outcome).toMatchObject({ modelCalls: 1, dispatched: 1, state: { status: 'running', steps: 1 } });
     expect(model.calls - calls).toBe(1);
 
-    const log = await setup.store.read(runId);
+    const log = await env.setup.store.read(runId);
     expect(typesOf(log)).toEqual(['run_requested', 'run_started', 'thought', 'tool_call_requested']);
     // Every decision event is named after the sequence it was decided at, and caused by the event before it;
     // the model turn (thought and intent) is one append decided at the thought's predecessor, and the
@@ -134,7 +117,7 @@ describe('a run driven by createRunDriver', () => {
     expect(await driver.drive(runId)).toMatchObject({ modelCalls: 0, dispatched: 1 });
     expect(model.calls).toBe(calls);
     expect(await toolTasksFor(key)).toHaveLength(1);
-    expect(await setup.store.read(runId)).toHaveLength(4);
+    expect(await env.setup.store.read(runId)).toHaveLength(4);
   });
 
   it('asks the model again only once the observation is in the log, and completes', async () => {
@@ -144,13 +127,13 @@ describe('a run driven by createRunDriver', () => {
       { callId: 'call-1', idempotencyKey: key, result: { n: 1 }, attempt: 1, deduped: false, durationMs: 1 },
       1,
     );
-    await setup.store.append(runId, [completed], { expectedSeq: 'any' });
+    await env.setup.store.append(runId, [completed], { expectedSeq: 'any' });
     expect(await driver.drive(runId)).toMatchObject({
       modelCalls: 1,
       dispatched: 0,
       state: { status: 'completed', output: { n: 1 } },
     });
-    expect(typesOf(await setup.store.read(runId)).slice(-3)).toEqual([
+    expect(typesOf(await env.setup.store.read(runId)).slice(-3)).toEqual([
       'tool_call_completed',
       'thought',
       'run_completed',
@@ -161,10 +144,10 @@ describe('a run driven by createRunDriver', () => {
 
 /** A driver of its own whose event store records every read it serves. */
 function countingDriver() {
-  const counting = countingStore(conn);
+  const counting = countingStore(env.conn);
   const fresh = createRunDriver({
     store: counting.store,
-    js: conn.js,
+    js: env.conn.js,
     model: countingModel(createScriptedModel()),
     log: testLogger('planner'),
     clock: () => new Date(),
@@ -182,14 +165,14 @@ describe('a run whose whole log this process has just written (the intake)', () 
       { request: scriptedRequest(runId, [{ tool: 'echo', args: { n: 1 } }]) },
       { id: decisionEventId(runId, 0, 0), runId, ts: new Date().toISOString(), correlationId: runId },
     );
-    const [seq] = (await conn.store.append(runId, [event], { expectedSeq: 0 })).seqs as [number];
+    const [seq] = (await env.conn.store.append(runId, [event], { expectedSeq: 0 })).seqs as [number];
 
     fresh.adopt(runId, [{ ...event, seq }]);
     const outcome = await fresh.drive(runId, { afterSeq: seq });
 
     expect(counting.reads).toEqual([]);
     expect(outcome.dispatched).toBe(1);
-    const log = await setup.store.read(runId);
+    const log = await env.setup.store.read(runId);
     expect(typesOf(log)).toEqual(['run_requested', 'run_started', 'thought', 'tool_call_requested']);
     expect(outcome.state.lastSeq).toBe(log.at(-1)?.seq);
   });
@@ -198,7 +181,7 @@ describe('a run whose whole log this process has just written (the intake)', () 
     const { counting, fresh } = countingDriver();
     const runId = 'drv-adopted-later';
     const seq = await request(runId, [{ tool: 'echo', args: { n: 2 } }]);
-    const [first] = await setup.store.read(runId);
+    const [first] = await env.setup.store.read(runId);
     fresh.adopt(runId, [first as RunEvent]);
     await appendAfter(runId, seq, [testEvent(runId, 'run_started', {}, 1)]);
 
@@ -206,7 +189,7 @@ describe('a run whose whole log this process has just written (the intake)', () 
 
     expect(counting.reads.length).toBeGreaterThan(0);
     expect(outcome.dispatched).toBe(1);
-    expect(typesOf(await setup.store.read(runId))).toEqual([
+    expect(typesOf(await env.setup.store.read(runId))).toEqual([
       'run_requested',
       'run_started',
       'thought',
@@ -227,13 +210,13 @@ describe('a decide task naming an event its log read does not reach', () => {
       message: expect.stringMatching(/log read ended at seq \d+, before seq \d+ that the decide task names/),
     });
     expect(model.calls).toBe(calls);
-    expect(typesOf(await setup.store.read(runId))).toEqual(['run_requested']);
+    expect(typesOf(await env.setup.store.read(runId))).toEqual(['run_requested']);
 
     expect(await driver.drive(runId, { afterSeq: requestedAt })).toMatchObject({
       modelCalls: 1,
       dispatched: 1,
     });
-    expect(typesOf(await setup.store.read(runId))).toEqual([
+    expect(typesOf(await env.setup.store.read(runId))).toEqual([
       'run_requested',
       'run_started',
       'thought',
@@ -259,7 +242,7 @@ describe('resuming after a crash between a recorded decision and its follow-ups'
     const outcome = await driver.drive(runId);
     expect(model.calls).toBe(calls);
     expect(outcome).toMatchObject({ modelCalls: 0, dispatched: 1 });
-    const log = await setup.store.read(runId);
+    const log = await env.setup.store.read(runId);
     expect(typesOf(log)).toEqual(['run_requested', 'run_started', 'thought', 'tool_call_requested']);
     const key = idempotencyKey({ runId, step: 1, tool: 'echo', args: { n: 7 } });
     expect(log[3]?.data).toEqual({
@@ -289,7 +272,7 @@ describe('resuming after a crash between a recorded decision and its follow-ups'
     const before = model.calls;
     expect(await driver.drive(runId)).toMatchObject({ modelCalls: 0, dispatched: 2 });
     expect(model.calls).toBe(before);
-    const intents = (await setup.store.read(runId)).filter((e) => e.type === 'tool_call_requested');
+    const intents = (await env.setup.store.read(runId)).filter((e) => e.type === 'tool_call_requested');
     expect(intents.map((e) => e.data)).toEqual([
       { callId: 'call-1', step: 1, tool: 'echo', args: { a: 1 }, idempotencyKey: firstKey },
       {
@@ -316,7 +299,7 @@ describe('resuming after a crash between a recorded decision and its follow-ups'
       state: { status: 'completed', output: 'done' },
     });
     expect(model.calls).toBe(before);
-    expect(typesOf(await setup.store.read(runId))).toEqual([
+    expect(typesOf(await env.setup.store.read(runId))).toEqual([
       'run_requested',
       'run_started',
       'thought',
