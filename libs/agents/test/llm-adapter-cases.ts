@@ -1,7 +1,6 @@
 import { expect, it } from 'vitest';
 import type { FakeLlmReply } from '@dura/testing';
-import type { ProviderSettings } from '../src/llm/index';
-import { chargeRequest, failure, fakeApiAdapter, type Provider } from './llm-adapter-support';
+import { adapterKit, failure, type Provider } from './llm-adapter-support';
 
 /** What differs between the adapters in the behaviour they share. */
 export interface AdapterCase {
@@ -21,14 +20,16 @@ export interface AdapterCase {
   streamBody: object;
   /** A body that is not JSON, and what the error says after 3 attempts. */
   notJson: { body: string; says: string[] };
+  /** A reply that is always unavailable, how the error names it, the attempts, and the sleeps between them (when checked). */
+  unavailable: { reply: FakeLlmReply; says: string; attempts: number; sleeps?: number };
+  /** The error body of a 400, and how the adapter's message starts. */
+  rejected: { body: object; says: RegExp };
   names: { parallelCalls: string; lengthStop: string; streamedCalls: string };
 }
 
 /** The tests both adapters pass alike, in the caller's describe: answers, tool calls, streams, bad bodies. */
 export function itAnswersAsEveryAdapter(c: AdapterCase): void {
-  const setup = (replies: FakeLlmReply[], settings: ProviderSettings = {}) =>
-    fakeApiAdapter(c.provider, c.apiKey, replies, settings);
-  const request = chargeRequest(c);
+  const { setup, request } = adapterKit(c.provider, c);
 
   it('returns a plain completion with usage, finish reason and model id', async () => {
     await using t = await setup([
@@ -129,5 +130,28 @@ export function itAnswersAsEveryAdapter(c: AdapterCase): void {
     expect(err.code).toBe('model_bad_response');
     for (const text of c.notJson.says) expect(err.message).toContain(text);
     expect(t.server.requests).toHaveLength(3);
+  });
+
+  it('rejects a 400 at once with the provider message and what to check', async () => {
+    await using t = await setup([{ kind: 'status', status: 400, body: c.rejected.body }]);
+    const err = await failure(t.provider.chat(request()));
+    expect(err.code).toBe('model_request_rejected');
+    expect(err.retryable).toBe(false);
+    expect(err.message).toMatch(c.rejected.says);
+    expect(err.message).toContain("Check the agent's model settings");
+    expect(t.server.requests).toHaveLength(1);
+    expect(t.sleeps).toEqual([]);
+  });
+
+  it('gives up with a retryable model_unavailable after maxAttempts', async () => {
+    const { reply, says, attempts, sleeps } = c.unavailable;
+    await using t = await setup([reply], { maxAttempts: attempts });
+    const err = await failure(t.provider.chat(request()));
+    expect(err.code).toBe('model_unavailable');
+    expect(err.retryable).toBe(true);
+    expect(err.message).toContain(`after ${attempts} attempts`);
+    expect(err.message).toContain(says);
+    expect(t.server.requests).toHaveLength(attempts);
+    if (sleeps !== undefined) expect(t.sleeps).toHaveLength(sleeps);
   });
 }

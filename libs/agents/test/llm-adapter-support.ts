@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import { DuraError } from '@dura/contracts';
+import { DuraError, type ChatMessage } from '@dura/contracts';
 import { startFakeLlmServer, type FakeLlmReply } from '@dura/testing';
 import {
   createAnthropicProvider,
@@ -77,3 +77,37 @@ export const chargeRequest =
     maxTokens: defaults.maxTokens,
     ...overrides,
   });
+
+/**
+ * A conversation in which the assistant called two tools at once (ids `<prefix>_1` and `<prefix>_2`) and both
+ * results came back, the second an error.
+ */
+export const paymentConversation = (prefix: string): ChatMessage[] => [
+  { role: 'system', content: 'You run payments.' },
+  { role: 'user', content: 'Charge 5 and notify.' },
+  {
+    role: 'assistant',
+    content: 'Charging.',
+    toolCalls: [
+      { id: `${prefix}_1`, name: 'pay.charge', arguments: { amount: 5 } },
+      { id: `${prefix}_2`, name: 'demo.notify', arguments: { channel: 'ops', message: 'hi' } },
+    ],
+  },
+  { role: 'tool', toolCallId: `${prefix}_1`, name: 'pay.charge', content: '{"chargeId":"ch_1"}' },
+  { role: 'tool', toolCallId: `${prefix}_2`, name: 'demo.notify', content: 'channel closed', isError: true },
+];
+
+/**
+ * How a spec file talks to one adapter: `setup` starts a fake API answering `replies` and an adapter on it
+ * (see fakeApiAdapter); `request` is a charge request for `model`, `overrides` on top.
+ */
+export function adapterKit(
+  provider: Provider,
+  options: { apiKey: string; model: string; maxTokens: number },
+) {
+  return {
+    setup: (replies: FakeLlmReply[], settings: ProviderSettings = {}) =>
+      fakeApiAdapter(provider, options.apiKey, replies, settings),
+    request: chargeRequest(options),
+  };
+}

@@ -1,31 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatMessage } from '@dura/contracts';
-import { type FakeLlmReply } from '@dura/testing';
-import { createAnthropicProvider, createProvider, type ProviderSettings } from '../src/llm/index';
-import { CHARGE_SPEC, chargeRequest, failure, fakeApiAdapter } from './llm-adapter-support';
+import { createAnthropicProvider, createProvider } from '../src/llm/index';
+import { CHARGE_SPEC, adapterKit, failure, paymentConversation } from './llm-adapter-support';
 import { itAnswersAsEveryAdapter } from './llm-adapter-cases';
 
 const API_KEY = 'sk-ant-api03-Zx9Yw8Vu7Ts6Rq5Po4';
-const setup = (replies: FakeLlmReply[], settings: ProviderSettings = {}) =>
-  fakeApiAdapter('anthropic', API_KEY, replies, settings);
-const request = chargeRequest({ model: 'claude-test', maxTokens: 512 });
+const { setup, request } = adapterKit('anthropic', { apiKey: API_KEY, model: 'claude-test', maxTokens: 512 });
 
 describe('the Anthropic adapter', () => {
   it('sends the system prompt on top, tool_use blocks, and parallel tool results in one user message', async () => {
     await using t = await setup([{ kind: 'message', content: 'done' }]);
     const messages: ChatMessage[] = [
-      { role: 'system', content: 'You run payments.' },
-      { role: 'user', content: 'Charge 5 and notify.' },
-      {
-        role: 'assistant',
-        content: 'Charging.',
-        toolCalls: [
-          { id: 'toolu_1', name: 'pay.charge', arguments: { amount: 5 } },
-          { id: 'toolu_2', name: 'demo.notify', arguments: { channel: 'ops', message: 'hi' } },
-        ],
-      },
-      { role: 'tool', toolCallId: 'toolu_1', name: 'pay.charge', content: '{"chargeId":"ch_1"}' },
-      { role: 'tool', toolCallId: 'toolu_2', name: 'demo.notify', content: 'channel closed', isError: true },
+      ...paymentConversation('toolu'),
       { role: 'user', content: 'Also, be brief.' },
     ];
     await t.provider.chat(request({ messages, temperature: 0 }));
@@ -78,6 +64,23 @@ describe('the Anthropic adapter', () => {
     lengthStop: 'max_tokens',
     streamBody: { stream: true },
     notJson: { body: '{"type":"message","content":', says: ['after 3 attempts', 'not JSON'] },
+    unavailable: {
+      reply: {
+        kind: 'status',
+        status: 529,
+        body: { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } },
+      },
+      says: 'HTTP 529: Overloaded',
+      attempts: 4,
+      sleeps: 3,
+    },
+    rejected: {
+      body: {
+        type: 'error',
+        error: { type: 'invalid_request_error', message: 'max_tokens: must be at most 8192' },
+      },
+      says: /^anthropic rejected the request \(HTTP 400\): max_tokens: must be at most 8192\./,
+    },
     names: {
       parallelCalls: 'maps two parallel tool calls back to Dura names',
       lengthStop: 'reports max_tokens as "length"',
@@ -138,48 +141,6 @@ describe('the Anthropic adapter', () => {
     expect((await t.provider.chat(request())).content).toBe('ok');
     expect(t.server.requests).toHaveLength(3);
     expect(t.sleeps).toHaveLength(2);
-  });
-
-  it('gives up with a retryable model_unavailable after maxAttempts', async () => {
-    await using t = await setup(
-      [
-        {
-          kind: 'status',
-          status: 529,
-          body: { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } },
-        },
-      ],
-      { maxAttempts: 4 },
-    );
-    const err = await failure(t.provider.chat(request()));
-    expect(err.code).toBe('model_unavailable');
-    expect(err.retryable).toBe(true);
-    expect(err.message).toContain('after 4 attempts');
-    expect(err.message).toContain('HTTP 529: Overloaded');
-    expect(t.server.requests).toHaveLength(4);
-    expect(t.sleeps).toHaveLength(3);
-  });
-
-  it('rejects a 400 at once with the provider message and what to check', async () => {
-    await using t = await setup([
-      {
-        kind: 'status',
-        status: 400,
-        body: {
-          type: 'error',
-          error: { type: 'invalid_request_error', message: 'max_tokens: must be at most 8192' },
-        },
-      },
-    ]);
-    const err = await failure(t.provider.chat(request()));
-    expect(err.code).toBe('model_request_rejected');
-    expect(err.retryable).toBe(false);
-    expect(err.message).toMatch(
-      /^anthropic rejected the request \(HTTP 400\): max_tokens: must be at most 8192\./,
-    );
-    expect(err.message).toContain("Check the agent's model settings");
-    expect(t.server.requests).toHaveLength(1);
-    expect(t.sleeps).toEqual([]);
   });
 
   it('never shows the API key, even when the provider echoes it', async () => {

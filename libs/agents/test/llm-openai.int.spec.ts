@@ -1,32 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import type { ChatMessage } from '@dura/contracts';
-import { freePort, type FakeLlmReply } from '@dura/testing';
-import { createOpenAIProvider, type ProviderSettings } from '../src/llm/index';
-import { CHARGE_SPEC, chargeRequest, failure, fakeApiAdapter } from './llm-adapter-support';
+import { freePort } from '@dura/testing';
+import { createOpenAIProvider } from '../src/llm/index';
+import { CHARGE_SPEC, adapterKit, failure, paymentConversation } from './llm-adapter-support';
 import { itAnswersAsEveryAdapter } from './llm-adapter-cases';
 
 const API_KEY = 'sk-test-4f9a8b7c6d5e4f3a2b1c';
-const setup = (replies: FakeLlmReply[], settings: ProviderSettings = {}) =>
-  fakeApiAdapter('openai', API_KEY, replies, settings);
-const request = chargeRequest({ model: 'gpt-test', maxTokens: 256 });
+const { setup, request } = adapterKit('openai', { apiKey: API_KEY, model: 'gpt-test', maxTokens: 256 });
 
 describe('the OpenAI adapter', () => {
   it('sends tools, messages and tool results in the Chat Completions shape', async () => {
     await using t = await setup([{ kind: 'message', content: 'done' }]);
-    const messages: ChatMessage[] = [
-      { role: 'system', content: 'You run payments.' },
-      { role: 'user', content: 'Charge 5 and notify.' },
-      {
-        role: 'assistant',
-        content: 'Charging.',
-        toolCalls: [
-          { id: 'call_1', name: 'pay.charge', arguments: { amount: 5 } },
-          { id: 'call_2', name: 'demo.notify', arguments: { channel: 'ops', message: 'hi' } },
-        ],
-      },
-      { role: 'tool', toolCallId: 'call_1', name: 'pay.charge', content: '{"chargeId":"ch_1"}' },
-      { role: 'tool', toolCallId: 'call_2', name: 'demo.notify', content: 'channel closed', isError: true },
-    ];
+    const messages = paymentConversation('call');
     await t.provider.chat(request({ messages, temperature: 0.2 }));
 
     expect(t.server.requests).toHaveLength(1);
@@ -77,6 +61,17 @@ describe('the OpenAI adapter', () => {
     lengthStop: 'length',
     streamBody: { stream: true, stream_options: { include_usage: true } },
     notJson: { body: '<html>gateway page</html>', says: ['not JSON'] },
+    unavailable: {
+      reply: { kind: 'status', status: 502, body: { error: { message: 'bad gateway' } } },
+      says: 'HTTP 502: bad gateway',
+      attempts: 3,
+    },
+    rejected: {
+      body: {
+        error: { message: "Invalid value for 'max_tokens': too large", type: 'invalid_request_error' },
+      },
+      says: /^openai rejected the request \(HTTP 400\): Invalid value for 'max_tokens'/,
+    },
     names: {
       parallelCalls: 'maps two parallel tool calls back to Dura names with parsed arguments',
       lengthStop: 'reports a length stop as "length"',
@@ -125,40 +120,6 @@ describe('the OpenAI adapter', () => {
     expect(t.sleeps[0]).toBeLessThanOrEqual(100);
     expect(t.sleeps[1]).toBeGreaterThanOrEqual(100);
     expect(t.sleeps[1]).toBeLessThanOrEqual(200);
-  });
-
-  it('gives up with a retryable model_unavailable after maxAttempts', async () => {
-    await using t = await setup(
-      [{ kind: 'status', status: 502, body: { error: { message: 'bad gateway' } } }],
-      {
-        maxAttempts: 3,
-      },
-    );
-    const err = await failure(t.provider.chat(request()));
-    expect(err.code).toBe('model_unavailable');
-    expect(err.retryable).toBe(true);
-    expect(err.message).toContain('after 3 attempts');
-    expect(err.message).toContain('HTTP 502: bad gateway');
-    expect(t.server.requests).toHaveLength(3);
-  });
-
-  it('rejects a 400 at once with the provider message and what to check', async () => {
-    await using t = await setup([
-      {
-        kind: 'status',
-        status: 400,
-        body: {
-          error: { message: "Invalid value for 'max_tokens': too large", type: 'invalid_request_error' },
-        },
-      },
-    ]);
-    const err = await failure(t.provider.chat(request()));
-    expect(err.code).toBe('model_request_rejected');
-    expect(err.retryable).toBe(false);
-    expect(err.message).toMatch(/^openai rejected the request \(HTTP 400\): Invalid value for 'max_tokens'/);
-    expect(err.message).toContain("Check the agent's model settings");
-    expect(t.server.requests).toHaveLength(1);
-    expect(t.sleeps).toEqual([]);
   });
 
   it('never shows the API key, even when the provider echoes it', async () => {
