@@ -28,7 +28,7 @@ import {
 } from '@dura/service-kit/testing';
 import { defineTool, ToolRegistry, type ToolDefinition, type ToolSafety, type ToolStatus } from '@dura/tools';
 import { afterAll, beforeAll } from 'vitest';
-import type { TestInfra } from '@dura/testing';
+import type { ManagedProcess, TestInfra } from '@dura/testing';
 import {
   createToolGateway,
   effects,
@@ -264,6 +264,60 @@ export interface GatewayUnderTest {
   readonly gateway: ToolGateway;
 }
 
+export interface ConnectionsUnderTest {
+  /** The test's own connection (the streams ensured and the database migrated), for tasks, logs and rows. */
+  readonly setup: Connections;
+  /** Opens another connection named `name`; closed after the file, after the file's own afterAll hooks. */
+  open(name: string): Promise<Connections>;
+}
+
+/**
+ * Registers beforeAll/afterAll in the calling spec file: the setup connection, and the connections `open`
+ * makes, all closed afterwards whether the tests passed or not. Call it before the hooks that use them.
+ */
+export function useConnections(infra: () => TestInfra): ConnectionsUnderTest {
+  let setup: Connections | undefined;
+  const opened: Connections[] = [];
+  beforeAll(async () => {
+    setup = await prepare(infra().nats.url, infra().db.url);
+  });
+  afterAll(async () => {
+    await Promise.allSettled(opened.map((conn) => conn.close()));
+    await setup?.close();
+  });
+  return {
+    get setup() {
+      if (!setup) throw new Error('useConnections(): the setup connection is only available inside tests');
+      return setup;
+    },
+    async open(name) {
+      const conn = await connect(infra().nats.url, infra().db.url, name);
+      opened.push(conn);
+      return conn;
+    },
+  };
+}
+
+type GatewayOptions = Partial<
+  Pick<GatewayDeps, 'maxAttempts' | 'relayPollMs' | 'timerPollMs' | 'payloadThresholdBytes' | 'concurrency'>
+>;
+
+function startableGateway(
+  conn: Connections,
+  tools: readonly ToolDefinition[],
+  name: string,
+  options: GatewayOptions,
+) {
+  return createToolGateway({
+    ...conn,
+    tools: new ToolRegistry(tools),
+    log: testLogger(name),
+    relayPollMs: 50,
+    streams: TEST_STREAM_OPTIONS,
+    ...options,
+  });
+}
+
 /**
  * Registers beforeAll/afterAll in the calling spec file: a setup connection, and one gateway with `tools` on
  * its own connection, started; everything is stopped and closed afterwards, whether the tests passed or not.
@@ -271,39 +325,62 @@ export interface GatewayUnderTest {
 export function useGateway(
   infra: () => TestInfra,
   tools: readonly ToolDefinition[],
-  options: Partial<
-    Pick<GatewayDeps, 'maxAttempts' | 'relayPollMs' | 'timerPollMs' | 'payloadThresholdBytes'>
-  > = {},
+  options: Omit<GatewayOptions, 'concurrency'> = {},
 ): GatewayUnderTest {
-  let setup: Connections | undefined;
-  let conn: Connections | undefined;
+  const connections = useConnections(infra);
   let gateway: ToolGateway | undefined;
   beforeAll(async () => {
-    setup = await prepare(infra().nats.url, infra().db.url);
-    conn = await connect(infra().nats.url, infra().db.url, 'gateway');
-    gateway = createToolGateway({
-      ...conn,
-      tools: new ToolRegistry(tools),
-      log: testLogger('tool-gateway'),
-      relayPollMs: 50,
-      streams: TEST_STREAM_OPTIONS,
-      ...options,
-    });
+    gateway = startableGateway(await connections.open('gateway'), tools, 'tool-gateway', options);
     await gateway.start();
   });
   afterAll(async () => {
     await gateway?.stop();
-    await conn?.close();
-    await setup?.close();
   });
   return {
     get setup() {
-      if (!setup) throw new Error('useGateway(): the setup connection is only available inside tests');
-      return setup;
+      return connections.setup;
     },
     get gateway() {
       if (!gateway) throw new Error('useGateway(): the gateway is only available inside tests');
       return gateway;
     },
   };
+}
+
+/**
+ * Registers beforeAll/afterAll in the calling spec file: a setup connection, and a gateway replica per entry
+ * of `tools` (replica i with those tools on its own connection `gateway-<i>`), all started together; stopped
+ * and closed afterwards, whether the tests passed or not.
+ */
+export function useGatewayReplicas(
+  infra: () => TestInfra,
+  tools: readonly (readonly ToolDefinition[])[],
+  options: GatewayOptions = {},
+): { readonly setup: Connections } {
+  const connections = useConnections(infra);
+  const gateways: ToolGateway[] = [];
+  beforeAll(async () => {
+    for (const [i, own] of tools.entries())
+      gateways.push(
+        startableGateway(await connections.open(`gateway-${i}`), own, `tool-gateway-${i}`, options),
+      );
+    await Promise.all(gateways.map((gateway) => gateway.start()));
+  });
+  afterAll(async () => {
+    await Promise.allSettled(gateways.map((gateway) => gateway.stop()));
+  });
+  return {
+    get setup() {
+      return connections.setup;
+    },
+  };
+}
+
+/** Registers an afterAll that kills every process put in the returned list, whether the tests passed or not. */
+export function useProcesses(): ManagedProcess[] {
+  const processes: ManagedProcess[] = [];
+  afterAll(async () => {
+    await Promise.allSettled(processes.map((proc) => proc.kill()));
+  });
+  return processes;
 }
