@@ -1,13 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { runSubject } from '@dura/contracts';
-import { CorruptEvent, type ReadReport } from '../src/index';
+import { CorruptEvent } from '../src/index';
 import { useNatsConnections, useTestInfra, useEventStore } from './infra';
 import { runEvents } from './run-events';
 
-const infra = useTestInfra({ database: false });
-const open = useNatsConnections(infra);
-const reads: ReadReport[] = [];
-const env = useEventStore(open, { onRead: (report) => reads.push(report) });
+const env = useEventStore(useNatsConnections(useTestInfra({ database: false })));
 
 describe('readAt', () => {
   it("returns the run's event at a sequence, and nothing for another run's or a missing one", async () => {
@@ -63,7 +60,7 @@ describe('onRead', () => {
         expectedSeq: 0,
       },
     );
-    reads.splice(0);
+    env.reads.splice(0);
 
     await env.store.read('counted');
     await env.store.read('counted', { fromSeq: seqs[1]! });
@@ -71,7 +68,7 @@ describe('onRead', () => {
     await env.store.readAt('counted', seqs[0]!);
     await env.store.readAt('counted', seqs[2]! + 1000);
 
-    expect(reads).toEqual([
+    expect(env.reads).toEqual([
       { runId: 'counted', fromSeq: 1, count: 3 },
       { runId: 'counted', fromSeq: seqs[1], count: 2 },
       { runId: 'counted', fromSeq: seqs[2]! + 1, count: 0 },

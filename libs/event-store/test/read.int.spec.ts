@@ -1,34 +1,28 @@
 import { describe, expect, it } from 'vitest';
-import { CURRENT_EVENT_VERSIONS, runSubject, STREAMS, type NewEvent } from '@dura/contracts';
+import { CURRENT_EVENT_VERSIONS, runSubject, STREAMS } from '@dura/contracts';
 import { CorruptEvent } from '../src/index';
-import { retryUntil, useNatsConnections, useTestInfra, useEventStore } from './infra';
+import {
+  retryUntil,
+  useNatsConnections,
+  useTestInfra,
+  useEventStore,
+  appendEach,
+  appendInterleaved,
+} from './infra';
 import { runEvents } from './run-events';
 
-const infra = useTestInfra({ database: false });
-const open = useNatsConnections(infra);
-const env = useEventStore(open);
+const env = useEventStore(useNatsConnections(useTestInfra({ database: false })));
 let corruptRuns = 0;
 
-/** Appends one event at a time, as separate deciders would. */
-async function appendEach(runId: string, events: NewEvent[]): Promise<void> {
-  for (const event of events) await env.store.append(runId, [event], { expectedSeq: 'any' });
-}
-
-/** Publishes raw bytes on a run's subject, bypassing the env.store, as a buggy or foreign producer could. */
+/** Publishes raw bytes on a run's subject, bypassing the store, as a buggy or foreign producer could. */
 async function publishRaw(runId: string, payload: string): Promise<number> {
   return (await env.js.publish(runSubject(runId), payload)).seq;
 }
 
 describe('read', () => {
   it('returns only the events with seq >= fromSeq, typed and with their sequence stamped on', async () => {
-    const mine = runEvents('reader');
-    const other = runEvents('bystander');
     // Interleaved with another run, so the run's sequences have gaps.
-    await appendEach('reader', [mine.requested()]);
-    await appendEach('bystander', [other.requested()]);
-    await appendEach('reader', [mine.started(), mine.thought(1)]);
-    await appendEach('bystander', [other.started()]);
-    await appendEach('reader', [mine.completed()]);
+    await appendInterleaved(env.store, 'reader', 'bystander');
 
     const all = await env.store.read('reader');
     expect(all.map((e) => e.type)).toEqual(['run_requested', 'run_started', 'thought', 'run_completed']);
@@ -91,9 +85,9 @@ describe('read', () => {
     corruptRuns += 1;
     const runId = `corrupt-${corruptRuns}`;
     const run = runEvents(runId);
-    await appendEach(runId, [run.requested()]);
+    await appendEach(env.store, runId, [run.requested()]);
     const badSeq = await publishRaw(runId, payload);
-    await appendEach(runId, [run.started()]);
+    await appendEach(env.store, runId, [run.started()]);
 
     const error = await env.store.read(runId).catch((e: unknown) => e);
 
