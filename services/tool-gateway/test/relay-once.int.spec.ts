@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import type { JetStreamClient } from '@nats-io/jetstream';
 import { eq } from 'drizzle-orm';
 import { STREAMS } from '@dura/contracts';
-import { spawnTsEntry, useTestInfra, type ManagedProcess } from '@dura/testing';
+import { useTestInfra, type ManagedProcess } from '@dura/testing';
 import { ToolRegistry } from '@dura/tools';
 import { createEffectLedger } from '../src/effect-ledger';
 import { completedEvent } from '../src/observations';
@@ -21,7 +21,7 @@ import {
   unsentCount,
   type Connections,
   useConnections,
-  useProcesses,
+  useGatewayProcesses,
 } from './support';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
@@ -30,7 +30,7 @@ const RUNS = 60;
 const STEPS = 5;
 const infra = useTestInfra();
 const env = useConnections(infra);
-const processes = useProcesses();
+const startGateway = useGatewayProcesses(infra);
 
 /**
  * The real JetStream client of a gateway, with every publish to a run log counted by its msg-id before it
@@ -169,23 +169,8 @@ describe('an observation is published once', () => {
   });
 
   it('by the relay of a restarted gateway, when the gateway was SIGKILLed right after the commit', async () => {
-    const start = (name: string, failpoint?: string): Promise<ManagedProcess> => {
-      const proc = spawnTsEntry({
-        name,
-        entry: 'services/tool-gateway/src/main.ts',
-        env: {
-          NATS_URL: infra().nats.url,
-          DATABASE_URL: infra().db.url,
-          LOG_FORMAT: 'json',
-          LOG_LEVEL: 'info',
-          METRICS_PORT: '0',
-          DURA_TOOLS_MODULES: undefined,
-          DURA_FAILPOINT: failpoint,
-        },
-      });
-      processes.push(proc);
-      return proc.waitForOutput(/tool gateway started/, 45_000).then(() => proc);
-    };
+    const start = (name: string, failpoint?: string): Promise<ManagedProcess> =>
+      startGateway(name, { METRICS_PORT: '0', DURA_FAILPOINT: failpoint }, 45_000);
     const task = toolTask('run-killed', 'echo', { n: 7 });
     const msgId = `${task.idempotencyKey}:result`;
 

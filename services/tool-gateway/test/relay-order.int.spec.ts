@@ -1,37 +1,17 @@
-import { afterAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { asc, like } from 'drizzle-orm';
 import type { JetStreamClient } from '@nats-io/jetstream';
 import postgres from 'postgres';
-import { STREAMS, newEvent, runSubject, type NewEvent } from '@dura/contracts';
+import { STREAMS, runSubject } from '@dura/contracts';
 import { openDatabase } from '@dura/db';
 import { startPrivatePostgres, useTestInfra } from '@dura/testing';
 import { createRelay, migrateGateway, outbox, type Relay } from '../src/index';
-import { eventually, sleep, storedMessages, testLogger, useConnections } from './support';
+import { eventually, observation, sleep, storedMessages, testLogger, useRelays } from './support';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 
 const infra = useTestInfra();
-const running: Relay[] = [];
-const env = useConnections(infra);
-
-afterAll(async () => {
-  await Promise.allSettled(running.map((relay) => relay.stop()));
-});
-
-function observation(runId: string, msgId: string, n: number): NewEvent {
-  return newEvent(
-    'tool_call_completed',
-    {
-      callId: `call-${n}`,
-      idempotencyKey: `${runId}:${n}`,
-      result: { n },
-      attempt: 1,
-      deduped: false,
-      durationMs: 1,
-    },
-    { id: msgId, runId, ts: new Date().toISOString(), correlationId: runId },
-  );
-}
+const env = useRelays(infra);
 
 function row(runId: string, msgId: string, n: number) {
   return { runId, msgId, subject: runSubject(runId), payload: observation(runId, msgId, n) };
@@ -65,7 +45,7 @@ async function startRelay(
   const js = options.jitter ? jittery(conn.js) : conn.js;
   const relay = createRelay({ db: conn.db, js, log: testLogger(name), ...options });
   relay.start();
-  running.push(relay);
+  env.running.push(relay);
   return relay;
 }
 

@@ -1,20 +1,15 @@
-import { afterAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { asc, inArray, isNull, like } from 'drizzle-orm';
 import type { Subscription } from '@nats-io/nats-core';
-import { STREAMS, newEvent, runSubject } from '@dura/contracts';
-import { useTestInfra } from '@dura/testing';
+import { STREAMS, runSubject } from '@dura/contracts';
+import { eventually, useTestInfra } from '@dura/testing';
 import { createRelay, outbox, type Relay } from '../src/index';
-import { decideTasks, eventually, sleep, storedMessages, testLogger, useConnections } from './support';
+import { decideTasks, observation, sleep, storedMessages, testLogger, useRelays } from './support';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 
 const infra = useTestInfra();
-const running: Relay[] = [];
-const env = useConnections(infra);
-
-afterAll(async () => {
-  await Promise.allSettled(running.map((relay) => relay.stop()));
-});
+const env = useRelays(infra);
 
 async function relayOn(name: string, options: { batchSize?: number } = {}): Promise<Relay> {
   const conn = await env.open(name);
@@ -23,18 +18,7 @@ async function relayOn(name: string, options: { batchSize?: number } = {}): Prom
 
 /** Queues an observation the way the gateway's transaction does: straight into the outbox. */
 async function queue(runId: string, msgId: string, n: number): Promise<void> {
-  const event = newEvent(
-    'tool_call_completed',
-    {
-      callId: `call-${n}`,
-      idempotencyKey: `${runId}:${n}`,
-      result: { n },
-      attempt: 1,
-      deduped: false,
-      durationMs: 1,
-    },
-    { id: msgId, runId, ts: new Date().toISOString(), correlationId: runId },
-  );
+  const event = observation(runId, msgId, n);
   await env.setup.db.insert(outbox).values({ runId, msgId, subject: runSubject(runId), payload: event });
 }
 
@@ -166,7 +150,7 @@ describe('the outbox relay', () => {
   it('keeps rows queued while NATS is down and publishes them once it is back', async () => {
     const relay = await relayOn('relay-offline');
     relay.start();
-    running.push(relay);
+    env.running.push(relay);
 
     await infra().nats.kill();
     try {

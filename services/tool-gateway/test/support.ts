@@ -9,10 +9,12 @@ import {
   SUBJECTS,
   TASK_VERSION,
   decodeEvent,
+  newEvent,
   runSubject,
   timerTaskMsgId,
   toolTaskSubject,
   type JsonObject,
+  type NewEvent,
   type RunEvent,
   type TimerTask,
   type ToolTask,
@@ -28,7 +30,7 @@ import {
 } from '@dura/service-kit/testing';
 import { defineTool, ToolRegistry, type ToolDefinition, type ToolSafety, type ToolStatus } from '@dura/tools';
 import { afterAll, beforeAll } from 'vitest';
-import type { ManagedProcess, TestInfra } from '@dura/testing';
+import { spawnTsEntry, type ManagedProcess, type TestInfra } from '@dura/testing';
 import {
   createToolGateway,
   effects,
@@ -36,6 +38,7 @@ import {
   outbox,
   type EffectRow,
   type GatewayDeps,
+  type Relay,
   type ToolGateway,
 } from '../src/index';
 
@@ -376,11 +379,68 @@ export function useGatewayReplicas(
   };
 }
 
-/** Registers an afterAll that kills every process put in the returned list, whether the tests passed or not. */
-export function useProcesses(): ManagedProcess[] {
+/**
+ * Registers an afterAll in the calling spec file that kills every gateway process the returned `start`
+ * spawned, whether the tests passed or not. `start` runs the gateway's main on the file's servers (JSON logs
+ * at info, built-in tools only, `env` on top) and resolves once the gateway has started, within `startMs`.
+ */
+export function useGatewayProcesses(
+  infra: () => TestInfra,
+): (name: string, env: Record<string, string | undefined>, startMs: number) => Promise<ManagedProcess> {
   const processes: ManagedProcess[] = [];
   afterAll(async () => {
     await Promise.allSettled(processes.map((proc) => proc.kill()));
   });
-  return processes;
+  return async (name, env, startMs) => {
+    const proc = spawnTsEntry({
+      name,
+      entry: 'services/tool-gateway/src/main.ts',
+      env: {
+        NATS_URL: infra().nats.url,
+        DATABASE_URL: infra().db.url,
+        LOG_FORMAT: 'json',
+        LOG_LEVEL: 'info',
+        DURA_TOOLS_MODULES: undefined,
+        ...env,
+      },
+    });
+    processes.push(proc);
+    await proc.waitForOutput(/tool gateway started/, startMs);
+    return proc;
+  };
+}
+
+/** The observation of call `n` of `runId` (result `{ n }`) with msg-id `msgId`, as a relay test queues it. */
+export function observation(runId: string, msgId: string, n: number): NewEvent {
+  return newEvent(
+    'tool_call_completed',
+    {
+      callId: `call-${n}`,
+      idempotencyKey: `${runId}:${n}`,
+      result: { n },
+      attempt: 1,
+      deduped: false,
+      durationMs: 1,
+    },
+    { id: msgId, runId, ts: new Date().toISOString(), correlationId: runId },
+  );
+}
+
+/**
+ * Registers beforeAll/afterAll in the calling spec file: the connections of useConnections, and an afterAll
+ * that first stops every relay put in `running`.
+ */
+export function useRelays(infra: () => TestInfra): ConnectionsUnderTest & { readonly running: Relay[] } {
+  const connections = useConnections(infra);
+  const running: Relay[] = [];
+  afterAll(async () => {
+    await Promise.allSettled(running.map((relay) => relay.stop()));
+  });
+  return {
+    get setup() {
+      return connections.setup;
+    },
+    open: (name) => connections.open(name),
+    running,
+  };
 }

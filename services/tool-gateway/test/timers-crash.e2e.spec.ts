@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { STREAMS, runSubject } from '@dura/contracts';
-import { spawnTsEntry, useTestInfra, type ManagedProcess } from '@dura/testing';
+import { useTestInfra, type ManagedProcess } from '@dura/testing';
 import { TIMER_CONSUMER, timers } from '../src/index';
 import {
   eventually,
@@ -10,36 +10,28 @@ import {
   storedMessages,
   timerTask,
   useConnections,
-  useProcesses,
+  useGatewayProcesses,
 } from './support';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 
 const infra = useTestInfra();
 const env = useConnections(infra);
-const processes = useProcesses();
+const start = useGatewayProcesses(infra);
 
 const POLL_MS = 60_000;
 
-async function startGateway(name: string): Promise<ManagedProcess> {
-  const proc = spawnTsEntry({
+function startGateway(name: string): Promise<ManagedProcess> {
+  return start(
     name,
-    entry: 'services/tool-gateway/src/main.ts',
-    env: {
-      NATS_URL: infra().nats.url,
-      DATABASE_URL: infra().db.url,
-      LOG_FORMAT: 'json',
-      LOG_LEVEL: 'info',
+    {
       METRICS_PORT: undefined,
-      DURA_TOOLS_MODULES: undefined,
       DURA_FAILPOINT: undefined,
       // A poll far apart from "at once": a timer fired at start-up cannot be mistaken for one fired at a poll.
       GATEWAY_TIMER_POLL_MS: String(POLL_MS),
     },
-  });
-  processes.push(proc);
-  await proc.waitForOutput(/tool gateway started/, 30_000);
-  return proc;
+    30_000,
+  );
 }
 
 async function firings(runId: string) {
