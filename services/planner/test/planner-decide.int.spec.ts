@@ -1,10 +1,9 @@
 import { describe, expect, it, vi } from 'vitest';
-import { DeadLetterSchema, STREAMS, SUBJECTS, newEvent, type DeadLetter } from '@dura/contracts';
-import { decisionEventId } from '@dura/core';
+import { DeadLetterSchema, STREAMS, SUBJECTS, type DeadLetter } from '@dura/contracts';
 import { useTestInfra } from '@dura/testing';
 import { PLANNER_CONSUMERS } from '../src/index';
 import { scriptedRequest } from './run-history';
-import { eventually, storedMessages, typesOf } from './support';
+import { eventually, storedMessages, typesOf, appendRequest } from './support';
 import { usePlanner } from './planner-harness';
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
@@ -54,17 +53,10 @@ describe('decide tasks the planner cannot read', () => {
 
   it('do not wedge the consumer: the next valid decide task moves its run', async () => {
     const runId = 'run-after-garbage';
-    const request = newEvent(
-      'run_requested',
-      { request: scriptedRequest(runId, [{ tool: 'echo', args: { n: 1 } }]) },
-      {
-        id: decisionEventId(runId, 0, 0),
-        runId,
-        ts: new Date().toISOString(),
-        correlationId: runId,
-      },
+    const lastSeq = await appendRequest(
+      env.setup.store,
+      scriptedRequest(runId, [{ tool: 'echo', args: { n: 1 } }]),
     );
-    const { lastSeq } = await env.setup.store.append(runId, [request], { expectedSeq: 0 });
     await env.setup.js.publish(
       SUBJECTS.decideTask,
       JSON.stringify({ v: 1, runId, afterSeq: lastSeq, reason: 'resume' }),

@@ -14,7 +14,15 @@ import { createRunDriver, type RunDriver } from '../src/index';
 import { createScriptedModel } from '@dura/agents';
 import { scriptedRequest, thoughtData } from './run-history';
 import { countingStore } from './snapshot-support';
-import { countingModel, storedMessages, testEvent, testLogger, typesOf, type CountingModel } from './support';
+import {
+  countingModel,
+  storedMessages,
+  testEvent,
+  testLogger,
+  typesOf,
+  type CountingModel,
+  appendRequest,
+} from './support';
 import { usePlannerConnections } from './planner-harness';
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
@@ -36,18 +44,8 @@ beforeAll(async () => {
 });
 
 /** Appends a run request the way intake does: first event of the run, id `<runId>@0.0`. */
-async function request(runId: string, steps: ScriptedStep[]) {
-  const event = newEvent(
-    'run_requested',
-    { request: scriptedRequest(runId, steps) },
-    {
-      id: decisionEventId(runId, 0, 0),
-      runId,
-      ts: new Date().toISOString(),
-      correlationId: runId,
-    },
-  );
-  return (await env.setup.store.append(runId, [event], { expectedSeq: 0 })).lastSeq;
+function request(runId: string, steps: ScriptedStep[]): Promise<number> {
+  return appendRequest(env.setup.store, scriptedRequest(runId, steps));
 }
 
 /** Appends `events` after the run's event at `lastSeq`, each guarded like a planner append. */

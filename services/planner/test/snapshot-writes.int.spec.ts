@@ -1,12 +1,13 @@
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { newEvent, type ScriptedStep } from '@dura/contracts';
-import { decisionEventId, fold, type RunState } from '@dura/core';
+import { fold, type RunState } from '@dura/core';
 import { useTestInfra } from '@dura/testing';
 import { createRunDriver, type RunDriver } from '../src/index';
 import { createScriptedModel } from '@dura/agents';
 import { decodeSnapshot, type RunSnapshot } from '../src/snapshot-codec';
 import { createSnapshotStore, type SnapshotStore } from '../src/snapshot-store';
 import { scriptedRequest } from './run-history';
+import { appendRequest } from './support';
 import { countingStore, recordingLogger, type CountingStore } from './snapshot-support';
 import { usePlannerConnections } from './planner-harness';
 
@@ -37,12 +38,7 @@ function driverWith(snapshots: SnapshotStore, every = EVERY, log = recordingLogg
 
 /** Appends the run request the way intake does. */
 async function submit(runId: string): Promise<void> {
-  const event = newEvent(
-    'run_requested',
-    { request: scriptedRequest(runId, plan) },
-    { id: decisionEventId(runId, 0, 0), runId, ts: new Date().toISOString(), correlationId: runId },
-  );
-  await env.setup.store.append(runId, [event], { expectedSeq: 0 });
+  await appendRequest(env.setup.store, scriptedRequest(runId, plan));
 }
 
 /** What the tool gateway's relay does for a dispatched call: append its observation, unguarded. */

@@ -1,8 +1,17 @@
 import { eventually } from '@dura/testing';
 export { eventually };
 import type { JetStreamManager, MsgRequest, StoredMsg } from '@nats-io/jetstream';
-import { newEvent, type EventData, type EventType, type NewEvent, type RunEvent } from '@dura/contracts';
-import { ensureStreams } from '@dura/event-store';
+import {
+  newEvent,
+  type EventData,
+  type EventType,
+  type JsonValue,
+  type NewEvent,
+  type RunEvent,
+  type RunRequest,
+} from '@dura/contracts';
+import { decisionEventId, fold } from '@dura/core';
+import { ensureStreams, type EventStore } from '@dura/event-store';
 import {
   TEST_STREAM_OPTIONS,
   testConnections,
@@ -93,3 +102,40 @@ export function countBy<T>(
 }
 
 export const typesOf = (events: readonly RunEvent[]): string[] => events.map((e) => e.type);
+
+/** Appends `request` the way intake does, as the run's first event (id `<runId>@0.0`); returns its sequence. */
+export async function appendRequest(
+  store: EventStore,
+  request: RunRequest & { runId: string },
+): Promise<number> {
+  const { runId } = request;
+  const meta = {
+    id: decisionEventId(runId, 0, 0),
+    runId,
+    ts: new Date().toISOString(),
+    correlationId: runId,
+  };
+  return (await store.append(runId, [newEvent('run_requested', { request }, meta)], { expectedSeq: 0 }))
+    .lastSeq;
+}
+
+/** Stands in for the gateway: appends the observation of the run's open call with `result`, the test's `n`-th event. */
+export async function completeOpenCall(
+  store: EventStore,
+  runId: string,
+  result: JsonValue,
+  n: number,
+): Promise<void> {
+  const state = fold(await store.read(runId));
+  const pending = state.calls.find((call) => call.status === 'pending');
+  if (!pending) throw new Error(`run ${runId} has no open call`);
+  const observed = {
+    callId: pending.callId,
+    idempotencyKey: pending.idempotencyKey,
+    result,
+    attempt: 1,
+    deduped: false,
+    durationMs: 1,
+  };
+  await store.append(runId, [testEvent(runId, 'tool_call_completed', observed, n)], { expectedSeq: 'any' });
+}
