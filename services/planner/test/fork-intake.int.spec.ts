@@ -18,7 +18,7 @@ import { fold, forkEventId, idempotencyKey, jsonHash, planFork } from '@dura/cor
 import { useTestInfra } from '@dura/testing';
 import { createScriptedModel } from '@dura/agents';
 import { chargeSteps, scriptedRequest, simulateRun } from '@dura/agents/testing';
-import { eventually, storedMessages, typesOf } from './support';
+import { eventually, storedMessages, typesOf, untilDeadLetters } from './support';
 import { usePlanner } from './planner-harness';
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
@@ -47,11 +47,8 @@ async function requestFork(body: object, msgID: string): Promise<void> {
 const observationSeq = (log: RunEvent[], step: number): number =>
   log.find((e) => e.type === 'tool_call_completed' && e.data.callId === `call-${step}`)!.seq;
 
-async function forkLetters(count: number): Promise<DeadLetter[]> {
-  return eventually(async () => {
-    const found = await storedMessages(env.setup.jsm, STREAMS.deadLetters, 'dura.dlq.forks');
-    return found.length >= count ? found.map((msg) => DeadLetterSchema.parse(msg.json())) : undefined;
-  }, `${count} dead letters on dura.dlq.forks`);
+function forkLetters(count: number): Promise<DeadLetter[]> {
+  return untilDeadLetters(env.setup.jsm, 'dura.dlq.forks', count);
 }
 
 describe('a fork request', () => {

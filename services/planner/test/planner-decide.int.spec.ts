@@ -1,9 +1,9 @@
 import { describe, expect, it, vi } from 'vitest';
-import { DeadLetterSchema, STREAMS, SUBJECTS, type DeadLetter } from '@dura/contracts';
+import { STREAMS, SUBJECTS, type DeadLetter } from '@dura/contracts';
 import { useTestInfra } from '@dura/testing';
 import { PLANNER_CONSUMERS } from '../src/index';
 import { scriptedRequest } from './run-history';
-import { eventually, storedMessages, typesOf, appendRequest } from './support';
+import { eventually, storedMessages, typesOf, appendRequest, untilDeadLetters } from './support';
 import { usePlanner } from './planner-harness';
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
@@ -11,11 +11,8 @@ vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
 const infra = useTestInfra({ database: false });
 const env = usePlanner(infra);
 
-async function deadLetters(count: number): Promise<DeadLetter[]> {
-  return eventually(async () => {
-    const found = await storedMessages(env.setup.jsm, STREAMS.deadLetters, 'dura.dlq.decide');
-    return found.length >= count ? found.map((msg) => DeadLetterSchema.parse(msg.json())) : undefined;
-  }, `${count} dead letters on dura.dlq.decide`);
+function deadLetters(count: number): Promise<DeadLetter[]> {
+  return untilDeadLetters(env.setup.jsm, 'dura.dlq.decide', count);
 }
 
 describe('decide tasks the planner cannot read', () => {

@@ -2,7 +2,10 @@ import { eventually } from '@dura/testing';
 export { eventually };
 import type { JetStreamManager, MsgRequest, StoredMsg } from '@nats-io/jetstream';
 import {
+  DeadLetterSchema,
+  STREAMS,
   newEvent,
+  type DeadLetter,
   type EventData,
   type EventType,
   type JsonValue,
@@ -138,4 +141,16 @@ export async function completeOpenCall(
     durationMs: 1,
   };
   await store.append(runId, [testEvent(runId, 'tool_call_completed', observed, n)], { expectedSeq: 'any' });
+}
+
+/** Waits until `subject` holds at least `count` dead letters, and returns them all, parsed, in stream order. */
+export function untilDeadLetters(
+  jsm: JetStreamManager,
+  subject: string,
+  count: number,
+): Promise<DeadLetter[]> {
+  return eventually(async () => {
+    const found = await storedMessages(jsm, STREAMS.deadLetters, subject);
+    return found.length >= count ? found.map((msg) => DeadLetterSchema.parse(msg.json())) : undefined;
+  }, `${count} dead letters on ${subject}`);
 }
