@@ -32,7 +32,7 @@ const env = usePlannerConnections(infra);
 let model: CountingModel;
 let driver: RunDriver;
 
-beforeAll(async () => {
+beforeAll(() => {
   model = countingModel(createScriptedModel());
   driver = createRunDriver({
     store: env.conn.store,

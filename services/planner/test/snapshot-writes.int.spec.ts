@@ -20,7 +20,7 @@ const env = usePlannerConnections(infra);
 let counting: CountingStore;
 let kv: SnapshotStore;
 
-beforeAll(async () => {
+beforeAll(() => {
   counting = countingStore(env.conn);
   kv = createSnapshotStore({ js: env.conn.js });
 });
