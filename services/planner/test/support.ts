@@ -1,6 +1,5 @@
-import { eventually } from '@dura/testing';
-export { eventually };
-import type { JetStreamManager, MsgRequest, StoredMsg } from '@nats-io/jetstream';
+import { eventually, storedMessages } from '@dura/testing';
+import type { JetStreamManager } from '@nats-io/jetstream';
 import {
   DeadLetterSchema,
   STREAMS,
@@ -22,6 +21,7 @@ import {
   type TestConnections,
 } from '@dura/service-kit/testing';
 import type { Model, ModelTurn } from '@dura/agents';
+export { eventually, storedMessages };
 
 export { TEST_STREAM_OPTIONS as STREAM_OPTIONS, testLogger };
 
@@ -77,22 +77,6 @@ export function testEvent<T extends EventType>(
     ts: new Date().toISOString(),
     correlationId: runId,
   });
-}
-
-/** Every stored message of `stream` whose subject matches `subject` (wildcards allowed), in stream order. */
-export async function storedMessages(
-  jsm: JetStreamManager,
-  stream: string,
-  subject: string,
-): Promise<StoredMsg[]> {
-  const out: StoredMsg[] = [];
-  for (let seq = 1; ;) {
-    // The server (2.9+) answers next_by_subj on the plain msg-get API; nats.js only types it for direct get.
-    const msg = await jsm.streams.getMessage(stream, { seq, next_by_subj: subject } as unknown as MsgRequest);
-    if (!msg) return out;
-    out.push(msg);
-    seq = msg.seq + 1;
-  }
 }
 
 export function countBy<T>(

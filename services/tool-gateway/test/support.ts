@@ -1,6 +1,5 @@
-import { eventually } from '@dura/testing';
-export { eventually };
-import type { JetStreamManager, MsgRequest, StoredMsg } from '@nats-io/jetstream';
+import { eventually, storedMessages } from '@dura/testing';
+import type { JetStreamManager } from '@nats-io/jetstream';
 import { eq, isNull, sql } from 'drizzle-orm';
 import * as z from 'zod';
 import {
@@ -41,6 +40,7 @@ import {
   type Relay,
   type ToolGateway,
 } from '../src/index';
+export { eventually, storedMessages };
 
 export { TEST_STREAM_OPTIONS as STREAM_OPTIONS, testLogger };
 
@@ -192,23 +192,6 @@ export async function publishTask(
   msgID = task.idempotencyKey,
 ): Promise<void> {
   await conn.js.publish(toolTaskSubject(task.tool), JSON.stringify(task), { msgID });
-}
-
-/** Every stored message of `stream` whose subject matches `subject` (wildcards allowed), in stream order. */
-export async function storedMessages(
-  jsm: JetStreamManager,
-  stream: string,
-  subject: string,
-): Promise<StoredMsg[]> {
-  const out: StoredMsg[] = [];
-  for (let seq = 1; ;) {
-    // The server (2.9+) answers next_by_subj on the plain msg-get API; nats.js only types it for direct get.
-    const query = { seq, next_by_subj: subject } as unknown as MsgRequest;
-    const msg = await jsm.streams.getMessage(stream, query);
-    if (!msg) return out;
-    out.push(msg);
-    seq = msg.seq + 1;
-  }
 }
 
 export interface LoggedEvent {
