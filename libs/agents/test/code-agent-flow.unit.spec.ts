@@ -18,12 +18,12 @@ import {
   type ChatRequest,
 } from '../src/index';
 import { simulateRun } from '../src/testing';
+import { twiceAgent } from './code-agent-support';
 
 // A code agent's ctx.model calls under flow control, through the planner's own step: each call past the log
 // is admitted on its worst case before it is made, a call not admitted becomes a recorded wait for capacity
 // (nothing asked), and what an admitted call used is settled once it answered.
 
-const MODEL = { provider: 'openai' as const, model: 'fake-1', maxTokens: 100 };
 const REASON = 'capacity of openai/fake-1 (requests per minute)';
 
 function fakeProvider(fail?: (request: ChatRequest) => boolean) {
@@ -55,17 +55,7 @@ const request = (runId: string, name: string): RunRequest & { runId: string } =>
   agent: { kind: 'agent', name },
 });
 
-const twice = defineAgent({
-  name: 'twice',
-  version: '1',
-  model: MODEL,
-  tools: [],
-  async run(ctx) {
-    const a = await ctx.model({ prompt: 'first' });
-    const b = await ctx.model({ prompt: `second after ${a.content}`, model: 'fake-2', maxTokens: 7 });
-    return b.content;
-  },
-});
+const twice = twiceAgent({ model: 'fake-2', maxTokens: 7 });
 
 /** Flow control that refuses the first `refusals` asks, then lets calls go; it keeps what it was asked and told. */
 function gate(refusals: number) {

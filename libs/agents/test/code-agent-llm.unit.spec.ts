@@ -14,11 +14,11 @@ import {
   type ChatRequest,
 } from '../src/index';
 import { simulateRun } from '../src/testing';
+import { MODEL, twiceAgent } from './code-agent-support';
 
 // ctx.model and ctx.loop served through the planner's model port, with an in-process provider in place of
 // the HTTP adapters: what is asked, what is recorded, and what the budgets see.
 
-const MODEL = { provider: 'openai' as const, model: 'fake-1', maxTokens: 100 };
 const PRICES = { 'fake-1': { inputPerMTokUsd: 1000, outputPerMTokUsd: 1000 } }; // $0.001 a token
 
 type Reply = {
@@ -119,17 +119,7 @@ describe('ctx.model served by the planner', () => {
   });
 
   it('given a metered run, when the code asks the model, then the worst case is reserved before it is asked, once per step', async () => {
-    const twice = defineAgent({
-      name: 'twice',
-      version: '1',
-      model: MODEL,
-      tools: [],
-      async run(ctx) {
-        const a = await ctx.model({ prompt: 'first' });
-        const b = await ctx.model({ prompt: `second after ${a.content}` });
-        return b.content;
-      },
-    });
+    const twice = twiceAgent();
     const { provider, asked } = fakeProvider(() => ({ content: 'ok' }));
     const run = await simulateRun(request('m-2', 'twice', { maxCostUsd: 1 }), served([twice], provider));
 

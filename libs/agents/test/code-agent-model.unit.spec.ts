@@ -7,6 +7,7 @@ import { createScriptedModel, loadAgents, withCodeAgents, type Model } from '../
 import { simulateRun } from '../src/testing';
 import * as z from 'zod';
 import { defineTool, ToolRegistry } from '@dura/tools';
+import { stepper } from './replay-code-support';
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/code-agents.ts', import.meta.url));
 
@@ -31,19 +32,6 @@ const fanOut = defineAgent({
     return { a, b };
   },
 });
-
-function stepper(tool: string): AnyCodeAgent {
-  return defineAgent({
-    name: 'stepper',
-    version: '1',
-    tools: ['pay.charge', 'pay.checked'],
-    async run(ctx) {
-      await ctx.tool(tool, { amount: 1 });
-      await ctx.waitForSignal('go');
-      return 'done';
-    },
-  });
-}
 
 describe('code agents served next to the base model', () => {
   it('asks for approval of a call to a tool defined with requiresApproval, as for any agent', async () => {

@@ -1,74 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { DuraError, type ChatMessage } from '@dura/contracts';
-import { startFakeLlmServer, type FakeLlmReply } from '@dura/testing';
-import {
-  createAnthropicProvider,
-  createProvider,
-  type ChatRequest,
-  type ProviderSettings,
-} from '../src/llm/index';
+import type { ChatMessage } from '@dura/contracts';
+import { createAnthropicProvider, createProvider } from '../src/llm/index';
+import { CHARGE_SPEC, adapterKit, failure, paymentConversation } from './llm-adapter-support';
+import { itAnswersAsEveryAdapter } from './llm-adapter-cases';
 
 const API_KEY = 'sk-ant-api03-Zx9Yw8Vu7Ts6Rq5Po4';
-const chargeSpec = {
-  name: 'pay.charge',
-  description: 'Charge a card.',
-  parameters: { type: 'object', properties: { amount: { type: 'number' } }, required: ['amount'] },
-};
-
-/** A fake Messages API answering `replies` in order (the last one repeats), and an adapter on it. */
-async function setup(replies: FakeLlmReply[], settings: ProviderSettings = {}) {
-  const server = await startFakeLlmServer({
-    provider: 'anthropic',
-    respond: ({ index }) => replies[Math.min(index, replies.length - 1)]!,
-  });
-  const sleeps: number[] = [];
-  const provider = createAnthropicProvider({
-    baseUrl: server.url,
-    apiKey: API_KEY,
-    sleep: (ms) => {
-      sleeps.push(ms);
-      return Promise.resolve();
-    },
-    ...settings,
-  });
-  return { server, provider, sleeps, [Symbol.asyncDispose]: () => server.close() };
-}
-
-function request(overrides: Partial<ChatRequest> = {}): ChatRequest {
-  return {
-    model: 'claude-test',
-    messages: [{ role: 'user', content: 'Charge 5 dollars.' }],
-    tools: [chargeSpec],
-    maxTokens: 512,
-    ...overrides,
-  };
-}
-
-async function failure(promise: Promise<unknown>): Promise<DuraError> {
-  const err = await promise.then(
-    () => expect.unreachable('the call should have failed'),
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(DuraError);
-  return err as DuraError;
-}
+const { setup, request } = adapterKit('anthropic', { apiKey: API_KEY, model: 'claude-test', maxTokens: 512 });
 
 describe('the Anthropic adapter', () => {
   it('sends the system prompt on top, tool_use blocks, and parallel tool results in one user message', async () => {
     await using t = await setup([{ kind: 'message', content: 'done' }]);
     const messages: ChatMessage[] = [
-      { role: 'system', content: 'You run payments.' },
-      { role: 'user', content: 'Charge 5 and notify.' },
-      {
-        role: 'assistant',
-        content: 'Charging.',
-        toolCalls: [
-          { id: 'toolu_1', name: 'pay.charge', arguments: { amount: 5 } },
-          { id: 'toolu_2', name: 'demo.notify', arguments: { channel: 'ops', message: 'hi' } },
-        ],
-      },
-      { role: 'tool', toolCallId: 'toolu_1', name: 'pay.charge', content: '{"chargeId":"ch_1"}' },
-      { role: 'tool', toolCallId: 'toolu_2', name: 'demo.notify', content: 'channel closed', isError: true },
+      ...paymentConversation('toolu'),
       { role: 'user', content: 'Also, be brief.' },
     ];
     await t.provider.chat(request({ messages, temperature: 0 }));
@@ -106,54 +49,43 @@ describe('the Anthropic adapter', () => {
           ],
         },
       ],
-      tools: [{ name: 'pay__charge', description: 'Charge a card.', input_schema: chargeSpec.parameters }],
+      tools: [{ name: 'pay__charge', description: 'Charge a card.', input_schema: CHARGE_SPEC.parameters }],
     });
   });
 
-  it('returns a plain completion with usage, finish reason and model id', async () => {
-    await using t = await setup([
-      {
-        kind: 'message',
-        content: 'All done.',
-        usage: { inputTokens: 40, outputTokens: 3 },
-        model: 'claude-test-2025',
+  itAnswersAsEveryAdapter({
+    provider: 'anthropic',
+    apiKey: API_KEY,
+    model: 'claude-test',
+    maxTokens: 512,
+    callId: 'toolu',
+    plainLeavesOut: ['tools', 'system'],
+    parallelContent: 'On it.',
+    lengthStop: 'max_tokens',
+    streamBody: { stream: true },
+    notJson: { body: '{"type":"message","content":', says: ['after 3 attempts', 'not JSON'] },
+    unavailable: {
+      reply: {
+        kind: 'status',
+        status: 529,
+        body: { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } },
       },
-    ]);
-    const answer = await t.provider.chat(request({ tools: [] }));
-    expect(answer).toEqual({
-      content: 'All done.',
-      toolCalls: [],
-      usage: { inputTokens: 40, outputTokens: 3 },
-      finishReason: 'stop',
-      modelId: 'claude-test-2025',
-    });
-    expect(t.server.requests[0]!.body).not.toHaveProperty('tools');
-    expect(t.server.requests[0]!.body).not.toHaveProperty('system');
-  });
-
-  it('maps two parallel tool calls back to Dura names', async () => {
-    await using t = await setup([
-      {
-        kind: 'message',
-        content: 'On it.',
-        toolCalls: [
-          { id: 'toolu_a', name: 'pay__charge', arguments: { amount: 5 } },
-          { id: 'toolu_b', name: 'demo__notify', arguments: { channel: 'ops', message: 'charged' } },
-        ],
+      says: 'HTTP 529: Overloaded',
+      attempts: 4,
+      sleeps: 3,
+    },
+    rejected: {
+      body: {
+        type: 'error',
+        error: { type: 'invalid_request_error', message: 'max_tokens: must be at most 8192' },
       },
-    ]);
-    const answer = await t.provider.chat(request());
-    expect(answer.finishReason).toBe('tool_calls');
-    expect(answer.content).toBe('On it.');
-    expect(answer.toolCalls).toEqual([
-      { id: 'toolu_a', name: 'pay.charge', arguments: { amount: 5 } },
-      { id: 'toolu_b', name: 'demo.notify', arguments: { channel: 'ops', message: 'charged' } },
-    ]);
-  });
-
-  it('reports max_tokens as "length"', async () => {
-    await using t = await setup([{ kind: 'message', content: 'Cut', stop: 'max_tokens' }]);
-    expect((await t.provider.chat(request())).finishReason).toBe('length');
+      says: /^anthropic rejected the request \(HTTP 400\): max_tokens: must be at most 8192\./,
+    },
+    names: {
+      parallelCalls: 'maps two parallel tool calls back to Dura names',
+      lengthStop: 'reports max_tokens as "length"',
+      streamedCalls: 'assembles streamed tool_use blocks from input_json_delta fragments',
+    },
   });
 
   it('counts cached prompt tokens as input', async () => {
@@ -174,50 +106,6 @@ describe('the Anthropic adapter', () => {
         ),
     });
     expect((await provider.chat(request())).usage).toEqual({ inputTokens: 1110, outputTokens: 2 });
-  });
-
-  it('streams text deltas in order, and the answer is their concatenation', async () => {
-    await using t = await setup([
-      {
-        kind: 'message',
-        content: 'The charge went through; receipt sent.',
-        usage: { inputTokens: 9, outputTokens: 8 },
-      },
-    ]);
-    const deltas: string[] = [];
-    const answer = await t.provider.chat(request({ onDelta: (text) => deltas.push(text) }));
-
-    expect(t.server.requests[0]!.body).toMatchObject({ stream: true });
-    expect(deltas.length).toBeGreaterThan(1);
-    expect(deltas.join('')).toBe('The charge went through; receipt sent.');
-    expect(answer).toEqual({
-      content: 'The charge went through; receipt sent.',
-      toolCalls: [],
-      usage: { inputTokens: 9, outputTokens: 8 },
-      finishReason: 'stop',
-      modelId: 'claude-test',
-    });
-  });
-
-  it('assembles streamed tool_use blocks from input_json_delta fragments', async () => {
-    await using t = await setup([
-      {
-        kind: 'message',
-        content: 'Doing both.',
-        toolCalls: [
-          { id: 'toolu_a', name: 'pay__charge', arguments: { amount: 12.5, currency: 'EUR' } },
-          { id: 'toolu_b', name: 'demo__notify', arguments: { channel: 'ops', message: 'charged 12.50' } },
-        ],
-      },
-    ]);
-    const deltas: string[] = [];
-    const answer = await t.provider.chat(request({ onDelta: (text) => deltas.push(text) }));
-    expect(deltas.join('')).toBe('Doing both.');
-    expect(answer.finishReason).toBe('tool_calls');
-    expect(answer.toolCalls).toEqual([
-      { id: 'toolu_a', name: 'pay.charge', arguments: { amount: 12.5, currency: 'EUR' } },
-      { id: 'toolu_b', name: 'demo.notify', arguments: { channel: 'ops', message: 'charged 12.50' } },
-    ]);
   });
 
   it('waits until the Retry-After date after a 429, then succeeds', async () => {
@@ -255,48 +143,6 @@ describe('the Anthropic adapter', () => {
     expect(t.sleeps).toHaveLength(2);
   });
 
-  it('gives up with a retryable model_unavailable after maxAttempts', async () => {
-    await using t = await setup(
-      [
-        {
-          kind: 'status',
-          status: 529,
-          body: { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } },
-        },
-      ],
-      { maxAttempts: 4 },
-    );
-    const err = await failure(t.provider.chat(request()));
-    expect(err.code).toBe('model_unavailable');
-    expect(err.retryable).toBe(true);
-    expect(err.message).toContain('after 4 attempts');
-    expect(err.message).toContain('HTTP 529: Overloaded');
-    expect(t.server.requests).toHaveLength(4);
-    expect(t.sleeps).toHaveLength(3);
-  });
-
-  it('rejects a 400 at once with the provider message and what to check', async () => {
-    await using t = await setup([
-      {
-        kind: 'status',
-        status: 400,
-        body: {
-          type: 'error',
-          error: { type: 'invalid_request_error', message: 'max_tokens: must be at most 8192' },
-        },
-      },
-    ]);
-    const err = await failure(t.provider.chat(request()));
-    expect(err.code).toBe('model_request_rejected');
-    expect(err.retryable).toBe(false);
-    expect(err.message).toMatch(
-      /^anthropic rejected the request \(HTTP 400\): max_tokens: must be at most 8192\./,
-    );
-    expect(err.message).toContain("Check the agent's model settings");
-    expect(t.server.requests).toHaveLength(1);
-    expect(t.sleeps).toEqual([]);
-  });
-
   it('never shows the API key, even when the provider echoes it', async () => {
     await using t = await setup([
       {
@@ -329,15 +175,6 @@ describe('the Anthropic adapter', () => {
     expect(streamed.code).toBe('model_unavailable');
     expect(streamed.message).toContain('api_error: bad key [redacted]');
     expect(streamed.message).not.toContain(API_KEY);
-  });
-
-  it('retries a body that is not JSON, then fails with model_bad_response', async () => {
-    await using t = await setup([{ kind: 'raw', body: '{"type":"message","content":' }], { maxAttempts: 3 });
-    const err = await failure(t.provider.chat(request()));
-    expect(err.code).toBe('model_bad_response');
-    expect(err.message).toContain('after 3 attempts');
-    expect(err.message).toContain('not JSON');
-    expect(t.server.requests).toHaveLength(3);
   });
 
   it('treats a message without its required fields as a bad response', async () => {

@@ -1,70 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { DuraError, type ChatMessage } from '@dura/contracts';
-import { freePort, startFakeLlmServer, type FakeLlmReply } from '@dura/testing';
-import { createOpenAIProvider, type ChatRequest, type ProviderSettings } from '../src/llm/index';
+import { freePort } from '@dura/testing';
+import { createOpenAIProvider } from '../src/llm/index';
+import { CHARGE_SPEC, adapterKit, failure, paymentConversation } from './llm-adapter-support';
+import { itAnswersAsEveryAdapter } from './llm-adapter-cases';
 
 const API_KEY = 'sk-test-4f9a8b7c6d5e4f3a2b1c';
-const chargeSpec = {
-  name: 'pay.charge',
-  description: 'Charge a card.',
-  parameters: { type: 'object', properties: { amount: { type: 'number' } }, required: ['amount'] },
-};
-
-/** A fake OpenAI-compatible server answering `replies` in order (the last one repeats), and an adapter on it. */
-async function setup(replies: FakeLlmReply[], settings: ProviderSettings = {}) {
-  const server = await startFakeLlmServer({
-    provider: 'openai',
-    respond: ({ index }) => replies[Math.min(index, replies.length - 1)]!,
-  });
-  const sleeps: number[] = [];
-  const provider = createOpenAIProvider({
-    baseUrl: server.url,
-    apiKey: API_KEY,
-    sleep: (ms) => {
-      sleeps.push(ms);
-      return Promise.resolve();
-    },
-    ...settings,
-  });
-  return { server, provider, sleeps, [Symbol.asyncDispose]: () => server.close() };
-}
-
-function request(overrides: Partial<ChatRequest> = {}): ChatRequest {
-  return {
-    model: 'gpt-test',
-    messages: [{ role: 'user', content: 'Charge 5 dollars.' }],
-    tools: [chargeSpec],
-    maxTokens: 256,
-    ...overrides,
-  };
-}
-
-async function failure(promise: Promise<unknown>): Promise<DuraError> {
-  const err = await promise.then(
-    () => expect.unreachable('the call should have failed'),
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(DuraError);
-  return err as DuraError;
-}
+const { setup, request } = adapterKit('openai', { apiKey: API_KEY, model: 'gpt-test', maxTokens: 256 });
 
 describe('the OpenAI adapter', () => {
   it('sends tools, messages and tool results in the Chat Completions shape', async () => {
     await using t = await setup([{ kind: 'message', content: 'done' }]);
-    const messages: ChatMessage[] = [
-      { role: 'system', content: 'You run payments.' },
-      { role: 'user', content: 'Charge 5 and notify.' },
-      {
-        role: 'assistant',
-        content: 'Charging.',
-        toolCalls: [
-          { id: 'call_1', name: 'pay.charge', arguments: { amount: 5 } },
-          { id: 'call_2', name: 'demo.notify', arguments: { channel: 'ops', message: 'hi' } },
-        ],
-      },
-      { role: 'tool', toolCallId: 'call_1', name: 'pay.charge', content: '{"chargeId":"ch_1"}' },
-      { role: 'tool', toolCallId: 'call_2', name: 'demo.notify', content: 'channel closed', isError: true },
-    ];
+    const messages = paymentConversation('call');
     await t.provider.chat(request({ messages, temperature: 0.2 }));
 
     expect(t.server.requests).toHaveLength(1);
@@ -95,101 +41,42 @@ describe('the OpenAI adapter', () => {
       tools: [
         {
           type: 'function',
-          function: { name: 'pay__charge', description: 'Charge a card.', parameters: chargeSpec.parameters },
+          function: {
+            name: 'pay__charge',
+            description: 'Charge a card.',
+            parameters: CHARGE_SPEC.parameters,
+          },
         },
       ],
     });
   });
 
-  it('returns a plain completion with usage, finish reason and model id', async () => {
-    await using t = await setup([
-      {
-        kind: 'message',
-        content: 'All done.',
-        usage: { inputTokens: 40, outputTokens: 3 },
-        model: 'gpt-test-2025',
+  itAnswersAsEveryAdapter({
+    provider: 'openai',
+    apiKey: API_KEY,
+    model: 'gpt-test',
+    maxTokens: 256,
+    callId: 'call',
+    plainLeavesOut: ['tools'],
+    lengthStop: 'length',
+    streamBody: { stream: true, stream_options: { include_usage: true } },
+    notJson: { body: '<html>gateway page</html>', says: ['not JSON'] },
+    unavailable: {
+      reply: { kind: 'status', status: 502, body: { error: { message: 'bad gateway' } } },
+      says: 'HTTP 502: bad gateway',
+      attempts: 3,
+    },
+    rejected: {
+      body: {
+        error: { message: "Invalid value for 'max_tokens': too large", type: 'invalid_request_error' },
       },
-    ]);
-    const answer = await t.provider.chat(request({ tools: [] }));
-    expect(answer).toEqual({
-      content: 'All done.',
-      toolCalls: [],
-      usage: { inputTokens: 40, outputTokens: 3 },
-      finishReason: 'stop',
-      modelId: 'gpt-test-2025',
-    });
-    expect(t.server.requests[0]!.body).not.toHaveProperty('tools');
-  });
-
-  it('maps two parallel tool calls back to Dura names with parsed arguments', async () => {
-    await using t = await setup([
-      {
-        kind: 'message',
-        toolCalls: [
-          { id: 'call_a', name: 'pay__charge', arguments: { amount: 5 } },
-          { id: 'call_b', name: 'demo__notify', arguments: { channel: 'ops', message: 'charged' } },
-        ],
-      },
-    ]);
-    const answer = await t.provider.chat(request());
-    expect(answer.finishReason).toBe('tool_calls');
-    expect(answer.content).toBeUndefined();
-    expect(answer.toolCalls).toEqual([
-      { id: 'call_a', name: 'pay.charge', arguments: { amount: 5 } },
-      { id: 'call_b', name: 'demo.notify', arguments: { channel: 'ops', message: 'charged' } },
-    ]);
-  });
-
-  it('reports a length stop as "length"', async () => {
-    await using t = await setup([{ kind: 'message', content: 'Cut', stop: 'length' }]);
-    expect((await t.provider.chat(request())).finishReason).toBe('length');
-  });
-
-  it('streams text deltas in order, and the answer is their concatenation', async () => {
-    await using t = await setup([
-      {
-        kind: 'message',
-        content: 'The charge went through; receipt sent.',
-        usage: { inputTokens: 9, outputTokens: 8 },
-      },
-    ]);
-    const deltas: string[] = [];
-    const answer = await t.provider.chat(request({ onDelta: (text) => deltas.push(text) }));
-
-    expect(t.server.requests[0]!.body).toMatchObject({
-      stream: true,
-      stream_options: { include_usage: true },
-    });
-    expect(deltas.length).toBeGreaterThan(1);
-    expect(deltas.join('')).toBe('The charge went through; receipt sent.');
-    expect(answer).toEqual({
-      content: 'The charge went through; receipt sent.',
-      toolCalls: [],
-      usage: { inputTokens: 9, outputTokens: 8 },
-      finishReason: 'stop',
-      modelId: 'gpt-test',
-    });
-  });
-
-  it('assembles streamed tool calls from their fragments', async () => {
-    await using t = await setup([
-      {
-        kind: 'message',
-        content: 'Doing both.',
-        toolCalls: [
-          { id: 'call_a', name: 'pay__charge', arguments: { amount: 12.5, currency: 'EUR' } },
-          { id: 'call_b', name: 'demo__notify', arguments: { channel: 'ops', message: 'charged 12.50' } },
-        ],
-      },
-    ]);
-    const deltas: string[] = [];
-    const answer = await t.provider.chat(request({ onDelta: (text) => deltas.push(text) }));
-    expect(deltas.join('')).toBe('Doing both.');
-    expect(answer.finishReason).toBe('tool_calls');
-    expect(answer.toolCalls).toEqual([
-      { id: 'call_a', name: 'pay.charge', arguments: { amount: 12.5, currency: 'EUR' } },
-      { id: 'call_b', name: 'demo.notify', arguments: { channel: 'ops', message: 'charged 12.50' } },
-    ]);
+      says: /^openai rejected the request \(HTTP 400\): Invalid value for 'max_tokens'/,
+    },
+    names: {
+      parallelCalls: 'maps two parallel tool calls back to Dura names with parsed arguments',
+      lengthStop: 'reports a length stop as "length"',
+      streamedCalls: 'assembles streamed tool calls from their fragments',
+    },
   });
 
   it('waits as long as Retry-After asks after a 429, then succeeds', async () => {
@@ -235,40 +122,6 @@ describe('the OpenAI adapter', () => {
     expect(t.sleeps[1]).toBeLessThanOrEqual(200);
   });
 
-  it('gives up with a retryable model_unavailable after maxAttempts', async () => {
-    await using t = await setup(
-      [{ kind: 'status', status: 502, body: { error: { message: 'bad gateway' } } }],
-      {
-        maxAttempts: 3,
-      },
-    );
-    const err = await failure(t.provider.chat(request()));
-    expect(err.code).toBe('model_unavailable');
-    expect(err.retryable).toBe(true);
-    expect(err.message).toContain('after 3 attempts');
-    expect(err.message).toContain('HTTP 502: bad gateway');
-    expect(t.server.requests).toHaveLength(3);
-  });
-
-  it('rejects a 400 at once with the provider message and what to check', async () => {
-    await using t = await setup([
-      {
-        kind: 'status',
-        status: 400,
-        body: {
-          error: { message: "Invalid value for 'max_tokens': too large", type: 'invalid_request_error' },
-        },
-      },
-    ]);
-    const err = await failure(t.provider.chat(request()));
-    expect(err.code).toBe('model_request_rejected');
-    expect(err.retryable).toBe(false);
-    expect(err.message).toMatch(/^openai rejected the request \(HTTP 400\): Invalid value for 'max_tokens'/);
-    expect(err.message).toContain("Check the agent's model settings");
-    expect(t.server.requests).toHaveLength(1);
-    expect(t.sleeps).toEqual([]);
-  });
-
   it('never shows the API key, even when the provider echoes it', async () => {
     await using t = await setup([
       {
@@ -296,14 +149,6 @@ describe('the OpenAI adapter', () => {
     expect(unavailable.message).toContain('upstream said');
     expect(unavailable.message).not.toContain(API_KEY);
     expect(unavailable.message).not.toContain(API_KEY.slice(0, 10));
-  });
-
-  it('retries a body that is not JSON, then fails with model_bad_response', async () => {
-    await using t = await setup([{ kind: 'raw', body: '<html>gateway page</html>' }], { maxAttempts: 3 });
-    const err = await failure(t.provider.chat(request()));
-    expect(err.code).toBe('model_bad_response');
-    expect(err.message).toContain('not JSON');
-    expect(t.server.requests).toHaveLength(3);
   });
 
   it('treats tool arguments that are not JSON as a bad response, and recovers when a retry is good', async () => {

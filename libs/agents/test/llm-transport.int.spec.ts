@@ -1,25 +1,13 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startFakeLlmServer, type FakeLlmReply } from '@dura/testing';
+import { type FakeLlmReply } from '@dura/testing';
 import type { ProviderSettings } from '../src/llm/index';
-import { PROVIDERS, create, failure, request, type Provider } from './llm-adapter-support';
+import { PROVIDERS, failure, fakeApiAdapter, request, type Provider } from './llm-adapter-support';
 
 // The adapters send requests through the providers' official clients; these tests pin what Dura keeps for
 // itself: retries (the clients never retry), the classification of failures, and the credentials sent.
 
-async function fake(provider: Provider, replies: FakeLlmReply[], settings: ProviderSettings = {}) {
-  const server = await startFakeLlmServer({
-    provider,
-    respond: ({ index }) => replies[Math.min(index, replies.length - 1)]!,
-  });
-  const sleeps: number[] = [];
-  const adapter = create(provider, {
-    baseUrl: server.url,
-    apiKey: 'sk-transport-test-key-0123456789',
-    sleep: (ms) => Promise.resolve(void sleeps.push(ms)),
-    ...settings,
-  });
-  return { server, adapter, sleeps, [Symbol.asyncDispose]: () => server.close() };
-}
+const fake = (provider: Provider, replies: FakeLlmReply[], settings: ProviderSettings = {}) =>
+  fakeApiAdapter(provider, 'sk-transport-test-key-0123456789', replies, settings);
 
 describe.each(PROVIDERS)('the %s adapter over its official client', (provider) => {
   const overloaded = provider === 'openai' ? 503 : 529;
@@ -30,7 +18,7 @@ describe.each(PROVIDERS)('the %s adapter over its official client', (provider) =
       await using t = await fake(provider, [{ kind: 'status', status: overloaded }], {
         maxAttempts: attempts,
       });
-      const err = await failure(t.adapter.chat(request()));
+      const err = await failure(t.provider.chat(request()));
       expect(err.code).toBe('model_unavailable');
       expect(err.retryable).toBe(true);
       expect(err.message).toContain(`after ${attempts === 1 ? '1 attempt' : `${attempts} attempts`}`);
@@ -45,7 +33,7 @@ describe.each(PROVIDERS)('the %s adapter over its official client', (provider) =
       { kind: 'status', status: 429, headers: { 'retry-after': '2' } },
       { kind: 'message', content: 'ok' },
     ]);
-    expect((await t.adapter.chat(request())).content).toBe('ok');
+    expect((await t.provider.chat(request())).content).toBe('ok');
     expect(t.server.requests).toHaveLength(2);
     expect(t.sleeps).toEqual([2000]);
   });
@@ -60,7 +48,7 @@ describe.each(PROVIDERS)('the %s adapter over its official client', (provider) =
           maxAttempts: 5,
         },
       );
-      const err = await failure(t.adapter.chat(request()));
+      const err = await failure(t.provider.chat(request()));
       expect(err.code).toBe('model_request_rejected');
       expect(err.retryable).toBe(false);
       expect(err.message).toContain(`(HTTP ${status}): no such model`);
@@ -73,7 +61,7 @@ describe.each(PROVIDERS)('the %s adapter over its official client', (provider) =
     await using t = await fake(provider, [
       { kind: 'raw', status: 400, body: 'upstream refused: model unknown', contentType: 'text/plain' },
     ]);
-    const plain = await failure(t.adapter.chat(request()));
+    const plain = await failure(t.provider.chat(request()));
     expect(plain.message).toContain('(HTTP 400): upstream refused: model unknown');
 
     // vLLM's shape: the message at the top level.
@@ -84,7 +72,7 @@ describe.each(PROVIDERS)('the %s adapter over its official client', (provider) =
         body: { object: 'error', message: 'max_tokens is too large', code: 400 },
       },
     ]);
-    const top = await failure(v.adapter.chat(request()));
+    const top = await failure(v.provider.chat(request()));
     expect(top.message).toContain('(HTTP 400): max_tokens is too large');
   });
 
@@ -92,7 +80,7 @@ describe.each(PROVIDERS)('the %s adapter over its official client', (provider) =
     await using t = await fake(provider, [{ kind: 'raw', body: JSON.stringify({ hello: 'world' }) }], {
       maxAttempts: 2,
     });
-    const err = await failure(t.adapter.chat(request()));
+    const err = await failure(t.provider.chat(request()));
     expect(err.code).toBe('model_bad_response');
     expect(err.retryable).toBe(false);
     expect(err.message).toContain('does not have the expected shape');
@@ -102,7 +90,7 @@ describe.each(PROVIDERS)('the %s adapter over its official client', (provider) =
     await using t = await fake(provider, [{ kind: 'message', content: 'ok' }], {
       headers: { 'x-gateway-tenant': 'team-a' },
     });
-    await t.adapter.chat(request());
+    await t.provider.chat(request());
     const { headers } = t.server.requests[0]!;
     expect(headers['x-gateway-tenant']).toBe('team-a');
     if (provider === 'openai') expect(headers.authorization).toBe('Bearer sk-transport-test-key-0123456789');
@@ -138,7 +126,7 @@ describe('credentials from the environment', () => {
     'are never sent by the %s adapter: without a configured key, no key at all',
     async (provider) => {
       await using t = await fake(provider, [{ kind: 'message', content: 'ok' }], { apiKey: undefined });
-      expect((await t.adapter.chat(request())).content).toBe('ok');
+      expect((await t.provider.chat(request())).content).toBe('ok');
       const { headers } = t.server.requests[0]!;
       expect(headers.authorization).toBeUndefined();
       expect(headers['x-api-key']).toBeUndefined();

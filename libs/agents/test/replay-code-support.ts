@@ -1,5 +1,5 @@
 // Shared by the replay specs of code agents: a run request and the planner's model serving code agents.
-import type { AnyCodeAgent, ModelAnswer } from '@dura/code-agents';
+import { defineAgent, type AnyCodeAgent, type ModelAnswer } from '@dura/code-agents';
 import type { JsonObject, RunRequest } from '@dura/contracts';
 import { createScriptedModel, withCodeAgents, type Model } from '../src/index';
 
@@ -13,5 +13,19 @@ export function served(agents: AnyCodeAgent[], answer?: (q: JsonObject) => Model
     agents,
     base: createScriptedModel(),
     ...(answer ? { answer: (q: JsonObject) => Promise.resolve(answer(q)) } : {}),
+  });
+}
+
+/** The agent `stepper`: one call of `tool`, then a wait for the signal `go` (so it can be served other code mid-run). */
+export function stepper(tool: string): AnyCodeAgent {
+  return defineAgent({
+    name: 'stepper',
+    version: '1',
+    tools: ['pay.charge', 'pay.checked'],
+    async run(ctx) {
+      await ctx.tool(tool, { amount: 1 });
+      await ctx.waitForSignal('go');
+      return 'done';
+    },
   });
 }

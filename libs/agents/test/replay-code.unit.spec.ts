@@ -16,7 +16,7 @@ import {
   withCodeAgents,
 } from '../src/index';
 import { chargeSteps, scriptedRequest, simulateRun } from '../src/testing';
-import { request, served } from './replay-code-support';
+import { request, served, stepper } from './replay-code-support';
 
 /** The world of these runs: each open wait is answered (a signal, a timer, a child's result) once. */
 function world(state: RunState): EventDraft[] {
@@ -163,19 +163,6 @@ describe('replay of a code agent run', () => {
 });
 
 describe('replay of a run whose code changed while it ran', () => {
-  function stepper(tool: string): AnyCodeAgent {
-    return defineAgent({
-      name: 'stepper',
-      version: '1',
-      tools: ['pay.charge', 'pay.checked'],
-      async run(ctx) {
-        await ctx.tool(tool, { amount: 1 });
-        await ctx.waitForSignal('go');
-        return 'done';
-      },
-    });
-  }
-
   it('names the stop the planner recorded, with the old code and with the new', async () => {
     const before = await simulateRun(request('code-swapped', 'stepper'), served([stepper('pay.charge')]));
     expect(before.state.waiting?.kind).toBe('signal');

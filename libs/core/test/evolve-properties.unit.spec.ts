@@ -19,6 +19,7 @@ import {
   runEvent,
 } from '../src/testing';
 import type { HistoryPlan } from '../src/testing';
+import { LATE_EVENT_TYPES } from './late-events';
 
 const runs = { numRuns: 300 };
 
@@ -169,14 +170,7 @@ describe('the fold over generated valid histories', () => {
   });
 
   it('after the run ended, refuses everything but observations, signals, timers and snapshots', () => {
-    const late = new Set([
-      'tool_call_completed',
-      'tool_call_failed',
-      'child_run_completed',
-      'signal_received',
-      'timer_fired',
-      'snapshot_taken',
-    ]);
+    const late = new Set(LATE_EVENT_TYPES);
     const ended = arbValidHistory().filter((events) =>
       ['completed', 'failed', 'cancelled'].includes(fold(events).status),
     );

@@ -13,6 +13,7 @@ import {
   type RunStatus,
 } from '../src/index';
 import { RunLog, arbValidHistory, given, requestedData, thoughtData } from '../src/testing';
+import { LATE_EVENT_TYPES } from './late-events';
 
 const STATUSES: RunStatus[] = [
   'none',
@@ -82,14 +83,7 @@ describe('ALLOWED_FROM', () => {
     (status) => {
       const allowed = EVENT_TYPES.filter((type) => canApply(type, status));
       for (const type of allowed) {
-        expect([
-          'tool_call_completed',
-          'tool_call_failed',
-          'child_run_completed',
-          'signal_received',
-          'timer_fired',
-          'snapshot_taken',
-        ]).toContain(type);
+        expect(LATE_EVENT_TYPES).toContain(type);
         expect(STATUS_AFTER[type]).toBeUndefined();
       }
     },

@@ -7,25 +7,23 @@ import {
   createEventStore,
   EventOverLimits,
   EventTooLarge,
-  ensureStreams,
   JS_CODES,
   type EventStore,
 } from '../src/index';
 import { pauseProcess } from '@dura/testing';
-import { useNatsConnections, useTestInfra } from './infra';
+import { useEventStore, useNatsConnections, useTestInfra } from './infra';
 import { runEvents } from './run-events';
 
 const infra = useTestInfra({ database: false });
 const open = useNatsConnections(infra);
+const env = useEventStore(open);
 let store: EventStore;
 let rival: EventStore;
 
 beforeAll(async () => {
-  const [mine, theirs] = await Promise.all([open(), open()]);
-  await ensureStreams(mine.jsm);
-  store = createEventStore(mine);
+  store = env.store;
   // A second replica on its own connection, racing the first.
-  rival = createEventStore(theirs);
+  rival = createEventStore(await open());
 });
 
 describe('append', () => {

@@ -1,28 +1,12 @@
-import type { JetStreamManager } from '@nats-io/jetstream';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { STREAMS } from '@dura/contracts';
-import {
-  createEventStore,
-  createRunReader,
-  createRunWakeups,
-  ensureStreams,
-  followRun,
-  type EventStore,
-} from '../src/index';
-import { retryUntil, useNatsConnections, useTestInfra } from './infra';
+import { createRunReader, createRunWakeups, followRun } from '../src/index';
+import { retryUntil, useNatsConnections, useTestInfra, useEventStore } from './infra';
 import { runEvents } from './run-events';
 
 const infra = useTestInfra({ database: false });
 const open = useNatsConnections(infra);
-let jsm: JetStreamManager;
-let store: EventStore;
-
-beforeAll(async () => {
-  const writer = await open();
-  await ensureStreams(writer.jsm);
-  store = createEventStore(writer);
-  jsm = writer.jsm;
-});
+const env = useEventStore(open);
 
 describe('followRun on a real server', () => {
   it('yields history then live events promptly (woken, not polled), and creates no consumer', async () => {
@@ -30,7 +14,7 @@ describe('followRun on a real server', () => {
     const wakeups = createRunWakeups(reader.nc);
     const runId = 'followed-live';
     const events = runEvents(runId);
-    await store.append(runId, [events.requested(), events.started()], { expectedSeq: 'any' });
+    await env.store.append(runId, [events.requested(), events.started()], { expectedSeq: 'any' });
     const abort = new AbortController();
     const seen: { seq: number; at: number }[] = [];
     const following = (async () => {
@@ -48,15 +32,15 @@ describe('followRun on a real server', () => {
     expect(wakeups.subscribed()).toBe(1);
     for (let i = 1; i <= 5; i += 1) {
       const appendedAt = Date.now();
-      await store.append(runId, [events.thought(i)], { expectedSeq: 'any' });
+      await env.store.append(runId, [events.thought(i)], { expectedSeq: 'any' });
       // The poll interval is 600 s: an event that arrives within this wait came through its wake-up.
       await retryUntil(() => expect(seen).toHaveLength(2 + i), 30_000);
       expect(seen.at(-1)!.at).toBeGreaterThanOrEqual(appendedAt);
     }
-    expect((await jsm.streams.info(STREAMS.runs)).state.consumer_count).toBe(0);
+    expect((await env.jsm.streams.info(STREAMS.runs)).state.consumer_count).toBe(0);
     abort.abort();
     await following;
-    expect(seen.map((s) => s.seq)).toEqual((await store.read(runId)).map((e) => e.seq));
+    expect(seen.map((s) => s.seq)).toEqual((await env.store.read(runId)).map((e) => e.seq));
     expect(wakeups.subscribed()).toBe(0);
   });
 

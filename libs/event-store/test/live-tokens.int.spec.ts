@@ -2,29 +2,23 @@ import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { parseTokenCursor, STREAMS, TOKEN_CURSOR_START, type TokenCursor } from '@dura/contracts';
 import { createTokenText, type TokenFrame } from '@dura/core';
 import {
-  createEventStore,
   createLiveTokens,
   createRunReader,
   createRunWakeups,
-  ensureStreams,
   followTokenFeed,
   RUN_TOKENS,
-  type EventStore,
   type TokenFeedSources,
 } from '../src/index';
-import { retryUntil, useNatsConnections, useTestInfra } from './infra';
+import { retryUntil, useNatsConnections, useTestInfra, useEventStore } from './infra';
 import { runEvents } from './run-events';
 
 vi.setConfig({ testTimeout: 60_000 });
 const infra = useTestInfra({ database: false });
 const open = useNatsConnections(infra);
-let store: EventStore;
+const env = useEventStore(open);
 let sources: TokenFeedSources;
 
 beforeAll(async () => {
-  const writer = await open();
-  await ensureStreams(writer.jsm);
-  store = createEventStore(writer);
   const reader = await open();
   sources = {
     runs: { reader: createRunReader(reader.jsm), wakeups: createRunWakeups(reader.nc) },
@@ -65,7 +59,7 @@ describe('live text through DURA_TOKENS', () => {
       usage: { inputTokens: 1, outputTokens: 1 },
       finishReason: 'stop',
     });
-    await store.append(runId, [events.requested(), events.started(), thought, events.completed()], {
+    await env.store.append(runId, [events.requested(), events.started(), thought, events.completed()], {
       expectedSeq: 'any',
     });
 
@@ -100,7 +94,7 @@ describe('live text through DURA_TOKENS', () => {
     first.delta(0, 'Bonjour, je ');
     await first.flush();
     const events = runEvents(runId);
-    await store.append(runId, [events.requested(), events.started()], { expectedSeq: 'any' });
+    await env.store.append(runId, [events.requested(), events.started()], { expectedSeq: 'any' });
     const frames: TokenFrame[] = [];
     const abort = new AbortController();
     const following = (async () => {
@@ -124,7 +118,7 @@ describe('live text through DURA_TOKENS', () => {
     await retryUntil(() => expect(shown()).toBe('Hello, world'), 10_000);
     expect(frames.slice(0, 3).map((f) => f.event.event)).toEqual(['token', 'discard', 'token']);
     expect(frames[1]?.event.data).toMatchObject({ attempt: 'first-1', reason: 'asked_again' });
-    await store.append(
+    await env.store.append(
       runId,
       [
         events.make('thought', {

@@ -1,45 +1,30 @@
-import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
-import { beforeAll, describe, expect, it } from 'vitest';
-import { CURRENT_EVENT_VERSIONS, runSubject, STREAMS, type NewEvent } from '@dura/contracts';
-import { CorruptEvent, createEventStore, ensureStreams, type EventStore } from '../src/index';
-import { retryUntil, useNatsConnections, useTestInfra } from './infra';
+import { describe, expect, it } from 'vitest';
+import { CURRENT_EVENT_VERSIONS, runSubject, STREAMS } from '@dura/contracts';
+import { CorruptEvent } from '../src/index';
+import {
+  retryUntil,
+  useNatsConnections,
+  useTestInfra,
+  useEventStore,
+  appendEach,
+  appendInterleaved,
+} from './infra';
 import { runEvents } from './run-events';
 
-const infra = useTestInfra({ database: false });
-const open = useNatsConnections(infra);
-let js: JetStreamClient;
-let jsm: JetStreamManager;
-let store: EventStore;
+const env = useEventStore(useNatsConnections(useTestInfra({ database: false })));
 let corruptRuns = 0;
-
-beforeAll(async () => {
-  ({ js, jsm } = await open());
-  await ensureStreams(jsm);
-  store = createEventStore({ js, jsm });
-});
-
-/** Appends one event at a time, as separate deciders would. */
-async function appendEach(runId: string, events: NewEvent[]): Promise<void> {
-  for (const event of events) await store.append(runId, [event], { expectedSeq: 'any' });
-}
 
 /** Publishes raw bytes on a run's subject, bypassing the store, as a buggy or foreign producer could. */
 async function publishRaw(runId: string, payload: string): Promise<number> {
-  return (await js.publish(runSubject(runId), payload)).seq;
+  return (await env.js.publish(runSubject(runId), payload)).seq;
 }
 
 describe('read', () => {
   it('returns only the events with seq >= fromSeq, typed and with their sequence stamped on', async () => {
-    const mine = runEvents('reader');
-    const other = runEvents('bystander');
     // Interleaved with another run, so the run's sequences have gaps.
-    await appendEach('reader', [mine.requested()]);
-    await appendEach('bystander', [other.requested()]);
-    await appendEach('reader', [mine.started(), mine.thought(1)]);
-    await appendEach('bystander', [other.started()]);
-    await appendEach('reader', [mine.completed()]);
+    await appendInterleaved(env.store, 'reader', 'bystander');
 
-    const all = await store.read('reader');
+    const all = await env.store.read('reader');
     expect(all.map((e) => e.type)).toEqual(['run_requested', 'run_started', 'thought', 'run_completed']);
     expect(all.every((e) => e.meta.runId === 'reader')).toBe(true);
     const thought = all[2]!;
@@ -47,11 +32,11 @@ describe('read', () => {
     expect(thought.data.decision).toEqual({ kind: 'complete', output: 'step 1' });
 
     for (const fromSeq of [all[1]!.seq, all[2]!.seq - 1, all[3]!.seq]) {
-      expect(await store.read('reader', { fromSeq }), `fromSeq ${fromSeq}`).toEqual(
+      expect(await env.store.read('reader', { fromSeq }), `fromSeq ${fromSeq}`).toEqual(
         all.filter((e) => e.seq >= fromSeq),
       );
     }
-    expect(await store.read('reader', { fromSeq: 1 })).toEqual(all);
+    expect(await env.store.read('reader', { fromSeq: 1 })).toEqual(all);
   });
 
   it('upcasts events stored by an older release to the current version', async () => {
@@ -59,7 +44,7 @@ describe('read', () => {
     const data = { runId: 'legacy', plan: [{ tool: 'echo', args: { n: 1 } }] };
     const seq = await publishRaw('legacy', JSON.stringify({ type: 'run_requested', v: 1, data, meta }));
 
-    const [event] = await store.read('legacy');
+    const [event] = await env.store.read('legacy');
 
     expect(event).toEqual({
       type: 'run_requested',
@@ -72,17 +57,17 @@ describe('read', () => {
 
   it('returns [] for a run with no events at once, without waiting for a fetch to time out', async () => {
     const started = Date.now();
-    expect(await store.read('never-written')).toEqual([]);
-    expect(await store.read('reader', { fromSeq: 1_000_000 })).toEqual([]);
+    expect(await env.store.read('never-written')).toEqual([]);
+    expect(await env.store.read('reader', { fromSeq: 1_000_000 })).toEqual([]);
     expect(Date.now() - started).toBeLessThan(2000);
   });
 
   it('reads a run longer than one fetch batch, in order', async () => {
     const run = runEvents('long');
     const events = [run.requested(), ...Array.from({ length: 1100 }, (_, i) => run.thought(i))];
-    await store.append('long', events, { expectedSeq: 0 });
+    await env.store.append('long', events, { expectedSeq: 0 });
 
-    const read = await store.read('long');
+    const read = await env.store.read('long');
 
     expect(read).toHaveLength(events.length);
     expect(read.map((e) => e.meta.id)).toEqual(events.map((e) => e.meta.id));
@@ -100,23 +85,25 @@ describe('read', () => {
     corruptRuns += 1;
     const runId = `corrupt-${corruptRuns}`;
     const run = runEvents(runId);
-    await appendEach(runId, [run.requested()]);
+    await appendEach(env.store, runId, [run.requested()]);
     const badSeq = await publishRaw(runId, payload);
-    await appendEach(runId, [run.started()]);
+    await appendEach(env.store, runId, [run.started()]);
 
-    const error = await store.read(runId).catch((e: unknown) => e);
+    const error = await env.store.read(runId).catch((e: unknown) => e);
 
     expect(error).toBeInstanceOf(CorruptEvent);
     expect(error).toMatchObject({ code: 'corrupt_event', retryable: false, seq: badSeq });
     expect((error as Error).message).toMatch(new RegExp(`seq ${badSeq}\\b`));
     expect((error as Error).message).toMatch(reason);
     // An operator can still read around it.
-    expect((await store.read(runId, { fromSeq: badSeq + 1 })).map((e) => e.type)).toEqual(['run_started']);
+    expect((await env.store.read(runId, { fromSeq: badSeq + 1 })).map((e) => e.type)).toEqual([
+      'run_started',
+    ]);
   });
 
   it('leaves no consumer behind, even after a failed read', async () => {
     await retryUntil(async () => {
-      const consumers = await jsm.consumers.list(STREAMS.runs).next();
+      const consumers = await env.jsm.consumers.list(STREAMS.runs).next();
       expect(consumers).toEqual([]);
     }, 5000);
   });

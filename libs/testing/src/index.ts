@@ -48,3 +48,4 @@ export { createNetworkLab, type LabHost, type LinkFaults, type NetworkLab } from
 export { openSse } from './sse-client';
 export type { SseConnection, SseMessage } from './sse-client';
 export { startTcpLink, type TcpLink } from './tcp-link';
+export { storedMessages } from './stored-messages';

@@ -1,103 +1,64 @@
 // A registered agent decided by an OpenAI-compatible model (a local server speaking the API), end to end on
 // a real NATS: pinning, the conversation recorded once, control tools, budgets and live token deltas.
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { RUN_REQUEST_VERSION, SIGNAL_VERSION, SUBJECTS, type RunEvent } from '@dura/contracts';
 import { readStoredTokens } from '@dura/event-store';
 import { fold } from '@dura/core';
-import {
-  retryUntil,
-  startFakeLlmServer,
-  useTestInfra,
-  type FakeLlmReply,
-  type FakeLlmServer,
-} from '@dura/testing';
-import { builtinRegistry } from '@dura/tools';
-import { createPlanner, type Planner } from '../src/index';
-import { AgentRegistry, createAgentModel, createModelRouter, createScriptedModel } from '@dura/agents';
-import {
-  STREAM_OPTIONS,
-  connect,
-  eventually,
-  prepare,
-  testLogger,
-  typesOf,
-  type Connections,
-} from './support';
+import { retryUntil, useFakeLlmServer, useTestInfra, type FakeLlmReply } from '@dura/testing';
+import { AgentRegistry } from '@dura/agents';
+import { eventually, typesOf } from './support';
+import { agentPlanner, usePlanner } from './planner-harness';
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
 
 const infra = useTestInfra({ database: false });
-let setup: Connections;
-let conn: Connections;
-let planner: Planner | undefined;
-let llm: FakeLlmServer;
 const replies = new Map<string, (index: number) => FakeLlmReply>();
-
-beforeAll(async () => {
-  llm = await startFakeLlmServer({
-    provider: 'openai',
-    respond: ({ body }) => {
-      const runKey = String((body.messages as { content?: string }[])[1]?.content ?? '');
-      const script = replies.get(runKey);
-      if (!script)
-        return { kind: 'status', status: 400, body: { error: { message: `no script for ${runKey}` } } };
-      const calls = llm.requests.filter(
-        (r) => (r.body.messages as { content?: string }[])[1]?.content === runKey,
-      );
-      return script(calls.length - 1);
-    },
-  });
-  const agents = new AgentRegistry({
-    agents: [
-      {
-        name: 'helper',
-        version: '1',
-        systemPrompt: 'You help.',
-        model: { provider: 'openai', model: 'fake-1', baseUrl: llm.url, maxTokens: 100, maxAttempts: 2 },
-        tools: ['echo'],
-      },
-      {
-        name: 'frugal',
-        version: '1',
-        systemPrompt: 'You help cheaply.',
-        model: { provider: 'openai', model: 'fake-1', baseUrl: llm.url, maxTokens: 100 },
-        tools: ['echo'],
-        budget: { maxTokens: 100 },
-      },
-    ],
-    prices: { 'fake-1': { inputPerMTokUsd: 1, outputPerMTokUsd: 2 } },
-  });
-  setup = await prepare(infra().nats.url);
-  conn = await connect(infra().nats.url, 'planner');
-  const tools = builtinRegistry();
-  planner = createPlanner({
-    ...conn,
-    model: createModelRouter({
-      scripted: createScriptedModel(),
-      agents: createAgentModel({ agents, tools }),
+const llm = useFakeLlmServer({
+  provider: 'openai',
+  respond: ({ body }) => {
+    const runKey = String((body.messages as { content?: string }[])[1]?.content ?? '');
+    const script = replies.get(runKey);
+    if (!script)
+      return { kind: 'status', status: 400, body: { error: { message: `no script for ${runKey}` } } };
+    const calls = llm().requests.filter(
+      (r) => (r.body.messages as { content?: string }[])[1]?.content === runKey,
+    );
+    return script(calls.length - 1);
+  },
+});
+const env = usePlanner(infra, () =>
+  agentPlanner(
+    new AgentRegistry({
+      agents: [
+        {
+          name: 'helper',
+          version: '1',
+          systemPrompt: 'You help.',
+          model: { provider: 'openai', model: 'fake-1', baseUrl: llm().url, maxTokens: 100, maxAttempts: 2 },
+          tools: ['echo'],
+        },
+        {
+          name: 'frugal',
+          version: '1',
+          systemPrompt: 'You help cheaply.',
+          model: { provider: 'openai', model: 'fake-1', baseUrl: llm().url, maxTokens: 100 },
+          tools: ['echo'],
+          budget: { maxTokens: 100 },
+        },
+      ],
+      prices: { 'fake-1': { inputPerMTokUsd: 1, outputPerMTokUsd: 2 } },
     }),
-    tools,
-    log: testLogger('planner'),
-    streams: STREAM_OPTIONS,
-  });
-  await planner.start();
-});
-
-afterAll(async () => {
-  await planner?.stop();
-  await conn?.close();
-  await setup?.close();
-  await llm?.close();
-});
+  ),
+);
 
 async function submit(runId: string, agent: string, input: string): Promise<void> {
   const request = { v: RUN_REQUEST_VERSION, runId, agent: { kind: 'agent', name: agent }, input };
-  await setup.js.publish(SUBJECTS.submit, JSON.stringify(request), { msgID: runId });
+  await env.setup.js.publish(SUBJECTS.submit, JSON.stringify(request), { msgID: runId });
 }
 
 function untilLast(runId: string, type: string): Promise<RunEvent[]> {
   return eventually(async () => {
-    const log = await setup.store.read(runId);
+    const log = await env.setup.store.read(runId);
     return log.at(-1)?.type === type ? log : undefined;
   }, `${runId} to reach ${type}`);
 }
@@ -121,7 +82,7 @@ describe('a registered agent on an OpenAI-compatible model', () => {
     });
     expect(fold(waiting).waits).toMatchObject([{ kind: 'signal', signal: 'reply', callId: 'call-1' }]);
 
-    await setup.js.publish(
+    await env.setup.js.publish(
       SUBJECTS.signal,
       JSON.stringify({
         v: SIGNAL_VERSION,
@@ -159,7 +120,7 @@ describe('a registered agent on an OpenAI-compatible model', () => {
     expect(thoughts[1]!.model).toEqual({ id: 'fake-1', promptVersion: state.pinned!.promptVersion });
     expect(thoughts[1]!.costUsd).toBeCloseTo((40 * 1 + 10 * 2) / 1e6, 12);
     // The second request carried the signal's payload back as the tool result, under the provider's name.
-    const second = llm.requests.filter((r) => r.body.messages[1]?.content === 'input-a1')[1]!;
+    const second = llm().requests.filter((r) => r.body.messages[1]?.content === 'input-a1')[1]!;
     const sent = second.body.messages as unknown[];
     expect(sent[sent.length - 1]).toMatchObject({
       role: 'tool',
@@ -169,7 +130,7 @@ describe('a registered agent on an OpenAI-compatible model', () => {
     // Each answer streamed to DURA_TOKENS as it came, tagged with its decision (published off the path: soon).
     const streamed = async () => {
       const texts: string[] = [];
-      for (const token of await readStoredTokens(setup.jsm, 'agent-a1'))
+      for (const token of await readStoredTokens(env.setup.jsm, 'agent-a1'))
         texts[token.decision] = (texts[token.decision] ?? '') + token.delta;
       return texts;
     };
@@ -184,7 +145,7 @@ describe('a registered agent on an OpenAI-compatible model', () => {
     const log = await untilLast('agent-b1', 'run_failed');
     expect(typesOf(log)).toEqual(['run_requested', 'run_started', 'budget_exceeded', 'run_failed']);
     expect(log[2]!.data).toMatchObject({ budget: 'tokens', limit: 100, policy: 'fail' });
-    expect(llm.requests.filter((r) => r.body.messages[1]?.content === 'input-b1')).toHaveLength(0);
+    expect(llm().requests.filter((r) => r.body.messages[1]?.content === 'input-b1')).toHaveLength(0);
   });
 
   it('fails the run with the provider’s reason when the provider refuses the request (HTTP 400)', async () => {
@@ -200,7 +161,7 @@ describe('a registered agent on an OpenAI-compatible model', () => {
       error: { code: 'model_request_rejected', message: expect.stringContaining('does not support tools') },
     });
     // Refused at once: a 400 is not retried.
-    expect(llm.requests.filter((r) => r.body.messages[1]?.content === 'input-d1')).toHaveLength(1);
+    expect(llm().requests.filter((r) => r.body.messages[1]?.content === 'input-d1')).toHaveLength(1);
   });
 
   it('fails the run with the reason when the model answers more than the run log may hold', async () => {

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   DeadLetterSchema,
   SIGNAL_VERSION,
@@ -11,61 +11,30 @@ import {
 import { fold } from '@dura/core';
 import { RunLog } from '@dura/core/testing';
 import { useTestInfra } from '@dura/testing';
-import { builtinRegistry } from '@dura/tools';
-import { createPlanner, type Planner } from '../src/index';
 import { createScriptedModel } from '@dura/agents';
 import { chargeSteps, scriptedRequest, simulateRun } from '@dura/agents/testing';
-import {
-  STREAM_OPTIONS,
-  connect,
-  eventually,
-  prepare,
-  storedMessages,
-  testLogger,
-  typesOf,
-  type Connections,
-} from './support';
+import { eventually, storedMessages, typesOf } from './support';
+import { usePlanner } from './planner-harness';
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
 
 const infra = useTestInfra({ database: false });
-let setup: Connections;
-let conn: Connections;
-let planner: Planner | undefined;
-
-beforeAll(async () => {
-  setup = await prepare(infra().nats.url);
-  conn = await connect(infra().nats.url, 'planner');
-  planner = createPlanner({
-    ...conn,
-    model: createScriptedModel(),
-    tools: builtinRegistry(),
-    log: testLogger('planner'),
-    streams: STREAM_OPTIONS,
-  });
-  await planner.start();
-});
-
-afterAll(async () => {
-  await planner?.stop();
-  await conn?.close();
-  await setup?.close();
-});
+const env = usePlanner(infra);
 
 async function store(events: readonly RunEvent[]): Promise<RunEvent[]> {
   const fresh: NewEvent[] = events.map(({ seq: _seq, ...event }) => event);
-  await setup.store.append(events[0]!.meta.runId, fresh, { expectedSeq: 0 });
-  return setup.store.read(events[0]!.meta.runId);
+  await env.setup.store.append(events[0]!.meta.runId, fresh, { expectedSeq: 0 });
+  return env.setup.store.read(events[0]!.meta.runId);
 }
 
 async function cancel(runId: string, signalId: string, payload?: object): Promise<void> {
   const body = { v: SIGNAL_VERSION, runId, signalId, name: 'cancel', ...(payload ? { payload } : {}) };
-  await setup.js.publish(SUBJECTS.signal, JSON.stringify(body), { msgID: `signal:${runId}:${signalId}` });
+  await env.setup.js.publish(SUBJECTS.signal, JSON.stringify(body), { msgID: `signal:${runId}:${signalId}` });
 }
 
 async function untilCancelled(runId: string): Promise<RunEvent[]> {
   return eventually(async () => {
-    const log = await setup.store.read(runId);
+    const log = await env.setup.store.read(runId);
     return log.at(-1)?.type === 'run_cancelled' ? log : undefined;
   }, `${runId} to be cancelled`);
 }
@@ -85,8 +54,8 @@ describe('the cancel signal', () => {
     // The call still in flight reports later: the log records it, and the run stays cancelled.
     const observation = events[cut + 1]!;
     const { seq: _seq, ...late } = observation;
-    await setup.store.append('cancel-1', [late], { expectedSeq: log.at(-1)!.seq });
-    const state = fold(await setup.store.read('cancel-1'));
+    await env.setup.store.append('cancel-1', [late], { expectedSeq: log.at(-1)!.seq });
+    const state = fold(await env.setup.store.read('cancel-1'));
     expect(state).toMatchObject({ status: 'cancelled' });
     expect(state.calls[1]).toMatchObject({ status: 'completed' });
   });
@@ -107,7 +76,7 @@ describe('the cancel signal', () => {
     expect(fold(log).status).toBe('completed');
     await cancel('cancel-3', 'c-3', { reason: 'too late' });
     const letter = await eventually(async () => {
-      const found = await storedMessages(setup.jsm, STREAMS.deadLetters, 'dura.dlq.signals');
+      const found = await storedMessages(env.setup.jsm, STREAMS.deadLetters, 'dura.dlq.signals');
       const letters: DeadLetter[] = found.map((msg) => DeadLetterSchema.parse(msg.json()));
       return letters.find((l) => l.payload.includes('"c-3"'));
     }, 'the cancel of a finished run to be dead-lettered');
@@ -115,7 +84,7 @@ describe('the cancel signal', () => {
       code: 'run_finished',
       message: 'run cancel-3 is completed; signal cancel was not delivered',
     });
-    expect(await setup.store.read('cancel-3')).toEqual(log);
+    expect(await env.setup.store.read('cancel-3')).toEqual(log);
   });
 
   it('waits for a run that is requested but not started, instead of appending where the fold refuses it', async () => {
@@ -125,11 +94,11 @@ describe('the cancel signal', () => {
     await cancel('cancel-4', 'c-4', { reason: 'early' });
     // The signal is retried, not recorded: the log still folds.
     await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(typesOf(await setup.store.read('cancel-4'))).toEqual(['run_requested']);
+    expect(typesOf(await env.setup.store.read('cancel-4'))).toEqual(['run_requested']);
     // Once the run starts (as the intake would start it), the retried signal lands and cancels it.
     const started = requested.start().events.at(-1)!;
     const { seq: _seq, ...event } = started;
-    await setup.store.append('cancel-4', [event], { expectedSeq: log.at(-1)!.seq });
+    await env.setup.store.append('cancel-4', [event], { expectedSeq: log.at(-1)!.seq });
     const cancelled = await untilCancelled('cancel-4');
     expect(typesOf(cancelled)).toEqual(['run_requested', 'run_started', 'signal_received', 'run_cancelled']);
     expect(fold(cancelled).status).toBe('cancelled');

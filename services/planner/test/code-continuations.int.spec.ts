@@ -3,8 +3,8 @@
 // execution, which drew its own random numbers, must not be resumed against it. A finished run is forgotten.
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { newEvent, type RunEvent } from '@dura/contracts';
-import { CANCEL_SIGNAL, decisionEventId, fold } from '@dura/core';
+import { type RunEvent } from '@dura/contracts';
+import { CANCEL_SIGNAL, fold } from '@dura/core';
 import { useTestInfra } from '@dura/testing';
 import {
   createCodeContinuations,
@@ -15,7 +15,15 @@ import {
   type PlannerModel,
 } from '@dura/agents';
 import { createRunDriver, type DriveOutcome, type RunDriver } from '../src/index';
-import { connect, prepare, testEvent, testLogger, type Connections } from './support';
+import {
+  connect,
+  prepare,
+  testEvent,
+  testLogger,
+  type Connections,
+  appendRequest,
+  completeOpenCall,
+} from './support';
 import { RANDOM_STEPS } from './fixtures/random-steps-agent';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
@@ -68,31 +76,7 @@ afterAll(async () => {
 
 async function submit(runId: string): Promise<void> {
   const request = { v: 1 as const, runId, agent: { kind: 'agent' as const, name: 'random-steps' } };
-  const meta = {
-    id: decisionEventId(runId, 0, 0),
-    runId,
-    ts: new Date().toISOString(),
-    correlationId: runId,
-  };
-  await setup.store.append(runId, [newEvent('run_requested', { request }, meta)], { expectedSeq: 0 });
-}
-
-/** Stands in for the gateway: the open call's observation. */
-async function completeOpenCall(runId: string, n: number): Promise<void> {
-  const state = fold(await setup.store.read(runId));
-  const pending = state.calls.find((call) => call.status === 'pending');
-  if (!pending) throw new Error(`run ${runId} has no open call`);
-  const observed = {
-    callId: pending.callId,
-    idempotencyKey: pending.idempotencyKey,
-    result: { ok: true },
-    attempt: 1,
-    deduped: false,
-    durationMs: 1,
-  };
-  await setup.store.append(runId, [testEvent(runId, 'tool_call_completed', observed, n)], {
-    expectedSeq: 'any',
-  });
+  await appendRequest(setup.store, request);
 }
 
 function race(runId: string): Promise<DriveOutcome[]> {
@@ -111,7 +95,7 @@ describe('code-agent continuations on two racing replicas', () => {
       const state = fold(await setup.store.read(runId));
       expect(state.waiting?.reason).toBeUndefined();
       expect(state).toMatchObject({ status: 'running', steps: round });
-      await completeOpenCall(runId, round);
+      await completeOpenCall(setup.store, runId, { ok: true }, round);
     }
     await race(runId);
 

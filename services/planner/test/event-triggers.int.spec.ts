@@ -1,6 +1,6 @@
 // Event triggers in a planner against real NATS: what a message becomes (input, run id), and what happens to
 // messages and triggers that are not acceptable.
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { headers as natsHeaders } from '@nats-io/nats-core';
 import { AckPolicy } from '@nats-io/jetstream';
 import { DeadLetterSchema, STREAMS, triggerRunId, type DeadLetter } from '@dura/contracts';
@@ -8,38 +8,27 @@ import { createTriggerStore } from '@dura/event-store';
 import { useTestInfra } from '@dura/testing';
 import { randomBytes } from 'node:crypto';
 import { BUILTIN_TOOLS, createSecretsBox, isSecretEnvelope, ToolRegistry } from '@dura/tools';
-import { createScriptedModel } from '@dura/agents';
-import { createPlanner, type Planner } from '../src/index';
 import { createEventSecrets } from '../src/event-secrets';
-import { STREAM_OPTIONS, connect, eventually, prepare, testLogger, type Connections } from './support';
+import { eventually, testLogger } from './support';
+import { usePlanner } from './planner-harness';
 import { secretCardTool } from '@dura/tools/testing';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 
 const infra = useTestInfra({ database: false });
-let setup: Connections;
-let conn: Connections;
-let planner: Planner;
-const triggers = () => createTriggerStore({ js: setup.js });
 const pay = secretCardTool();
 const payPlan = {
   v: 1 as const,
   agent: { kind: 'scripted' as const, steps: [{ tool: 'pay', args: { amount: 1, card: '$input.card' } }] },
 };
+const env = usePlanner(infra, {
+  tools: new ToolRegistry([...BUILTIN_TOOLS, pay]),
+  secrets: createSecretsBox(`k1:${randomBytes(32).toString('base64')}`),
+  eventTriggers: { pollMs: 100 },
+});
+const triggers = () => createTriggerStore({ js: env.setup.js });
 
 beforeAll(async () => {
-  setup = await prepare(infra().nats.url);
-  conn = await connect(infra().nats.url, 'planner');
-  planner = createPlanner({
-    ...conn,
-    model: createScriptedModel(),
-    tools: new ToolRegistry([...BUILTIN_TOOLS, pay]),
-    secrets: createSecretsBox(`k1:${randomBytes(32).toString('base64')}`),
-    log: testLogger('planner'),
-    streams: STREAM_OPTIONS,
-    eventTriggers: { pollMs: 100 },
-  });
-  await planner.start();
   await triggers().create(
     {
       id: 'inbox',
@@ -51,20 +40,16 @@ beforeAll(async () => {
   );
   await eventually(
     async () =>
-      (await setup.jsm.consumers.info(STREAMS.events, 'trigger-inbox').catch(() => null)) ? true : undefined,
+      (await env.setup.jsm.consumers.info(STREAMS.events, 'trigger-inbox').catch(() => null))
+        ? true
+        : undefined,
     'the trigger bound',
   );
 });
 
-afterAll(async () => {
-  await planner?.stop();
-  await conn?.close();
-  await setup?.close();
-});
-
 async function requestOf(runId: string) {
   const events = await eventually(async () => {
-    const found = await setup.store.read(runId);
+    const found = await env.setup.store.read(runId);
     return found.length > 0 ? found : undefined;
   }, `run ${runId} in the log`);
   const first = events[0];
@@ -73,14 +58,14 @@ async function requestOf(runId: string) {
 }
 
 async function deadLetters(): Promise<DeadLetter[]> {
-  const info = await setup.jsm.streams.info(STREAMS.deadLetters).catch(() => null);
+  const info = await env.setup.jsm.streams.info(STREAMS.deadLetters).catch(() => null);
   const out: DeadLetter[] = [];
   for (
     let seq = info?.state.first_seq ?? 1;
     info && seq <= info.state.last_seq && info.state.messages > 0;
     seq += 1
   ) {
-    const msg = await setup.jsm.streams.getMessage(STREAMS.deadLetters, { seq }).catch(() => null);
+    const msg = await env.setup.jsm.streams.getMessage(STREAMS.deadLetters, { seq }).catch(() => null);
     if (msg) out.push(DeadLetterSchema.parse(msg.json()));
   }
   return out;
@@ -94,7 +79,7 @@ const withId = (id: string) => {
 
 describe('a message on a trigger subject', () => {
   it('JSON: becomes the input of a run of the trigger tenant, its id from the Nats-Msg-Id', async () => {
-    await setup.js.publish('dura.event.inbox', JSON.stringify({ mail: 1 }), withId('mail-1'));
+    await env.setup.js.publish('dura.event.inbox', JSON.stringify({ mail: 1 }), withId('mail-1'));
     const request = await requestOf('trg-inbox-mail-1');
     expect(request).toMatchObject({
       tenant: 'acme',
@@ -104,12 +89,12 @@ describe('a message on a trigger subject', () => {
   });
 
   it('text that is not JSON: the text is the input', async () => {
-    await setup.js.publish('dura.event.inbox', 'hello, not json', withId('text-1'));
+    await env.setup.js.publish('dura.event.inbox', 'hello, not json', withId('text-1'));
     expect((await requestOf('trg-inbox-text-1')).input).toBe('hello, not json');
   });
 
   it('without a message id: the run id comes from its stream sequence', async () => {
-    const ack = await setup.js.publish('dura.event.inbox', JSON.stringify({ mail: 2 }));
+    const ack = await env.setup.js.publish('dura.event.inbox', JSON.stringify({ mail: 2 }));
     expect((await requestOf(`trg-inbox-s${ack.seq}`)).input).toEqual({ mail: 2 });
   });
 
@@ -117,19 +102,23 @@ describe('a message on a trigger subject', () => {
     const runId = triggerRunId('inbox', 'order/42@shop.example');
     expect(runId).toMatch(/^trg-inbox-h[0-9a-f]{16}$/);
     expect(triggerRunId('inbox', 'order/42@shop.example')).toBe(runId);
-    await setup.js.publish('dura.event.inbox', JSON.stringify({ mail: 3 }), withId('order/42@shop.example'));
+    await env.setup.js.publish(
+      'dura.event.inbox',
+      JSON.stringify({ mail: 3 }),
+      withId('order/42@shop.example'),
+    );
     expect((await requestOf(runId)).input).toEqual({ mail: 3 });
   });
 
   it('too deep to be a request: dead-lettered with the reason, no run', async () => {
     const deep = '['.repeat(100) + ']'.repeat(100);
-    await setup.js.publish('dura.event.inbox', deep, withId('deep-1'));
+    await env.setup.js.publish('dura.event.inbox', deep, withId('deep-1'));
     const letter = await eventually(
       async () => (await deadLetters()).find((l) => l.source === 'events'),
       'the dead letter',
     );
     expect(letter.error.message).toMatch(/deep|depth/);
-    expect(await setup.store.read('trg-inbox-deep-1')).toEqual([]);
+    expect(await env.setup.store.read('trg-inbox-deep-1')).toEqual([]);
   });
 });
 
@@ -182,25 +171,25 @@ describe('a deleted trigger', () => {
       request: { v: 1, agent: { kind: 'scripted', steps: [] } },
     };
     await triggers().create(spec, Date.now());
-    const consumer = () => setup.jsm.consumers.info(STREAMS.events, 'trigger-gone').catch(() => null);
+    const consumer = () => env.setup.jsm.consumers.info(STREAMS.events, 'trigger-gone').catch(() => null);
     await eventually(async () => ((await consumer()) ? true : undefined), 'the trigger bound');
-    await setup.js.publish('dura.event.gone', JSON.stringify({ n: 1 }), withId('before-1'));
+    await env.setup.js.publish('dura.event.gone', JSON.stringify({ n: 1 }), withId('before-1'));
     expect((await requestOf('trg-gone-before-1')).input).toEqual({ n: 1 });
     // Every request a trigger publishes, seen as it goes to dura.submit.
     const submitted: string[] = [];
-    const sub = setup.nc.subscribe('dura.submit', {
+    const sub = env.setup.nc.subscribe('dura.submit', {
       callback: (_err, msg) => void submitted.push(msg.string()),
     });
-    await setup.nc.flush();
+    await env.setup.nc.flush();
 
     expect(await triggers().remove('gone')).toBe(true);
-    await setup.js.publish('dura.event.gone', JSON.stringify({ n: 2 }), withId('after-1'));
+    await env.setup.js.publish('dura.event.gone', JSON.stringify({ n: 2 }), withId('after-1'));
     // The planner removes the consumer once it has seen the delete, after its handlers have finished.
     await eventually(async () => ((await consumer()) === null ? true : undefined), 'the consumer removed');
-    await setup.nc.flush();
+    await env.setup.nc.flush();
     sub.unsubscribe();
     expect(submitted.filter((body) => body.includes('trg-gone-after-1'))).toEqual([]);
-    expect(await setup.store.read('trg-gone-after-1')).toEqual([]);
+    expect(await env.setup.store.read('trg-gone-after-1')).toEqual([]);
   });
 
   it('made again under its id, starts on messages published after it was made again, not before', async () => {
@@ -216,13 +205,13 @@ describe('a deleted trigger', () => {
     );
     const info = await eventually(
       async () =>
-        (await setup.jsm.consumers.info(STREAMS.events, 'trigger-gone').catch(() => null)) ?? undefined,
+        (await env.setup.jsm.consumers.info(STREAMS.events, 'trigger-gone').catch(() => null)) ?? undefined,
       'the trigger bound again',
     );
     expect(Date.parse(info.config.opt_start_time ?? '')).toBe(createdAt);
-    await setup.js.publish('dura.event.gone', JSON.stringify({ n: 3 }), withId('again-1'));
+    await env.setup.js.publish('dura.event.gone', JSON.stringify({ n: 3 }), withId('again-1'));
     expect((await requestOf('trg-gone-again-1')).input).toEqual({ n: 3 });
-    expect(await setup.store.read('trg-gone-after-1')).toEqual([]);
+    expect(await env.setup.store.read('trg-gone-after-1')).toEqual([]);
   });
 });
 
@@ -231,17 +220,17 @@ describe("an event holding a secret the trigger's run takes", () => {
     await triggers().create({ id, tenant: 'acme', subject, request: request as never }, Date.now());
     await eventually(
       async () =>
-        (await setup.jsm.consumers.info(STREAMS.events, `trigger-${id}`).catch(() => null))
+        (await env.setup.jsm.consumers.info(STREAMS.events, `trigger-${id}`).catch(() => null))
           ? true
           : undefined,
       `trigger ${id} bound`,
     );
   }
   const held = async (stream: string, needle: string): Promise<number[]> => {
-    const { state } = await setup.jsm.streams.info(stream);
+    const { state } = await env.setup.jsm.streams.info(stream);
     const seqs: number[] = [];
     for (let seq = state.first_seq; seq <= state.last_seq && state.messages > 0; seq += 1) {
-      const msg = await setup.jsm.streams.getMessage(stream, { seq }).catch(() => null);
+      const msg = await env.setup.jsm.streams.getMessage(stream, { seq }).catch(() => null);
       if (msg && new TextDecoder().decode(msg.data).includes(needle)) seqs.push(seq);
     }
     return seqs;
@@ -249,7 +238,7 @@ describe("an event holding a secret the trigger's run takes", () => {
 
   it('goes to dura.submit sealed, and is erased from DURA_EVENTS', async () => {
     await bind('cards', 'dura.event.cards', payPlan);
-    const ack = await setup.js.publish(
+    const ack = await env.setup.js.publish(
       'dura.event.cards',
       JSON.stringify({ card: { token: 'tok_event_1' }, note: 'kept' }),
       withId('c-1'),
@@ -259,7 +248,7 @@ describe("an event holding a secret the trigger's run takes", () => {
     expect(input.note).toBe('kept');
     await eventually(
       async () =>
-        (await setup.jsm.streams.getMessage(STREAMS.events, { seq: ack.seq }).catch(() => null)) === null
+        (await env.setup.jsm.streams.getMessage(STREAMS.events, { seq: ack.seq }).catch(() => null)) === null
           ? true
           : undefined,
       'the event erased',
@@ -274,7 +263,7 @@ describe("an event holding a secret the trigger's run takes", () => {
       createdAt: Date.now() - 1000,
     });
     for (const id of ['manual_a', 'manual_b'])
-      await setup.jsm.consumers.add(STREAMS.events, {
+      await env.setup.jsm.consumers.add(STREAMS.events, {
         durable_name: `trigger-${id}`,
         filter_subject: 'dura.event.manual',
         ack_policy: AckPolicy.Explicit,
@@ -288,14 +277,14 @@ describe("an event holding a secret the trigger's run takes", () => {
         redact: (b) => b,
         erase: (seq) => Promise.resolve(void erased.push(seq)),
       },
-      jsm: setup.jsm,
+      jsm: env.setup.jsm,
       triggers: () => Promise.resolve([record('manual_a'), record('manual_b')]),
       consumerOf: (id) => `trigger-${id}`,
       log,
     });
-    const ack = await setup.js.publish('dura.event.manual', JSON.stringify({ card: { token: 'tok_m' } }));
+    const ack = await env.setup.js.publish('dura.event.manual', JSON.stringify({ card: { token: 'tok_m' } }));
     const next = async (id: string) => {
-      const msg = await (await setup.js.consumers.get(STREAMS.events, `trigger-${id}`)).next();
+      const msg = await (await env.setup.js.consumers.get(STREAMS.events, `trigger-${id}`)).next();
       if (!msg) throw new Error(`trigger ${id} got no event`);
       return msg;
     };

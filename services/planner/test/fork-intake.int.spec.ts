@@ -1,7 +1,7 @@
 // Fork requests through a real planner on its own nats-server: the copied prefix, idempotence, open calls,
 // refusals, and forks with an edit (what the log records, what the planner decides from the edited value, and
 // how a refused edit is reported without keeping the edited value).
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   DeadLetterSchema,
   FORK_VERSION,
@@ -16,53 +16,22 @@ import {
 } from '@dura/contracts';
 import { fold, forkEventId, idempotencyKey, jsonHash, planFork } from '@dura/core';
 import { useTestInfra } from '@dura/testing';
-import { builtinRegistry } from '@dura/tools';
-import { createPlanner, type Planner } from '../src/index';
 import { createScriptedModel } from '@dura/agents';
 import { chargeSteps, scriptedRequest, simulateRun } from '@dura/agents/testing';
-import {
-  STREAM_OPTIONS,
-  connect,
-  eventually,
-  prepare,
-  storedMessages,
-  testLogger,
-  typesOf,
-  type Connections,
-} from './support';
+import { eventually, storedMessages, typesOf, untilDeadLetters } from './support';
+import { usePlanner } from './planner-harness';
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
 
 const infra = useTestInfra({ database: false });
-let setup: Connections;
-let conn: Connections;
-let planner: Planner | undefined;
-
-beforeAll(async () => {
-  setup = await prepare(infra().nats.url);
-  conn = await connect(infra().nats.url, 'planner');
-  planner = createPlanner({
-    ...conn,
-    model: createScriptedModel(),
-    tools: builtinRegistry(),
-    log: testLogger('planner'),
-    streams: STREAM_OPTIONS,
-  });
-  await planner.start();
-});
-
-afterAll(async () => {
-  await planner?.stop();
-  await conn?.close();
-  await setup?.close();
-});
+const env = usePlanner(infra);
 
 /** Writes `events` (made in memory) to the run's log, as the services would have; returns them as stored. */
 async function store(events: readonly RunEvent[]): Promise<RunEvent[]> {
   const runId = events[0]!.meta.runId;
   const fresh: NewEvent[] = events.map(({ seq: _seq, ...event }) => event);
-  await setup.store.append(runId, fresh, { expectedSeq: 0 });
-  return setup.store.read(runId);
+  await env.setup.store.append(runId, fresh, { expectedSeq: 0 });
+  return env.setup.store.read(runId);
 }
 
 /** A completed run of `steps` charges, written to the log. */
@@ -72,17 +41,14 @@ async function completedSource(runId: string, steps: number): Promise<RunEvent[]
 }
 
 async function requestFork(body: object, msgID: string): Promise<void> {
-  await setup.js.publish(SUBJECTS.fork, JSON.stringify(body), { msgID });
+  await env.setup.js.publish(SUBJECTS.fork, JSON.stringify(body), { msgID });
 }
 
 const observationSeq = (log: RunEvent[], step: number): number =>
   log.find((e) => e.type === 'tool_call_completed' && e.data.callId === `call-${step}`)!.seq;
 
-async function forkLetters(count: number): Promise<DeadLetter[]> {
-  return eventually(async () => {
-    const found = await storedMessages(setup.jsm, STREAMS.deadLetters, 'dura.dlq.forks');
-    return found.length >= count ? found.map((msg) => DeadLetterSchema.parse(msg.json())) : undefined;
-  }, `${count} dead letters on dura.dlq.forks`);
+function forkLetters(count: number): Promise<DeadLetter[]> {
+  return untilDeadLetters(env.setup.jsm, 'dura.dlq.forks', count);
 }
 
 describe('a fork request', () => {
@@ -91,7 +57,7 @@ describe('a fork request', () => {
     const atSeq = observationSeq(source, 2);
     await requestFork({ v: FORK_VERSION, sourceRunId: 'fork-src-1', atSeq, runId: 'fork-new-1' }, 'f-1');
     const log = await eventually(async () => {
-      const events = await setup.store.read('fork-new-1');
+      const events = await env.setup.store.read('fork-new-1');
       return events.some((e) => e.type === 'tool_call_requested' && e.data.step === 3) ? events : undefined;
     }, 'the fork to request step 3');
 
@@ -115,7 +81,7 @@ describe('a fork request', () => {
     );
     expect(typesOf(log.slice(prefix.length))).toEqual(['thought', 'tool_call_requested']);
     // The source is untouched.
-    expect(await setup.store.read('fork-src-1')).toEqual(source);
+    expect(await env.setup.store.read('fork-src-1')).toEqual(source);
   });
 
   it('is a no-op when delivered again, and finishes a fork a crash left half-written', async () => {
@@ -124,20 +90,20 @@ describe('a fork request', () => {
     const body = { v: FORK_VERSION, sourceRunId: 'fork-src-2', atSeq, runId: 'fork-new-2' };
     await requestFork(body, 'f-2a');
     const first = await eventually(async () => {
-      const events = await setup.store.read('fork-new-2');
+      const events = await env.setup.store.read('fork-new-2');
       return events.some((e) => e.type === 'tool_call_requested' && e.data.step === 2) ? events : undefined;
     }, 'the fork to request step 2');
     await requestFork(body, 'f-2b'); // another msg-id: the planner sees it
     await new Promise((resolve) => setTimeout(resolve, 1_000));
-    expect(await setup.store.read('fork-new-2')).toEqual(first);
+    expect(await env.setup.store.read('fork-new-2')).toEqual(first);
 
     // A crash after the first two copies of another fork: a redelivery appends the rest and drives it.
     const plan = planFork({ source, atSeq, runId: 'fork-new-3', ts: new Date().toISOString() });
     if (!plan.ok) throw new Error(plan.problem.message);
-    await setup.store.append('fork-new-3', plan.events.slice(0, 2), { expectedSeq: 0 });
+    await env.setup.store.append('fork-new-3', plan.events.slice(0, 2), { expectedSeq: 0 });
     await requestFork({ ...body, runId: 'fork-new-3' }, 'f-3');
     const finished = await eventually(async () => {
-      const events = await setup.store.read('fork-new-3');
+      const events = await env.setup.store.read('fork-new-3');
       return events.some((e) => e.type === 'tool_call_requested' && e.data.step === 2) ? events : undefined;
     }, 'the half-written fork to be finished and driven');
     expect(finished.slice(0, plan.events.length).map((e) => [e.type, e.meta.id])).toEqual(
@@ -160,14 +126,14 @@ describe('a fork request', () => {
       'f-4',
     );
     await new Promise((resolve) => setTimeout(resolve, 600));
-    expect(await setup.store.read('fork-new-4')).toEqual([]);
+    expect(await env.setup.store.read('fork-new-4')).toEqual([]);
     // The source's call settles; the fork copies that outcome and moves on to step 3.
     const observation = events[cut + 1]!;
     const { seq: _seq, ...rest } = observation;
-    await setup.store.append('fork-src-4', [rest], { expectedSeq: intentSeq });
+    await env.setup.store.append('fork-src-4', [rest], { expectedSeq: intentSeq });
     const log = await eventually(
       async () => {
-        const found = await setup.store.read('fork-new-4');
+        const found = await env.setup.store.read('fork-new-4');
         return found.some((e) => e.type === 'tool_call_requested' && e.data.step === 3) ? found : undefined;
       },
       'the fork to copy the outcome and request step 3',
@@ -192,7 +158,7 @@ describe('a fork request', () => {
 
   it('is refused with a reason when the source, the seq or the run id is wrong', async () => {
     const source = await completedSource('fork-src-5', 2);
-    const before = (await storedMessages(setup.jsm, STREAMS.deadLetters, 'dura.dlq.forks')).length;
+    const before = (await storedMessages(env.setup.jsm, STREAMS.deadLetters, 'dura.dlq.forks')).length;
     await requestFork({ v: 1, sourceRunId: 'no-such-run', atSeq: 1, runId: 'fork-bad-1' }, 'f-5a');
     await requestFork({ v: 1, sourceRunId: 'fork-src-5', atSeq: 999_999, runId: 'fork-bad-2' }, 'f-5b');
     await requestFork(
@@ -221,12 +187,12 @@ describe('a fork request', () => {
       issues: [expect.stringContaining('atSeq')],
     });
     for (const runId of ['fork-bad-1', 'fork-bad-2', 'fork-bad-4', 'fork-bad-5']) {
-      const log = await setup.store.read(runId);
+      const log = await env.setup.store.read(runId);
       expect(typesOf(log), runId).toEqual(['run_rejected']);
       expect(fold(log).status).toBe('rejected');
     }
     // The run whose id was taken is untouched: one run_requested, its own.
-    const taken = await setup.store.read('fork-src-1');
+    const taken = await env.setup.store.read('fork-src-1');
     expect(taken.filter((e) => e.type === 'run_requested')).toHaveLength(1);
     expect(taken.some((e) => e.type === 'run_rejected')).toBe(false);
   });
@@ -253,7 +219,7 @@ const intentOf = (log: RunEvent[], step: number) =>
 
 async function untilStep(runId: string, step: number): Promise<RunEvent[]> {
   return eventually(async () => {
-    const log = await setup.store.read(runId);
+    const log = await env.setup.store.read(runId);
     return intentOf(log, step) ? log : undefined;
   }, `fork ${runId} to request step ${step}`);
 }
@@ -299,7 +265,7 @@ describe('a fork with an edited tool result', () => {
     expect(call1).toMatchObject({ status: 'completed', result: { price: 90 } });
     expect(log.filter((e) => e.type === 'tool_call_requested' && e.data.callId === 'call-1')).toHaveLength(1);
     expect(typesOf(log.slice(log.indexOf(copy!) + 1))).toEqual(['thought', 'tool_call_requested']);
-    expect(await setup.store.read('edit-src-1')).toEqual(source);
+    expect(await env.setup.store.read('edit-src-1')).toEqual(source);
   });
 });
 
@@ -331,7 +297,7 @@ describe('a fork with an edited input', () => {
 describe('a refused edit', () => {
   it('is dead-lettered with the edited values hidden, and the new run id says why', async () => {
     const source = await quotedSource('edit-src-3');
-    const before = (await storedMessages(setup.jsm, STREAMS.deadLetters, 'dura.dlq.forks')).length;
+    const before = (await storedMessages(env.setup.jsm, STREAMS.deadLetters, 'dura.dlq.forks')).length;
     const at = source.find((e) => e.type === 'tool_call_completed')!.seq;
     const edit = (callId: string) => ({ toolResult: { callId, output: { price: 'tok_secret' } }, by: 'eve' });
     await requestFork(
@@ -359,7 +325,7 @@ describe('a refused edit', () => {
       'fe-3c',
     );
     const letters = await eventually(async () => {
-      const found = await storedMessages(setup.jsm, STREAMS.deadLetters, 'dura.dlq.forks');
+      const found = await storedMessages(env.setup.jsm, STREAMS.deadLetters, 'dura.dlq.forks');
       return found.length >= before + 3 ? found.slice(before) : undefined;
     }, 'three dead letters on dura.dlq.forks');
     const byRun = new Map(
@@ -377,11 +343,11 @@ describe('a refused edit', () => {
     expect(byRun.get('edit-bad-3')?.letter.error.message).toContain("only before the run's first decision");
     for (const { text } of byRun.values()) expect(text).not.toContain('tok_secret');
     for (const runId of ['edit-bad-1', 'edit-bad-2', 'edit-bad-3']) {
-      const log = await setup.store.read(runId);
+      const log = await env.setup.store.read(runId);
       expect(typesOf(log), runId).toEqual(['run_rejected']);
     }
     // The refused requests are erased from dura.fork: the edited values are nowhere but hidden in dead letters.
-    const kept = await storedMessages(setup.jsm, STREAMS.requests, SUBJECTS.fork);
+    const kept = await storedMessages(env.setup.jsm, STREAMS.requests, SUBJECTS.fork);
     expect(kept.map((msg) => msg.string()).join('\n')).not.toContain('tok_secret');
   });
 });

@@ -19,33 +19,14 @@ import {
   type ToolTask,
 } from '@dura/contracts';
 import { canonicalJson, fold } from '@dura/core';
-import { startFakeLlmServer, useTestInfra, type FakeLlmServer } from '@dura/testing';
-import { builtinRegistry } from '@dura/tools';
-import { createPlanner, type Planner } from '../src/index';
-import {
-  AgentRegistry,
-  createAgentModel,
-  createModelRouter,
-  createScriptedModel,
-  expandPrompt,
-} from '@dura/agents';
-import {
-  STREAM_OPTIONS,
-  connect,
-  eventually,
-  prepare,
-  storedMessages,
-  testLogger,
-  type Connections,
-} from './support';
+import { useFakeLlmServer, useTestInfra } from '@dura/testing';
+import { AgentRegistry, expandPrompt } from '@dura/agents';
+import { eventually, storedMessages } from './support';
+import { agentPlanner, usePlanner } from './planner-harness';
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 60_000 });
 
 const infra = useTestInfra({ database: false });
-let setup: Connections;
-let conn: Connections;
-let planner: Planner | undefined;
-let llm: FakeLlmServer;
 let gateway: Subscription | undefined;
 
 /** Decisions each run asks for: `decisions - 1` tool calls, then the final answer. Keyed by the run's input. */
@@ -69,51 +50,41 @@ function inputOf(body: unknown): string {
   return (body as WireBody).messages.find((m) => m.role === 'user')?.content ?? '';
 }
 
-beforeAll(async () => {
-  llm = await startFakeLlmServer({
-    provider: 'openai',
-    respond: ({ body }) => {
-      const decisions = plans.get(inputOf(body));
-      if (decisions === undefined)
-        return { kind: 'status', status: 400, body: { error: { message: 'no plan for this input' } } };
-      const results = (body.messages as { role: string }[]).filter((m) => m.role === 'tool').length;
-      if (results + 1 >= decisions) return { kind: 'message', content: `done after ${results} results` };
-      return {
-        kind: 'message',
-        content: `reading part ${results + 1}`,
-        toolCalls: [{ name: 'echo', arguments: { part: results + 1 } }],
-        usage: { inputTokens: 100 + results * 250, outputTokens: 20 },
-      };
-    },
-  });
-  const agents = new AgentRegistry({
-    agents: [
-      {
-        name: 'reader',
-        version: '1',
-        systemPrompt: 'You read a long document part by part.',
-        model: { provider: 'openai', model: 'fake-1', baseUrl: llm.url, maxTokens: 100 },
-        tools: ['echo'],
-      },
-    ],
-  });
-  setup = await prepare(infra().nats.url);
-  conn = await connect(infra().nats.url, 'planner');
-  const tools = builtinRegistry();
-  planner = createPlanner({
-    ...conn,
-    model: createModelRouter({
-      scripted: createScriptedModel(),
-      agents: createAgentModel({ agents, tools }),
+const llm = useFakeLlmServer({
+  provider: 'openai',
+  respond: ({ body }) => {
+    const decisions = plans.get(inputOf(body));
+    if (decisions === undefined)
+      return { kind: 'status', status: 400, body: { error: { message: 'no plan for this input' } } };
+    const results = (body.messages as { role: string }[]).filter((m) => m.role === 'tool').length;
+    if (results + 1 >= decisions) return { kind: 'message', content: `done after ${results} results` };
+    return {
+      kind: 'message',
+      content: `reading part ${results + 1}`,
+      toolCalls: [{ name: 'echo', arguments: { part: results + 1 } }],
+      usage: { inputTokens: 100 + results * 250, outputTokens: 20 },
+    };
+  },
+});
+const env = usePlanner(infra, () =>
+  agentPlanner(
+    new AgentRegistry({
+      agents: [
+        {
+          name: 'reader',
+          version: '1',
+          systemPrompt: 'You read a long document part by part.',
+          model: { provider: 'openai', model: 'fake-1', baseUrl: llm().url, maxTokens: 100 },
+          tools: ['echo'],
+        },
+      ],
     }),
-    tools,
-    log: testLogger('planner'),
-    streams: STREAM_OPTIONS,
-  });
-  await planner.start();
+  ),
+);
 
+beforeAll(() => {
   // The stand-in gateway: every tool task is answered with its result, as the real relay records it.
-  gateway = setup.nc.subscribe(toolTaskSubject('echo'), {
+  gateway = env.setup.nc.subscribe(toolTaskSubject('echo'), {
     callback: (_err, msg) => {
       const task = msg.json<ToolTask>();
       void answer(task).catch((err: unknown) => {
@@ -123,12 +94,8 @@ beforeAll(async () => {
   });
 });
 
-afterAll(async () => {
+afterAll(() => {
   gateway?.unsubscribe();
-  await planner?.stop();
-  await conn?.close();
-  await setup?.close();
-  await llm?.close();
 });
 
 async function answer(task: ToolTask): Promise<void> {
@@ -150,9 +117,11 @@ async function answer(task: ToolTask): Promise<void> {
       causationId: task.causationId,
     },
   );
-  const { lastSeq } = await setup.store.append(task.runId, [event], { expectedSeq: 'any' });
+  const { lastSeq } = await env.setup.store.append(task.runId, [event], { expectedSeq: 'any' });
   const decide: DecideTask = { v: TASK_VERSION, runId: task.runId, afterSeq: lastSeq, reason: 'observation' };
-  await setup.js.publish(SUBJECTS.decideTask, JSON.stringify(decide), { msgID: `${task.runId}@${lastSeq}` });
+  await env.setup.js.publish(SUBJECTS.decideTask, JSON.stringify(decide), {
+    msgID: `${task.runId}@${lastSeq}`,
+  });
 }
 
 interface Measured {
@@ -165,16 +134,16 @@ async function runWith(runId: string, decisions: number): Promise<Measured> {
   const input = `Read the document for ${runId}.`;
   plans.set(input, decisions);
   const request = { v: RUN_REQUEST_VERSION, runId, agent: { kind: 'agent', name: 'reader' }, input };
-  await setup.js.publish(SUBJECTS.submit, JSON.stringify(request), { msgID: runId });
+  await env.setup.js.publish(SUBJECTS.submit, JSON.stringify(request), { msgID: runId });
   const log = await eventually(
     async () => {
-      const events = await setup.store.read(runId);
+      const events = await env.setup.store.read(runId);
       return events.at(-1)?.type === 'run_completed' ? events : undefined;
     },
     `${runId} to complete`,
     90_000,
   );
-  const stored = await storedMessages(setup.jsm, STREAMS.runs, runSubject(runId));
+  const stored = await storedMessages(env.setup.jsm, STREAMS.runs, runSubject(runId));
   expect(stored.map((m) => m.seq)).toEqual(log.map((e) => e.seq));
   const bytes = stored.reduce((sum, m) => sum + m.data.length, 0);
   return { log, bytes };
@@ -203,7 +172,9 @@ describe('the stored history of an agent run', () => {
       expect(state.decisions).toBe(decisions);
       expect(state.steps).toBe(decisions - 1);
       // Every result is new text: the conversation the model saw really grew by ~1 KB per decision.
-      const last = llm.requests.filter((r) => inputOf(r.body) === state.request?.input).at(-1);
+      const last = llm()
+        .requests.filter((r) => inputOf(r.body) === state.request?.input)
+        .at(-1);
       const sent = JSON.stringify((last?.body as WireBody | undefined)?.messages ?? []).length;
       expect(sent).toBeGreaterThan((decisions - 1) * RESULT_CHARS);
     }
@@ -226,7 +197,7 @@ describe('the stored history of an agent run', () => {
     // system + input, then per tool call the assistant's message and the result.
     expect(seen.size).toBe(2 + 29 * 2);
     const byHash = new Map(thoughts.map((t) => [t.prompt!.hash, t.prompt!]));
-    const requests = llm.requests.filter((r) => inputOf(r.body) === 'Read the document for growth-chain.');
+    const requests = llm().requests.filter((r) => inputOf(r.body) === 'Read the document for growth-chain.');
     expect(requests).toHaveLength(30);
     thoughts.forEach((thought, i) => {
       expect(thought.prompt!.prefix).toBe(i === 0 ? null : thoughts[i - 1]!.prompt!.hash);

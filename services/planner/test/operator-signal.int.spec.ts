@@ -1,43 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createDuraClient } from '@dura/client';
 import { DeadLetterSchema, STREAMS, type RunEvent, type ScriptedStep } from '@dura/contracts';
 import { fold, idempotencyKey, OUTCOME_UNKNOWN } from '@dura/core';
 import { useTestInfra } from '@dura/testing';
-import { builtinRegistry } from '@dura/tools';
-import { createPlanner, type Planner } from '../src/index';
-import { createScriptedModel } from '@dura/agents';
-import {
-  connect,
-  eventually,
-  prepare,
-  storedMessages,
-  testEvent,
-  testLogger,
-  type Connections,
-} from './support';
+import { eventually, storedMessages, testEvent } from './support';
+import { usePlanner } from './planner-harness';
 
 const infra = useTestInfra({ database: false });
-let setup: Connections;
-let plannerConn: Connections;
-let planner: Planner;
-
-beforeAll(async () => {
-  setup = await prepare(infra().nats.url);
-  plannerConn = await connect(infra().nats.url, 'planner');
-  planner = createPlanner({
-    ...plannerConn,
-    model: createScriptedModel(),
-    tools: builtinRegistry(),
-    log: testLogger('planner'),
-  });
-  await planner.start();
-});
-
-afterAll(async () => {
-  await planner?.stop();
-  await plannerConn?.close();
-  await setup?.close();
-});
+// This planner keeps its default stream options (the streams themselves are ensured with the test ones).
+const env = usePlanner(infra, { streams: undefined });
 
 /** A two-step run whose first call, an unsafe deploy, was interrupted: the gateway reported its outcome unknown. */
 async function interruptedRun(runId: string): Promise<void> {
@@ -75,12 +46,12 @@ async function interruptedRun(runId: string): Promise<void> {
       5,
     ),
   ];
-  await setup.store.append(runId, events, { expectedSeq: 0 });
+  await env.setup.store.append(runId, events, { expectedSeq: 0 });
 }
 
 async function waitingForOperator(runId: string) {
-  await planner.driver.drive(runId);
-  const state = fold(await setup.store.read(runId));
+  await env.planner.driver.drive(runId);
+  const state = fold(await env.setup.store.read(runId));
   expect(state.status).toBe('waiting');
   expect(state.waiting).toMatchObject({ kind: 'operator', callId: 'call-1' });
   expect(state.calls[0]?.status).toBe('unknown');
@@ -91,7 +62,7 @@ describe('an unsafe call with an unknown outcome', () => {
     const runId = 'op-confirm';
     await interruptedRun(runId);
     await waitingForOperator(runId);
-    const client = createDuraClient(setup);
+    const client = createDuraClient(env.setup);
     await client.signal(runId, 'confirm', {
       payload: { callId: 'call-1', result: { deploymentId: 'dep-by-hand' } },
     });
@@ -101,7 +72,7 @@ describe('an unsafe call with an unknown outcome', () => {
     }, 'the run to move past the confirmed call');
     expect(state.calls[0]).toMatchObject({ status: 'completed', result: { deploymentId: 'dep-by-hand' } });
     expect(state.calls[1]).toMatchObject({ tool: 'demo.notify', status: 'pending' });
-    const events: RunEvent[] = await setup.store.read(runId);
+    const events: RunEvent[] = await env.setup.store.read(runId);
     expect(events.filter((e) => e.type === 'tool_call_requested').map((e) => e.data.callId)).toEqual([
       'call-1',
       'call-2',
@@ -112,7 +83,7 @@ describe('an unsafe call with an unknown outcome', () => {
     const runId = 'op-skip';
     await interruptedRun(runId);
     await waitingForOperator(runId);
-    const client = createDuraClient(setup);
+    const client = createDuraClient(env.setup);
     const sent = await client.signal(runId, 'skip', { signalId: 'skip-1' });
     expect((await client.signal(runId, 'skip', { signalId: 'skip-1' })).duplicate).toBe(true);
     const state = await eventually(async () => {
@@ -125,9 +96,9 @@ describe('an unsafe call with an unknown outcome', () => {
   });
 
   it('a signal for a run that does not exist is dead-lettered with the reason', async () => {
-    await createDuraClient(setup).signal('no-such-run', 'confirm');
+    await createDuraClient(env.setup).signal('no-such-run', 'confirm');
     const letters = await eventually(async () => {
-      const stored = await storedMessages(setup.jsm, STREAMS.deadLetters, 'dura.dlq.signals');
+      const stored = await storedMessages(env.setup.jsm, STREAMS.deadLetters, 'dura.dlq.signals');
       return stored.length > 0 ? stored.map((m) => DeadLetterSchema.parse(m.json())) : undefined;
     }, 'a dead letter for the signal');
     expect(letters[0]?.error.code).toBe('run_not_found');

@@ -1,58 +1,23 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { DeadLetterSchema, STREAMS, SUBJECTS, newEvent, type DeadLetter } from '@dura/contracts';
-import { decisionEventId } from '@dura/core';
+import { describe, expect, it, vi } from 'vitest';
+import { STREAMS, SUBJECTS, type DeadLetter } from '@dura/contracts';
 import { useTestInfra } from '@dura/testing';
-import { builtinRegistry } from '@dura/tools';
-import { PLANNER_CONSUMERS, createPlanner, type Planner } from '../src/index';
-import { createScriptedModel } from '@dura/agents';
+import { PLANNER_CONSUMERS } from '../src/index';
 import { scriptedRequest } from './run-history';
-import {
-  STREAM_OPTIONS,
-  connect,
-  eventually,
-  prepare,
-  storedMessages,
-  testLogger,
-  typesOf,
-  type Connections,
-} from './support';
+import { eventually, storedMessages, typesOf, appendRequest, untilDeadLetters } from './support';
+import { usePlanner } from './planner-harness';
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
 
 const infra = useTestInfra({ database: false });
-let setup: Connections;
-let conn: Connections;
-let planner: Planner | undefined;
+const env = usePlanner(infra);
 
-beforeAll(async () => {
-  setup = await prepare(infra().nats.url);
-  conn = await connect(infra().nats.url, 'planner');
-  planner = createPlanner({
-    ...conn,
-    model: createScriptedModel(),
-    tools: builtinRegistry(),
-    log: testLogger('planner'),
-    streams: STREAM_OPTIONS,
-  });
-  await planner.start();
-});
-
-afterAll(async () => {
-  await planner?.stop();
-  await conn?.close();
-  await setup?.close();
-});
-
-async function deadLetters(count: number): Promise<DeadLetter[]> {
-  return eventually(async () => {
-    const found = await storedMessages(setup.jsm, STREAMS.deadLetters, 'dura.dlq.decide');
-    return found.length >= count ? found.map((msg) => DeadLetterSchema.parse(msg.json())) : undefined;
-  }, `${count} dead letters on dura.dlq.decide`);
+function deadLetters(count: number): Promise<DeadLetter[]> {
+  return untilDeadLetters(env.setup.jsm, 'dura.dlq.decide', count);
 }
 
 describe('decide tasks the planner cannot read', () => {
   it('are dead-lettered on dura.dlq.decide with the reason and the original bytes', async () => {
-    const garbage = await setup.js.publish(SUBJECTS.decideTask, 'definitely { not json', {
+    const garbage = await env.setup.js.publish(SUBJECTS.decideTask, 'definitely { not json', {
       msgID: 'garbage-decide',
     });
     const [letter] = await deadLetters(1);
@@ -70,7 +35,7 @@ describe('decide tasks the planner cannot read', () => {
 
   it('are dead-lettered with the schema issues when they are JSON of the wrong shape', async () => {
     const body = JSON.stringify({ v: 1, runId: 'not a valid id!', afterSeq: -1, reason: 'whim' });
-    await setup.js.publish(SUBJECTS.decideTask, body, { msgID: 'bad-shape-decide' });
+    await env.setup.js.publish(SUBJECTS.decideTask, body, { msgID: 'bad-shape-decide' });
     const letter = (await deadLetters(2))[1];
     expect(letter).toMatchObject({
       payload: body,
@@ -85,34 +50,27 @@ describe('decide tasks the planner cannot read', () => {
 
   it('do not wedge the consumer: the next valid decide task moves its run', async () => {
     const runId = 'run-after-garbage';
-    const request = newEvent(
-      'run_requested',
-      { request: scriptedRequest(runId, [{ tool: 'echo', args: { n: 1 } }]) },
-      {
-        id: decisionEventId(runId, 0, 0),
-        runId,
-        ts: new Date().toISOString(),
-        correlationId: runId,
-      },
+    const lastSeq = await appendRequest(
+      env.setup.store,
+      scriptedRequest(runId, [{ tool: 'echo', args: { n: 1 } }]),
     );
-    const { lastSeq } = await setup.store.append(runId, [request], { expectedSeq: 0 });
-    await setup.js.publish(
+    await env.setup.js.publish(
       SUBJECTS.decideTask,
       JSON.stringify({ v: 1, runId, afterSeq: lastSeq, reason: 'resume' }),
       { msgID: `${runId}@${lastSeq}` },
     );
 
     const log = await eventually(async () => {
-      const events = await setup.store.read(runId);
+      const events = await env.setup.store.read(runId);
       return events.at(-1)?.type === 'tool_call_requested' ? events : undefined;
     }, `${runId} to reach its first intent`);
     expect(typesOf(log)).toEqual(['run_requested', 'run_started', 'thought', 'tool_call_requested']);
 
     // The task is acked once its drive returns, a moment after the intent lands: the consumer drains.
     await eventually(async () => {
-      const info = await setup.jsm.consumers.info(STREAMS.tasks, PLANNER_CONSUMERS.decide.durable);
+      const info = await env.setup.jsm.consumers.info(STREAMS.tasks, PLANNER_CONSUMERS.decide.durable);
       return info.num_pending + info.num_ack_pending === 0 ? info : undefined;
     }, 'the decide consumer to have nothing pending or unacked');
-    expect(await storedMessages(setup.jsm, STREAMS.deadLetters, 'dura.dlq.decide')).toHaveLength(2);
+    expect(await storedMessages(env.setup.jsm, STREAMS.deadLetters, 'dura.dlq.decide')).toHaveLength(2);
   });
 });

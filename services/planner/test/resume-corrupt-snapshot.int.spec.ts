@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { runSubject, STREAMS, type RunEvent } from '@dura/contracts';
 import { fold, type RunState } from '@dura/core';
 import { useTestInfra } from '@dura/testing';
@@ -20,15 +20,14 @@ import {
   unstamped,
   type CountingStore,
 } from './snapshot-support';
-import { connect, prepare, type Connections } from './support';
+import { usePlannerConnections } from './planner-harness';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 120_000 });
 
 const infra = useTestInfra({ database: false });
 const runId = 'run-corrupt';
 const LENGTH = 1000;
-let setup: Connections;
-let conn: Connections;
+const env = usePlannerConnections(infra);
 let counting: CountingStore;
 let snapshots: SnapshotStore;
 /** The run's log as stored, and its fold: what every resume must reach. */
@@ -43,7 +42,7 @@ function freshDriver() {
   const logger = recordingLogger();
   const driver = createRunDriver({
     store: counting.store,
-    js: conn.js,
+    js: env.conn.js,
     model: noModel,
     log: logger.log,
     clock: () => new Date(),
@@ -68,22 +67,15 @@ function json(value: unknown): Uint8Array {
 }
 
 beforeAll(async () => {
-  setup = await prepare(infra().nats.url);
-  conn = await connect(infra().nats.url, 'planner');
-  counting = countingStore(conn);
-  snapshots = createSnapshotStore({ js: conn.js });
+  counting = countingStore(env.conn);
+  snapshots = createSnapshotStore({ js: env.conn.js });
   const history = longHistory(runId, LENGTH);
-  const half = await appendHistory(setup.store, runId, history.slice(0, LENGTH / 2));
+  const half = await appendHistory(env.setup.store, runId, history.slice(0, LENGTH / 2));
   const other = longHistory('run-bystander', 3);
-  foreignSeq = await appendHistory(setup.store, 'run-bystander', other);
-  await appendHistory(setup.store, runId, history.slice(LENGTH / 2), half);
-  log = await setup.store.read(runId);
+  foreignSeq = await appendHistory(env.setup.store, 'run-bystander', other);
+  await appendHistory(env.setup.store, runId, history.slice(LENGTH / 2), half);
+  log = await env.setup.store.read(runId);
   expected = fold(log);
-});
-
-afterAll(async () => {
-  await conn?.close();
-  await setup?.close();
 });
 
 describe('a snapshot that cannot be trusted is ignored, and the whole log is folded', () => {
@@ -159,21 +151,21 @@ describe('a snapshot that cannot be trusted is ignored, and the whole log is fol
 describe('a run whose log was wiped and written again after its snapshot', () => {
   it('ignores the stale snapshot and folds the new log', async () => {
     const id = 'run-wiped';
-    await appendHistory(setup.store, id, longHistory(id, 300));
+    await appendHistory(env.setup.store, id, longHistory(id, 300));
     const first = freshDriver();
     await first.driver.load(id);
     await first.driver.flushSnapshots();
     expect(await snapshots.get(id)).toBeDefined();
 
     // The operator purges the run's subject and the run is submitted again: a shorter log, new event ids.
-    await setup.jsm.streams.purge(STREAMS.runs, { filter: runSubject(id) });
+    await env.setup.jsm.streams.purge(STREAMS.runs, { filter: runSubject(id) });
     const again = longHistory(id, 30).map((e) => ({ ...e, meta: { ...e.meta, id: `${e.meta.id}~again` } }));
-    for (const event of again) await setup.store.append(id, [unstamped(event)], { expectedSeq: 'any' });
+    for (const event of again) await env.setup.store.append(id, [unstamped(event)], { expectedSeq: 'any' });
 
     const { driver, warnings } = freshDriver();
     counting.reset();
     const { state } = await driver.load(id);
-    expect(state).toEqual(fold(await setup.store.read(id)));
+    expect(state).toEqual(fold(await env.setup.store.read(id)));
     expect(state.eventCount).toBe(30);
     expect(warnings()).toEqual([
       expect.stringMatching(/no event of this run at seq \d+: the snapshot is stale/),

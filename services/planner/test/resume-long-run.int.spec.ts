@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import type { RunEvent } from '@dura/contracts';
 import { fold, type RunState } from '@dura/core';
 import { useTestInfra } from '@dura/testing';
@@ -13,7 +13,7 @@ import {
   recordingLogger,
   type CountingStore,
 } from './snapshot-support';
-import { connect, prepare, type Connections } from './support';
+import { usePlannerConnections } from './planner-harness';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 120_000 });
 
@@ -21,8 +21,7 @@ const infra = useTestInfra({ database: false });
 const EVERY = 100;
 const runId = 'run-long';
 const history = longHistory(runId, 5000);
-let setup: Connections;
-let conn: Connections;
+const env = usePlannerConnections(infra);
 let counting: CountingStore;
 let snapshots: SnapshotStore;
 let expected: RunState;
@@ -36,7 +35,7 @@ const noModel: Model = {
 function freshDriver(log = recordingLogger().log) {
   return createRunDriver({
     store: counting.store,
-    js: conn.js,
+    js: env.conn.js,
     model: noModel,
     log,
     clock: () => new Date(),
@@ -45,23 +44,16 @@ function freshDriver(log = recordingLogger().log) {
 }
 
 beforeAll(async () => {
-  setup = await prepare(infra().nats.url);
-  conn = await connect(infra().nats.url, 'planner');
-  counting = countingStore(conn);
-  snapshots = createSnapshotStore({ js: conn.js });
+  counting = countingStore(env.conn);
+  snapshots = createSnapshotStore({ js: env.conn.js });
 
   // The run's first 4,950 events; a planner that loads it then writes a snapshot at its last event.
-  const lastSeq = await appendHistory(setup.store, runId, history.slice(0, 4950));
+  const lastSeq = await appendHistory(env.setup.store, runId, history.slice(0, 4950));
   const writer = freshDriver();
   expect((await writer.load(runId)).state.eventCount).toBe(4950);
   await writer.flushSnapshots();
-  await appendHistory(setup.store, runId, history.slice(4950), lastSeq);
-  expected = fold(await setup.store.read(runId));
-});
-
-afterAll(async () => {
-  await conn?.close();
-  await setup?.close();
+  await appendHistory(env.setup.store, runId, history.slice(4950), lastSeq);
+  expected = fold(await env.setup.store.read(runId));
 });
 
 describe('resuming a run of 5,000 events in a fresh process', () => {
@@ -100,7 +92,7 @@ describe('resuming a run of 5,000 events in a fresh process', () => {
     counting.reset();
     const driver = createRunDriver({
       store: counting.store,
-      js: conn.js,
+      js: env.conn.js,
       model: noModel,
       log: recordingLogger().log,
       clock: () => new Date(),

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { STREAMS, newEvent, type RunEvent } from '@dura/contracts';
-import { decisionEventId, fold } from '@dura/core';
+import { STREAMS, type RunEvent } from '@dura/contracts';
+import { fold } from '@dura/core';
 import { useTestInfra } from '@dura/testing';
 import { createRunDriver, type DriveOutcome, type RunDriver } from '../src/index';
 import { createScriptedModel } from '@dura/agents';
@@ -11,10 +11,11 @@ import {
   countingModel,
   prepare,
   storedMessages,
-  testEvent,
   testLogger,
   type Connections,
   type CountingModel,
+  appendRequest,
+  completeOpenCall,
 } from './support';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
@@ -56,17 +57,7 @@ describe('two planner replicas racing drive() on the same run', () => {
   it('never both record a decision: one thought and one intent per step, however many model calls', async () => {
     const runId = 'run-race';
     const steps = Array.from({ length: STEPS }, (_, i) => ({ tool: 'echo', args: { step: i + 1 } }));
-    const request = newEvent(
-      'run_requested',
-      { request: scriptedRequest(runId, steps) },
-      {
-        id: decisionEventId(runId, 0, 0),
-        runId,
-        ts: new Date().toISOString(),
-        correlationId: runId,
-      },
-    );
-    await setup.store.append(runId, [request], { expectedSeq: 0 });
+    await appendRequest(setup.store, scriptedRequest(runId, steps));
 
     let reportedModelCalls = 0;
     for (let round = 1; round <= STEPS + 1; round += 1) {
@@ -77,18 +68,7 @@ describe('two planner replicas racing drive() on the same run', () => {
       if (round <= STEPS) {
         expect(state).toMatchObject({ status: 'running', steps: round, decisions: round });
         // Stand in for the gateway: the call's observation arrives, and the next round decides again.
-        const pending = state.calls.find((call) => call.status === 'pending')!;
-        const observed = {
-          callId: pending.callId,
-          idempotencyKey: pending.idempotencyKey,
-          result: { step: round },
-          attempt: 1,
-          deduped: false,
-          durationMs: 1,
-        };
-        await setup.store.append(runId, [testEvent(runId, 'tool_call_completed', observed, round)], {
-          expectedSeq: 'any',
-        });
+        await completeOpenCall(setup.store, runId, { step: round }, round);
       } else {
         expect(state).toMatchObject({ status: 'completed', decisions: STEPS + 1, output: { step: STEPS } });
       }

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   STREAMS,
   ToolTaskSchema,
@@ -15,67 +15,48 @@ import { createScriptedModel } from '@dura/agents';
 import { scriptedRequest, thoughtData } from './run-history';
 import { countingStore } from './snapshot-support';
 import {
-  connect,
   countingModel,
-  prepare,
   storedMessages,
   testEvent,
   testLogger,
   typesOf,
-  type Connections,
   type CountingModel,
+  appendRequest,
 } from './support';
+import { usePlannerConnections } from './planner-harness';
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
 
 const infra = useTestInfra({ database: false });
-let setup: Connections;
-let conn: Connections;
+const env = usePlannerConnections(infra);
 let model: CountingModel;
 let driver: RunDriver;
 
-beforeAll(async () => {
-  setup = await prepare(infra().nats.url);
-  conn = await connect(infra().nats.url, 'planner');
+beforeAll(() => {
   model = countingModel(createScriptedModel());
   driver = createRunDriver({
-    store: conn.store,
-    js: conn.js,
+    store: env.conn.store,
+    js: env.conn.js,
     model,
     log: testLogger('planner'),
     clock: () => new Date(),
   });
 });
 
-afterAll(async () => {
-  await conn?.close();
-  await setup?.close();
-});
-
 /** Appends a run request the way intake does: first event of the run, id `<runId>@0.0`. */
-async function request(runId: string, steps: ScriptedStep[]) {
-  const event = newEvent(
-    'run_requested',
-    { request: scriptedRequest(runId, steps) },
-    {
-      id: decisionEventId(runId, 0, 0),
-      runId,
-      ts: new Date().toISOString(),
-      correlationId: runId,
-    },
-  );
-  return (await setup.store.append(runId, [event], { expectedSeq: 0 })).lastSeq;
+function request(runId: string, steps: ScriptedStep[]): Promise<number> {
+  return appendRequest(env.setup.store, scriptedRequest(runId, steps));
 }
 
 /** Appends `events` after the run's event at `lastSeq`, each guarded like a planner append. */
 async function appendAfter(runId: string, lastSeq: number, events: NewEvent[]): Promise<void> {
   let expected = lastSeq;
   for (const event of events)
-    expected = (await setup.store.append(runId, [event], { expectedSeq: expected })).lastSeq;
+    expected = (await env.setup.store.append(runId, [event], { expectedSeq: expected })).lastSeq;
 }
 
 async function toolTasksFor(key: string) {
-  const messages = await storedMessages(setup.jsm, STREAMS.tasks, 'dura.task.tool.>');
+  const messages = await storedMessages(env.setup.jsm, STREAMS.tasks, 'dura.task.tool.>');
   return messages.filter((msg) => msg.header?.get('Nats-Msg-Id') === key);
 }
 
@@ -90,7 +71,7 @@ describe('a run driven by createRunDriver', () => {
     expect(outcome).toMatchObject({ modelCalls: 1, dispatched: 1, state: { status: 'running', steps: 1 } });
     expect(model.calls - calls).toBe(1);
 
-    const log = await setup.store.read(runId);
+    const log = await env.setup.store.read(runId);
     expect(typesOf(log)).toEqual(['run_requested', 'run_started', 'thought', 'tool_call_requested']);
     // Every decision event is named after the sequence it was decided at, and caused by the event before it;
     // the model turn (thought and intent) is one append decided at the thought's predecessor, and the
@@ -134,7 +115,7 @@ describe('a run driven by createRunDriver', () => {
     expect(await driver.drive(runId)).toMatchObject({ modelCalls: 0, dispatched: 1 });
     expect(model.calls).toBe(calls);
     expect(await toolTasksFor(key)).toHaveLength(1);
-    expect(await setup.store.read(runId)).toHaveLength(4);
+    expect(await env.setup.store.read(runId)).toHaveLength(4);
   });
 
   it('asks the model again only once the observation is in the log, and completes', async () => {
@@ -144,13 +125,13 @@ describe('a run driven by createRunDriver', () => {
       { callId: 'call-1', idempotencyKey: key, result: { n: 1 }, attempt: 1, deduped: false, durationMs: 1 },
       1,
     );
-    await setup.store.append(runId, [completed], { expectedSeq: 'any' });
+    await env.setup.store.append(runId, [completed], { expectedSeq: 'any' });
     expect(await driver.drive(runId)).toMatchObject({
       modelCalls: 1,
       dispatched: 0,
       state: { status: 'completed', output: { n: 1 } },
     });
-    expect(typesOf(await setup.store.read(runId)).slice(-3)).toEqual([
+    expect(typesOf(await env.setup.store.read(runId)).slice(-3)).toEqual([
       'tool_call_completed',
       'thought',
       'run_completed',
@@ -161,11 +142,11 @@ describe('a run driven by createRunDriver', () => {
 
 /** A driver of its own whose event store records every read it serves. */
 function countingDriver() {
-  const counting = countingStore(conn);
+  const counting = countingStore(env.conn);
   const freshModel = countingModel(createScriptedModel());
   const fresh = createRunDriver({
     store: counting.store,
-    js: conn.js,
+    js: env.conn.js,
     model: freshModel,
     log: testLogger('planner'),
     clock: () => new Date(),
@@ -183,14 +164,14 @@ describe('a run whose whole log this process has just written (the intake)', () 
       { request: scriptedRequest(runId, [{ tool: 'echo', args: { n: 1 } }]) },
       { id: decisionEventId(runId, 0, 0), runId, ts: new Date().toISOString(), correlationId: runId },
     );
-    const [seq] = (await conn.store.append(runId, [event], { expectedSeq: 0 })).seqs as [number];
+    const [seq] = (await env.conn.store.append(runId, [event], { expectedSeq: 0 })).seqs as [number];
 
     fresh.adopt(runId, [{ ...event, seq }]);
     const outcome = await fresh.drive(runId, { afterSeq: seq, current: true });
 
     expect(counting.reads).toEqual([]);
     expect(outcome.dispatched).toBe(1);
-    const log = await setup.store.read(runId);
+    const log = await env.setup.store.read(runId);
     expect(typesOf(log)).toEqual(['run_requested', 'run_started', 'thought', 'tool_call_requested']);
     expect(outcome.state.lastSeq).toBe(log.at(-1)?.seq);
   });
@@ -199,7 +180,7 @@ describe('a run whose whole log this process has just written (the intake)', () 
     const { counting, fresh } = countingDriver();
     const runId = 'drv-adopted-later';
     const seq = await request(runId, [{ tool: 'echo', args: { n: 2 } }]);
-    const [first] = await setup.store.read(runId);
+    const [first] = await env.setup.store.read(runId);
     fresh.adopt(runId, [first as RunEvent]);
     await appendAfter(runId, seq, [testEvent(runId, 'run_started', {}, 1)]);
 
@@ -207,7 +188,7 @@ describe('a run whose whole log this process has just written (the intake)', () 
 
     expect(counting.reads.length).toBeGreaterThan(0);
     expect(outcome.dispatched).toBe(1);
-    expect(typesOf(await setup.store.read(runId))).toEqual([
+    expect(typesOf(await env.setup.store.read(runId))).toEqual([
       'run_requested',
       'run_started',
       'thought',
@@ -232,12 +213,12 @@ describe('a decide task whose event the log has gone past (redelivered after ano
       { callId: 'call-1', idempotencyKey: key, result: { n: 1 }, attempt: 1, deduped: false, durationMs: 1 },
       1,
     );
-    const observedAt = (await setup.store.append(runId, [completed], { expectedSeq: 'any' })).lastSeq;
+    const observedAt = (await env.setup.store.append(runId, [completed], { expectedSeq: 'any' })).lastSeq;
     // This process holds the run folded as the observation left it: the model is to be asked next.
     await fresh.load(runId);
     // Another replica takes the observation's decide task meanwhile and records the next decision.
     expect(await driver.drive(runId, { afterSeq: observedAt })).toMatchObject({ modelCalls: 1 });
-    const recorded = typesOf(await setup.store.read(runId));
+    const recorded = typesOf(await env.setup.store.read(runId));
     expect(recorded.slice(-3)).toEqual(['tool_call_completed', 'thought', 'tool_call_requested']);
 
     // The task comes again, to this process: its fold stops at the task's event, the log does not.
@@ -247,7 +228,7 @@ describe('a decide task whose event the log has gone past (redelivered after ano
     expect(outcome.modelCalls).toBe(0);
     expect(outcome.state.lastSeq).toBeGreaterThan(observedAt);
     expect(counting.reads.length).toBeGreaterThan(0);
-    expect(typesOf(await setup.store.read(runId))).toEqual(recorded);
+    expect(typesOf(await env.setup.store.read(runId))).toEqual(recorded);
   });
 });
 
@@ -263,13 +244,13 @@ describe('a decide task naming an event its log read does not reach', () => {
       message: expect.stringMatching(/log read ended at seq \d+, before seq \d+ that the decide task names/),
     });
     expect(model.calls).toBe(calls);
-    expect(typesOf(await setup.store.read(runId))).toEqual(['run_requested']);
+    expect(typesOf(await env.setup.store.read(runId))).toEqual(['run_requested']);
 
     expect(await driver.drive(runId, { afterSeq: requestedAt })).toMatchObject({
       modelCalls: 1,
       dispatched: 1,
     });
-    expect(typesOf(await setup.store.read(runId))).toEqual([
+    expect(typesOf(await env.setup.store.read(runId))).toEqual([
       'run_requested',
       'run_started',
       'thought',
@@ -295,7 +276,7 @@ describe('resuming after a crash between a recorded decision and its follow-ups'
     const outcome = await driver.drive(runId);
     expect(model.calls).toBe(calls);
     expect(outcome).toMatchObject({ modelCalls: 0, dispatched: 1 });
-    const log = await setup.store.read(runId);
+    const log = await env.setup.store.read(runId);
     expect(typesOf(log)).toEqual(['run_requested', 'run_started', 'thought', 'tool_call_requested']);
     const key = idempotencyKey({ runId, step: 1, tool: 'echo', args: { n: 7 } });
     expect(log[3]?.data).toEqual({
@@ -325,7 +306,7 @@ describe('resuming after a crash between a recorded decision and its follow-ups'
     const before = model.calls;
     expect(await driver.drive(runId)).toMatchObject({ modelCalls: 0, dispatched: 2 });
     expect(model.calls).toBe(before);
-    const intents = (await setup.store.read(runId)).filter((e) => e.type === 'tool_call_requested');
+    const intents = (await env.setup.store.read(runId)).filter((e) => e.type === 'tool_call_requested');
     expect(intents.map((e) => e.data)).toEqual([
       { callId: 'call-1', step: 1, tool: 'echo', args: { a: 1 }, idempotencyKey: firstKey },
       {
@@ -352,7 +333,7 @@ describe('resuming after a crash between a recorded decision and its follow-ups'
       state: { status: 'completed', output: 'done' },
     });
     expect(model.calls).toBe(before);
-    expect(typesOf(await setup.store.read(runId))).toEqual([
+    expect(typesOf(await env.setup.store.read(runId))).toEqual([
       'run_requested',
       'run_started',
       'thought',

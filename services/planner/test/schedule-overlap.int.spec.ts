@@ -1,52 +1,31 @@
 // Overlap policies on a real planner and NATS: a schedule every second whose runs wait for a signal, so each
 // tick after the first finds the last run still going.
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { createDuraClient, type DuraClient } from '@dura/client';
 import { scheduleRunId, type OverlapPolicy, type ScheduleRecord } from '@dura/contracts';
 import { fold } from '@dura/core';
 import { createScheduleStore } from '@dura/event-store';
 import { useTestInfra } from '@dura/testing';
-import { builtinRegistry } from '@dura/tools';
-import { createScriptedModel } from '@dura/agents';
-import { createPlanner, type Planner } from '../src/index';
-import { STREAM_OPTIONS, connect, eventually, prepare, testLogger, type Connections } from './support';
+import { eventually } from './support';
+import { usePlanner } from './planner-harness';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 
 const infra = useTestInfra({ database: false });
-let setup: Connections;
-let conn: Connections;
-let planner: Planner;
+const env = usePlanner(infra, { schedules: { pollMs: 100 } });
 let client: DuraClient;
 
-beforeAll(async () => {
-  setup = await prepare(infra().nats.url);
-  conn = await connect(infra().nats.url, 'planner');
-  planner = createPlanner({
-    ...conn,
-    model: createScriptedModel(),
-    tools: builtinRegistry(),
-    log: testLogger('planner'),
-    streams: STREAM_OPTIONS,
-    schedules: { pollMs: 100 },
-  });
-  await planner.start();
-  client = createDuraClient(setup);
-});
-
-afterAll(async () => {
-  await planner?.stop();
-  await conn?.close();
-  await setup?.close();
+beforeAll(() => {
+  client = createDuraClient(env.setup);
 });
 
 async function statusOf(runId: string): Promise<string> {
-  const events = await setup.store.read(runId);
+  const events = await env.setup.store.read(runId);
   return events.length === 0 ? 'none' : fold(events).status;
 }
 
 async function create(id: string, overlap: OverlapPolicy): Promise<void> {
-  await createScheduleStore({ js: setup.js }).create(
+  await createScheduleStore({ js: env.setup.js }).create(
     {
       id,
       tenant: 'acme',
@@ -131,7 +110,7 @@ describe('overlap policies', () => {
       const statuses = await Promise.all(runs.slice(0, -1).map(statusOf));
       return statuses.every((s) => s === 'cancelled') ? statuses : undefined;
     }, 'the replaced runs cancelled');
-    const log = await setup.store.read(runs[0]!);
+    const log = await env.setup.store.read(runs[0]!);
     expect(JSON.stringify(log.at(-1))).toMatch(/overlap policy cancel_previous/);
   });
 });
@@ -148,7 +127,7 @@ describe("a run of another tenant under the next tick's run id", () => {
       agent: { kind: 'scripted', steps: [{ tool: 'dura.wait_for_signal', args: { name: 'never' } }] },
     });
     await eventually(async () => ((await statusOf(taken)) === 'waiting' ? true : undefined), 'globex waits');
-    await createScheduleStore({ js: setup.js }).create(
+    await createScheduleStore({ js: env.setup.js }).create(
       {
         id,
         tenant: 'acme',

@@ -1,41 +1,34 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { newEvent, type ScriptedStep } from '@dura/contracts';
-import { decisionEventId, fold, type RunState } from '@dura/core';
+import { fold, type RunState } from '@dura/core';
 import { useTestInfra } from '@dura/testing';
 import { createRunDriver, type RunDriver } from '../src/index';
 import { createScriptedModel } from '@dura/agents';
 import { decodeSnapshot, type RunSnapshot } from '../src/snapshot-codec';
 import { createSnapshotStore, type SnapshotStore } from '../src/snapshot-store';
 import { scriptedRequest } from './run-history';
+import { appendRequest } from './support';
 import { countingStore, recordingLogger, type CountingStore } from './snapshot-support';
-import { connect, prepare, type Connections } from './support';
+import { usePlannerConnections } from './planner-harness';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 120_000 });
 
 const infra = useTestInfra({ database: false });
 const EVERY = 10;
 const plan: ScriptedStep[] = Array.from({ length: 12 }, (_, i) => ({ tool: 'echo', args: { step: i + 1 } }));
-let setup: Connections;
-let conn: Connections;
+const env = usePlannerConnections(infra);
 let counting: CountingStore;
 let kv: SnapshotStore;
 
-beforeAll(async () => {
-  setup = await prepare(infra().nats.url);
-  conn = await connect(infra().nats.url, 'planner');
-  counting = countingStore(conn);
-  kv = createSnapshotStore({ js: conn.js });
-});
-
-afterAll(async () => {
-  await conn?.close();
-  await setup?.close();
+beforeAll(() => {
+  counting = countingStore(env.conn);
+  kv = createSnapshotStore({ js: env.conn.js });
 });
 
 function driverWith(snapshots: SnapshotStore, every = EVERY, log = recordingLogger().log): RunDriver {
   return createRunDriver({
     store: counting.store,
-    js: conn.js,
+    js: env.conn.js,
     model: createScriptedModel(),
     log,
     clock: () => new Date(),
@@ -45,12 +38,7 @@ function driverWith(snapshots: SnapshotStore, every = EVERY, log = recordingLogg
 
 /** Appends the run request the way intake does. */
 async function submit(runId: string): Promise<void> {
-  const event = newEvent(
-    'run_requested',
-    { request: scriptedRequest(runId, plan) },
-    { id: decisionEventId(runId, 0, 0), runId, ts: new Date().toISOString(), correlationId: runId },
-  );
-  await setup.store.append(runId, [event], { expectedSeq: 0 });
+  await appendRequest(env.setup.store, scriptedRequest(runId, plan));
 }
 
 /** What the tool gateway's relay does for a dispatched call: append its observation, unguarded. */
@@ -63,7 +51,7 @@ async function observe(state: RunState): Promise<void> {
       { ...data, attempt: 1, deduped: false, durationMs: 1 },
       { id: `${call.idempotencyKey}:result`, runId, ts: new Date().toISOString(), correlationId: runId },
     );
-    await setup.store.append(runId, [event], { expectedSeq: 'any' });
+    await env.setup.store.append(runId, [event], { expectedSeq: 'any' });
   }
 }
 
@@ -101,7 +89,7 @@ describe('while driving a run', () => {
     await driver.load(runId);
     await driver.flushSnapshots();
 
-    const log = await setup.store.read(runId);
+    const log = await env.setup.store.read(runId);
     expect(final.eventCount).toBe(40);
     expect(written.length).toBeGreaterThanOrEqual(3);
     const counts = written.map((s) => s.state.eventCount);

@@ -1,8 +1,19 @@
-import { eventually } from '@dura/testing';
-export { eventually };
-import type { JetStreamManager, MsgRequest, StoredMsg } from '@nats-io/jetstream';
-import { newEvent, type EventData, type EventType, type NewEvent, type RunEvent } from '@dura/contracts';
-import { ensureStreams } from '@dura/event-store';
+import { eventually, storedMessages } from '@dura/testing';
+import type { JetStreamManager } from '@nats-io/jetstream';
+import {
+  DeadLetterSchema,
+  STREAMS,
+  newEvent,
+  type DeadLetter,
+  type EventData,
+  type EventType,
+  type JsonValue,
+  type NewEvent,
+  type RunEvent,
+  type RunRequest,
+} from '@dura/contracts';
+import { decisionEventId, fold } from '@dura/core';
+import { ensureStreams, type EventStore } from '@dura/event-store';
 import {
   TEST_STREAM_OPTIONS,
   testConnections,
@@ -10,6 +21,7 @@ import {
   type TestConnections,
 } from '@dura/service-kit/testing';
 import type { Model, ModelTurn } from '@dura/agents';
+export { eventually, storedMessages };
 
 export { TEST_STREAM_OPTIONS as STREAM_OPTIONS, testLogger };
 
@@ -67,22 +79,6 @@ export function testEvent<T extends EventType>(
   });
 }
 
-/** Every stored message of `stream` whose subject matches `subject` (wildcards allowed), in stream order. */
-export async function storedMessages(
-  jsm: JetStreamManager,
-  stream: string,
-  subject: string,
-): Promise<StoredMsg[]> {
-  const out: StoredMsg[] = [];
-  for (let seq = 1; ;) {
-    // The server (2.9+) answers next_by_subj on the plain msg-get API; nats.js only types it for direct get.
-    const msg = await jsm.streams.getMessage(stream, { seq, next_by_subj: subject } as unknown as MsgRequest);
-    if (!msg) return out;
-    out.push(msg);
-    seq = msg.seq + 1;
-  }
-}
-
 export function countBy<T>(
   items: readonly T[],
   key: (item: T) => string | number,
@@ -93,3 +89,52 @@ export function countBy<T>(
 }
 
 export const typesOf = (events: readonly RunEvent[]): string[] => events.map((e) => e.type);
+
+/** Appends `request` the way intake does, as the run's first event (id `<runId>@0.0`); returns its sequence. */
+export async function appendRequest(
+  store: EventStore,
+  request: RunRequest & { runId: string },
+): Promise<number> {
+  const { runId } = request;
+  const meta = {
+    id: decisionEventId(runId, 0, 0),
+    runId,
+    ts: new Date().toISOString(),
+    correlationId: runId,
+  };
+  return (await store.append(runId, [newEvent('run_requested', { request }, meta)], { expectedSeq: 0 }))
+    .lastSeq;
+}
+
+/** Stands in for the gateway: appends the observation of the run's open call with `result`, the test's `n`-th event. */
+export async function completeOpenCall(
+  store: EventStore,
+  runId: string,
+  result: JsonValue,
+  n: number,
+): Promise<void> {
+  const state = fold(await store.read(runId));
+  const pending = state.calls.find((call) => call.status === 'pending');
+  if (!pending) throw new Error(`run ${runId} has no open call`);
+  const observed = {
+    callId: pending.callId,
+    idempotencyKey: pending.idempotencyKey,
+    result,
+    attempt: 1,
+    deduped: false,
+    durationMs: 1,
+  };
+  await store.append(runId, [testEvent(runId, 'tool_call_completed', observed, n)], { expectedSeq: 'any' });
+}
+
+/** Waits until `subject` holds at least `count` dead letters, and returns them all, parsed, in stream order. */
+export function untilDeadLetters(
+  jsm: JetStreamManager,
+  subject: string,
+  count: number,
+): Promise<DeadLetter[]> {
+  return eventually(async () => {
+    const found = await storedMessages(jsm, STREAMS.deadLetters, subject);
+    return found.length >= count ? found.map((msg) => DeadLetterSchema.parse(msg.json())) : undefined;
+  }, `${count} dead letters on ${subject}`);
+}

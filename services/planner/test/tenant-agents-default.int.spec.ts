@@ -9,13 +9,13 @@ import { RUN_REQUEST_VERSION, SUBJECTS, type RunEvent } from '@dura/contracts';
 import { useTestInfra } from '@dura/testing';
 import { BUILTIN_TOOLS, ToolRegistry } from '@dura/tools';
 import { buildPlanner, loadPlannerConfig, type Planner } from '../src/index';
-import { connect, eventually, prepare, testLogger, type Connections } from './support';
+import { eventually, testLogger } from './support';
+import { usePlannerConnections } from './planner-harness';
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
 
 const infra = useTestInfra({ database: false });
-let setup: Connections;
-let conn: Connections;
+const env = usePlannerConnections(infra);
 let planner: Planner | undefined;
 let dir: string;
 
@@ -42,13 +42,11 @@ beforeAll(async () => {
       ],
     }),
   );
-  setup = await prepare(infra().nats.url);
-  conn = await connect(infra().nats.url, 'planner');
   const config = loadPlannerConfig({ NATS_URL: infra().nats.url, DURA_AGENTS: agents });
   expect(config.PLANNER_TENANT_AGENTS).toBeUndefined();
   planner = await buildPlanner({
     config,
-    nats: conn,
+    nats: env.conn,
     tools: new ToolRegistry([...BUILTIN_TOOLS]),
     secrets: undefined,
     log: testLogger('planner'),
@@ -58,8 +56,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await planner?.stop();
-  await conn?.close();
-  await setup?.close();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -70,24 +66,24 @@ async function submit(runId: string, agent: string, tenant?: string): Promise<vo
     agent: { kind: 'agent', name: agent },
     ...(tenant ? { tenant } : {}),
   };
-  await setup.js.publish(SUBJECTS.submit, JSON.stringify(request), { msgID: runId });
+  await env.setup.js.publish(SUBJECTS.submit, JSON.stringify(request), { msgID: runId });
 }
 
 const firstEvent = (runId: string): Promise<RunEvent> =>
-  eventually(async () => (await setup.store.read(runId))[0], `the first event of ${runId}`);
+  eventually(async () => (await env.setup.store.read(runId))[0], `the first event of ${runId}`);
 
 describe('PLANNER_TENANT_AGENTS unset', () => {
   it('lets tenant default (a deployment without tenants) start its agents, children included', async () => {
     await submit('dflt-1', 'delegator');
     expect((await firstEvent('dflt-1')).type).toBe('run_requested');
     const child = await eventually(async () => {
-      const log = await setup.store.read('dflt-1');
+      const log = await env.setup.store.read('dflt-1');
       const asked = log.find((e) => e.type === 'child_run_requested');
       return asked?.type === 'child_run_requested' ? asked.data.childRunId : undefined;
     }, 'the delegating run to ask for its child');
     // Its child (tenant default too) starts: its tool call is requested (no gateway runs here).
     await eventually(async () => {
-      const log = await setup.store.read(child);
+      const log = await env.setup.store.read(child);
       expect(log[0]?.type).toBe('run_requested');
       return log.some((e) => e.type === 'tool_call_requested') ? true : undefined;
     }, 'the child to call its tool');

@@ -1,7 +1,7 @@
 // Tool authorization at every door of a planner with inline plans off (as in production) and agents per
 // tenant, on a real NATS: submit, child runs, forged children, forks, and an LLM asking for a tool it does
 // not have. The witness of "nothing ran" is the tool task stream: no task for the payment tool, ever.
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import * as z from 'zod';
 import {
   DeadLetterSchema,
@@ -14,20 +14,13 @@ import {
   type RunEvent,
 } from '@dura/contracts';
 import { fold } from '@dura/core';
-import { startFakeLlmServer, useTestInfra, type FakeLlmServer } from '@dura/testing';
+import { useFakeLlmServer, useTestInfra } from '@dura/testing';
 import { BUILTIN_TOOLS, defineTool, ToolRegistry } from '@dura/tools';
-import { createPlanner, parseTenantAgents, type Planner } from '../src/index';
-import { AgentRegistry, createAgentModel, createModelRouter, createScriptedModel } from '@dura/agents';
+import { parseTenantAgents } from '../src/index';
+import { AgentRegistry, createScriptedModel } from '@dura/agents';
 import { scriptedRequest, simulateRun } from '@dura/agents/testing';
-import {
-  connect,
-  eventually,
-  prepare,
-  STREAM_OPTIONS,
-  storedMessages,
-  testLogger,
-  type Connections,
-} from './support';
+import { eventually, storedMessages } from './support';
+import { agentPlanner, usePlanner } from './planner-harness';
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
 
@@ -45,23 +38,19 @@ const inlineChild = (steps: object[]) => ({
 });
 
 const infra = useTestInfra({ database: false });
-let setup: Connections;
-let conn: Connections;
-let planner: Planner | undefined;
-let llm: FakeLlmServer;
 let llmReply: (index: number) => { name: string; arguments: object } | undefined = () => undefined;
-
-beforeAll(async () => {
-  llm = await startFakeLlmServer({
-    provider: 'openai',
-    respond: ({ index }) => {
-      const call = llmReply(index);
-      return call
-        ? { kind: 'message', toolCalls: [{ id: `t${index}`, ...call }] }
-        : { kind: 'message', content: 'done' };
-    },
-  });
-  const scripted = (steps: object[]) => ({ provider: 'scripted' as const, steps: steps as never });
+const llm = useFakeLlmServer({
+  provider: 'openai',
+  respond: ({ index }) => {
+    const call = llmReply(index);
+    return call
+      ? { kind: 'message', toolCalls: [{ id: `t${index}`, ...call }] }
+      : { kind: 'message', content: 'done' };
+  },
+});
+const scripted = (steps: object[]) => ({ provider: 'scripted' as const, steps: steps as never });
+const env = usePlanner(infra, () => {
+  const tools = new ToolRegistry([...BUILTIN_TOOLS, payCharge]);
   const agents = new AgentRegistry({
     agents: [
       {
@@ -88,41 +77,22 @@ beforeAll(async () => {
       {
         name: 'chatty',
         version: '1',
-        model: { provider: 'openai', model: 'fake-1', baseUrl: llm.url, maxTokens: 50, maxAttempts: 1 },
+        model: { provider: 'openai', model: 'fake-1', baseUrl: llm().url, maxTokens: 50, maxAttempts: 1 },
         tools: ['echo'],
       },
     ],
   });
-  setup = await prepare(infra().nats.url);
-  conn = await connect(infra().nats.url, 'planner');
-  const tools = new ToolRegistry([...BUILTIN_TOOLS, payCharge]);
-  planner = createPlanner({
-    ...conn,
-    model: createModelRouter({
-      scripted: createScriptedModel(),
-      agents: createAgentModel({ agents, tools }),
-      tools,
-    }),
-    tools,
-    log: testLogger('planner'),
-    streams: STREAM_OPTIONS,
+  return {
+    ...agentPlanner(agents, tools, { approvals: true }),
     authorization: {
       inlinePlans: false,
       tenantAgents: parseTenantAgents('acme=support|spawner|delegator|careful|chatty,*=-'),
     },
-  });
-  await planner.start();
-});
-
-afterAll(async () => {
-  await planner?.stop();
-  await conn?.close();
-  await setup?.close();
-  await llm?.close();
+  };
 });
 
 async function submit(body: { runId: string; [field: string]: unknown }): Promise<void> {
-  await setup.js.publish(SUBJECTS.submit, JSON.stringify({ v: RUN_REQUEST_VERSION, ...body }), {
+  await env.setup.js.publish(SUBJECTS.submit, JSON.stringify({ v: RUN_REQUEST_VERSION, ...body }), {
     msgID: body.runId,
   });
 }
@@ -136,7 +106,7 @@ const agentRun = (runId: string, name: string, extra: object = {}) => ({
 
 function untilLog(runId: string, done: (log: RunEvent[]) => boolean): Promise<RunEvent[]> {
   return eventually(async () => {
-    const log = await setup.store.read(runId);
+    const log = await env.setup.store.read(runId);
     return log.length > 0 && done(log) ? log : undefined;
   }, `the log of ${runId}`);
 }
@@ -148,14 +118,14 @@ const rejectionOf = async (runId: string) => {
 
 async function letterFor(source: string, runId: string): Promise<DeadLetter> {
   return eventually(async () => {
-    const found = await storedMessages(setup.jsm, STREAMS.deadLetters, `dura.dlq.${source}`);
+    const found = await storedMessages(env.setup.jsm, STREAMS.deadLetters, `dura.dlq.${source}`);
     return found.map((msg) => DeadLetterSchema.parse(msg.json())).find((letter) => letter.runId === runId);
   }, `a dead letter for ${runId}`);
 }
 
 /** Tool tasks the planner handed out for `tool` (of `runId` when given): the gateway runs exactly these. */
 async function tasksFor(tool: string, runId?: string): Promise<number> {
-  const tasks = await storedMessages(setup.jsm, STREAMS.tasks, `dura.task.tool.${tool}`);
+  const tasks = await storedMessages(env.setup.jsm, STREAMS.tasks, `dura.task.tool.${tool}`);
   return tasks.filter((msg) => runId === undefined || msg.json<{ runId: string }>().runId === runId).length;
 }
 
@@ -227,7 +197,7 @@ describe('child runs', () => {
     expect(rejected.data.error.message).toMatch(
       /names parent run ta-support \(call call-1\), which did not ask for it/,
     );
-    const parent = await setup.store.read('ta-support');
+    const parent = await env.setup.store.read('ta-support');
     expect(parent.some((e) => e.type === 'child_run_completed')).toBe(false);
   });
 });
@@ -235,13 +205,13 @@ describe('child runs', () => {
 describe('forks', () => {
   it('refuses to fork a run whose inline plan the deployment no longer accepts', async () => {
     const { events } = await simulateRun(scriptedRequest('ta-old', [payStep]), createScriptedModel());
-    await setup.store.append(
+    await env.setup.store.append(
       'ta-old',
       events.map(({ seq: _seq, ...event }) => event),
       { expectedSeq: 0 },
     );
-    const startedSeq = (await setup.store.read('ta-old')).find((e) => e.type === 'run_started')!.seq;
-    await setup.js.publish(
+    const startedSeq = (await env.setup.store.read('ta-old')).find((e) => e.type === 'run_started')!.seq;
+    await env.setup.js.publish(
       SUBJECTS.fork,
       JSON.stringify({ v: FORK_VERSION, sourceRunId: 'ta-old', atSeq: startedSeq, runId: 'ta-old-fork' }),
       { msgID: 'fork:ta-old-fork' },
@@ -252,9 +222,9 @@ describe('forks', () => {
   });
 
   it('refuses a fork request that tries to change the plan, instead of silently running the old one', async () => {
-    const seq = (await setup.store.read('ta-support'))[0]!.seq;
+    const seq = (await env.setup.store.read('ta-support'))[0]!.seq;
     const body = { v: FORK_VERSION, sourceRunId: 'ta-support', atSeq: seq, runId: 'ta-fork-plan' };
-    await setup.js.publish(
+    await env.setup.js.publish(
       SUBJECTS.fork,
       JSON.stringify({ ...body, agent: { kind: 'scripted', steps: [payStep] }, tenant: 'other' }),
       { msgID: 'fork:ta-fork-plan' },
@@ -300,7 +270,7 @@ describe("an agent's tool list and approvals", () => {
       },
     ];
     for (const [i, signal] of forged.entries())
-      await setup.js.publish(
+      await env.setup.js.publish(
         SUBJECTS.signal,
         JSON.stringify({ v: SIGNAL_VERSION, runId: 'ta-careful', signalId: `forged-${i}`, ...signal }),
         { msgID: `signal:ta-careful:forged-${i}` },

@@ -1,38 +1,21 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { useTestInfra } from '@dura/testing';
 import { createEffectLedger } from '../src/effect-ledger';
 import { completedEvent } from '../src/observations';
 import { createRelay } from '../src/index';
-import {
-  decideTasks,
-  effectRow,
-  outboxRows,
-  prepare,
-  runLog,
-  testLogger,
-  toolTask,
-  type Connections,
-} from './support';
+import { decideTasks, effectRow, outboxRows, runLog, testLogger, toolTask, useConnections } from './support';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 
 const infra = useTestInfra();
-let conn: Connections;
-
-beforeAll(async () => {
-  conn = await prepare(infra().nats.url, infra().db.url);
-});
-
-afterAll(async () => {
-  await conn?.close();
-});
+const env = useConnections(infra);
 
 const clock = () => new Date();
 
 describe('finish and the fast path', () => {
   it('does not count a row the process published and has not marked yet as ahead (`inLog`)', async () => {
     let inLog: number[] = [];
-    const ledger = createEffectLedger(conn.db, clock, { inLog: () => inLog });
+    const ledger = createEffectLedger(env.setup.db, clock, { inLog: () => inLog });
     const first = toolTask('fast-in-log', 'echo', { n: 1 }, 1);
     const second = toolTask('fast-in-log', 'echo', { n: 2 }, 2);
     for (const task of [first, second]) expect((await ledger.claim(task, 60_000)).kind).toBe('claimed');
@@ -70,7 +53,7 @@ describe('finish and the fast path', () => {
   });
 
   it('records the outcome and queues the observation in one statement, and says nothing is ahead', async () => {
-    const ledger = createEffectLedger(conn.db, clock);
+    const ledger = createEffectLedger(env.setup.db, clock);
     const task = toolTask('fast-1', 'echo', { n: 1 });
     expect((await ledger.claim(task, 60_000)).kind).toBe('claimed');
     const observation = completedEvent(task, { n: 1 }, 1, 3, clock());
@@ -87,10 +70,10 @@ describe('finish and the fast path', () => {
       msgId: observation.meta.id,
       payload: observation,
     });
-    const row = await effectRow(conn.db, task.idempotencyKey);
+    const row = await effectRow(env.setup.db, task.idempotencyKey);
     expect(row).toMatchObject({ status: 'succeeded', result: { n: 1 }, error: null, durationMs: 3 });
     expect(row?.finishedAt).toBeInstanceOf(Date);
-    const queued = await outboxRows(conn.db, 'fast-1');
+    const queued = await outboxRows(env.setup.db, 'fast-1');
     expect(queued.map((r) => [r.id, r.msgId, r.sentAt])).toEqual([
       [finished.queued!.id, observation.meta.id, null],
     ]);
@@ -104,11 +87,11 @@ describe('finish and the fast path', () => {
       1,
     );
     expect(again.queued).toBeUndefined();
-    expect(await outboxRows(conn.db, 'fast-1')).toHaveLength(1);
+    expect(await outboxRows(env.setup.db, 'fast-1')).toHaveLength(1);
   });
 
   it('says a row is ahead when the run already has an unsent observation, and records a failure', async () => {
-    const ledger = createEffectLedger(conn.db, clock);
+    const ledger = createEffectLedger(env.setup.db, clock);
     const first = toolTask('fast-2', 'echo', { n: 1 }, 1);
     const second = toolTask('fast-2', 'echo', { n: 2 }, 2);
     for (const task of [first, second]) await ledger.claim(task, 60_000);
@@ -130,7 +113,7 @@ describe('finish and the fast path', () => {
     );
     expect(two.queued).toBeDefined();
     expect(two.ahead).toBe(true);
-    expect(await effectRow(conn.db, second.idempotencyKey)).toMatchObject({
+    expect(await effectRow(env.setup.db, second.idempotencyKey)).toMatchObject({
       status: 'failed',
       error,
       result: null,
@@ -138,7 +121,7 @@ describe('finish and the fast path', () => {
   });
 
   it('records finishes that arrive together in one batch; a row behind another of its run has one ahead', async () => {
-    const ledger = createEffectLedger(conn.db, clock);
+    const ledger = createEffectLedger(env.setup.db, clock);
     const tasks = [
       toolTask('fast-4b', 'echo', { n: 1 }, 1),
       toolTask('fast-4a', 'echo', { n: 1 }, 1),
@@ -164,20 +147,20 @@ describe('finish and the fast path', () => {
       ['fast-4c', false],
     ]);
     for (const [i, task] of tasks.entries())
-      expect(await effectRow(conn.db, task.idempotencyKey)).toMatchObject({
+      expect(await effectRow(env.setup.db, task.idempotencyKey)).toMatchObject({
         status: 'succeeded',
         result: i,
         durationMs: i,
       });
     // Within a run, outbox ids keep the order the finishes came in.
-    const queued = await outboxRows(conn.db, 'fast-4a');
+    const queued = await outboxRows(env.setup.db, 'fast-4a');
     expect(queued.map((row) => row.msgId)).toEqual(
       tasks.slice(1, 3).map((task) => `${task.idempotencyKey}:result`),
     );
   });
 
   it('claims keys that arrive together in one batch; of one key claimed twice at once, one claim wins', async () => {
-    const ledger = createEffectLedger(conn.db, clock);
+    const ledger = createEffectLedger(env.setup.db, clock);
     const [first, second] = [toolTask('claims-1', 'echo', { n: 1 }), toolTask('claims-2', 'echo', { n: 2 })];
     for (const durable of [true, false]) {
       const keyed = (task: typeof first) => ({
@@ -189,7 +172,7 @@ describe('finish and the fast path', () => {
       );
       expect(claims.map((claim) => claim.kind)).toEqual(['claimed', 'claimed', 'busy', 'busy']);
       for (const task of [first, second])
-        expect(await effectRow(conn.db, keyed(task).idempotencyKey)).toMatchObject({
+        expect(await effectRow(env.setup.db, keyed(task).idempotencyKey)).toMatchObject({
           status: 'started',
           attempts: 1,
           args: task.args,
@@ -198,8 +181,8 @@ describe('finish and the fast path', () => {
   });
 
   it('sendNow publishes the observation and its decide task and marks the row sent, without a relay pass', async () => {
-    const ledger = createEffectLedger(conn.db, clock);
-    const relay = createRelay({ db: conn.db, js: conn.js, log: testLogger('fast-relay') });
+    const ledger = createEffectLedger(env.setup.db, clock);
+    const relay = createRelay({ db: env.setup.db, js: env.setup.js, log: testLogger('fast-relay') });
     const task = toolTask('fast-3', 'echo', { n: 3 });
     await ledger.claim(task, 60_000);
     const observation = completedEvent(task, { n: 3 }, 1, 0, clock());
@@ -212,16 +195,16 @@ describe('finish and the fast path', () => {
     );
     await relay.sendNow(finished.queued!);
     await relay.marked();
-    const log = await runLog(conn.jsm, 'fast-3');
+    const log = await runLog(env.setup.jsm, 'fast-3');
     expect(log.map((e) => e.msgId)).toEqual([observation.meta.id]);
-    const tasks = await decideTasks(conn.jsm, 'fast-3');
+    const tasks = await decideTasks(env.setup.jsm, 'fast-3');
     expect(tasks.map((t) => t.task.afterSeq)).toEqual([log[0]!.event.seq]);
-    const [row] = await outboxRows(conn.db, 'fast-3');
+    const [row] = await outboxRows(env.setup.db, 'fast-3');
     expect(row?.sentAt).toBeInstanceOf(Date);
 
     // A relay pass that raced it would publish the same row again: the log keeps one copy.
     await relay.sendNow(finished.queued!);
-    expect(await runLog(conn.jsm, 'fast-3')).toHaveLength(1);
+    expect(await runLog(env.setup.jsm, 'fast-3')).toHaveLength(1);
     await relay.stop();
   });
 });

@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { JetStreamClient } from '@nats-io/jetstream';
 import { eq } from 'drizzle-orm';
 import { STREAMS } from '@dura/contracts';
-import { spawnTsEntry, useTestInfra, type ManagedProcess } from '@dura/testing';
+import { useTestInfra, type ManagedProcess } from '@dura/testing';
 import { ToolRegistry } from '@dura/tools';
 import { createEffectLedger } from '../src/effect-ledger';
 import { completedEvent } from '../src/observations';
@@ -13,7 +13,6 @@ import {
   countingTool,
   eventually,
   outboxRows,
-  prepare,
   publishTask,
   runLog,
   storedMessages,
@@ -21,6 +20,8 @@ import {
   toolTask,
   unsentCount,
   type Connections,
+  useConnections,
+  useGatewayProcesses,
 } from './support';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
@@ -28,17 +29,8 @@ vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 const RUNS = 60;
 const STEPS = 5;
 const infra = useTestInfra();
-let setup: Connections;
-const processes: ManagedProcess[] = [];
-
-beforeAll(async () => {
-  setup = await prepare(infra().nats.url, infra().db.url);
-});
-
-afterAll(async () => {
-  await Promise.allSettled(processes.map((proc) => proc.kill()));
-  await setup?.close();
-});
+const env = useConnections(infra);
+const startGateway = useGatewayProcesses(infra);
 
 /**
  * The real JetStream client of a gateway, with every publish to a run log counted by its msg-id before it
@@ -85,14 +77,14 @@ describe('an observation is published once', () => {
       const tasks = Array.from({ length: RUNS * STEPS }, (_, i) =>
         toolTask(`run-once-${i % RUNS}`, 'test.once', { n: i }, Math.floor(i / RUNS) + 1),
       );
-      await Promise.all(tasks.map((task) => publishTask(setup, task)));
+      await Promise.all(tasks.map((task) => publishTask(env.setup, task)));
 
       const completions = await eventually(
         async () => {
-          const info = await setup.jsm.consumers.info(STREAMS.tasks, 'tool-gateway');
-          if (info.num_pending + info.num_ack_pending > 0 || (await unsentCount(setup.db)) > 0)
+          const info = await env.setup.jsm.consumers.info(STREAMS.tasks, 'tool-gateway');
+          if (info.num_pending + info.num_ack_pending > 0 || (await unsentCount(env.setup.db)) > 0)
             return undefined;
-          const logged = (await storedMessages(setup.jsm, STREAMS.runs, 'dura.run.*')).filter((msg) =>
+          const logged = (await storedMessages(env.setup.jsm, STREAMS.runs, 'dura.run.*')).filter((msg) =>
             msg.subject.startsWith('dura.run.run-once-'),
           );
           return logged.length >= tasks.length ? logged : undefined;
@@ -177,40 +169,25 @@ describe('an observation is published once', () => {
   });
 
   it('by the relay of a restarted gateway, when the gateway was SIGKILLed right after the commit', async () => {
-    const start = (name: string, failpoint?: string): Promise<ManagedProcess> => {
-      const proc = spawnTsEntry({
-        name,
-        entry: 'services/tool-gateway/src/main.ts',
-        env: {
-          NATS_URL: infra().nats.url,
-          DATABASE_URL: infra().db.url,
-          LOG_FORMAT: 'json',
-          LOG_LEVEL: 'info',
-          METRICS_PORT: '0',
-          DURA_TOOLS_MODULES: undefined,
-          DURA_FAILPOINT: failpoint,
-        },
-      });
-      processes.push(proc);
-      return proc.waitForOutput(/tool gateway started/, 45_000).then(() => proc);
-    };
+    const start = (name: string, failpoint?: string): Promise<ManagedProcess> =>
+      startGateway(name, { METRICS_PORT: '0', DURA_FAILPOINT: failpoint }, 45_000);
     const task = toolTask('run-killed', 'echo', { n: 7 });
     const msgId = `${task.idempotencyKey}:result`;
 
     const killed = await start('gateway-killed', 'gateway.after-commit:1');
-    await publishTask(setup, task);
+    await publishTask(env.setup, task);
     expect(await killed.exited).toMatchObject({ signal: 'SIGKILL' });
-    const [row] = await outboxRows(setup.db, 'run-killed');
+    const [row] = await outboxRows(env.setup.db, 'run-killed');
     expect(row).toMatchObject({ msgId, sentAt: null });
     expect(row?.claimedUntil).toBeInstanceOf(Date);
-    expect(await runLog(setup.jsm, 'run-killed')).toEqual([]);
+    expect(await runLog(env.setup.jsm, 'run-killed')).toEqual([]);
 
     const restarted = await start('gateway-restarted');
     const log = await eventually(
       async () => {
-        const [sent] = await setup.db.select().from(outbox).where(eq(outbox.msgId, msgId));
+        const [sent] = await env.setup.db.select().from(outbox).where(eq(outbox.msgId, msgId));
         if (!sent?.sentAt) return undefined;
-        return runLog(setup.jsm, 'run-killed');
+        return runLog(env.setup.jsm, 'run-killed');
       },
       'the committed observation relayed after the restart',
       45_000,

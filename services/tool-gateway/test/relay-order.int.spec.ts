@@ -1,44 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { asc, like } from 'drizzle-orm';
 import type { JetStreamClient } from '@nats-io/jetstream';
 import postgres from 'postgres';
-import { STREAMS, newEvent, runSubject, type NewEvent } from '@dura/contracts';
+import { STREAMS, runSubject } from '@dura/contracts';
 import { openDatabase } from '@dura/db';
 import { startPrivatePostgres, useTestInfra } from '@dura/testing';
 import { createRelay, migrateGateway, outbox, type Relay } from '../src/index';
-import { connect, eventually, prepare, sleep, storedMessages, testLogger, type Connections } from './support';
+import { eventually, observation, sleep, storedMessages, testLogger, useRelays } from './support';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 
 const infra = useTestInfra();
-const opened: Connections[] = [];
-const running: Relay[] = [];
-let setup: Connections;
-
-beforeAll(async () => {
-  setup = await prepare(infra().nats.url, infra().db.url);
-});
-
-afterAll(async () => {
-  await Promise.allSettled(running.map((relay) => relay.stop()));
-  await Promise.allSettled(opened.map((conn) => conn.close()));
-  await setup?.close();
-});
-
-function observation(runId: string, msgId: string, n: number): NewEvent {
-  return newEvent(
-    'tool_call_completed',
-    {
-      callId: `call-${n}`,
-      idempotencyKey: `${runId}:${n}`,
-      result: { n },
-      attempt: 1,
-      deduped: false,
-      durationMs: 1,
-    },
-    { id: msgId, runId, ts: new Date().toISOString(), correlationId: runId },
-  );
-}
+const env = useRelays(infra);
 
 function row(runId: string, msgId: string, n: number) {
   return { runId, msgId, subject: runSubject(runId), payload: observation(runId, msgId, n) };
@@ -68,17 +41,16 @@ async function startRelay(
   name: string,
   options: { pollMs: number; batchSize?: number; jitter?: boolean },
 ): Promise<Relay> {
-  const conn = await connect(infra().nats.url, infra().db.url, name);
-  opened.push(conn);
+  const conn = await env.open(name);
   const js = options.jitter ? jittery(conn.js) : conn.js;
   const relay = createRelay({ db: conn.db, js, log: testLogger(name), ...options });
   relay.start();
-  running.push(relay);
+  env.running.push(relay);
   return relay;
 }
 
 async function loggedIds(subject: string): Promise<string[]> {
-  const messages = await storedMessages(setup.jsm, STREAMS.runs, subject);
+  const messages = await storedMessages(env.setup.jsm, STREAMS.runs, subject);
   return messages.map((msg) => msg.header?.get('Nats-Msg-Id') ?? '');
 }
 
@@ -100,7 +72,7 @@ describe('the outbox relay, woken by NOTIFY', () => {
     await sleep(500); // both relays have made their first pass and sleep on their 5 s poll
     for (const n of [1, 2, 3]) {
       const runId = `run-notify-${n}`;
-      const inserted = setup.db.insert(outbox).values(row(runId, `notify-${n}`, n));
+      const inserted = env.setup.db.insert(outbox).values(row(runId, `notify-${n}`, n));
       await inserted;
       expect(await publishedWithin(runSubject(runId), `notify-${n}`)).toBeLessThan(1_000);
       await sleep(300);
@@ -110,8 +82,7 @@ describe('the outbox relay, woken by NOTIFY', () => {
   it('keeps waking after its Postgres server restarts', async () => {
     await using pg = await startPrivatePostgres();
     const database = await openDatabase({ url: pg.url });
-    const nats = await connect(infra().nats.url, infra().db.url, 'relay-restart');
-    opened.push(nats);
+    const nats = await env.open('relay-restart');
     let listens = 0;
     const relay = createRelay({
       db: database.db,
@@ -151,7 +122,7 @@ describe('the outbox relay, woken by NOTIFY', () => {
     const database = await openDatabase({});
     const relay = createRelay({
       db: database.db,
-      js: setup.js,
+      js: env.setup.js,
       log: testLogger('relay-pglite'),
       pollMs: 5_000,
     });
@@ -176,8 +147,7 @@ describe('the outbox relay with several replicas', () => {
     await startRelay('relay-race-b', { pollMs: 20, batchSize: 5, jitter: true });
     const writers = await Promise.all(
       ['w1', 'w2', 'w3'].map(async (name) => {
-        const conn = await connect(infra().nats.url, infra().db.url, name);
-        opened.push(conn);
+        const conn = await env.open(name);
         return { name, conn };
       }),
     );
@@ -193,7 +163,7 @@ describe('the outbox relay with several replicas', () => {
     const total = writers.length * PER_WRITER;
     await eventually(
       async () => {
-        const rows = await setup.db.select().from(outbox).where(like(outbox.runId, 'run-race-order-%'));
+        const rows = await env.setup.db.select().from(outbox).where(like(outbox.runId, 'run-race-order-%'));
         return rows.length === total && rows.every((r) => r.sentAt !== null) ? true : undefined;
       },
       'every row to be relayed',
@@ -201,7 +171,7 @@ describe('the outbox relay with several replicas', () => {
     );
     for (let r = 0; r < RUNS; r += 1) {
       const runId = `run-race-order-${r}`;
-      const rows = await setup.db
+      const rows = await env.setup.db
         .select()
         .from(outbox)
         .where(like(outbox.runId, runId))
@@ -243,7 +213,7 @@ describe('the outbox relay with several replicas', () => {
       await Promise.all(transactions);
       await publishedWithin(runSubject('run-commit'), 'commit-b');
       expect(await loggedIds(runSubject('run-commit'))).toEqual(['commit-a', 'commit-b']);
-      const rows = await setup.db.select().from(outbox).where(like(outbox.runId, 'run-commit'));
+      const rows = await env.setup.db.select().from(outbox).where(like(outbox.runId, 'run-commit'));
       const idOf = (msgId: string) => rows.find((x) => x.msgId === msgId)?.id ?? 0;
       expect(idOf('commit-a')).toBeLessThan(idOf('commit-b'));
     } finally {

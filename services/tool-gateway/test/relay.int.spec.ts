@@ -1,68 +1,35 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { asc, inArray, isNull, like } from 'drizzle-orm';
 import type { Subscription } from '@nats-io/nats-core';
-import { STREAMS, newEvent, runSubject } from '@dura/contracts';
-import { useTestInfra } from '@dura/testing';
+import { STREAMS, runSubject } from '@dura/contracts';
+import { eventually, useTestInfra } from '@dura/testing';
 import { createRelay, outbox, type Relay } from '../src/index';
-import {
-  connect,
-  decideTasks,
-  eventually,
-  prepare,
-  sleep,
-  storedMessages,
-  testLogger,
-  type Connections,
-} from './support';
+import { decideTasks, observation, sleep, storedMessages, testLogger, useRelays } from './support';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 
 const infra = useTestInfra();
-const opened: Connections[] = [];
-const running: Relay[] = [];
-let setup: Connections;
-
-beforeAll(async () => {
-  setup = await prepare(infra().nats.url, infra().db.url);
-});
-
-afterAll(async () => {
-  await Promise.allSettled(running.map((relay) => relay.stop()));
-  await Promise.allSettled(opened.map((conn) => conn.close()));
-  await setup?.close();
-});
+const env = useRelays(infra);
 
 async function relayOn(name: string, options: { batchSize?: number } = {}): Promise<Relay> {
-  const conn = await connect(infra().nats.url, infra().db.url, name);
-  opened.push(conn);
+  const conn = await env.open(name);
   return createRelay({ db: conn.db, js: conn.js, log: testLogger(name), pollMs: 50, ...options });
 }
 
 /** Queues an observation the way the gateway's transaction does: straight into the outbox. */
 async function queue(runId: string, msgId: string, n: number): Promise<void> {
-  const event = newEvent(
-    'tool_call_completed',
-    {
-      callId: `call-${n}`,
-      idempotencyKey: `${runId}:${n}`,
-      result: { n },
-      attempt: 1,
-      deduped: false,
-      durationMs: 1,
-    },
-    { id: msgId, runId, ts: new Date().toISOString(), correlationId: runId },
-  );
-  await setup.db.insert(outbox).values({ runId, msgId, subject: runSubject(runId), payload: event });
+  const event = observation(runId, msgId, n);
+  await env.setup.db.insert(outbox).values({ runId, msgId, subject: runSubject(runId), payload: event });
 }
 
 async function logged(subject: string): Promise<{ seq: number; msgId: string | undefined }[]> {
-  const messages = await storedMessages(setup.jsm, STREAMS.runs, subject);
+  const messages = await storedMessages(env.setup.jsm, STREAMS.runs, subject);
   return messages.map((msg) => ({ seq: msg.seq, msgId: msg.header?.get('Nats-Msg-Id') }));
 }
 
 async function unsent(prefix: string): Promise<number> {
   return (
-    await setup.db
+    await env.setup.db
       .select()
       .from(outbox)
       .where(like(outbox.runId, `${prefix}%`))
@@ -86,7 +53,7 @@ describe('the outbox relay', () => {
 
     const log = await logged('dura.run.*');
     expect(log.map((entry) => entry.msgId)).toEqual(queued);
-    const rows = await setup.db
+    const rows = await env.setup.db
       .select()
       .from(outbox)
       .where(inArray(outbox.msgId, queued))
@@ -95,7 +62,7 @@ describe('the outbox relay', () => {
     expect(rows.every((row) => row.sentAt !== null)).toBe(true);
 
     // Each observation is followed by a decide task for its run, keyed by the observation's sequence.
-    const decides = await decideTasks(setup.jsm, 'run-order-1');
+    const decides = await decideTasks(env.setup.jsm, 'run-order-1');
     const seqsOfRun1 = (await logged(runSubject('run-order-1'))).map((entry) => entry.seq);
     expect(decides.map((d) => d.task.afterSeq)).toEqual(seqsOfRun1);
     expect(decides.map((d) => d.msgId)).toEqual(seqsOfRun1.map((seq) => `run-order-1@${seq}`));
@@ -106,13 +73,13 @@ describe('the outbox relay', () => {
     for (let n = 1; n <= ROWS; n += 1) await queue(`run-race-${n % 3}`, `race-${n}`, n);
     // A core subscription sees every publish, including ones JetStream would drop as duplicates.
     const seen = new Map<string, number>();
-    const sub: Subscription = setup.nc.subscribe('dura.run.*', {
+    const sub: Subscription = env.setup.nc.subscribe('dura.run.*', {
       callback: (_err, msg) => {
         const id = msg.headers?.get('Nats-Msg-Id') ?? '';
         if (id.startsWith('race-')) seen.set(id, (seen.get(id) ?? 0) + 1);
       },
     });
-    await setup.nc.flush();
+    await env.setup.nc.flush();
     try {
       const [first, second] = [
         await relayOn('relay-a', { batchSize: 4 }),
@@ -129,7 +96,7 @@ describe('the outbox relay', () => {
         relayed += counts.reduce((a, b) => a + b, 0);
       }
       expect(relayed).toBe(ROWS);
-      await setup.nc.flush();
+      await env.setup.nc.flush();
       await sleep(100);
     } finally {
       sub.unsubscribe();
@@ -143,7 +110,7 @@ describe('the outbox relay', () => {
 
   it('does not wait to mark a row a pass holds: the pass marks it, or a later pass re-sends it', async () => {
     await queue('run-held', 'held-1', 1);
-    const [row] = await setup.db.select().from(outbox).where(like(outbox.msgId, 'held-1'));
+    const [row] = await env.setup.db.select().from(outbox).where(like(outbox.msgId, 'held-1'));
     if (!row) throw new Error('the queued row is missing');
     const relay = await relayOn('relay-held');
     // A pass of another replica holds the row (it selected it FOR UPDATE and is publishing it) and then dies.
@@ -151,7 +118,7 @@ describe('the outbox relay', () => {
     const passHolds = new Promise<void>((resolve) => (releasePass = resolve));
     let rowLocked: () => void = () => undefined;
     const locked = new Promise<void>((resolve) => (rowLocked = resolve));
-    const pass = setup.db
+    const pass = env.setup.db
       .transaction(async (tx) => {
         await tx
           .select()
@@ -183,7 +150,7 @@ describe('the outbox relay', () => {
   it('keeps rows queued while NATS is down and publishes them once it is back', async () => {
     const relay = await relayOn('relay-offline');
     relay.start();
-    running.push(relay);
+    env.running.push(relay);
 
     await infra().nats.kill();
     try {
@@ -208,9 +175,9 @@ describe('the outbox relay', () => {
       'offline-4',
       'offline-5',
     ]);
-    expect((await decideTasks(setup.jsm, 'run-offline')).map((d) => d.task.afterSeq)).toEqual(
+    expect((await decideTasks(env.setup.jsm, 'run-offline')).map((d) => d.task.afterSeq)).toEqual(
       log.map((entry) => entry.seq),
     );
-    expect(await setup.db.select().from(outbox).where(isNull(outbox.sentAt))).toEqual([]);
+    expect(await env.setup.db.select().from(outbox).where(isNull(outbox.sentAt))).toEqual([]);
   });
 });

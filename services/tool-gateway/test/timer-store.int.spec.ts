@@ -1,31 +1,25 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { sql } from 'drizzle-orm';
 import { timerTaskMsgId } from '@dura/contracts';
 import { useTestInfra } from '@dura/testing';
 import { createTimerStore, type FiredTimer } from '../src/timer-store';
 import { outbox, timers } from '../src/index';
-import { connect, prepare, timerTask, type Connections } from './support';
+import { timerTask, useConnections, type Connections } from './support';
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
 
 const TIMERS = 200;
 const infra = useTestInfra();
-let setup: Connections;
+const env = useConnections(infra);
 const firers: Connections[] = [];
 
 beforeAll(async () => {
-  setup = await prepare(infra().nats.url, infra().db.url);
-  for (let i = 0; i < 3; i++) firers.push(await connect(infra().nats.url, infra().db.url, `firer-${i}`));
-});
-
-afterAll(async () => {
-  await Promise.allSettled(firers.map((conn) => conn.close()));
-  await setup?.close();
+  for (let i = 0; i < 3; i++) firers.push(await env.open(`firer-${i}`));
 });
 
 describe('the timer store', () => {
   it('never fires a timer twice when three replicas fire due timers at the same moment', async () => {
-    const store = createTimerStore(setup.db, () => new Date());
+    const store = createTimerStore(env.setup.db, () => new Date());
     const past = new Date(Date.now() - 1_000);
     const tasks = Array.from({ length: TIMERS }, (_, i) => timerTask(`run-store-${i % 10}`, `w-${i}`, past));
     for (const task of tasks) expect(await store.schedule(task)).toBe(true);
@@ -51,12 +45,12 @@ describe('the timer store', () => {
     expect(new Set(all)).toEqual(new Set(tasks.map((task) => timerTaskMsgId(task.runId, task.waitId))));
     expect(byReplica.filter((fired) => fired.length > 0).length).toBeGreaterThan(1);
 
-    const [rows] = await setup.db
+    const [rows] = await env.setup.db
       .select({ n: sql<number>`count(*)::int` })
       .from(outbox)
       .where(sql`${outbox.msgId} like 'timer:run-store-%'`);
     expect(rows?.n).toBe(TIMERS);
-    const [unfired] = await setup.db
+    const [unfired] = await env.setup.db
       .select({ n: sql<number>`count(*)::int` })
       .from(timers)
       .where(sql`${timers.firedAt} is null`);
@@ -68,11 +62,11 @@ describe('the timer store', () => {
   });
 
   it('given a wake, an unfired timer comes due now and fires once; a fired one never fires again; a wake before its task stores it due now', async () => {
-    const store = createTimerStore(setup.db, () => new Date());
+    const store = createTimerStore(env.setup.db, () => new Date());
     const hour = new Date(Date.now() + 3_600_000);
     const fired = async (runId: string) =>
       (
-        await setup.db
+        await env.setup.db
           .select({ n: sql<number>`count(*)::int` })
           .from(outbox)
           .where(sql`${outbox.runId} = ${runId}`)

@@ -1,58 +1,41 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { STREAMS, runSubject } from '@dura/contracts';
-import { spawnTsEntry, useTestInfra, type ManagedProcess } from '@dura/testing';
+import { useTestInfra, type ManagedProcess } from '@dura/testing';
 import { TIMER_CONSUMER, timers } from '../src/index';
 import {
   eventually,
-  prepare,
   publishTimer,
   sleep,
   storedMessages,
   timerTask,
-  type Connections,
+  useConnections,
+  useGatewayProcesses,
 } from './support';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 
 const infra = useTestInfra();
-let setup: Connections;
-const processes: ManagedProcess[] = [];
-
-beforeAll(async () => {
-  setup = await prepare(infra().nats.url, infra().db.url);
-});
-
-afterAll(async () => {
-  await Promise.allSettled(processes.map((proc) => proc.kill()));
-  await setup?.close();
-});
+const env = useConnections(infra);
+const start = useGatewayProcesses(infra);
 
 const POLL_MS = 60_000;
 
-async function startGateway(name: string): Promise<ManagedProcess> {
-  const proc = spawnTsEntry({
+function startGateway(name: string): Promise<ManagedProcess> {
+  return start(
     name,
-    entry: 'services/tool-gateway/src/main.ts',
-    env: {
-      NATS_URL: infra().nats.url,
-      DATABASE_URL: infra().db.url,
-      LOG_FORMAT: 'json',
-      LOG_LEVEL: 'info',
+    {
       METRICS_PORT: undefined,
-      DURA_TOOLS_MODULES: undefined,
       DURA_FAILPOINT: undefined,
       // A poll far apart from "at once": a timer fired at start-up cannot be mistaken for one fired at a poll.
       GATEWAY_TIMER_POLL_MS: String(POLL_MS),
     },
-  });
-  processes.push(proc);
-  await proc.waitForOutput(/tool gateway started/, 30_000);
-  return proc;
+    30_000,
+  );
 }
 
 async function firings(runId: string) {
-  const messages = await storedMessages(setup.jsm, STREAMS.runs, runSubject(runId));
+  const messages = await storedMessages(env.setup.jsm, STREAMS.runs, runSubject(runId));
   return messages.filter((msg) => msg.header?.get('Dura-Event-Type') === 'timer_fired');
 }
 
@@ -60,10 +43,10 @@ describe('a timer whose gateway was SIGKILLed', () => {
   it('fires exactly once, right after a new gateway process starts, when it came due while none ran', async () => {
     const first = await startGateway('gateway-1');
     const task = timerTask('run-timer-crash', 'wait-crash', new Date(Date.now() + 3_000));
-    await publishTimer(setup, task);
+    await publishTimer(env.setup, task);
     await eventually(async () => {
-      const [row] = await setup.db.select().from(timers).where(eq(timers.runId, task.runId));
-      const info = await setup.jsm.consumers.info(STREAMS.tasks, TIMER_CONSUMER.durable);
+      const [row] = await env.setup.db.select().from(timers).where(eq(timers.runId, task.runId));
+      const info = await env.setup.jsm.consumers.info(STREAMS.tasks, TIMER_CONSUMER.durable);
       return row && info.num_pending + info.num_ack_pending === 0 ? row : undefined;
     }, 'the timer stored and its task acknowledged');
 
@@ -71,7 +54,7 @@ describe('a timer whose gateway was SIGKILLed', () => {
     expect((await first.exited).signal).toBe('SIGKILL');
     await sleep(Math.max(0, new Date(task.dueAt).getTime() - Date.now()) + 1_500);
     expect(await firings(task.runId)).toEqual([]);
-    const [pending] = await setup.db.select().from(timers).where(eq(timers.runId, task.runId));
+    const [pending] = await env.setup.db.select().from(timers).where(eq(timers.runId, task.runId));
     expect(pending?.firedAt).toBeNull();
 
     await startGateway('gateway-2');
@@ -86,7 +69,7 @@ describe('a timer whose gateway was SIGKILLed', () => {
     expect(fired).toHaveLength(1);
     expect(fired[0]!.header?.get('Nats-Msg-Id')).toBe(`timer:${task.runId}:${task.waitId}`);
     expect(fired[0]!.time.getTime()).toBeGreaterThan(new Date(task.dueAt).getTime());
-    const [row] = await setup.db.select().from(timers).where(eq(timers.runId, task.runId));
+    const [row] = await env.setup.db.select().from(timers).where(eq(timers.runId, task.runId));
     expect(row?.firedAt).not.toBeNull();
   });
 });

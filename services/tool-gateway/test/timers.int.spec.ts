@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { and, eq, inArray, isNull, sql } from 'drizzle-orm';
 import {
   DeadLetterSchema,
@@ -9,60 +9,33 @@ import {
   type TimerTask,
 } from '@dura/contracts';
 import { useTestInfra } from '@dura/testing';
-import { ToolRegistry } from '@dura/tools';
-import { TIMER_CONSUMER, createToolGateway, outbox, timers, type ToolGateway } from '../src/index';
+import { TIMER_CONSUMER, outbox, timers } from '../src/index';
 import {
-  STREAM_OPTIONS,
-  connect,
   decideTasks,
   eventually,
-  prepare,
   publishTimer,
   runLog,
   sleep,
   storedMessages,
-  testLogger,
   timerTask,
-  type Connections,
+  useGatewayReplicas,
 } from './support';
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
 
 const infra = useTestInfra();
-const replicas: { conn?: Connections; gateway?: ToolGateway }[] = [{}, {}];
-let setup: Connections;
-
-beforeAll(async () => {
-  setup = await prepare(infra().nats.url, infra().db.url);
-  for (const [i, replica] of replicas.entries()) {
-    replica.conn = await connect(infra().nats.url, infra().db.url, `gateway-${i}`);
-    replica.gateway = createToolGateway({
-      ...replica.conn,
-      tools: new ToolRegistry([]),
-      log: testLogger(`tool-gateway-${i}`),
-      relayPollMs: 50,
-      streams: STREAM_OPTIONS,
-    });
-  }
-  await Promise.all(replicas.map((replica) => replica.gateway!.start()));
-});
-
-afterAll(async () => {
-  await Promise.allSettled(replicas.flatMap((replica) => (replica.gateway ? [replica.gateway.stop()] : [])));
-  await Promise.allSettled(replicas.flatMap((replica) => (replica.conn ? [replica.conn.close()] : [])));
-  await setup?.close();
-});
+const env = useGatewayReplicas(infra, [[], []]);
 
 /** The `timer_fired` messages on the run's log, with the time the log stored each. */
 async function firings(runId: string) {
-  const messages = await storedMessages(setup.jsm, STREAMS.runs, runSubject(runId));
+  const messages = await storedMessages(env.setup.jsm, STREAMS.runs, runSubject(runId));
   return messages
     .filter((msg) => msg.header?.get('Dura-Event-Type') === 'timer_fired')
     .map((msg) => ({ msgId: msg.header?.get('Nats-Msg-Id'), storedAt: msg.time, seq: msg.seq }));
 }
 
 async function timerConsumerIdle(): Promise<boolean> {
-  const info = await setup.jsm.consumers.info(STREAMS.tasks, TIMER_CONSUMER.durable);
+  const info = await env.setup.jsm.consumers.info(STREAMS.tasks, TIMER_CONSUMER.durable);
   return info.num_pending + info.num_ack_pending === 0;
 }
 
@@ -73,11 +46,11 @@ async function timerConsumerIdle(): Promise<boolean> {
  */
 async function settled(runIds: readonly string[]): Promise<boolean> {
   if (!(await timerConsumerIdle())) return false;
-  const [open] = await setup.db
+  const [open] = await env.setup.db
     .select({ n: sql<number>`count(*)::int` })
     .from(timers)
     .where(and(inArray(timers.runId, runIds), isNull(timers.firedAt)));
-  const [unsent] = await setup.db
+  const [unsent] = await env.setup.db
     .select({ n: sql<number>`count(*)::int` })
     .from(outbox)
     .where(and(inArray(outbox.runId, runIds), isNull(outbox.sentAt)));
@@ -90,10 +63,10 @@ describe('durable timers with two gateways running', () => {
     const tasks = Array.from({ length: 12 }, (_, i) =>
       timerTask(`run-timer-${i % 4}`, `wait-${i}`, new Date(dueAt.getTime() + i * 20)),
     );
-    await Promise.all(tasks.map((task) => publishTimer(setup, task)));
+    await Promise.all(tasks.map((task) => publishTimer(env.setup, task)));
 
     await eventually(async () => {
-      const [row] = await setup.db.select({ n: sql<number>`count(*)::int` }).from(timers);
+      const [row] = await env.setup.db.select({ n: sql<number>`count(*)::int` }).from(timers);
       return row?.n === tasks.length ? true : undefined;
     }, 'every timer stored');
     await sleep(Math.max(0, dueAt.getTime() - Date.now() - 300));
@@ -113,7 +86,7 @@ describe('durable timers with two gateways running', () => {
       expect(fired).toHaveLength(1);
       expect(fired[0]!.storedAt.getTime()).toBeGreaterThanOrEqual(new Date(task.dueAt).getTime());
     }
-    const log = await runLog(setup.jsm, 'run-timer-1');
+    const log = await runLog(env.setup.jsm, 'run-timer-1');
     expect(log.map(({ event }) => event.type)).toEqual(['timer_fired', 'timer_fired', 'timer_fired']);
     const first = log[0]!.event;
     expect(first.data).toEqual({ waitId: 'wait-1' });
@@ -125,13 +98,13 @@ describe('durable timers with two gateways running', () => {
     });
     expect(new Date(first.meta.ts).getTime()).toBeGreaterThanOrEqual(new Date(tasks[1]!.dueAt).getTime());
 
-    const decides = await decideTasks(setup.jsm, 'run-timer-1');
+    const decides = await decideTasks(env.setup.jsm, 'run-timer-1');
     expect(decides.map(({ task }) => task.reason)).toEqual(['timer', 'timer', 'timer']);
     expect(decides.map(({ msgId }) => msgId)).toEqual(log.map(({ event }) => `run-timer-1@${event.seq}`));
 
-    const rows = await setup.db.select().from(timers);
+    const rows = await env.setup.db.select().from(timers);
     expect(rows.every((row) => row.firedAt !== null && row.firedAt >= row.dueAt)).toBe(true);
-    const [queued] = await setup.db
+    const [queued] = await env.setup.db
       .select({ n: sql<number>`count(*)::int` })
       .from(outbox)
       .where(sql`${outbox.msgId} like 'timer:run-timer-%'`);
@@ -142,16 +115,16 @@ describe('durable timers with two gateways running', () => {
     const task = timerTask('run-timer-dup', 'wait-dup', new Date(Date.now() + 2_000));
     const msgId = timerTaskMsgId(task.runId, task.waitId);
     // Different msg-ids, so JetStream keeps every copy; the two gateways may handle both at the same time.
-    await Promise.all([publishTimer(setup, task), publishTimer(setup, task, `${msgId}#again`)]);
+    await Promise.all([publishTimer(env.setup, task), publishTimer(env.setup, task, `${msgId}#again`)]);
     await eventually(async () => {
-      const stored = await setup.db.select().from(timers).where(eq(timers.runId, task.runId));
+      const stored = await env.setup.db.select().from(timers).where(eq(timers.runId, task.runId));
       return stored.length > 0 ? true : undefined;
     }, 'the timer stored');
 
     // A repeat with another due time does not move the stored timer. It goes out once the timer is stored:
     // of two copies in flight at once, which one a gateway stores first is up to the gateways.
     const later: TimerTask = { ...task, dueAt: new Date(Date.now() + 60_000).toISOString() };
-    await publishTimer(setup, later, `${msgId}#later`);
+    await publishTimer(env.setup, later, `${msgId}#later`);
 
     await eventually(
       async () =>
@@ -159,22 +132,22 @@ describe('durable timers with two gateways running', () => {
       'the timer fired and nothing is left to fire',
     );
     expect(await firings(task.runId)).toHaveLength(1);
-    const rows = await setup.db.select().from(timers).where(eq(timers.runId, task.runId));
+    const rows = await env.setup.db.select().from(timers).where(eq(timers.runId, task.runId));
     expect(rows).toHaveLength(1);
     expect(rows[0]!.dueAt.toISOString()).toBe(task.dueAt);
-    const queued = await setup.db.select().from(outbox).where(eq(outbox.runId, task.runId));
+    const queued = await env.setup.db.select().from(outbox).where(eq(outbox.runId, task.runId));
     expect(queued.map((row) => row.msgId)).toEqual([msgId]);
   });
 
   it('dead-letter an invalid timer task with the reason and keep consuming', async () => {
     const invalid = { ...timerTask('run-timer-bad', 'wait-bad', new Date()), dueAt: 'tomorrow at noon' };
-    await setup.js.publish(SUBJECTS.timerTask, JSON.stringify(invalid), { msgID: 'bad-timer-1' });
-    await setup.js.publish(SUBJECTS.timerTask, 'not json at all', { msgID: 'bad-timer-2' });
+    await env.setup.js.publish(SUBJECTS.timerTask, JSON.stringify(invalid), { msgID: 'bad-timer-1' });
+    await env.setup.js.publish(SUBJECTS.timerTask, 'not json at all', { msgID: 'bad-timer-2' });
     const valid = timerTask('run-timer-after-bad', 'wait-ok', new Date(Date.now() + 200));
-    await publishTimer(setup, valid);
+    await publishTimer(env.setup, valid);
 
     const letters = await eventually(async () => {
-      const found = await storedMessages(setup.jsm, STREAMS.deadLetters, 'dura.dlq.timer-tasks');
+      const found = await storedMessages(env.setup.jsm, STREAMS.deadLetters, 'dura.dlq.timer-tasks');
       return found.length >= 2 ? found.map((msg) => DeadLetterSchema.parse(msg.json())) : undefined;
     }, 'two dead letters');
     expect(letters).toHaveLength(2);
@@ -199,7 +172,7 @@ describe('durable timers with two gateways running', () => {
       'the valid timer after the invalid ones fired',
     );
     await eventually(async () => ((await timerConsumerIdle()) ? true : undefined), 'the timer consumer idle');
-    const bad = await setup.db.select().from(timers).where(eq(timers.runId, 'run-timer-bad'));
+    const bad = await env.setup.db.select().from(timers).where(eq(timers.runId, 'run-timer-bad'));
     expect(bad).toEqual([]);
   });
 });
