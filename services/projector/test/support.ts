@@ -1,4 +1,5 @@
-import { eventually } from '@dura/testing';
+import { afterAll, beforeAll } from 'vitest';
+import { eventually, useTestInfra } from '@dura/testing';
 export { eventually };
 import type { MsgRequest } from '@nats-io/jetstream';
 import { asc } from 'drizzle-orm';
@@ -15,7 +16,7 @@ import {
 import { evolve, idempotencyKey, initialRunState, type RunState } from '@dura/core';
 import type { Db } from '@dura/db';
 import { decodeStored, ensureStreams, type EventStore } from '@dura/event-store';
-import { startHttpServer, type HttpServerHandle } from '@dura/service-kit';
+import { startHttpServer, type HttpServerHandle, type Logger } from '@dura/service-kit';
 import {
   TEST_STREAM_OPTIONS,
   testConnections,
@@ -247,7 +248,19 @@ export interface ProjectorApi {
   conn: Connections;
   projector: Projector;
   http: HttpServerHandle;
+  /** Appends the scripts' events interleaved (`appendInterleaved`) and waits for the projection to reach them. */
+  project(scripts: RunScript[]): Promise<number>;
   close(): Promise<void>;
+}
+
+/** The routes served on top of `projectorRoutes`' defaults; `log` also goes to the projector and the server. */
+export type ProjectorApiRoutes = Partial<Omit<ReadApiDeps, 'db' | 'position'>>;
+
+export interface ProjectorApiOptions {
+  /** Start the projector (default true); the routes still read its position. */
+  startProjector?: boolean;
+  /** The logger of the projector, the routes and the server (default: test loggers). */
+  log?: Logger;
 }
 
 /**
@@ -256,24 +269,29 @@ export interface ProjectorApi {
  */
 export async function startProjectorApi(
   infra: TestInfra,
-  routes: Partial<Omit<ReadApiDeps, 'db' | 'position'>> = {},
-  options: { startProjector?: boolean } = {},
+  routes: ProjectorApiRoutes = {},
+  options: ProjectorApiOptions = {},
 ): Promise<ProjectorApi> {
   const setup = await prepare(infra.nats.url, infra.db.url);
   const conn = await connect(infra.nats.url, infra.db.url, 'projector');
-  const projector = createProjector({ ...conn, log: testLogger('projector'), streams: TEST_STREAM_OPTIONS });
+  const log = (name: string) => options.log ?? testLogger(name);
+  const projector = createProjector({ ...conn, log: log('projector'), streams: TEST_STREAM_OPTIONS });
   if (options.startProjector ?? true) await projector.start();
   const http = await startHttpServer({
     port: 0,
     host: '127.0.0.1',
-    routes: projectorRoutes({ ...conn, position: projector.position, log: testLogger('http'), ...routes }),
-    log: testLogger('http'),
+    routes: projectorRoutes({ ...conn, position: projector.position, log: log('http'), ...routes }),
+    log: log('http'),
   });
   return {
     setup,
     conn,
     projector,
     http,
+    async project(scripts) {
+      await appendInterleaved(setup.store, scripts);
+      return caughtUp(setup, projector.position);
+    },
     async close() {
       await http.close();
       await projector.stop();
@@ -281,6 +299,35 @@ export async function startProjectorApi(
       await setup.close();
     },
   };
+}
+
+/**
+ * The file's projector API: started in `beforeAll` over `useTestInfra()` (with `routes()` evaluated there, so
+ * they may use what earlier hooks made), closed in `afterAll` whether or not the tests passed.
+ */
+export function useProjectorApi(
+  routes: () => ProjectorApiRoutes | Promise<ProjectorApiRoutes> = () => ({}),
+  options: ProjectorApiOptions = {},
+): () => ProjectorApi {
+  const infra = useTestInfra();
+  let api: ProjectorApi | undefined;
+  beforeAll(async () => {
+    api = await startProjectorApi(infra(), await routes(), options);
+  });
+  afterAll(async () => {
+    await api?.close();
+  });
+  return () => {
+    if (api === undefined)
+      throw new Error('useProjectorApi(): the API is only available inside tests and hooks');
+    return api;
+  };
+}
+
+/** GETs `path` from the API at `url` and reads its status and JSON body. */
+export async function getJson(url: string, path: string): Promise<{ status: number; body: unknown }> {
+  const response = await fetch(`${url}${path}`);
+  return { status: response.status, body: await response.json() };
 }
 
 /** The status and JSON body of an API answer. */
