@@ -26,12 +26,15 @@ import {
 import type { TestInfra } from '@dura/testing';
 import {
   checkpoints,
+  createAuthenticator,
   createProjector,
+  parseTokenFile,
   migrateProjector,
   projectorRoutes,
   projectionErrors,
   runEvents,
   runs,
+  type Authenticator,
   type Projector,
   type ReadApiDeps,
   type RunColumns,
@@ -329,6 +332,10 @@ export async function getJson(url: string, path: string): Promise<{ status: numb
   const response = await fetch(`${url}${path}`);
   return { status: response.status, body: await response.json() };
 }
+
+/** An authenticator over a tokens file's text (the shipped format). */
+export const tokenAuth = (tokenFile: string): Authenticator =>
+  createAuthenticator({ tokens: parseTokenFile(tokenFile, 'tokens.json') });
 
 /** The status and JSON body of an API answer. */
 export interface ApiAnswer {
