@@ -5,6 +5,7 @@ import type { MsgRequest } from '@nats-io/jetstream';
 import { asc } from 'drizzle-orm';
 import {
   STREAMS,
+  SUBJECTS,
   newEvent,
   runIdFromSubject,
   type EventData,
@@ -336,6 +337,17 @@ export async function getJson(url: string, path: string): Promise<{ status: numb
 /** An authenticator over a tokens file's text (the shipped format). */
 export const tokenAuth = (tokenFile: string): Authenticator =>
   createAuthenticator({ tokens: parseTokenFile(tokenFile, 'tokens.json') });
+
+/** Every request published on `dura.submit`, in order, with its `Nats-Msg-Id`. */
+export async function submitted(conn: Connections): Promise<{ id: string; json: unknown }[]> {
+  const info = await conn.jsm.streams.info(STREAMS.requests);
+  const found: { id: string; json: unknown }[] = [];
+  for (let seq = info.state.first_seq; seq <= info.state.last_seq && info.state.messages > 0; seq += 1) {
+    const msg = await conn.jsm.streams.getMessage(STREAMS.requests, { seq }).catch(() => null);
+    if (msg?.subject === SUBJECTS.submit) found.push({ id: msg.header.get('Nats-Msg-Id'), json: msg.json() });
+  }
+  return found;
+}
 
 /** The status and JSON body of an API answer. */
 export interface ApiAnswer {
