@@ -254,6 +254,11 @@ export interface ProjectorApi {
   http: HttpServerHandle;
   /** Appends the scripts' events interleaved (`appendInterleaved`) and waits for the projection to reach them. */
   project(scripts: RunScript[]): Promise<number>;
+  /** One more server of `projectorRoutes` over the same projector with `routes` on top; closed by `close`. */
+  serve(
+    routes: ProjectorApiRoutes,
+    options?: { trustedOrigins?: ReadonlySet<string> },
+  ): Promise<HttpServerHandle>;
   close(): Promise<void>;
 }
 
@@ -281,23 +286,31 @@ export async function startProjectorApi(
   const log = (name: string) => options.log ?? testLogger(name);
   const projector = createProjector({ ...conn, log: log('projector'), streams: TEST_STREAM_OPTIONS });
   if (options.startProjector ?? true) await projector.start();
-  const http = await startHttpServer({
-    port: 0,
-    host: '127.0.0.1',
-    routes: projectorRoutes({ ...conn, position: projector.position, log: log('http'), ...routes }),
-    log: log('http'),
-  });
+  const servers: HttpServerHandle[] = [];
+  const serve = async (more: ProjectorApiRoutes, o: { trustedOrigins?: ReadonlySet<string> } = {}) => {
+    const server = await startHttpServer({
+      port: 0,
+      host: '127.0.0.1',
+      routes: projectorRoutes({ ...conn, position: projector.position, log: log('http'), ...more }),
+      log: log('http'),
+      ...(o.trustedOrigins ? { trustedOrigins: o.trustedOrigins } : {}),
+    });
+    servers.push(server);
+    return server;
+  };
+  const http = await serve(routes);
   return {
     setup,
     conn,
     projector,
     http,
+    serve,
     async project(scripts) {
       await appendInterleaved(setup.store, scripts);
       return caughtUp(setup, projector.position);
     },
     async close() {
-      await http.close();
+      await Promise.allSettled(servers.map((server) => server.close()));
       await projector.stop();
       await conn.close();
       await setup.close();
