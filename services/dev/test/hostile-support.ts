@@ -15,7 +15,15 @@ import {
 } from './secured-nats';
 
 /** A scripted model answering `steps`, in an agents file's `model` field. */
-export const scripted = (steps: object[]) => ({ provider: 'scripted', steps });
+const scripted = (steps: object[]) => ({ provider: 'scripted', steps });
+
+/** An agents-file entry: `name`@1 granted `tools`, whose scripted model plans `steps`. */
+export const scriptedAgent = (name: string, tools: string[], ...steps: object[]) => ({
+  name,
+  version: '1',
+  model: scripted(steps),
+  tools,
+});
 
 /** An entry of the projector's tokens file. */
 export interface TokenEntry {
@@ -47,19 +55,21 @@ export function useHostileStack(options: {
   tokens: TokenEntry[];
 }): () => HostileStack {
   const infra = useTestInfra({ nats: false });
-  let nats: SecuredNats | undefined;
-  let witness: PaymentWitness | undefined;
-  let dir: string | undefined;
-  let services: ShippedServices | undefined;
+  let stack: HostileStack | undefined;
+  // What started, closed last-started first whether or not the rest started.
+  const stops: (() => Promise<unknown> | void)[] = [];
   beforeAll(async () => {
-    nats = await startSecuredNats();
-    witness = await startPaymentWitness();
-    dir = mkdtempSync(join(tmpdir(), options.name));
+    const nats = await startSecuredNats();
+    stops.push(() => nats.close());
+    const witness = await startPaymentWitness();
+    stops.push(() => witness.close());
+    const dir = mkdtempSync(join(tmpdir(), options.name));
+    stops.push(() => rmSync(dir, { recursive: true, force: true }));
     const agents = join(dir, 'agents.json');
     writeFileSync(agents, JSON.stringify({ agents: options.agents }));
     const tokens = join(dir, 'tokens.json');
     writeFileSync(tokens, JSON.stringify(options.tokens));
-    services = await startShippedServices(nats, infra().db.url, {
+    const services = await startShippedServices(nats, infra().db.url, {
       env: { DURA_TOOLS_MODULES: WITNESS_TOOLS, WITNESS_URL: witness.url },
       planner: {
         // The production default, stated: the harness turns inline plans on for every other test.
@@ -69,16 +79,14 @@ export function useHostileStack(options: {
       },
       projector: { PROJECTOR_AUTH_REQUIRED: 'true', PROJECTOR_API_TOKENS_FILE: tokens },
     });
+    stops.push(() => services.stop());
+    stack = { nats, witness, services, apiUrl: services.apiUrl };
   }, 180_000);
   afterAll(async () => {
-    await services?.stop();
-    await witness?.close();
-    await nats?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    for (const stop of stops.reverse()) await stop();
   });
   return () => {
-    if (!nats || !witness || !services)
-      throw new Error('useHostileStack(): the stack is only there inside tests, after beforeAll');
-    return { nats, witness, services, apiUrl: services.apiUrl };
+    if (!stack) throw new Error('useHostileStack(): the stack is only there inside tests, after beforeAll');
+    return stack;
   };
 }

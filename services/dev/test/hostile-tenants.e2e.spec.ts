@@ -8,7 +8,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, describe, expect, it } from 'vitest';
-import { scripted, useHostileStack } from './hostile-support';
+import { scriptedAgent, useHostileStack } from './hostile-support';
 import { eventually } from './system';
 
 const CLI_MAIN = fileURLToPath(new URL('../../cli/src/main.ts', import.meta.url));
@@ -22,24 +22,9 @@ const TOKENS = {
 const stack = useHostileStack({
   name: 'dura-hostile-tenants-',
   agents: [
-    {
-      name: 'payment',
-      version: '1',
-      model: scripted([{ tool: 'pay.charge', args: { amount: 5000 } }]),
-      tools: ['pay.charge'],
-    },
-    {
-      name: 'spawner',
-      version: '1',
-      model: scripted([{ tool: 'dura.run_agent', args: { agent: 'payment' } }]),
-      tools: [],
-    },
-    {
-      name: 'quick',
-      version: '1',
-      model: scripted([{ tool: 'echo', args: { hi: 1 } }]),
-      tools: ['echo'],
-    },
+    scriptedAgent('payment', ['pay.charge'], { tool: 'pay.charge', args: { amount: 5000 } }),
+    scriptedAgent('spawner', [], { tool: 'dura.run_agent', args: { agent: 'payment' } }),
+    scriptedAgent('quick', ['echo'], { tool: 'echo', args: { hi: 1 } }),
   ],
   tenantAgents: 'acme=payment|spawner|quick,globex=spawner|quick',
   tokens: [

@@ -9,7 +9,7 @@ import { connectDuraClient, type ConnectedDuraClient } from '@dura/client';
 import { FORK_VERSION, RUN_REQUEST_VERSION, SUBJECTS, type RunEvent } from '@dura/contracts';
 import { fold } from '@dura/core';
 import { connectAs, securityOf } from './secured-nats';
-import { scripted, useHostileStack } from './hostile-support';
+import { scriptedAgent, useHostileStack } from './hostile-support';
 import { eventually } from './system';
 
 const TOKEN = 'tenant-default-read-token-7d1e';
@@ -17,19 +17,12 @@ const payStep = { tool: 'pay.charge', args: { amount: 5000 } };
 const stack = useHostileStack({
   name: 'dura-hostile-',
   agents: [
-    {
-      name: 'support',
-      version: '1',
-      model: scripted([{ tool: 'echo', args: { hi: 1 } }]),
-      tools: ['echo'],
-    },
-    { name: 'billing', version: '1', model: scripted([payStep]), tools: ['pay.charge'] },
-    {
-      name: 'spawner',
-      version: '1',
-      model: scripted([{ tool: 'dura.run_agent', args: { agent: { kind: 'scripted', steps: [payStep] } } }]),
-      tools: [],
-    },
+    scriptedAgent('support', ['echo'], { tool: 'echo', args: { hi: 1 } }),
+    scriptedAgent('billing', ['pay.charge'], payStep),
+    scriptedAgent('spawner', [], {
+      tool: 'dura.run_agent',
+      args: { agent: { kind: 'scripted', steps: [payStep] } },
+    }),
   ],
   tenantAgents: 'default=support|spawner,*=-',
   tokens: [{ name: 'default-app', token: TOKEN, tenant: 'default', scopes: ['read', 'signal'] }],
