@@ -47,3 +47,4 @@ export {
 export { createNetworkLab, type LabHost, type LinkFaults, type NetworkLab } from './netns';
 export { openSse } from './sse-client';
 export type { SseConnection, SseMessage } from './sse-client';
+export { SERVICE_READY, startDuraService, type DuraServiceName } from './dura-service';
