@@ -341,6 +341,59 @@ export function useProjectorApi(
   };
 }
 
+/** The file's prepared streams and tables, and projectors each on its own connections (see `useProjectors`). */
+export interface ProjectorsFile {
+  infra: () => TestInfra;
+  /** Plain connections for the test's own appends and reads, on prepared streams and tables. */
+  setup: () => Connections;
+  /** Starts a projector on new connections named `name` (over `databaseUrl`, default the file's database). */
+  start(
+    name: string,
+    options: { batchSize: number; databaseUrl?: string; migrate?: boolean; db?: (db: Db) => Db },
+  ): Promise<{ projector: Projector; conn: Connections }>;
+}
+
+/**
+ * Prepares the file's streams and tables in `beforeAll`; every projector `start` made is stopped, and every
+ * connection closed, in `afterAll` whether or not the tests passed.
+ */
+export function useProjectors(): ProjectorsFile {
+  const infra = useTestInfra();
+  let setup: Connections | undefined;
+  const opened: Connections[] = [];
+  const started: Projector[] = [];
+  beforeAll(async () => {
+    setup = await prepare(infra().nats.url, infra().db.url);
+  });
+  afterAll(async () => {
+    await Promise.allSettled(started.map((projector) => projector.stop()));
+    await Promise.allSettled(opened.map((conn) => conn.close()));
+    await setup?.close();
+  });
+  return {
+    infra,
+    setup: () => {
+      if (setup === undefined) throw new Error('useProjectors(): only available inside tests and hooks');
+      return setup;
+    },
+    async start(name, { batchSize, databaseUrl = infra().db.url, migrate = false, db }) {
+      const conn = await connect(infra().nats.url, databaseUrl, name);
+      opened.push(conn);
+      if (migrate) await migrateProjector(conn.database);
+      const projector = createProjector({
+        ...conn,
+        ...(db ? { db: db(conn.db) } : {}),
+        log: testLogger(name),
+        batchSize,
+        streams: TEST_STREAM_OPTIONS,
+      });
+      started.push(projector);
+      await projector.start();
+      return { projector, conn };
+    },
+  };
+}
+
 /** GETs `path` from the API at `url` and reads its status and JSON body. */
 export async function getJson(url: string, path: string): Promise<{ status: number; body: unknown }> {
   const response = await fetch(`${url}${path}`);
