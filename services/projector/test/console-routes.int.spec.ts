@@ -50,6 +50,12 @@ beforeAll(async () => {
   await sys().project(scripts);
 });
 
+/** The last fork request published on `dura.fork`, decoded. */
+async function lastFork() {
+  const stored = await sys().setup.jsm.streams.getMessage(STREAMS.requests, { last_by_subj: SUBJECTS.fork });
+  return ForkRequestSchema.parse(stored?.json());
+}
+
 async function call(path: string, o: { token?: string; body?: unknown } = {}) {
   const response = await fetch(`${sys().http.url}${path}`, {
     method: o.body === undefined ? 'GET' : 'POST',
@@ -144,10 +150,7 @@ describe('POST /runs/:id/fork', () => {
       body: { atSeq: 1, runId: forkId },
     });
     expect(again.body).toEqual({ runId: forkId, duplicate: true });
-    const stored = await sys().setup.jsm.streams.getMessage(STREAMS.requests, {
-      last_by_subj: SUBJECTS.fork,
-    });
-    expect(ForkRequestSchema.parse(stored?.json())).toEqual({
+    expect(await lastFork()).toEqual({
       v: 1,
       sourceRunId: 'con-acme-1',
       atSeq: 1,
@@ -202,10 +205,7 @@ describe('POST /runs/:id/fork with an edit', () => {
       body: { atSeq: 1, runId: 'con-fork-edit-1', edit: { input: { amount: 5 } } },
     });
     expect(edited.status).toBe(202);
-    const stored = await sys().setup.jsm.streams.getMessage(STREAMS.requests, {
-      last_by_subj: SUBJECTS.fork,
-    });
-    expect(ForkRequestSchema.parse(stored?.json())).toEqual({
+    expect(await lastFork()).toEqual({
       v: 2,
       sourceRunId: 'con-acme-1',
       atSeq: 1,
