@@ -49,3 +49,4 @@ export { openSse } from './sse-client';
 export type { SseConnection, SseMessage } from './sse-client';
 export { startTcpLink, type TcpLink } from './tcp-link';
 export { storedMessages } from './stored-messages';
+export { SERVICE_READY, startDuraService, type DuraServiceName } from './dura-service';

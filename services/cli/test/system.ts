@@ -4,32 +4,12 @@ import {
   freePort,
   repoRoot,
   spawnManaged,
-  spawnTsEntry,
+  startDuraService,
   type ManagedProcess,
   type TsEntryResult,
 } from '@dura/testing';
 
 export const SLOW_TOOLS = fileURLToPath(new URL('./fixtures/slow-tools.ts', import.meta.url));
-
-/** Spawns one Dura service as its own OS process and waits until it says it is ready. */
-export async function startService(
-  name: 'planner' | 'tool-gateway' | 'projector',
-  env: Record<string, string>,
-): Promise<ManagedProcess> {
-  const ready = {
-    planner: /planner started/,
-    'tool-gateway': /tool gateway started/,
-    projector: /projector api listening/,
-  }[name];
-  const proc = spawnTsEntry({
-    name,
-    entry: `services/${name}/src/main.ts`,
-    // Tests run inline scripted plans; a test of the production default passes DURA_INLINE_PLANS=false.
-    env: { LOG_LEVEL: 'info', ...(name === 'planner' ? { DURA_INLINE_PLANS: 'true' } : {}), ...env },
-  });
-  await proc.waitForOutput(ready, 60_000);
-  return proc;
-}
 
 export interface DuraSystem {
   natsUrl: string;
@@ -52,7 +32,7 @@ export async function startSystem(natsUrl: string, databaseUrl: string): Promise
   };
   try {
     for (const name of ['planner', 'tool-gateway', 'projector'] as const)
-      processes.push(await startService(name, env));
+      processes.push(await startDuraService(name, env));
   } catch (err) {
     await stop();
     throw err;

@@ -14,12 +14,11 @@ import {
   expectKilledAt,
   keyOf,
   logOf,
-  useCrashSystem,
   type CrashSystem,
   type PlanRequest,
   untilLogged,
 } from './crash-harness';
-import { cancellationMark, eventsOf, untilTool, useScratch, type Scratch } from './tool-scratch';
+import { cancellationMark, eventsOf, untilTool, useScratchSystem, type Scratch } from './tool-scratch';
 import { eventually, sleep } from './system';
 
 /**
@@ -30,8 +29,7 @@ const SLOW_MS = 90_000;
 /** How long a cancelled run may take to show each part of its cancellation (sized for a slow, loaded machine). */
 const SETTLE_MS = 45_000;
 
-const scratch = useScratch();
-const crash = useCrashSystem([], { env: () => scratch().env() });
+const { scratch, crash } = useScratchSystem();
 
 /** Step 1 waits (the call in flight when the run is cancelled); step 2 charges, and must never run. */
 function slowThenCharge(runId: string): PlanRequest {

@@ -17,13 +17,12 @@ import {
   expectKilledAt,
   keyOf,
   logOf,
-  useCrashSystem,
   watchToEnd,
   type CrashSystem,
   type PlanRequest,
   untilLogged,
 } from './crash-harness';
-import { deadLettersOf, eventsOf, untilTool, useScratch } from './tool-scratch';
+import { deadLettersOf, eventsOf, untilTool, useScratchSystem } from './tool-scratch';
 import { bigValue } from './fixtures/agent3-tools';
 import { eventually, sleep } from './system';
 
@@ -31,10 +30,7 @@ import { eventually, sleep } from './system';
 const THRESHOLD = 16_384;
 const BIG_KB = 200;
 
-const scratch = useScratch();
-const crash = useCrashSystem([], {
-  env: () => ({ ...scratch().env(), DURA_PAYLOAD_THRESHOLD_BYTES: String(THRESHOLD) }),
-});
+const { scratch, crash } = useScratchSystem(() => ({ DURA_PAYLOAD_THRESHOLD_BYTES: String(THRESHOLD) }));
 
 /** Step 1 returns ~200 KiB; step 2 echoes two fields of it, by reference. */
 function bigThenEcho(runId: string, gate?: string): PlanRequest {

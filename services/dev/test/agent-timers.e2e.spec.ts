@@ -13,13 +13,12 @@ import {
   expectKilledAt,
   keyOf,
   logOf,
-  useCrashSystem,
   watchToEnd,
   type CrashSystem,
   type PlanRequest,
   untilLogged,
 } from './crash-harness';
-import { eventsOf, useScratch } from './tool-scratch';
+import { eventsOf, useScratchSystem } from './tool-scratch';
 import { eventually, sleep } from './system';
 import { sleepThenCharge, timerRows } from './timers-support';
 
@@ -27,14 +26,10 @@ const SLEEP_SECONDS = 3;
 // Counted from when the call is recorded; 3 s leaves room to kill the gateway before it is due on a busy machine.
 const APPROVAL_TIMEOUT_SECONDS = 3;
 
-const scratch = useScratch();
 let agentsPath = '';
-const crash = useCrashSystem([], {
-  env: (name) => ({
-    ...scratch().env(),
-    ...(name === 'planner' && agentsPath ? { DURA_AGENTS: agentsPath } : {}),
-  }),
-});
+const { scratch, crash } = useScratchSystem((name): Record<string, string> =>
+  name === 'planner' && agentsPath ? { DURA_AGENTS: agentsPath } : {},
+);
 
 const isTimerWait = (e: RunEvent) => e.type === 'wait_requested' && e.data.kind === 'timer';
 

@@ -11,11 +11,10 @@ import { fold } from '@dura/core';
 import { repoRoot, useFakeLlmServer, type FakeLlmReply } from '@dura/testing';
 import { useCrashSystem, watchToEnd } from './crash-harness';
 import { ledgerOf, toolMessages, type WireBody } from './agent-support';
-import { devOnce, dura } from './system';
+import { dura } from './system';
+import { EXAMPLE_TOOLS, RESEARCH_QUESTION as QUESTION, expectResearchRunsOnDev } from './examples-support';
 
 const EXAMPLES = fileURLToPath(new URL('../../../examples/ai-sdk/index.ts', import.meta.url));
-const EXAMPLE_TOOLS = fileURLToPath(new URL('../../../examples/code-agents/tools.ts', import.meta.url));
-const QUESTION = 'How does durable execution keep side effects from running twice?';
 const ANSWER = 'Record each step (n2), key each effect (n3), commit with an outbox (n5).';
 
 /** Two searches at once, a follow-up search, then the answer; anything else is refused. */
@@ -86,13 +85,6 @@ describe('the AI SDK research example (ai-researcher)', () => {
   });
 
   it('runs as documented on `npm run dev -- --once --run examples/ai-sdk/research.json`', async () => {
-    const { code, output } = await devOnce('examples/ai-sdk/research.json', {
-      DURA_AGENTS: 'examples/ai-sdk/index.ts',
-      DURA_TOOLS_MODULES: 'examples/code-agents/tools.ts',
-      RESEARCH_MODEL_URL: model().url,
-    });
-    expect(code, output).toBe(0);
-    expect(output.match(/tool_call_completed/g)).toHaveLength(3);
-    expect(output).toMatch(/run_completed +output \{"question":"How does durable execution/);
+    await expectResearchRunsOnDev('ai-sdk', model().url);
   }, 180_000);
 });

@@ -1,8 +1,7 @@
 // The shipped NATS permissions (deploy/nats/permissions.conf) and the catalogue bucket: a planner writes only
 // agent entries, a gateway only tool entries, the projector reads both and writes none, an application none.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { jetstream } from '@nats-io/jetstream';
-import type { NatsConnection } from '@nats-io/nats-core';
 import {
   CATALOGUE_VERSION,
   catalogueAgentKey,
@@ -11,16 +10,9 @@ import {
   type CatalogueTool,
 } from '@dura/contracts';
 import { createCatalogueWriter, readCatalogue } from '@dura/event-store';
-import { connectAs, expectDenied, startSecuredNats, type DuraUser, type SecuredNats } from './secured-nats';
+import { expectDenied, useSecuredNats } from './secured-nats';
 
-let nats: SecuredNats;
-const connections: NatsConnection[] = [];
-
-async function as(user: DuraUser): Promise<NatsConnection> {
-  const nc = await connectAs(nats.url, user);
-  connections.push(nc);
-  return nc;
-}
+const { as } = useSecuredNats();
 
 const announcedAt = new Date().toISOString();
 const agent: CatalogueAgent = {
@@ -42,15 +34,6 @@ const tool: CatalogueTool = {
 };
 const agentEntry = { key: catalogueAgentKey(agent.name, agent.version), value: agent };
 const toolEntry = { key: catalogueToolKey(tool.name), value: tool };
-
-beforeAll(async () => {
-  nats = await startSecuredNats();
-}, 60_000);
-
-afterAll(async () => {
-  await Promise.allSettled(connections.map((nc) => nc.close()));
-  await nats?.close();
-});
 
 describe('the catalogue bucket under the shipped permissions', () => {
   it('a planner creates the bucket and writes agent entries, never a tool entry', async () => {

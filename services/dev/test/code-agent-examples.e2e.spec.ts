@@ -13,11 +13,9 @@ import { useFakeLlmServer, type FakeLlmReply } from '@dura/testing';
 import { logOf, useCrashSystem, watchToEnd, WITNESS_TOOLS, type CrashSystem } from './crash-harness';
 import { count, ledgerOf, untilLogged, type WireBody } from './agent-support';
 import { devOnce, dura, eventually, getJson } from './system';
+import { EXAMPLE_TOOLS, RESEARCH_QUESTION as QUESTION, expectResearchRunsOnDev } from './examples-support';
 
 const EXAMPLES = fileURLToPath(new URL('../../../examples/code-agents/index.ts', import.meta.url));
-const EXAMPLE_TOOLS = fileURLToPath(new URL('../../../examples/code-agents/tools.ts', import.meta.url));
-
-const QUESTION = 'How does durable execution keep side effects from running twice?';
 
 /**
  * The research agent's model: plans two searches; in round 1 judges the notes short and asks one follow-up;
@@ -112,15 +110,7 @@ describe('the research example (researcher)', () => {
   });
 
   it('runs as documented on `npm run dev -- --once --run examples/code-agents/research.json`', async () => {
-    const { code, output } = await devOnce('examples/code-agents/research.json', {
-      DURA_AGENTS: 'examples/code-agents/index.ts',
-      DURA_TOOLS_MODULES: 'examples/code-agents/tools.ts',
-      RESEARCH_MODEL_URL: model().url,
-    });
-    expect(code, output).toBe(0);
-    expect(output.match(/tool_call_completed/g)).toHaveLength(3);
-    // Exit code 0: the run completed (the printed output is cut short).
-    expect(output).toMatch(/run_completed +output \{"question":"How does durable execution/);
+    await expectResearchRunsOnDev('code-agents', model().url);
   }, 180_000);
 });
 

@@ -4,10 +4,10 @@
 // reaches the payment witness once, and the fake server proves a recorded model call is never asked again:
 // the only repeat is of an answer the kill lost before it was recorded.
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { RunEvent } from '@dura/contracts';
 import { fold } from '@dura/core';
-import { startFakeLlmServer, type FakeLlmServer } from '@dura/testing';
+import { useFakeLlmServer } from '@dura/testing';
 import {
   expectKilledAt,
   logOf,
@@ -22,23 +22,17 @@ const AGENTS = fileURLToPath(new URL('./fixtures/code-agent-faults-model.ts', im
 const PLAN = [101, 102];
 const FINAL = 300;
 
-let model: FakeLlmServer | undefined;
-beforeAll(async () => {
-  model = await startFakeLlmServer({
-    provider: 'openai',
-    respond: ({ body }) => {
-      const prompt = lastUserText(body);
-      if (prompt.startsWith('plan ')) return { kind: 'message', content: JSON.stringify(PLAN) };
-      if (prompt.startsWith('judge ')) return { kind: 'message', content: String(FINAL) };
-      return { kind: 'status', status: 400, body: { error: { message: `unexpected prompt: ${prompt}` } } };
-    },
-  });
-});
-afterAll(async () => {
-  await model?.close();
+const model = useFakeLlmServer({
+  provider: 'openai',
+  respond: ({ body }) => {
+    const prompt = lastUserText(body);
+    if (prompt.startsWith('plan ')) return { kind: 'message', content: JSON.stringify(PLAN) };
+    if (prompt.startsWith('judge ')) return { kind: 'message', content: String(FINAL) };
+    return { kind: 'status', status: 400, body: { error: { message: `unexpected prompt: ${prompt}` } } };
+  },
 });
 
-const plannerEnv = (): Record<string, string> => ({ DURA_AGENTS: AGENTS, FAULT_MODEL_URL: model!.url });
+const plannerEnv = (): Record<string, string> => ({ DURA_AGENTS: AGENTS, FAULT_MODEL_URL: model().url });
 
 // Registered after the fake model's beforeAll, so its URL exists when the planner starts.
 const crash = useCrashSystem(['planner', 'tool-gateway'], {
@@ -53,7 +47,7 @@ function lastUserText(body: unknown): string {
 
 /** How often the fake model was asked `kind` (`plan` or `judge`) for this run. */
 function asked(runId: string, kind: 'plan' | 'judge'): number {
-  return model!.requests.filter((r) => lastUserText(r.body).startsWith(`${kind} ${runId}`)).length;
+  return model().requests.filter((r) => lastUserText(r.body).startsWith(`${kind} ${runId}`)).length;
 }
 
 const thoughts = (log: readonly RunEvent[]) => log.filter((e) => e.type === 'thought');
@@ -81,6 +75,13 @@ async function killedRun(runId: string, failpoint: FailpointSpec): Promise<Crash
   return sys;
 }
 
+/** Restarts the planner without a failpoint, expects the run completed; how often plan and judge were asked. */
+async function recovered(sys: CrashSystem, runId: string): Promise<[number, number]> {
+  await sys.restart('planner', undefined, plannerEnv());
+  await expectCompleted(sys, runId);
+  return [asked(runId, 'plan'), asked(runId, 'judge')];
+}
+
 describe('a code agent asking the model, under SIGKILL', () => {
   it('runs to completion asking each question once when nothing fails', async () => {
     const sys = crash();
@@ -95,18 +96,14 @@ describe('a code agent asking the model, under SIGKILL', () => {
     const sys = await killedRun(runId, 'planner.after-model:1');
     expect(asked(runId, 'plan')).toBe(1);
     expect(thoughts(await logOf(sys, runId))).toHaveLength(0);
-    await sys.restart('planner', undefined, plannerEnv());
-    await expectCompleted(sys, runId);
-    expect([asked(runId, 'plan'), asked(runId, 'judge')]).toEqual([2, 1]);
+    expect(await recovered(sys, runId)).toEqual([2, 1]);
   });
 
   it('killed after the recorded plan was turned into intents: the plan is never asked again', async () => {
     const runId = 'cfm-after-intent';
     const sys = await killedRun(runId, 'planner.after-intent:1');
     expect(thoughts(await logOf(sys, runId))).toHaveLength(1);
-    await sys.restart('planner', undefined, plannerEnv());
-    await expectCompleted(sys, runId);
-    expect([asked(runId, 'plan'), asked(runId, 'judge')]).toEqual([1, 1]);
+    expect(await recovered(sys, runId)).toEqual([1, 1]);
   });
 
   it('killed after the second answer, before it was recorded: the recorded plan is not asked again', async () => {
@@ -114,8 +111,6 @@ describe('a code agent asking the model, under SIGKILL', () => {
     const sys = await killedRun(runId, 'planner.after-model:2');
     expect(asked(runId, 'judge')).toBe(1);
     expect(thoughts(await logOf(sys, runId))).toHaveLength(1);
-    await sys.restart('planner', undefined, plannerEnv());
-    await expectCompleted(sys, runId);
-    expect([asked(runId, 'plan'), asked(runId, 'judge')]).toEqual([1, 2]);
+    expect(await recovered(sys, runId)).toEqual([1, 2]);
   });
 });

@@ -112,19 +112,29 @@ async function submit(sys: CrashSystem, runId: string, input: Record<string, num
   await sys.submit({ runId, agent: AGENT, input });
 }
 
+/** Arms `failpoint` in `name`, submits the run and expects `name` killed there. */
+async function killedAt(sys: CrashSystem, name: ServiceName, failpoint: FailpointSpec, runId: string) {
+  await arm(sys, name, failpoint);
+  await submit(sys, runId);
+  await expectKilledAt(sys, name, failpoint);
+}
+
+/** Starts `name` again, answers the run's waits and expects the contract of every kill. */
+async function recoveredAfter(sys: CrashSystem, name: ServiceName, runId: string) {
+  await restartClean(sys, name);
+  await answerWaits(sys, runId);
+  await expectCompletedOnce(sys, runId);
+}
+
 describe('a code agent under SIGKILL', () => {
   it('planner killed after the first intent is recorded, before its dispatch', async () => {
     const sys = crash();
     const runId = 'cf-after-intent';
-    await arm(sys, 'planner', 'planner.after-intent:1');
-    await submit(sys, runId);
-    await expectKilledAt(sys, 'planner', 'planner.after-intent:1');
+    await killedAt(sys, 'planner', 'planner.after-intent:1', runId);
     const atKill = await logOf(sys, runId);
     expect(atKill.filter((e) => e.type === 'tool_call_requested')).toHaveLength(1);
     expect(witnessedKeys(sys, runId)).toEqual([]);
-    await restartClean(sys, 'planner');
-    await answerWaits(sys, runId);
-    await expectCompletedOnce(sys, runId);
+    await recoveredAfter(sys, 'planner', runId);
   });
 
   it.each(['gateway.after-effect:1', 'gateway.after-commit:1'] as const)(
@@ -132,12 +142,8 @@ describe('a code agent under SIGKILL', () => {
     async (failpoint) => {
       const sys = crash();
       const runId = `cf-${failpoint.replace(/[.:]/g, '-')}`;
-      await arm(sys, 'tool-gateway', failpoint);
-      await submit(sys, runId);
-      await expectKilledAt(sys, 'tool-gateway', failpoint);
-      await restartClean(sys, 'tool-gateway');
-      await answerWaits(sys, runId);
-      await expectCompletedOnce(sys, runId);
+      await killedAt(sys, 'tool-gateway', failpoint, runId);
+      await recoveredAfter(sys, 'tool-gateway', runId);
     },
   );
 
@@ -146,31 +152,23 @@ describe('a code agent under SIGKILL', () => {
     async (failpoint) => {
       const sys = crash();
       const runId = `cf-group-${failpoint.replace(/[.:]/g, '-')}`;
-      await arm(sys, 'tool-gateway', failpoint);
-      await submit(sys, runId);
-      await expectKilledAt(sys, 'tool-gateway', failpoint);
+      await killedAt(sys, 'tool-gateway', failpoint, runId);
       // The kill fell inside the group: all three intents are recorded, not all three observed.
       const atKill = await logOf(sys, runId);
       expect(atKill.filter((e) => e.type === 'tool_call_requested')).toHaveLength(4);
       expect(atKill.filter((e) => e.type === 'tool_call_completed').length).toBeLessThan(4);
-      await restartClean(sys, 'tool-gateway');
-      await answerWaits(sys, runId);
-      await expectCompletedOnce(sys, runId);
+      await recoveredAfter(sys, 'tool-gateway', runId);
     },
   );
 
   it('planner killed after the parallel group is recorded, before any of it is dispatched', async () => {
     const sys = crash();
     const runId = 'cf-group-after-intent';
-    await arm(sys, 'planner', 'planner.after-intent:2');
-    await submit(sys, runId);
-    await expectKilledAt(sys, 'planner', 'planner.after-intent:2');
+    await killedAt(sys, 'planner', 'planner.after-intent:2', runId);
     const atKill = await logOf(sys, runId);
     expect(atKill.filter((e) => e.type === 'tool_call_requested')).toHaveLength(4);
     expect(witnessedKeys(sys, runId)).toHaveLength(1);
-    await restartClean(sys, 'planner');
-    await answerWaits(sys, runId);
-    await expectCompletedOnce(sys, runId);
+    await recoveredAfter(sys, 'planner', runId);
   });
 
   it('planner killed while the parallel group is half answered', async () => {
@@ -189,9 +187,7 @@ describe('a code agent under SIGKILL', () => {
     const completed = half.filter((e) => e.type === 'tool_call_completed').length;
     expect(completed).toBeGreaterThanOrEqual(2);
     expect(half.some((e) => e.type === 'tool_call_completed' && e.data.callId === 'call-4')).toBe(false);
-    await restartClean(sys, 'planner');
-    await answerWaits(sys, runId);
-    await expectCompletedOnce(sys, runId);
+    await recoveredAfter(sys, 'planner', runId);
   });
 
   it('planner and gateway killed while the run waits on a signal; the signal arrives while both are down', async () => {
@@ -218,15 +214,11 @@ describe('a code agent under SIGKILL', () => {
   it('planner killed right after it recorded the signal wait (planner.after-wait); signalled after restart', async () => {
     const sys = crash();
     const runId = 'cf-after-wait';
-    await arm(sys, 'planner', 'planner.after-wait:1');
-    await submit(sys, runId);
-    await expectKilledAt(sys, 'planner', 'planner.after-wait:1');
+    await killedAt(sys, 'planner', 'planner.after-wait:1', runId);
     const atKill = fold(await logOf(sys, runId));
     expect(atKill.status).toBe('waiting');
     expect(atKill.waiting).toMatchObject({ kind: 'signal', signal: 'go' });
-    await restartClean(sys, 'planner');
-    await answerWaits(sys, runId);
-    await expectCompletedOnce(sys, runId);
+    await recoveredAfter(sys, 'planner', runId);
   });
 
   it('a rejected approval after a restart ends the run without the last charge', async () => {

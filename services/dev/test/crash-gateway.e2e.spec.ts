@@ -3,25 +3,20 @@
 // Recovery within seconds relies on GATEWAY_ACK_WAIT_MS and GATEWAY_LEASE_MARGIN_MS (see crash-harness.ts).
 import { describe, expect, it } from 'vitest';
 import {
-  expectKilledAt,
   expectRecovered,
   keyOf,
   logOf,
-  paymentPlan,
   useCrashSystem,
   watchToEnd,
   type PlanRequest,
   type CrashSystem,
 } from './crash-harness';
+import { effectRow, killedAt, killerOf } from './crash-points-support';
 import { eventually } from './system';
 
 const crash = useCrashSystem(['planner', 'projector']);
 
-async function effectRow(sys: CrashSystem, key: string) {
-  const [row] = await sys.system.sql<{ status: string; attempts: number }[]>`
-    select status, attempts from effects where idempotency_key = ${key}`;
-  return row;
-}
+const killAt = killerOf('tool-gateway');
 
 async function unsentOutbox(sys: CrashSystem, runId: string): Promise<string[]> {
   const rows = await sys.system.sql<{ msg_id: string }[]>`
@@ -37,11 +32,8 @@ async function observed(sys: CrashSystem, runId: string, key: string): Promise<n
 describe('a tool gateway killed with SIGKILL', () => {
   it('after the effect ran, before its transaction commits: settles a tool with status() by asking, not re-running', async () => {
     const sys = crash();
-    const request = paymentPlan('crash-gateway-after-effect');
+    const request = await killAt(sys, 'crash-gateway-after-effect', 'gateway.after-effect:3');
     const key = keyOf(request, 3); // pay.checked
-    await sys.restart('tool-gateway', 'gateway.after-effect:3');
-    await sys.submit(request);
-    await expectKilledAt(sys, 'tool-gateway', 'gateway.after-effect:3');
 
     // Charged at the witness, but the ledger only knows the call started, and the log knows nothing.
     expect(sys.witness.effects(key)).toBe(1);
@@ -56,11 +48,8 @@ describe('a tool gateway killed with SIGKILL', () => {
 
   it('after the effect ran, before its transaction commits: re-runs an idempotent tool without status() with the same key', async () => {
     const sys = crash();
-    const request = paymentPlan('crash-gateway-after-effect-rerun');
+    const request = await killAt(sys, 'crash-gateway-after-effect-rerun', 'gateway.after-effect:2');
     const key = keyOf(request, 2); // pay.charge
-    await sys.restart('tool-gateway', 'gateway.after-effect:2');
-    await sys.submit(request);
-    await expectKilledAt(sys, 'tool-gateway', 'gateway.after-effect:2');
     expect(sys.witness.effects(key)).toBe(1);
 
     await sys.restart('tool-gateway');
@@ -77,9 +66,7 @@ describe('a tool gateway killed with SIGKILL', () => {
       agent: { kind: 'scripted', steps: [1, 2, 3].map((n) => ({ tool: 'echo', args: { n } })) },
     };
     const key = keyOf(request, 2);
-    await sys.restart('tool-gateway', 'gateway.after-effect:2');
-    await sys.submit(request);
-    await expectKilledAt(sys, 'tool-gateway', 'gateway.after-effect:2');
+    await killedAt(sys, 'tool-gateway', 'gateway.after-effect:2', request);
     // Nothing was claimed: the ledger has no row of the call and the log no result.
     expect(await effectRow(sys, key)).toBeUndefined();
     expect(await observed(sys, request.runId, key)).toBe(0);
@@ -98,11 +85,8 @@ describe('a tool gateway killed with SIGKILL', () => {
 
   it('after commit, before the relay publishes: the restarted relay publishes the committed observation', async () => {
     const sys = crash();
-    const request = paymentPlan('crash-gateway-after-commit');
+    const request = await killAt(sys, 'crash-gateway-after-commit', 'gateway.after-commit:3');
     const key = keyOf(request, 3);
-    await sys.restart('tool-gateway', 'gateway.after-commit:3');
-    await sys.submit(request);
-    await expectKilledAt(sys, 'tool-gateway', 'gateway.after-commit:3');
 
     expect(await effectRow(sys, key)).toEqual({ status: 'succeeded', attempts: 1 });
     expect(await unsentOutbox(sys, request.runId)).toEqual([`${key}:result`]);
@@ -115,10 +99,7 @@ describe('a tool gateway killed with SIGKILL', () => {
 
   it('in the relay, after publish, before the outbox row is marked sent: the re-publish is a duplicate', async () => {
     const sys = crash();
-    const request = paymentPlan('crash-relay-after-publish');
-    await sys.restart('tool-gateway', 'relay.after-publish:3');
-    await sys.submit(request);
-    await expectKilledAt(sys, 'tool-gateway', 'relay.after-publish:3');
+    const request = await killAt(sys, 'crash-relay-after-publish', 'relay.after-publish:3');
 
     // The killed pass published its rows but did not mark them sent. Which rows those are depends on timing
     // (a pass may also carry re-queued observations of earlier runs), so read them instead of assuming a step.

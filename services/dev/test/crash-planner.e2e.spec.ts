@@ -1,17 +1,17 @@
 // DESIGN crash points 1 and 2: the planner process is SIGKILLed at a failpoint in the middle of a 5-step run
 // (step 3), restarted without it, and the run must finish as if nothing happened.
 import { describe, expect, it } from 'vitest';
-import { expectKilledAt, expectRecovered, keyOf, logOf, paymentPlan, useCrashSystem } from './crash-harness';
+import { expectRecovered, keyOf, logOf, useCrashSystem } from './crash-harness';
+import { killerOf } from './crash-points-support';
 
 const crash = useCrashSystem(['tool-gateway', 'projector']);
+
+const killAt = killerOf('planner');
 
 describe('a planner killed with SIGKILL', () => {
   it('after the model answered, before the thought is appended: asks for that one decision again, and only that', async () => {
     const sys = crash();
-    const request = paymentPlan('crash-planner-after-model');
-    await sys.restart('planner', 'planner.after-model:3');
-    await sys.submit(request);
-    await expectKilledAt(sys, 'planner', 'planner.after-model:3');
+    const request = await killAt(sys, 'crash-planner-after-model', 'planner.after-model:3');
 
     // The third answer (decision number 2, asking for step 3) was given but never recorded.
     const log = await logOf(sys, request.runId);
@@ -25,10 +25,7 @@ describe('a planner killed with SIGKILL', () => {
 
   it('after the intent is appended, before the tool task is dispatched: dispatches it without asking the model', async () => {
     const sys = crash();
-    const request = paymentPlan('crash-planner-after-intent');
-    await sys.restart('planner', 'planner.after-intent:3');
-    await sys.submit(request);
-    await expectKilledAt(sys, 'planner', 'planner.after-intent:3');
+    const request = await killAt(sys, 'crash-planner-after-intent', 'planner.after-intent:3');
 
     // Step 3 is journaled (thought + intent) but its task never left the planner.
     const log = await logOf(sys, request.runId);

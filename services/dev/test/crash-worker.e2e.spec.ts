@@ -3,32 +3,12 @@
 // and the run must finish with every charge made once and no recorded decision asked again.
 import { describe, expect, it } from 'vitest';
 import { STREAMS } from '@dura/contracts';
-import {
-  expectKilledAt,
-  expectRecovered,
-  keyOf,
-  logOf,
-  paymentPlan,
-  useCrashSystem,
-  type CrashSystem,
-  type FailpointSpec,
-} from './crash-harness';
+import { expectRecovered, keyOf, logOf, paymentPlan, useCrashSystem } from './crash-harness';
+import { effectRow, killerOf } from './crash-points-support';
 
 const crash = useCrashSystem(['projector']);
 
-async function effectRow(sys: CrashSystem, key: string) {
-  const [row] = await sys.system.sql<{ status: string; attempts: number }[]>`
-    select status, attempts from effects where idempotency_key = ${key}`;
-  return row;
-}
-
-async function killAt(sys: CrashSystem, runId: string, failpoint: FailpointSpec) {
-  const request = paymentPlan(runId);
-  await sys.restart('worker', failpoint);
-  await sys.submit(request);
-  await expectKilledAt(sys, 'worker', failpoint);
-  return request;
-}
+const killAt = killerOf('worker');
 
 describe('a worker', () => {
   it('runs the calls in place: a 5-step run publishes no tool task and no decide task', async () => {

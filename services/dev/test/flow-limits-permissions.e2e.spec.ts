@@ -1,35 +1,18 @@
 // The shipped NATS permissions (deploy/nats/permissions.conf) and the flow-control bucket: planners write
 // limits and declarations; the projector reads them (GET /flow/limits) and may write, delete or purge none.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
-import type { NatsConnection } from '@nats-io/nats-core';
 import { takeSlot, type ModelLimit } from '@dura/core';
 import { createFlowStore, declarationEntry, startDeclaring } from '@dura/planner';
 import { readFlowState } from '@dura/projector';
 import { createLogger } from '@dura/service-kit';
-import { connectAs, expectDenied, startSecuredNats, type DuraUser, type SecuredNats } from './secured-nats';
+import { expectDenied, useSecuredNats } from './secured-nats';
 import { eventually } from './system';
 
-let nats: SecuredNats;
-const connections: NatsConnection[] = [];
+const { as } = useSecuredNats();
 const log = createLogger({ service: 'test', level: 'error', write: () => undefined });
 const limit: ModelLimit = { model: 'openai/gpt-4o-mini', concurrentCalls: 2 };
-
-async function as(user: DuraUser): Promise<NatsConnection> {
-  const nc = await connectAs(nats.url, user);
-  connections.push(nc);
-  return nc;
-}
-
-beforeAll(async () => {
-  nats = await startSecuredNats();
-}, 60_000);
-
-afterAll(async () => {
-  await Promise.allSettled(connections.map((nc) => nc.close()));
-  await nats?.close();
-});
 
 describe('dura_flow under the shipped permissions', () => {
   it('a planner writes a limit and its declaration; the projector reads both', async () => {

@@ -9,6 +9,7 @@ import {
   type ServiceName,
 } from './crash-harness';
 import { eventually } from './system';
+import { SERVICE_DURABLES, settledConsumer } from './consumers-support';
 import { deeplyNested, mismatchedToolTasks, sampleTarget, type FuzzMessage } from './fuzz-messages';
 import { runLogMessages } from './fuzz-run-log';
 
@@ -19,14 +20,6 @@ const SEED = 20_250_917;
 const VALID_RUNS = 20;
 const PUBLISH_CONCURRENCY = 32;
 const SERVICES: ServiceName[] = ['projector', 'tool-gateway', 'planner'];
-const DURABLES: [string, string][] = [
-  [STREAMS.requests, 'planner-intake'],
-  [STREAMS.requests, 'planner-signals'],
-  [STREAMS.requests, 'planner-fork'],
-  [STREAMS.tasks, 'planner-decide'],
-  [STREAMS.tasks, 'tool-gateway'],
-  [STREAMS.tasks, 'gateway-timers'],
-];
 
 const getSystem = useCrashSystem(SERVICES);
 
@@ -174,18 +167,16 @@ describe('fuzzed and adversarial input on every consumed subject', () => {
     expect(charged, 'no fuzzed task reached a tool').toEqual([]);
 
     // Every durable consumer has taken and settled everything.
-    for (const [stream, durable] of DURABLES) {
+    for (const consumer of SERVICE_DURABLES) {
+      const [stream, durable] = consumer;
       // Bounded: a message that keeps failing is dead-lettered, never redelivered forever.
       const { config } = await sys.system.jsm.consumers.info(stream, durable);
       expect(config.max_deliver, `${durable} max_deliver`).toBeGreaterThan(1);
       expect(config.max_deliver, `${durable} max_deliver`).toBeLessThanOrEqual(21);
-      await eventually(
-        async () => {
-          const info = await sys.system.jsm.consumers.info(stream, durable);
-          return info.num_pending === 0 && info.num_ack_pending === 0 ? info : undefined;
-        },
+      await settledConsumer(
+        sys.system.jsm,
+        consumer,
         `consumer ${durable} to have nothing pending or unacknowledged`,
-        60_000,
       );
     }
 

@@ -6,20 +6,13 @@ import { connectDuraClient } from '@dura/client';
 import { DeadLetterSchema, runSubject, STREAMS, SUBJECTS, type DeadLetter } from '@dura/contracts';
 import { freePort, useTestInfra, type ManagedProcess } from '@dura/testing';
 import { echoPlan, eventually, getJson, startService } from './system';
+import { SERVICE_DURABLES, settledConsumer } from './consumers-support';
 import { connectAs, envOf, securityOf, startSecuredNats, type SecuredNats } from './secured-nats';
 import { HOSTILITIES, hostileMessages, type HostileMessage } from './hostile-messages';
 
 // Fixed: a failure reproduces with the same messages. Change it to explore other depths and shapes.
 const SEED = 20_261_125;
 const TARGET = 'hx-target';
-const DURABLES: [string, string][] = [
-  [STREAMS.requests, 'planner-intake'],
-  [STREAMS.requests, 'planner-signals'],
-  [STREAMS.requests, 'planner-fork'],
-  [STREAMS.tasks, 'planner-decide'],
-  [STREAMS.tasks, 'tool-gateway'],
-  [STREAMS.tasks, 'gateway-timers'],
-];
 // eslint-disable-next-line no-control-regex -- U+0000 is what must never reach a store.
 const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
@@ -151,15 +144,9 @@ describe('hostile input on every consumed subject, under the shipped NATS permis
 
     // Nothing was retried as transient: no consumer redelivered anything, none holds anything.
     const jsm = await jetstreamManager(admin);
-    for (const [stream, durable] of DURABLES) {
-      const info = await eventually(
-        async () => {
-          const info = await jsm.consumers.info(stream, durable);
-          return info.num_pending === 0 && info.num_ack_pending === 0 ? info : undefined;
-        },
-        `consumer ${durable} to have settled everything`,
-        60_000,
-      );
+    for (const consumer of SERVICE_DURABLES) {
+      const durable = consumer[1];
+      const info = await settledConsumer(jsm, consumer, `consumer ${durable} to have settled everything`);
       expect(info.num_redelivered, `${durable} redelivered nothing`).toBe(0);
     }
 

@@ -3,22 +3,12 @@
 // default) and agents per tenant. globex attacks acme through every door that starts something: POST /runs,
 // MCP start_run, a child run, a fork, schedules and their manual trigger. A payment witness counts every
 // charge: only acme's own run ever charges.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startPaymentWitness, useTestInfra, type PaymentWitness } from '@dura/testing';
-import { WITNESS_TOOLS } from './crash-harness';
-import {
-  startSecuredNats,
-  startShippedServices,
-  type SecuredNats,
-  type ShippedServices,
-} from './secured-nats';
+import { afterAll, describe, expect, it } from 'vitest';
+import { scriptedAgent, useHostileStack } from './hostile-support';
 import { eventually } from './system';
 
 const CLI_MAIN = fileURLToPath(new URL('../../cli/src/main.ts', import.meta.url));
@@ -29,84 +19,35 @@ const TOKENS = {
   globex: 'globex-app-token-c47d2e9a',
   operator: 'operator-token-1f6b3e8c5a',
 };
-const infra = useTestInfra({ nats: false });
-let nats: SecuredNats;
-let witness: PaymentWitness;
-let dir: string;
-let apiUrl: string;
-let mcp: Client | undefined;
-let services: ShippedServices | undefined;
-
-beforeAll(async () => {
-  nats = await startSecuredNats();
-  witness = await startPaymentWitness();
-  dir = mkdtempSync(join(tmpdir(), 'dura-hostile-tenants-'));
-  const agents = join(dir, 'agents.json');
-  const scripted = (steps: object[]) => ({ provider: 'scripted', steps });
-  writeFileSync(
-    agents,
-    JSON.stringify({
-      agents: [
-        {
-          name: 'payment',
-          version: '1',
-          model: scripted([{ tool: 'pay.charge', args: { amount: 5000 } }]),
-          tools: ['pay.charge'],
-        },
-        {
-          name: 'spawner',
-          version: '1',
-          model: scripted([{ tool: 'dura.run_agent', args: { agent: 'payment' } }]),
-          tools: [],
-        },
-        {
-          name: 'quick',
-          version: '1',
-          model: scripted([{ tool: 'echo', args: { hi: 1 } }]),
-          tools: ['echo'],
-        },
-      ],
-    }),
-  );
-  const tokens = join(dir, 'tokens.json');
-  writeFileSync(
-    tokens,
-    JSON.stringify([
-      {
-        name: 'acme-app',
-        token: TOKENS.acme,
-        tenant: 'acme',
-        scopes: ['read', 'submit', 'signal', 'schedule'],
-      },
-      { name: 'acme-signal', token: TOKENS.acmeSignal, tenant: 'acme', scopes: ['read', 'signal'] },
-      {
-        name: 'globex-app',
-        token: TOKENS.globex,
-        tenant: 'globex',
-        scopes: ['read', 'submit', 'signal', 'cancel', 'schedule'],
-      },
-      { name: 'operator', token: TOKENS.operator, tenant: '*', scopes: ['read'] },
-    ]),
-  );
-  services = await startShippedServices(nats, infra().db.url, {
-    env: { DURA_TOOLS_MODULES: WITNESS_TOOLS, WITNESS_URL: witness.url },
-    planner: {
-      // The production default, stated: the harness turns inline plans on for every other test.
-      DURA_INLINE_PLANS: 'false',
-      DURA_AGENTS: agents,
-      PLANNER_TENANT_AGENTS: 'acme=payment|spawner|quick,globex=spawner|quick',
+const stack = useHostileStack({
+  name: 'dura-hostile-tenants-',
+  agents: [
+    scriptedAgent('payment', ['pay.charge'], { tool: 'pay.charge', args: { amount: 5000 } }),
+    scriptedAgent('spawner', [], { tool: 'dura.run_agent', args: { agent: 'payment' } }),
+    scriptedAgent('quick', ['echo'], { tool: 'echo', args: { hi: 1 } }),
+  ],
+  tenantAgents: 'acme=payment|spawner|quick,globex=spawner|quick',
+  tokens: [
+    {
+      name: 'acme-app',
+      token: TOKENS.acme,
+      tenant: 'acme',
+      scopes: ['read', 'submit', 'signal', 'schedule'],
     },
-    projector: { PROJECTOR_AUTH_REQUIRED: 'true', PROJECTOR_API_TOKENS_FILE: tokens },
-  });
-  apiUrl = services.apiUrl;
-}, 180_000);
+    { name: 'acme-signal', token: TOKENS.acmeSignal, tenant: 'acme', scopes: ['read', 'signal'] },
+    {
+      name: 'globex-app',
+      token: TOKENS.globex,
+      tenant: 'globex',
+      scopes: ['read', 'submit', 'signal', 'cancel', 'schedule'],
+    },
+    { name: 'operator', token: TOKENS.operator, tenant: '*', scopes: ['read'] },
+  ],
+});
+let mcp: Client | undefined;
 
 afterAll(async () => {
   await mcp?.close();
-  await services?.stop();
-  await witness?.close();
-  await nats?.close();
-  if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
 interface Answer {
@@ -124,7 +65,7 @@ async function api(
   // Every POST is JSON (the API refuses any other with 415), a body-less one too.
   if (o.body !== undefined || method === 'POST') headers['content-type'] = 'application/json';
   if (o.key !== undefined) headers['idempotency-key'] = o.key;
-  const res = await fetch(`${apiUrl}${path}`, {
+  const res = await fetch(`${stack().apiUrl}${path}`, {
     method,
     headers,
     ...(o.body === undefined ? {} : { body: JSON.stringify(o.body) }),
@@ -161,7 +102,7 @@ function untilRun(runId: string, token: string, statuses: string[]): Promise<Run
   );
 }
 
-const charges = () => witness.totals().effects;
+const charges = () => stack().witness.totals().effects;
 let acmePayment: string;
 
 describe('a tenant against another, under the shipped configuration', () => {
@@ -185,7 +126,7 @@ describe('a tenant against another, under the shipped configuration', () => {
       new StdioClientTransport({
         command: process.execPath,
         args: ['--import', tsx, CLI_MAIN, 'mcp'],
-        env: { ...getDefaultEnvironment(), DURA_API_URL: apiUrl, DURA_API_TOKEN: TOKENS.globex },
+        env: { ...getDefaultEnvironment(), DURA_API_URL: stack().apiUrl, DURA_API_TOKEN: TOKENS.globex },
         stderr: 'pipe',
       }),
     );
@@ -281,7 +222,7 @@ describe('a tenant against another, under the shipped configuration', () => {
   });
 
   it('charged exactly once in all: only acme asked, the shipped permissions were never violated', () => {
-    expect(witness.totals()).toMatchObject({ effects: 1, keys: 1 });
-    for (const output of services?.outputs() ?? []) expect(output).not.toMatch(/Permissions Violation/);
+    expect(stack().witness.totals()).toMatchObject({ effects: 1, keys: 1 });
+    for (const output of stack().services.outputs()) expect(output).not.toMatch(/Permissions Violation/);
   });
 });

@@ -2,95 +2,45 @@
 // the attacker holding the `client` credential), inline plans off as the planner service defaults, agents per
 // tenant, the projector requiring tokens. A payment tool charges through a witness that counts every request:
 // whatever the attacker submits, forks or claims, the witness sees no call.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jetstream, type JetStreamClient } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { connectDuraClient, type ConnectedDuraClient } from '@dura/client';
 import { FORK_VERSION, RUN_REQUEST_VERSION, SUBJECTS, type RunEvent } from '@dura/contracts';
 import { fold } from '@dura/core';
-import { startPaymentWitness, useTestInfra, type PaymentWitness } from '@dura/testing';
-import { WITNESS_TOOLS } from './crash-harness';
-import {
-  connectAs,
-  securityOf,
-  startSecuredNats,
-  startShippedServices,
-  type SecuredNats,
-  type ShippedServices,
-} from './secured-nats';
+import { connectAs, securityOf } from './secured-nats';
+import { scriptedAgent, useHostileStack } from './hostile-support';
 import { eventually } from './system';
 
 const TOKEN = 'tenant-default-read-token-7d1e';
 const payStep = { tool: 'pay.charge', args: { amount: 5000 } };
-const infra = useTestInfra({ nats: false });
-let nats: SecuredNats;
-let witness: PaymentWitness;
-let dir: string;
-let apiUrl: string;
+const stack = useHostileStack({
+  name: 'dura-hostile-',
+  agents: [
+    scriptedAgent('support', ['echo'], { tool: 'echo', args: { hi: 1 } }),
+    scriptedAgent('billing', ['pay.charge'], payStep),
+    scriptedAgent('spawner', [], {
+      tool: 'dura.run_agent',
+      args: { agent: { kind: 'scripted', steps: [payStep] } },
+    }),
+  ],
+  tenantAgents: 'default=support|spawner,*=-',
+  tokens: [{ name: 'default-app', token: TOKEN, tenant: 'default', scopes: ['read', 'signal'] }],
+});
 let client: NatsConnection;
 let js: JetStreamClient;
 let reader: ConnectedDuraClient;
-let services: ShippedServices | undefined;
 
 beforeAll(async () => {
-  nats = await startSecuredNats();
-  witness = await startPaymentWitness();
-  dir = mkdtempSync(join(tmpdir(), 'dura-hostile-'));
-  const agents = join(dir, 'agents.json');
-  const scripted = (steps: object[]) => ({ provider: 'scripted', steps });
-  writeFileSync(
-    agents,
-    JSON.stringify({
-      agents: [
-        {
-          name: 'support',
-          version: '1',
-          model: scripted([{ tool: 'echo', args: { hi: 1 } }]),
-          tools: ['echo'],
-        },
-        { name: 'billing', version: '1', model: scripted([payStep]), tools: ['pay.charge'] },
-        {
-          name: 'spawner',
-          version: '1',
-          model: scripted([
-            { tool: 'dura.run_agent', args: { agent: { kind: 'scripted', steps: [payStep] } } },
-          ]),
-          tools: [],
-        },
-      ],
-    }),
-  );
-  const tokens = join(dir, 'tokens.json');
-  writeFileSync(
-    tokens,
-    JSON.stringify([{ name: 'default-app', token: TOKEN, tenant: 'default', scopes: ['read', 'signal'] }]),
-  );
-  services = await startShippedServices(nats, infra().db.url, {
-    env: { DURA_TOOLS_MODULES: WITNESS_TOOLS, WITNESS_URL: witness.url },
-    planner: {
-      // The production default, stated: the harness turns inline plans on for every other test.
-      DURA_INLINE_PLANS: 'false',
-      DURA_AGENTS: agents,
-      PLANNER_TENANT_AGENTS: 'default=support|spawner,*=-',
-    },
-    projector: { PROJECTOR_AUTH_REQUIRED: 'true', PROJECTOR_API_TOKENS_FILE: tokens },
-  });
-  apiUrl = services.apiUrl;
+  const { nats } = stack();
   client = await connectAs(nats.url, 'client');
   js = jetstream(client);
   reader = connectDuraClient({ natsUrl: nats.url, security: securityOf('client') });
-}, 180_000);
+});
 
 afterAll(async () => {
-  await services?.stop();
   await client?.close();
   await reader?.close();
-  await witness?.close();
-  await nats?.close();
-  if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
 async function submit(body: { runId: string; [field: string]: unknown }): Promise<void> {
@@ -117,7 +67,9 @@ async function refusal(runId: string): Promise<{ code: string; message: string }
   const error = (first as Extract<RunEvent, { type: 'run_rejected' }>).data.error;
   const seen = await eventually(
     async () => {
-      const res = await fetch(`${apiUrl}/runs/${runId}`, { headers: { authorization: `Bearer ${TOKEN}` } });
+      const res = await fetch(`${stack().apiUrl}/runs/${runId}`, {
+        headers: { authorization: `Bearer ${TOKEN}` },
+      });
       if (res.status !== 200) return undefined;
       return (await res.json()) as { status: string; error?: { code: string; message: string } };
     },
@@ -188,7 +140,7 @@ describe('a tenant holding the client credential cannot reach a tool its agents 
   });
 
   it('sends a signal through the API that tries to carry a tool call: refused, a signal body is only name and payload', async () => {
-    const res = await fetch(`${apiUrl}/runs/hostile-spawn/signals`, {
+    const res = await fetch(`${stack().apiUrl}/runs/hostile-spawn/signals`, {
       method: 'POST',
       headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
       body: JSON.stringify({ name: 'approve', tool: 'pay.charge', args: { amount: 5000 } }),
@@ -198,7 +150,7 @@ describe('a tenant holding the client credential cannot reach a tool its agents 
   });
 
   it('the payment witness saw no request at all', () => {
-    expect(witness.totals()).toEqual({ requests: 0, effects: 0, lookups: 0, keys: 0 });
-    for (const output of services?.outputs() ?? []) expect(output).not.toMatch(/Permissions Violation/);
+    expect(stack().witness.totals()).toEqual({ requests: 0, effects: 0, lookups: 0, keys: 0 });
+    for (const output of stack().services.outputs()) expect(output).not.toMatch(/Permissions Violation/);
   });
 });

@@ -11,7 +11,7 @@ import type { RunEvent } from '@dura/contracts';
 import { fold } from '@dura/core';
 import { decodeJournal } from '@dura/code-agents/engine';
 import { useFakeLlmServer, type FakeLlmReply, type FakeLlmServer } from '@dura/testing';
-import { expectKilledAt, logOf, watchToEnd, type CrashSystem } from './crash-harness';
+import { expectKilledAt, logOf, watchToEnd, type CrashSystem, type FailpointSpec } from './crash-harness';
 import { killNow, witnessedKeys } from './agent-support';
 import { dura, eventually } from './system';
 
@@ -159,31 +159,37 @@ export function agentsCrashCases(
     sys.submit({ runId, agent: { kind: 'agent', name: 'agents-shopper' }, input: null });
   const restart = (sys: CrashSystem) => sys.restart(decider, undefined, models().env());
 
+  /** Restarts the decider without a failpoint and expects the run shopped: how often each turn was asked. */
+  async function recovered(sys: CrashSystem, runId: string): Promise<number[]> {
+    await restart(sys);
+    await expectShopped(sys, runId);
+    return models().asked(runId);
+  }
+
+  /** Arms `failpoint` in the decider, submits the run and expects the decider killed there. */
+  async function killedAt(sys: CrashSystem, runId: string, failpoint: FailpointSpec): Promise<void> {
+    await sys.restart(decider, failpoint, models().env());
+    await submit(sys, runId);
+    await expectKilledAt(sys, decider, failpoint);
+  }
+
   it('killed after the model answered, before the answer was recorded: only the unrecorded calls are asked again', async () => {
     const sys = crash();
     const runId = `agents-${decider}-after-model`;
     // Before the third step's thought: turns 0 and 1 (the handoff, pay.charge) and turn 2 are recorded,
     // turn 3's answer (pay.unsafe, the call to approve) is not.
-    await sys.restart(decider, 'planner.after-model:3', models().env());
-    await submit(sys, runId);
-    await expectKilledAt(sys, decider, 'planner.after-model:3');
+    await killedAt(sys, runId, 'planner.after-model:3');
     expect(models().asked(runId)).toEqual([1, 1, 1, 1, 0]);
 
-    await restart(sys);
-    await expectShopped(sys, runId);
-    expect(models().asked(runId)).toEqual([1, 1, 1, 2, 1]);
+    expect(await recovered(sys, runId)).toEqual([1, 1, 1, 2, 1]);
   });
 
   it('killed after a recorded answer’s intents: no call is asked again', async () => {
     const sys = crash();
     const runId = `agents-${decider}-after-intent`;
-    await sys.restart(decider, 'planner.after-intent:2', models().env());
-    await submit(sys, runId);
-    await expectKilledAt(sys, decider, 'planner.after-intent:2');
+    await killedAt(sys, runId, 'planner.after-intent:2');
 
-    await restart(sys);
-    await expectShopped(sys, runId);
-    expect(models().asked(runId)).toEqual([1, 1, 1, 1, 1]);
+    expect(await recovered(sys, runId)).toEqual([1, 1, 1, 1, 1]);
   });
 
   it('killed while the model’s answer streams: the unrecorded stream is asked again, nothing else', async () => {
@@ -199,9 +205,7 @@ export function agentsCrashCases(
     );
     await killNow(sys, decider);
 
-    await restart(sys);
-    await expectShopped(sys, runId);
-    expect(models().asked(runId)).toEqual([1, 1, 2, 1, 1]);
+    expect(await recovered(sys, runId)).toEqual([1, 1, 2, 1, 1]);
   });
 
   it('killed while the run waits for the approval: approved after the restart, it goes on', async () => {
@@ -212,8 +216,6 @@ export function agentsCrashCases(
     await eventually(() => approvalWaiting(sys, runId), `${runId}: waiting for the approval`, 90_000);
     await killNow(sys, decider);
 
-    await restart(sys);
-    await expectShopped(sys, runId);
-    expect(models().asked(runId)).toEqual([1, 1, 1, 1, 1]);
+    expect(await recovered(sys, runId)).toEqual([1, 1, 1, 1, 1]);
   });
 }

@@ -14,7 +14,7 @@ import { fold } from '@dura/core';
 import { startFakeLlmServer, type FakeLlmServer } from '@dura/testing';
 import { useCrashSystem, watchToEnd, WITNESS_TOOLS, type CrashSystem } from './crash-harness';
 import { count, untilLogged, witnessedKeys, type WireBody } from './agent-support';
-import { dura, eventually, getJson } from './system';
+import { dura, untilProjected } from './system';
 
 const AGENTS = fileURLToPath(new URL('./fixtures/replay-code-agents.ts', import.meta.url));
 const CHANGED = fileURLToPath(new URL('./fixtures/replay-code-agents-changed.ts', import.meta.url));
@@ -69,14 +69,7 @@ async function checkoutRun(sys: CrashSystem, runId: string): Promise<RunEvent[]>
   await createDuraClient(sys.system).signal(runId, 'go', { signalId: `${runId}-go`, payload: { ok: true } });
   const log = await watchToEnd(sys, runId, 120_000);
   expect(log.at(-1)?.type).toBe('run_completed');
-  await eventually(
-    async () => {
-      const { status, body } = await getJson(`${sys.system.apiUrl}/runs/${runId}`);
-      return status === 200 && (body as { lastSeq: number }).lastSeq === log.at(-1)!.seq ? true : undefined;
-    },
-    `the projection of ${runId}`,
-    30_000,
-  );
+  await untilProjected(sys.system.apiUrl, runId, log.at(-1)!.seq);
   return log;
 }
 
@@ -179,14 +172,7 @@ describe('dura replay of a code agent run', () => {
     }
     const asked = () => (llm?.requests ?? []).filter((r) => lastUser(r.body as WireBody).endsWith(' echo'));
     expect(asked()).toHaveLength(3);
-    await eventually(
-      async () => {
-        const { status, body } = await getJson(`${sys.system.apiUrl}/runs/${runId}`);
-        return status === 200 && (body as { lastSeq: number }).lastSeq === log.at(-1)!.seq ? true : undefined;
-      },
-      `the projection of ${runId}`,
-      30_000,
-    );
+    await untilProjected(sys.system.apiUrl, runId, log.at(-1)!.seq);
 
     const same = await dura(sys, ['replay', runId, '--agents', AGENTS, '--projection']);
     expect(same.output).toContain(`no divergence (${log.length} events checked)`);

@@ -6,30 +6,10 @@ import { connect } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import postgres from 'postgres';
-import { freePort, runTsEntry, spawnTsEntry, type ManagedProcess, type TsEntryResult } from '@dura/testing';
+import { freePort, runTsEntry, spawnTsEntry, startDuraService, type TsEntryResult } from '@dura/testing';
 
 /** Spawns one Dura service as its own OS process and waits until it says it is ready. */
-export async function startService(
-  name: 'planner' | 'tool-gateway' | 'projector' | 'worker',
-  env: Record<string, string>,
-): Promise<ManagedProcess> {
-  const ready = {
-    planner: /planner started/,
-    'tool-gateway': /tool gateway started/,
-    projector: /projector api listening/,
-    worker: /worker started/,
-  }[name];
-  const plans = name === 'planner' || name === 'worker';
-  const proc = spawnTsEntry({
-    name,
-    // A worker is the planner and the gateway in one process (npm run worker).
-    entry: `services/${name}/src/main.ts`,
-    // Tests run inline scripted plans; a test of the production default passes DURA_INLINE_PLANS=false.
-    env: { LOG_LEVEL: 'info', ...(plans ? { DURA_INLINE_PLANS: 'true' } : {}), ...env },
-  });
-  await proc.waitForOutput(ready, 60_000);
-  return proc;
-}
+export const startService = startDuraService;
 
 export interface SystemHandles {
   nc: NatsConnection;
@@ -63,6 +43,25 @@ export async function openSystem(natsUrl: string, databaseUrl: string): Promise<
 export async function getJson(url: string): Promise<{ status: number; body: unknown }> {
   const response = await fetch(url);
   return { status: response.status, body: await response.json() };
+}
+
+/** Resolves once the projector's API at `apiUrl` shows run `runId` projected up to `lastSeq`. */
+export function untilProjected(
+  apiUrl: string,
+  runId: string,
+  lastSeq: number,
+  timeoutMs = 30_000,
+): Promise<true> {
+  return eventually(
+    async () => {
+      const { status, body } = await getJson(`${apiUrl}/runs/${runId}`);
+      return status === 200 && (body as { lastSeq: number }).lastSeq === lastSeq
+        ? (true as const)
+        : undefined;
+    },
+    `the projection of ${runId}`,
+    timeoutMs,
+  );
 }
 
 /** A scripted run of `steps` echo calls, each referencing the previous result. */

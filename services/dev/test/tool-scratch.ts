@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll } from 'vitest';
 import { BUCKETS, STREAMS, type DeadLetter, type RunEvent } from '@dura/contracts';
-import { WITNESS_TOOLS, type CrashSystem } from './crash-harness';
+import { WITNESS_TOOLS, useCrashSystem, type CrashSystem, type ServiceName } from './crash-harness';
 import type { ToolLogEntry } from './fixtures/agent3-tools';
 import { eventually } from './system';
 
@@ -62,6 +62,19 @@ export function useScratch(): () => Scratch {
     if (!current) throw new Error('useScratch(): only available inside tests, after beforeAll');
     return current;
   };
+}
+
+/**
+ * A scratch directory (`useScratch`) and a crash system with no service running yet (`useCrashSystem`) whose
+ * services load the scratch tools, plus what `env(name)` adds for service `name` (read each time it starts).
+ */
+export function useScratchSystem(env: (name: ServiceName) => Record<string, string> = () => ({})): {
+  scratch: () => Scratch;
+  crash: () => CrashSystem;
+} {
+  const scratch = useScratch();
+  const crash = useCrashSystem([], { env: (name) => ({ ...scratch().env(), ...env(name) }) });
+  return { scratch, crash };
 }
 
 /** Waits until the fixture tools recorded `event` for a call of `runId`; returns that entry. */

@@ -3,31 +3,18 @@ import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { STREAMS, SUBJECTS } from '@dura/contracts';
-import { startHttpServer, type HttpServerHandle } from '@dura/service-kit';
-import { useTestInfra } from '@dura/testing';
+import type { HttpServerHandle } from '@dura/service-kit';
 import {
   corsPolicy,
   createAuthenticator,
   createJwtVerifier,
-  createProjector,
   parseTokenFile,
-  projectorRoutes,
-  type Projector,
+  type Authenticator,
 } from '../src/index';
-import {
-  RunScript,
-  STREAM_OPTIONS,
-  appendInterleaved,
-  caughtUp,
-  connect,
-  prepare,
-  testLogger,
-  type Connections,
-} from './support';
+import { RunScript, useProjectorApi } from './support';
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
 
-const infra = useTestInfra();
 const ISSUER = 'https://id.test.dura';
 const AUDIENCE = 'dura-api';
 const TOKENS = {
@@ -51,10 +38,6 @@ const scripts = [
   new RunScript('run-globex').request([], { tenant: 'globex' }).start(),
 ];
 
-let setup: Connections;
-let conn: Connections;
-let projector: Projector | undefined;
-let secured: HttpServerHandle | undefined;
 let withCors: HttpServerHandle | undefined;
 let open: HttpServerHandle | undefined;
 /** One live stream per credential. */
@@ -62,47 +45,34 @@ let limited: HttpServerHandle | undefined;
 let jwks: Server | undefined;
 let signingKey: CryptoKey;
 let strangerKey: CryptoKey;
+let auth: Authenticator;
 
-beforeAll(async () => {
-  setup = await prepare(infra().nats.url, infra().db.url);
-  conn = await connect(infra().nats.url, infra().db.url, 'projector');
-  projector = createProjector({ ...conn, log: testLogger('projector'), streams: STREAM_OPTIONS });
-  await projector.start();
+const sys = useProjectorApi(async () => {
   const pair = await generateKeyPair('ES256');
   signingKey = pair.privateKey;
   strangerKey = (await generateKeyPair('ES256')).privateKey;
   const publicJwk: JWK = { ...(await exportJWK(pair.publicKey)), kid: 'k1', alg: 'ES256', use: 'sig' };
   jwks = await serveJwks({ keys: [publicJwk] });
   const jwksUrl = `http://127.0.0.1:${(jwks.address() as AddressInfo).port}/jwks.json`;
-  const auth = createAuthenticator({
+  auth = createAuthenticator({
     tokens: parseTokenFile(tokenFile, 'tokens.json'),
     verifyJwt: createJwtVerifier({ issuer: ISSUER, jwksUrl, audience: AUDIENCE, tenantClaim: 'dura_tenant' }),
   });
-  const deps = { ...conn, position: projector.position, log: testLogger('http') };
-  const serve = async (routes: ReturnType<typeof projectorRoutes>, trustedOrigins?: ReadonlySet<string>) =>
-    startHttpServer({
-      port: 0,
-      host: '127.0.0.1',
-      routes,
-      log: testLogger('http'),
-      ...(trustedOrigins ? { trustedOrigins } : {}),
-    });
-  secured = await serve(projectorRoutes({ ...deps, auth }));
-  const cors = corsPolicy('https://ops.example.com');
-  withCors = await serve(projectorRoutes({ ...deps, auth, cors }), cors.origins);
-  open = await serve(projectorRoutes(deps));
-  limited = await serve(projectorRoutes({ ...deps, auth, streamLimits: { perToken: 1, total: 100 } }));
-  await appendInterleaved(setup.store, scripts);
-  await caughtUp(setup, projector.position);
+  return { auth };
 });
 
+beforeAll(async () => {
+  const cors = corsPolicy('https://ops.example.com');
+  withCors = await sys().serve({ auth, cors }, { trustedOrigins: cors.origins });
+  open = await sys().serve({});
+  limited = await sys().serve({ auth, streamLimits: { perToken: 1, total: 100 } });
+  await sys().project(scripts);
+});
+
+// Registered after the API's hooks, so it runs before they close the servers.
 afterAll(async () => {
   for (const stream of streams) stream.abort();
-  await Promise.allSettled([secured?.close(), withCors?.close(), open?.close(), limited?.close()]);
   await new Promise((resolve) => (jwks ? jwks.close(resolve) : resolve(undefined)));
-  await projector?.stop();
-  await conn?.close();
-  await setup?.close();
 });
 
 function serveJwks(body: unknown): Promise<Server> {
@@ -127,7 +97,7 @@ async function call(
   if (o.token !== undefined) headers['authorization'] = `Bearer ${o.token}`;
   if (o.origin !== undefined) headers['origin'] = o.origin;
   if (o.body !== undefined || o.method === 'POST') headers['content-type'] = 'application/json';
-  const response = await fetch(`${(o.server ?? secured)!.url}${path}`, {
+  const response = await fetch(`${(o.server ?? sys().http).url}${path}`, {
     method: o.method ?? 'GET',
     headers,
     ...(o.body === undefined ? {} : { body: JSON.stringify(o.body) }),
@@ -154,7 +124,7 @@ function jwt(
 
 /** Every read path of one run; its first event's seq for the causes path. */
 async function readPaths(runId: string): Promise<string[]> {
-  const [first] = await setup.store.read(runId);
+  const [first] = await sys().setup.store.read(runId);
   return [
     `/runs/${runId}`,
     `/runs/${runId}/events`,
@@ -234,7 +204,7 @@ describe('API authentication', () => {
     const foreign = await call('/runs/run-globex/stream', { token: TOKENS.acmeRead });
     expect(foreign.status).toBe(404);
     const abort = new AbortController();
-    const own = await fetch(`${secured!.url}/runs/run-acme/stream`, {
+    const own = await fetch(`${sys().http.url}/runs/run-acme/stream`, {
       headers: { authorization: `Bearer ${TOKENS.acmeRead}` },
       signal: abort.signal,
     });
@@ -250,7 +220,7 @@ describe('API authentication', () => {
 
 describe('signals and cancellation over HTTP', () => {
   async function lastSignal(): Promise<unknown> {
-    const msg = await setup.jsm.streams.getMessage(STREAMS.requests, { last_by_subj: SUBJECTS.signal });
+    const msg = await sys().setup.jsm.streams.getMessage(STREAMS.requests, { last_by_subj: SUBJECTS.signal });
     return msg ? msg.json() : undefined;
   }
 

@@ -1,53 +1,22 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { ApiErrorSchema } from '@dura/contracts';
-import { createLogger, startHttpServer, type HttpServerHandle } from '@dura/service-kit';
-import { useTestInfra } from '@dura/testing';
-import { createProjector, projectorRoutes, type Projector } from '../src/index';
-import {
-  RunScript,
-  STREAM_OPTIONS,
-  appendInterleaved,
-  caughtUp,
-  connect,
-  prepare,
-  type Connections,
-} from './support';
+import { createLogger } from '@dura/service-kit';
+import { RunScript, useProjectorApi } from './support';
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
 
-const infra = useTestInfra();
-let setup: Connections;
-let conn: Connections;
-let projector: Projector | undefined;
-let http: HttpServerHandle | undefined;
 /** Every line the API logs, to prove a client's mistake is not logged as a server error. */
 const lines: string[] = [];
 
-beforeAll(async () => {
-  setup = await prepare(infra().nats.url, infra().db.url);
-  conn = await connect(infra().nats.url, infra().db.url, 'projector');
-  const log = createLogger({ service: 'projector', level: 'debug', write: (line) => lines.push(line) });
-  projector = createProjector({ ...conn, log, streams: STREAM_OPTIONS });
-  await projector.start();
-  http = await startHttpServer({
-    port: 0,
-    host: '127.0.0.1',
-    routes: projectorRoutes({ ...conn, position: projector.position, log }),
-    log,
-  });
-  await appendInterleaved(setup.store, [RunScript.complete('run-01', 1), RunScript.complete('run-02', 2)]);
-  await caughtUp(setup, projector.position);
-});
+const log = createLogger({ service: 'projector', level: 'debug', write: (line) => lines.push(line) });
+const api = useProjectorApi(() => ({}), { log });
 
-afterAll(async () => {
-  await http?.close();
-  await projector?.stop();
-  await conn?.close();
-  await setup?.close();
+beforeAll(async () => {
+  await api().project([RunScript.complete('run-01', 1), RunScript.complete('run-02', 2)]);
 });
 
 async function send(path: string, init: RequestInit = {}) {
-  const response = await fetch(`${http!.url}${path}`, init);
+  const response = await fetch(`${api().http.url}${path}`, init);
   const text = await response.text();
   return { status: response.status, body: text ? (JSON.parse(text) as unknown) : undefined };
 }

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   EventPageResponseSchema,
   RunListResponseSchema,
@@ -6,52 +6,16 @@ import {
   RunStateSummarySchema,
   type RunEvent,
 } from '@dura/contracts';
-import { startHttpServer, type HttpServerHandle } from '@dura/service-kit';
-import { useTestInfra } from '@dura/testing';
-import { createProjector, openApiDocument, projectorRoutes, type Projector } from '../src/index';
-import {
-  RunScript,
-  STREAM_OPTIONS,
-  appendInterleaved,
-  asJson,
-  caughtUp,
-  connect,
-  foldLog,
-  prepare,
-  streamMessages,
-  testLogger,
-  type Connections,
-} from './support';
+import { openApiDocument } from '../src/index';
+import { RunScript, asJson, foldLog, streamMessages, useProjectorApi } from './support';
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
 
-const infra = useTestInfra();
-let setup: Connections;
-let conn: Connections;
-let projector: Projector | undefined;
-let http: HttpServerHandle | undefined;
 const scripts = [RunScript.complete('run-api', 4), new RunScript('run-api-pending').request()];
+const api = useProjectorApi();
 
 beforeAll(async () => {
-  setup = await prepare(infra().nats.url, infra().db.url);
-  conn = await connect(infra().nats.url, infra().db.url, 'projector');
-  projector = createProjector({ ...conn, log: testLogger('projector'), streams: STREAM_OPTIONS });
-  await projector.start();
-  http = await startHttpServer({
-    port: 0,
-    host: '127.0.0.1',
-    routes: projectorRoutes({ ...conn, position: projector.position }),
-    log: testLogger('http'),
-  });
-  await appendInterleaved(setup.store, scripts);
-  await caughtUp(setup, projector.position);
-});
-
-afterAll(async () => {
-  await http?.close();
-  await projector?.stop();
-  await conn?.close();
-  await setup?.close();
+  await api().project(scripts);
 });
 
 /** The loose shape of every JSON body this API answers with. */
@@ -64,7 +28,7 @@ interface Body {
 }
 
 async function get(path: string): Promise<{ status: number; type: string | null; body: Body }> {
-  const response = await fetch(`${http!.url}${path}`);
+  const response = await fetch(`${api().http.url}${path}`);
   return {
     status: response.status,
     type: response.headers.get('content-type'),
@@ -76,12 +40,12 @@ describe('the projector HTTP API', () => {
   it('serves a run state equal to the fold of its log', async () => {
     const { status, body } = await get('/runs/run-api');
     expect(status).toBe(200);
-    expect(body).toEqual(asJson(foldLog(await streamMessages(setup)).get('run-api')));
+    expect(body).toEqual(asJson(foldLog(await streamMessages(api().setup)).get('run-api')));
     expect(body).toMatchObject({ runId: 'run-api', status: 'completed', steps: 4, output: { calls: 4 } });
   });
 
   it('serves the state without its calls for ?calls=none, and the full state for ?calls=all', async () => {
-    const full = asJson(foldLog(await streamMessages(setup)).get('run-api')!);
+    const full = asJson(foldLog(await streamMessages(api().setup)).get('run-api')!);
     const { calls, ...rest } = full;
     expect(calls).toHaveLength(4);
     const summary = await get('/runs/run-api?calls=none');
@@ -104,7 +68,7 @@ describe('the projector HTTP API', () => {
   );
 
   it('pages through events with nextFromSeq until the last page', async () => {
-    const logged = await setup.store.read('run-api');
+    const logged = await api().setup.store.read('run-api');
     const pages: RunEvent[][] = [];
     let next: number | undefined = 0;
     while (next !== undefined) {
@@ -120,7 +84,7 @@ describe('the projector HTTP API', () => {
   });
 
   it('starts a page at fromSeq, skipping other runs sharing the stream', async () => {
-    const logged = await setup.store.read('run-api');
+    const logged = await api().setup.store.read('run-api');
     const from = logged[3]!.seq;
     const { body } = await get(`/runs/run-api/events?fromSeq=${from}&limit=2`);
     expect(body.events.map((e) => e.seq)).toEqual([logged[3]!.seq, logged[4]!.seq]);
@@ -175,7 +139,7 @@ describe('the projector HTTP API', () => {
   it('reports health with its position, and 404 JSON for unknown routes', async () => {
     expect(await get('/healthz')).toMatchObject({
       status: 200,
-      body: { ok: true, position: projector!.position() },
+      body: { ok: true, position: api().projector.position() },
     });
     const missing = await get('/nowhere');
     expect(missing).toMatchObject({

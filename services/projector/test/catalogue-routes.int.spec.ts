@@ -1,7 +1,7 @@
 // GET /agents and GET /tools over a real catalogue bucket: empty before any service announced, entries as
 // announced (versions grouped, oldest first), a tenant's caller sees only the agent versions its tenant may
 // start, a bad entry is left out and logged (never an error), and a credential without `read` is refused.
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { Kvm } from '@nats-io/kv';
 import {
   BUCKETS,
@@ -12,14 +12,11 @@ import {
   type CatalogueTool,
 } from '@dura/contracts';
 import { createCatalogueWriter } from '@dura/event-store';
-import { createLogger, startHttpServer, type HttpServerHandle } from '@dura/service-kit';
-import { useTestInfra } from '@dura/testing';
-import { createAuthenticator, parseTokenFile, projectorRoutes } from '../src/index';
-import { connect, prepare, testLogger, type Connections } from './support';
+import { createLogger } from '@dura/service-kit';
+import { useProjectorApi, tokenAuth } from './support';
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
 
-const infra = useTestInfra();
 const TOKENS = {
   operator: 'operator-0123456789abcdef',
   acme: 'acme-read-0123456789abcdef',
@@ -59,32 +56,13 @@ const tool: CatalogueTool = {
   announcedAt: at,
 };
 
-let setup: Connections;
-let conn: Connections;
-let server: HttpServerHandle | undefined;
 const logLines: string[] = [];
-
-beforeAll(async () => {
-  setup = await prepare(infra().nats.url, infra().db.url);
-  conn = await connect(infra().nats.url, infra().db.url, 'projector');
-  const auth = createAuthenticator({ tokens: parseTokenFile(tokenFile, 'tokens.json') });
-  const log = createLogger({ service: 'projector', level: 'info', write: (line) => logLines.push(line) });
-  server = await startHttpServer({
-    port: 0,
-    host: '127.0.0.1',
-    routes: projectorRoutes({ ...conn, position: () => 0, log, auth }),
-    log: testLogger('http'),
-  });
-});
-
-afterAll(async () => {
-  await server?.close();
-  await conn?.close();
-  await setup?.close();
-});
+const log = createLogger({ service: 'projector', level: 'info', write: (line) => logLines.push(line) });
+// No projector runs: these routes read the catalogue bucket only.
+const sys = useProjectorApi(() => ({ auth: tokenAuth(tokenFile), log }), { startProjector: false });
 
 async function get(path: string, token: string): Promise<{ status: number; body: Record<string, unknown> }> {
-  const response = await fetch(`${server!.url}${path}`, { headers: { authorization: `Bearer ${token}` } });
+  const response = await fetch(`${sys().http.url}${path}`, { headers: { authorization: `Bearer ${token}` } });
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
 
@@ -95,7 +73,7 @@ describe('the catalogue routes', () => {
   });
 
   it('list what the services announced: agents by name with versions oldest first, tools with limits', async () => {
-    const writer = createCatalogueWriter({ js: setup.js });
+    const writer = createCatalogueWriter({ js: sys().setup.js });
     const schema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] };
     await writer.put([
       { key: catalogueAgentKey('weather', '10'), value: agent('weather', '10', { inputSchema: schema }) },
@@ -136,7 +114,7 @@ describe('the catalogue routes', () => {
   });
 
   it('leave out an entry that does not validate, log it once, and keep answering', async () => {
-    const kv = await new Kvm(setup.js).open(BUCKETS.catalogue);
+    const kv = await new Kvm(sys().setup.js).open(BUCKETS.catalogue);
     await kv.put(catalogueAgentKey('broken', '1'), JSON.stringify({ v: 1, name: 'broken', kind: 'magic' }));
     await kv.put(catalogueToolKey('garbled'), 'not json at all');
     for (let i = 0; i < 2; i++) {
@@ -159,6 +137,6 @@ describe('the catalogue routes', () => {
     const refused = await get('/agents', TOKENS.submitOnly);
     expect(refused.status).toBe(403);
     expect((refused.body['error'] as { code: string }).code).toBe('insufficient_scope');
-    expect((await fetch(`${server!.url}/tools`)).status).toBe(401);
+    expect((await fetch(`${sys().http.url}/tools`)).status).toBe(401);
   });
 });

@@ -2,15 +2,12 @@
 // runs cancels that turn (a `cancel` signal to its run) and starts the next one; a caller without the
 // `cancel` scope is refused, told so, and nothing is cancelled or started. The planner's part (taking up the
 // requests, recording the cancel) is written to the log as it would write it.
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { STREAMS, SUBJECTS } from '@dura/contracts';
-import { useTestInfra } from '@dura/testing';
-import { createAuthenticator, parseTokenFile } from '../src/index';
-import { RunScript, callApi, startProjectorApi, type ProjectorApi } from './support';
+import { RunScript, callApi, useProjectorApi, tokenAuth } from './support';
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
 
-const infra = useTestInfra();
 const TOKENS = {
   chatter: 'chatter-0123456789abcdef',
   interrupter: 'interrupter-0123456789abcdef',
@@ -19,23 +16,18 @@ const tokenFile = JSON.stringify([
   { name: 'chatter', token: TOKENS.chatter, tenant: 'acme', scopes: ['submit', 'read'] },
   { name: 'interrupter', token: TOKENS.interrupter, tenant: 'acme', scopes: ['submit', 'read', 'cancel'] },
 ]);
-let sys: ProjectorApi | undefined;
+const sys = useProjectorApi(() => ({ auth: tokenAuth(tokenFile), chatDoubleTexting: 'interrupt' }));
 const streams: AbortController[] = [];
-
-beforeAll(async () => {
-  const auth = createAuthenticator({ tokens: parseTokenFile(tokenFile, 'tokens.json') });
-  sys = await startProjectorApi(infra(), { auth, chatDoubleTexting: 'interrupt' });
-});
-afterAll(async () => {
+// Registered after the API's own hooks, so the streams end before the API closes.
+afterAll(() => {
   for (const stream of streams) stream.abort();
-  await sys?.close();
 });
 
 /** Sends one user message of chat `c1`; answers the status (the turn's stream is left open, then dropped). */
 async function say(token: string, id: string, text: string): Promise<{ status: number; body: string }> {
   const stop = new AbortController();
   streams.push(stop);
-  const response = await fetch(`${sys!.http.url}/chat`, {
+  const response = await fetch(`${sys().http.url}/chat`, {
     method: 'POST',
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
     body: JSON.stringify({
@@ -51,13 +43,13 @@ async function say(token: string, id: string, text: string): Promise<{ status: n
 }
 
 async function turns(): Promise<{ runId: string; status: string }[]> {
-  const answer = await callApi(sys!.http.url, TOKENS.chatter, 'GET', '/chat/c1/messages');
+  const answer = await callApi(sys().http.url, TOKENS.chatter, 'GET', '/chat/c1/messages');
   expect(answer.status).toBe(200);
   return answer.body['turns'] as { runId: string; status: string }[];
 }
 
 async function last(subject: string): Promise<Record<string, unknown> | undefined> {
-  const msg = await sys!.setup.jsm.streams.getMessage(STREAMS.requests, { last_by_subj: subject });
+  const msg = await sys().setup.jsm.streams.getMessage(STREAMS.requests, { last_by_subj: subject });
   return msg ? msg.json<Record<string, unknown>>() : undefined;
 }
 
@@ -72,7 +64,7 @@ describe('POST /chat with PROJECTOR_CHAT_DOUBLE_TEXTING=interrupt', () => {
       .start()
       .add('run_cancelled', { reason: 'interrupted by the message m2' });
     for (const event of planned.events.slice(0, 2))
-      await sys!.setup.store.append(first!.runId, [event], { expectedSeq: 'any' });
+      await sys().setup.store.append(first!.runId, [event], { expectedSeq: 'any' });
     const signalBefore = await last(SUBJECTS.signal);
 
     // Without scope cancel: refused, naming the scope; the running turn goes on, nothing new starts.
@@ -106,7 +98,7 @@ describe('POST /chat with PROJECTOR_CHAT_DOUBLE_TEXTING=interrupt', () => {
     });
 
     // The planner records the cancel: the chat shows the first turn cancelled, the second one after it.
-    await sys!.setup.store.append(first!.runId, [planned.events[2]!], { expectedSeq: 'any' });
+    await sys().setup.store.append(first!.runId, [planned.events[2]!], { expectedSeq: 'any' });
     await expect.poll(async () => (await turns())[0]?.status, { timeout: 20_000 }).toBe('cancelled');
   });
 });

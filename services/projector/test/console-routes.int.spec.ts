@@ -6,22 +6,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ForkRequestSchema, STREAMS, SUBJECTS, tokensSubject } from '@dura/contracts';
-import type { HttpServerHandle } from '@dura/service-kit';
-import { useTestInfra } from '@dura/testing';
-import { createAuthenticator, parseTokenFile, type Projector } from '../src/index';
 import { tenantPrefix } from '../src/tenant-ids';
-import {
-  RunScript,
-  appendInterleaved,
-  caughtUp,
-  type Connections,
-  startProjectorApi,
-  type ProjectorApi,
-} from './support';
+import { RunScript, useProjectorApi, tokenAuth } from './support';
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
 
-const infra = useTestInfra();
 const TOKENS = {
   acmeRead: 'acme-read-0123456789abcdef',
   acmeAll: 'acme-all-0123456789abcdef',
@@ -43,35 +32,32 @@ const scripts = [
 ];
 const TRACES = 'http://traces.test/trace/{traceId}';
 
-let setup: Connections;
-let conn: Connections;
-let projector: Projector | undefined;
-let api: HttpServerHandle | undefined;
-let dir: string;
+let dir: string | undefined;
+// Registered before the API's hooks, so the files go once the API has closed.
+afterAll(async () => {
+  if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+});
 
-let sys: ProjectorApi | undefined;
-
-beforeAll(async () => {
+const sys = useProjectorApi(async () => {
   dir = await mkdtemp(join(tmpdir(), 'dura-console-dist-'));
   await mkdir(join(dir, 'assets'));
   await writeFile(join(dir, 'index.html'), '<!doctype html><div id="root"></div>');
   await writeFile(join(dir, 'assets', 'app.js'), 'console.log(1)');
-  sys = await startProjectorApi(infra(), {
-    auth: createAuthenticator({ tokens: parseTokenFile(tokenFile, 'tokens.json') }),
-    console: { dir, tracesUrl: TRACES },
-    keepaliveMs: 200,
-  });
-  ({ setup, conn, projector, http: api } = sys);
-  await appendInterleaved(setup.store, scripts);
-  await caughtUp(setup, projector.position);
-});
-afterAll(async () => {
-  await sys?.close();
-  await rm(dir, { recursive: true, force: true });
+  return { auth: tokenAuth(tokenFile), console: { dir, tracesUrl: TRACES }, keepaliveMs: 200 };
 });
 
+beforeAll(async () => {
+  await sys().project(scripts);
+});
+
+/** The last fork request published on `dura.fork`, decoded. */
+async function lastFork() {
+  const stored = await sys().setup.jsm.streams.getMessage(STREAMS.requests, { last_by_subj: SUBJECTS.fork });
+  return ForkRequestSchema.parse(stored?.json());
+}
+
 async function call(path: string, o: { token?: string; body?: unknown } = {}) {
-  const response = await fetch(`${api!.url}${path}`, {
+  const response = await fetch(`${sys().http.url}${path}`, {
     method: o.body === undefined ? 'GET' : 'POST',
     redirect: 'manual',
     headers: {
@@ -114,7 +100,7 @@ describe('GET /console/session', () => {
 describe('GET /runs/:id/tokens', () => {
   it("relays the run's live text as SSE token events, dropping malformed messages", async () => {
     const abort = new AbortController();
-    const response = await fetch(`${api!.url}/runs/con-acme-1/tokens`, {
+    const response = await fetch(`${sys().http.url}/runs/con-acme-1/tokens`, {
       headers: { authorization: `Bearer ${TOKENS.acmeRead}` },
       signal: abort.signal,
     });
@@ -126,12 +112,12 @@ describe('GET /runs/:id/tokens', () => {
     while (!text.includes(': live tokens')) text += (await reader.read()).value ?? '';
     const token = (runId: string, n: number, delta: string) =>
       JSON.stringify({ runId, decision: 0, call: 0, attempt: 'a1', n, delta });
-    conn.nc.publish(tokensSubject('con-acme-1'), 'not json');
-    conn.nc.publish(tokensSubject('con-acme-2'), token('con-acme-2', 0, 'other run'));
+    sys().conn.nc.publish(tokensSubject('con-acme-1'), 'not json');
+    sys().conn.nc.publish(tokensSubject('con-acme-2'), token('con-acme-2', 0, 'other run'));
     // Another run's text on this run's subject is not this run's.
-    conn.nc.publish(tokensSubject('con-acme-1'), token('con-acme-2', 0, 'misfiled'));
+    sys().conn.nc.publish(tokensSubject('con-acme-1'), token('con-acme-2', 0, 'misfiled'));
     ['Hel', 'lo'].forEach((delta, n) =>
-      conn.nc.publish(tokensSubject('con-acme-1'), token('con-acme-1', n, delta)),
+      sys().conn.nc.publish(tokensSubject('con-acme-1'), token('con-acme-1', n, delta)),
     );
     while (!text.includes('"lo"')) text += (await reader.read()).value ?? '';
     abort.abort();
@@ -164,8 +150,7 @@ describe('POST /runs/:id/fork', () => {
       body: { atSeq: 1, runId: forkId },
     });
     expect(again.body).toEqual({ runId: forkId, duplicate: true });
-    const stored = await setup.jsm.streams.getMessage(STREAMS.requests, { last_by_subj: SUBJECTS.fork });
-    expect(ForkRequestSchema.parse(stored?.json())).toEqual({
+    expect(await lastFork()).toEqual({
       v: 1,
       sourceRunId: 'con-acme-1',
       atSeq: 1,
@@ -175,9 +160,8 @@ describe('POST /runs/:id/fork', () => {
 
   it('needs scope submit: a fork runs its calls again, so a token that may only signal (or read) is refused', async () => {
     const forks = async () =>
-      (await setup.jsm.streams.info(STREAMS.requests, { subjects_filter: SUBJECTS.fork })).state.subjects?.[
-        SUBJECTS.fork
-      ] ?? 0;
+      (await sys().setup.jsm.streams.info(STREAMS.requests, { subjects_filter: SUBJECTS.fork })).state
+        .subjects?.[SUBJECTS.fork] ?? 0;
     const before = await forks();
     for (const token of [TOKENS.acmeAll, TOKENS.acmeRead]) {
       const refused = await call('/runs/con-acme-1/fork', { token, body: { atSeq: 1, runId: 'con-fork-2' } });
@@ -221,8 +205,7 @@ describe('POST /runs/:id/fork with an edit', () => {
       body: { atSeq: 1, runId: 'con-fork-edit-1', edit: { input: { amount: 5 } } },
     });
     expect(edited.status).toBe(202);
-    const stored = await setup.jsm.streams.getMessage(STREAMS.requests, { last_by_subj: SUBJECTS.fork });
-    expect(ForkRequestSchema.parse(stored?.json())).toEqual({
+    expect(await lastFork()).toEqual({
       v: 2,
       sourceRunId: 'con-acme-1',
       atSeq: 1,

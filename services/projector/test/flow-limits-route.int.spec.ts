@@ -1,7 +1,7 @@
 // GET /flow/limits over a real dura_flow bucket, written as planners write it: empty before any planner
 // declared, then a declared limit with a few admissions, a held slot and a caller waiting in line shows them;
 // a tenant's caller sees only its own callers waiting; replicas declaring different figures is a warning.
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { Kvm, type KV } from '@nats-io/kv';
 import { BUCKETS, FlowLimitsResponseSchema } from '@dura/contracts';
 import {
@@ -13,14 +13,10 @@ import {
   type LimitRecord,
   type ModelLimit,
 } from '@dura/core';
-import { startHttpServer, type HttpServerHandle } from '@dura/service-kit';
-import { useTestInfra } from '@dura/testing';
-import { createAuthenticator, parseTokenFile, projectorRoutes } from '../src/index';
-import { connect, prepare, testLogger, type Connections } from './support';
+import { useProjectorApi, tokenAuth } from './support';
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
 
-const infra = useTestInfra();
 const TOKENS = { operator: 'operator-0123456789abcdef', acme: 'acme-read-0123456789abcdef' };
 const tokenFile = JSON.stringify([
   { name: 'operator', token: TOKENS.operator, tenant: '*', scopes: ['read'] },
@@ -29,34 +25,12 @@ const tokenFile = JSON.stringify([
 const mini: ModelLimit = { model: 'openai/gpt-4o-mini', requestsPerMinute: 60, concurrentCalls: 1 };
 const b64 = (text: string) => Buffer.from(text).toString('base64url');
 
-let setup: Connections;
-let conn: Connections;
-let server: HttpServerHandle | undefined;
+// No projector runs: this route reads the flow bucket only.
+const sys = useProjectorApi(() => ({ auth: tokenAuth(tokenFile) }), { startProjector: false });
 let kv: KV;
 
-beforeAll(async () => {
-  setup = await prepare(infra().nats.url, infra().db.url);
-  conn = await connect(infra().nats.url, infra().db.url, 'projector');
-  server = await startHttpServer({
-    port: 0,
-    host: '127.0.0.1',
-    routes: projectorRoutes({
-      ...conn,
-      position: () => 0,
-      auth: createAuthenticator({ tokens: parseTokenFile(tokenFile, 'tokens.json') }),
-    }),
-    log: testLogger('http'),
-  });
-});
-
-afterAll(async () => {
-  await server?.close();
-  await conn?.close();
-  await setup?.close();
-});
-
 async function limits(token = TOKENS.operator) {
-  const response = await fetch(`${server!.url}/flow/limits`, {
+  const response = await fetch(`${sys().http.url}/flow/limits`, {
     headers: { authorization: `Bearer ${token}` },
   });
   expect(response.status).toBe(200);
@@ -76,7 +50,7 @@ describe('GET /flow/limits', () => {
   });
 
   it('shows a declared limit with its admissions, its slot held and the callers waiting, by tenant', async () => {
-    kv = await new Kvm(setup.js).create(BUCKETS.flow, { history: 1 });
+    kv = await new Kvm(sys().setup.js).create(BUCKETS.flow, { history: 1 });
     await declare(mini, 'a');
     const now = Date.now();
     let record: LimitRecord = emptyLimitRecord(now);

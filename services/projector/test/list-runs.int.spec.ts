@@ -1,31 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { sql } from 'drizzle-orm';
 import { ApiErrorSchema, RunListResponseSchema, type RunSummary } from '@dura/contracts';
-import { startHttpServer, type HttpServerHandle } from '@dura/service-kit';
 import { rowsOf } from '@dura/db';
-import { useTestInfra } from '@dura/testing';
 import { listRunsSql, parseListQuery } from '../src/list-runs';
-import { agentLabel, createProjector, projectorRoutes, summarize, type Projector } from '../src/index';
-import {
-  RunScript,
-  STREAM_OPTIONS,
-  appendInterleaved,
-  caughtUp,
-  connect,
-  foldLog,
-  prepare,
-  streamMessages,
-  testLogger,
-  type Connections,
-} from './support';
+import { agentLabel, summarize } from '../src/index';
+import { RunScript, foldLog, streamMessages, useProjectorApi, getJson } from './support';
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
 
-const infra = useTestInfra();
-let setup: Connections;
-let conn: Connections;
-let projector: Projector | undefined;
-let http: HttpServerHandle | undefined;
+const api = useProjectorApi();
 /** Every run's summary as the fold of its log says it, computed without the API. */
 let expected: RunSummary[] = [];
 
@@ -86,19 +69,8 @@ function childRun(): RunScript {
 }
 
 beforeAll(async () => {
-  setup = await prepare(infra().nats.url, infra().db.url);
-  conn = await connect(infra().nats.url, infra().db.url, 'projector');
-  projector = createProjector({ ...conn, log: testLogger('projector'), streams: STREAM_OPTIONS });
-  await projector.start();
-  http = await startHttpServer({
-    port: 0,
-    host: '127.0.0.1',
-    routes: projectorRoutes({ ...conn, position: projector.position }),
-    log: testLogger('http'),
-  });
-  await appendInterleaved(setup.store, [...Array.from({ length: 42 }, (_, i) => script(i)), childRun()]);
-  await caughtUp(setup, projector.position);
-  expected = [...foldLog(await streamMessages(setup))].map(([runId, state]) => {
+  await api().project([...Array.from({ length: 42 }, (_, i) => script(i)), childRun()]);
+  expected = [...foldLog(await streamMessages(api().setup))].map(([runId, state]) => {
     const c = summarize(runId, state);
     return {
       runId,
@@ -121,17 +93,7 @@ beforeAll(async () => {
   });
 });
 
-afterAll(async () => {
-  await http?.close();
-  await projector?.stop();
-  await conn?.close();
-  await setup?.close();
-});
-
-async function get(path: string): Promise<{ status: number; body: unknown }> {
-  const response = await fetch(`${http!.url}${path}`);
-  return { status: response.status, body: await response.json() };
-}
+const get = (path: string) => getJson(api().http.url, path);
 
 /** Follows `nextCursor` to the end; every page is full but the last, and only the last has no cursor. */
 async function everyPage(query: string, limit: number): Promise<RunSummary[]> {
@@ -221,7 +183,7 @@ describe('GET /runs filters', () => {
   });
 
   it('by a tool the run used', async () => {
-    const states = foldLog(await streamMessages(setup));
+    const states = foldLog(await streamMessages(api().setup));
     const used = (tool: string) => (r: RunSummary) => states.get(r.runId)!.calls.some((c) => c.tool === tool);
     expect(ids(await everyPage('tool=demo.deploy', 2))).toEqual(newest(used('demo.deploy')));
     expect(ids(await everyPage('tool=demo.build&sort=created_asc', 3))).toEqual(
@@ -294,7 +256,7 @@ describe('GET /runs plans', () => {
   /** The plan Postgres picks when sorting is priced out: a query its indexes cannot order keeps a Sort node. */
   async function plan(query: string): Promise<string> {
     const statement = listRunsSql(parseListQuery(new URLSearchParams(query)));
-    return conn.db.transaction(async (tx) => {
+    return api().conn.db.transaction(async (tx) => {
       await tx.execute(sql`set local enable_sort = off`);
       await tx.execute(sql`set local enable_seqscan = off`);
       const [row] = rowsOf<{ 'QUERY PLAN': unknown }>(
@@ -320,7 +282,7 @@ describe('GET /runs plans', () => {
   });
   it('reads a tenant-scoped caller page from runs_tenant_updated_idx in order, without sorting', async () => {
     const statement = listRunsSql({ ...parseListQuery(new URLSearchParams('limit=3')), tenant: 'acme' });
-    const text = await conn.db.transaction(async (tx) => {
+    const text = await api().conn.db.transaction(async (tx) => {
       await tx.execute(sql`set local enable_sort = off`);
       await tx.execute(sql`set local enable_seqscan = off`);
       const [row] = rowsOf<{ 'QUERY PLAN': unknown }>(

@@ -1,10 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { asc, eq, inArray } from 'drizzle-orm';
 import { runSubject } from '@dura/contracts';
-import { useTestInfra } from '@dura/testing';
 import {
   applyBatch,
-  createProjector,
   projectionErrors,
   readCheckpoint,
   runEvents,
@@ -14,44 +12,27 @@ import {
 } from '../src/index';
 import {
   RunScript,
-  STREAM_OPTIONS,
   appendInterleaved,
   asJson,
   caughtUp,
-  connect,
   foldLog,
-  prepare,
   rowColumns,
   snapshot,
   streamMessages,
-  testLogger,
-  type Connections,
+  useProjectors,
 } from './support';
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
 
-const infra = useTestInfra();
-let setup: Connections;
-let conn: Connections;
+const file = useProjectors();
+const setup = () => file.setup();
 let projector: Projector | undefined;
 
-beforeAll(async () => {
-  setup = await prepare(infra().nats.url, infra().db.url);
-  conn = await connect(infra().nats.url, infra().db.url, 'projector');
-  // Small batches, so one pass spans several transactions.
-  projector = createProjector({
-    ...conn,
-    log: testLogger('projector'),
-    batchSize: 4,
-    streams: STREAM_OPTIONS,
-  });
-  await projector.start();
-});
+// Small batches, so one pass spans several transactions.
+const startProjector = async () => (await file.start('projector', { batchSize: 4 })).projector;
 
-afterAll(async () => {
-  await projector?.stop();
-  await conn?.close();
-  await setup?.close();
+beforeAll(async () => {
+  projector = await startProjector();
 });
 
 describe('the projection', () => {
@@ -61,15 +42,15 @@ describe('the projection', () => {
       RunScript.complete('run-b', 1),
       new RunScript('run-c').request([], { tags: ['nightly'], metadata: { team: 'web' } }).start(),
     ];
-    await appendInterleaved(setup.store, scripts);
-    const position = await caughtUp(setup, projector!.position);
-    expect(await readCheckpoint(setup.db)).toBe(position);
+    await appendInterleaved(setup().store, scripts);
+    const position = await caughtUp(setup(), projector!.position);
+    expect(await readCheckpoint(setup().db)).toBe(position);
 
     for (const script of scripts) {
-      const logged = await setup.store.read(script.runId);
+      const logged = await setup().store.read(script.runId);
       expect(logged).toHaveLength(script.events.length);
-      const [row] = await setup.db.select().from(runs).where(eq(runs.runId, script.runId));
-      const folded = foldLog(await streamMessages(setup)).get(script.runId);
+      const [row] = await setup().db.select().from(runs).where(eq(runs.runId, script.runId));
+      const folded = foldLog(await streamMessages(setup())).get(script.runId);
       expect(row?.state).toEqual(asJson(folded));
       expect(row).toMatchObject({
         status: folded?.status,
@@ -79,44 +60,46 @@ describe('the projection', () => {
       });
       // Every other column is the fold's summary, written in the same statement.
       expect(rowColumns(row!)).toEqual(summarize(script.runId, folded!));
-      const events = await setup.db
-        .select()
+      const events = await setup()
+        .db.select()
         .from(runEvents)
         .where(eq(runEvents.runId, script.runId))
         .orderBy(asc(runEvents.seq));
       expect(events.map((e) => e.event)).toEqual(asJson(logged));
       expect(events.map((e) => [e.seq, e.type])).toEqual(logged.map((e) => [e.seq, e.type]));
     }
-    expect((await setup.db.select().from(runs).where(eq(runs.runId, 'run-a')))[0]?.status).toBe('completed');
-    expect((await setup.db.select().from(runs).where(eq(runs.runId, 'run-c')))[0]?.status).toBe('running');
+    expect((await setup().db.select().from(runs).where(eq(runs.runId, 'run-a')))[0]?.status).toBe(
+      'completed',
+    );
+    expect((await setup().db.select().from(runs).where(eq(runs.runId, 'run-c')))[0]?.status).toBe('running');
   });
 
   it('treats a redelivery of the same messages through applyBatch as a no-op', async () => {
-    const before = await snapshot(setup.db);
-    const messages = await streamMessages(setup);
-    const checkpoint = await readCheckpoint(setup.db);
+    const before = await snapshot(setup().db);
+    const messages = await streamMessages(setup());
+    const checkpoint = await readCheckpoint(setup().db);
 
-    expect(await applyBatch(setup.db, messages)).toEqual({ checkpoint, applied: 0 });
-    expect(await applyBatch(setup.db, messages.slice(-3))).toEqual({ checkpoint, applied: 0 });
-    expect(await applyBatch(setup.db, [])).toEqual({ checkpoint, applied: 0 });
-    expect(await snapshot(setup.db)).toEqual(before);
+    expect(await applyBatch(setup().db, messages)).toEqual({ checkpoint, applied: 0 });
+    expect(await applyBatch(setup().db, messages.slice(-3))).toEqual({ checkpoint, applied: 0 });
+    expect(await applyBatch(setup().db, [])).toEqual({ checkpoint, applied: 0 });
+    expect(await snapshot(setup().db)).toEqual(before);
   });
 
   it('applies only the unseen tail of a batch that overlaps the checkpoint', async () => {
     await projector?.stop();
     projector = undefined;
     const script = RunScript.complete('run-overlap', 1);
-    await appendInterleaved(setup.store, [script]);
-    const messages = await streamMessages(setup);
-    const checkpoint = await readCheckpoint(setup.db);
+    await appendInterleaved(setup().store, [script]);
+    const messages = await streamMessages(setup());
+    const checkpoint = await readCheckpoint(setup().db);
     const fresh = messages.filter((msg) => msg.seq > checkpoint);
     expect(fresh).toHaveLength(script.events.length);
 
-    const result = await applyBatch(setup.db, messages.slice(-(fresh.length + 4)));
+    const result = await applyBatch(setup().db, messages.slice(-(fresh.length + 4)));
     expect(result).toEqual({ checkpoint: messages.at(-1)?.seq, applied: fresh.length });
-    const once = await snapshot(setup.db);
-    expect(await applyBatch(setup.db, messages)).toEqual({ checkpoint: messages.at(-1)?.seq, applied: 0 });
-    expect(await snapshot(setup.db)).toEqual(once);
+    const once = await snapshot(setup().db);
+    expect(await applyBatch(setup().db, messages)).toEqual({ checkpoint: messages.at(-1)?.seq, applied: 0 });
+    expect(await snapshot(setup().db)).toEqual(once);
     expect(once.runs.find((row) => row.runId === 'run-overlap')?.state).toEqual(
       asJson(foldLog(messages).get('run-overlap')),
     );
@@ -125,36 +108,37 @@ describe('the projection', () => {
 
 describe('events the fold cannot apply', () => {
   it('land in projection_errors without stopping the projection of later events', async () => {
-    projector = createProjector({
-      ...conn,
-      log: testLogger('projector'),
-      batchSize: 4,
-      streams: STREAM_OPTIONS,
-    });
-    await projector.start();
+    projector = await startProjector();
     const runId = 'run-poisoned';
     const script = new RunScript(runId).request().start();
-    await appendInterleaved(setup.store, [script]);
+    await appendInterleaved(setup().store, [script]);
     // A second run_started: valid JSON, valid event, impossible for a running run.
     const restart = new RunScript(runId).add('run_started', {}).events[0]!;
-    const invalid = await setup.store.append(
+    const invalid = await setup().store.append(
       runId,
       [{ ...restart, meta: { ...restart.meta, id: 'restarted' } }],
       { expectedSeq: 'any' },
     );
     expect(invalid.duplicate).toBe(false);
-    const garbage = await setup.js.publish(runSubject(runId), new Uint8Array([0xde, 0xad, 0xbe, 0xef, 0x00]));
-    const notAnEvent = await setup.js.publish(runSubject(runId), JSON.stringify({ hello: 'world' }));
+    const garbage = await setup().js.publish(
+      runSubject(runId),
+      new Uint8Array([0xde, 0xad, 0xbe, 0xef, 0x00]),
+    );
+    const notAnEvent = await setup().js.publish(runSubject(runId), JSON.stringify({ hello: 'world' }));
     const rest = RunScript.complete(runId, 2);
     for (const event of rest.events.slice(2)) {
-      await setup.store.append(runId, [{ ...event, meta: { ...event.meta, id: `${event.meta.id}-after` } }], {
-        expectedSeq: 'any',
-      });
+      await setup().store.append(
+        runId,
+        [{ ...event, meta: { ...event.meta, id: `${event.meta.id}-after` } }],
+        {
+          expectedSeq: 'any',
+        },
+      );
     }
-    await caughtUp(setup, projector.position);
+    await caughtUp(setup(), projector.position);
 
-    const errors = await setup.db
-      .select()
+    const errors = await setup()
+      .db.select()
       .from(projectionErrors)
       .where(eq(projectionErrors.runId, runId))
       .orderBy(asc(projectionErrors.seq));
@@ -166,11 +150,11 @@ describe('events the fold cannot apply', () => {
     expect(errors[0]?.message).toMatch(/run_started at seq \d+ cannot apply to a run that is running/);
     expect(errors[1]?.message).toMatch(/not UTF-8/);
 
-    const [row] = await setup.db.select().from(runs).where(eq(runs.runId, runId));
+    const [row] = await setup().db.select().from(runs).where(eq(runs.runId, runId));
     expect(row?.status).toBe('completed');
-    expect(row?.state).toEqual(asJson(foldLog(await streamMessages(setup)).get(runId)));
-    const projected = await setup.db
-      .select({ seq: runEvents.seq })
+    expect(row?.state).toEqual(asJson(foldLog(await streamMessages(setup())).get(runId)));
+    const projected = await setup()
+      .db.select({ seq: runEvents.seq })
       .from(runEvents)
       .where(eq(runEvents.runId, runId));
     const skipped = new Set(errors.map((e) => e.seq));
@@ -180,24 +164,24 @@ describe('events the fold cannot apply', () => {
 
   it('refuse an event whose run id is not the run of its subject, leaving that other run untouched', async () => {
     const victim = RunScript.complete('run-victim', 1);
-    await appendInterleaved(setup.store, [victim]);
-    await caughtUp(setup, projector!.position);
-    const [before] = await setup.db.select().from(runs).where(eq(runs.runId, 'run-victim'));
+    await appendInterleaved(setup().store, [victim]);
+    await caughtUp(setup(), projector!.position);
+    const [before] = await setup().db.select().from(runs).where(eq(runs.runId, 'run-victim'));
     expect(before?.status).toBe('completed');
 
     // A valid first event, but for run-victim, published on another run's subject.
     const stray = new RunScript('run-victim').request().events[0]!;
-    const ack = await setup.js.publish(
+    const ack = await setup().js.publish(
       runSubject('run-intruder'),
       JSON.stringify({ ...stray, meta: { ...stray.meta, id: 'stray' } }),
     );
-    await caughtUp(setup, projector!.position);
+    await caughtUp(setup(), projector!.position);
 
-    const [after] = await setup.db.select().from(runs).where(eq(runs.runId, 'run-victim'));
+    const [after] = await setup().db.select().from(runs).where(eq(runs.runId, 'run-victim'));
     expect(after).toEqual(before);
-    const [error] = await setup.db.select().from(projectionErrors).where(eq(projectionErrors.seq, ack.seq));
+    const [error] = await setup().db.select().from(projectionErrors).where(eq(projectionErrors.seq, ack.seq));
     expect(error).toMatchObject({ runId: 'run-intruder', code: 'contract_violation' });
-    expect(await setup.db.select().from(runEvents).where(eq(runEvents.seq, ack.seq))).toEqual([]);
+    expect(await setup().db.select().from(runEvents).where(eq(runEvents.seq, ack.seq))).toEqual([]);
   });
 
   it('refuse text Postgres cannot store (U+0000, a lone surrogate) instead of failing every batch after it', async () => {
@@ -207,23 +191,23 @@ describe('events the fold cannot apply', () => {
       meta: { ...nul.meta, id: 'nul' },
       data: { ...nul.data, request: { ...(nul.data as { request: object }).request, input: 'a\u0000b' } },
     };
-    const nulAck = await setup.js.publish(runSubject('run-nul'), JSON.stringify(withNul));
+    const nulAck = await setup().js.publish(runSubject('run-nul'), JSON.stringify(withNul));
     const lone = new RunScript('run-lone').request().events[0]!;
-    const loneAck = await setup.js.publish(
+    const loneAck = await setup().js.publish(
       runSubject('run-lone'),
       JSON.stringify({ ...lone, meta: { ...lone.meta, id: 'lone', correlationId: '\ud800' } }),
     );
     // An unknown type is refused anyway; its reason quotes the type, NUL and all.
-    const typeAck = await setup.js.publish(
+    const typeAck = await setup().js.publish(
       runSubject('run-nul-type'),
       JSON.stringify({ ...lone, type: 'x\u0000y', meta: { ...lone.meta, runId: 'run-nul-type' } }),
     );
     const after = RunScript.complete('run-after-nul', 1);
-    await appendInterleaved(setup.store, [after]);
-    await caughtUp(setup, projector!.position);
+    await appendInterleaved(setup().store, [after]);
+    await caughtUp(setup(), projector!.position);
 
-    const errors = await setup.db
-      .select()
+    const errors = await setup()
+      .db.select()
       .from(projectionErrors)
       .where(inArray(projectionErrors.seq, [nulAck.seq, loneAck.seq, typeAck.seq]))
       .orderBy(asc(projectionErrors.seq));
@@ -238,12 +222,12 @@ describe('events the fold cannot apply', () => {
     expect(errors[1]?.message).toMatch(/meta\.correlationId: holds U\+0000 or a lone UTF-16 surrogate/);
     expect(errors[2]?.message).toContain('unknown type "x\ufffdy"');
     expect(
-      await setup.db
-        .select()
+      await setup()
+        .db.select()
         .from(runs)
         .where(inArray(runs.runId, ['run-nul', 'run-lone'])),
     ).toEqual([]);
-    const [row] = await setup.db.select().from(runs).where(eq(runs.runId, 'run-after-nul'));
+    const [row] = await setup().db.select().from(runs).where(eq(runs.runId, 'run-after-nul'));
     expect(row?.status).toBe('completed');
   });
 });

@@ -1,40 +1,24 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { Db } from '@dura/db';
-import { useTestInfra } from '@dura/testing';
-import { createProjector, readCheckpoint, type Projector } from '../src/index';
+import { readCheckpoint, type Projector } from '../src/index';
 import {
   RunScript,
-  STREAM_OPTIONS,
   appendInterleaved,
   asJson,
   caughtUp,
-  connect,
   foldLog,
   lastStreamSeq,
-  prepare,
   sleep,
   snapshot,
   streamMessages,
-  testLogger,
-  type Connections,
+  useProjectors,
 } from './support';
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
 
-const infra = useTestInfra();
-const opened: Connections[] = [];
-let setup: Connections;
+const file = useProjectors();
+const setup = () => file.setup();
 let current: Projector | undefined;
-
-beforeAll(async () => {
-  setup = await prepare(infra().nats.url, infra().db.url);
-});
-
-afterAll(async () => {
-  await current?.stop();
-  await Promise.allSettled(opened.map((conn) => conn.close()));
-  await setup?.close();
-});
 
 interface Applied {
   /** Transactions that applied a batch, and the messages they applied. */
@@ -61,19 +45,14 @@ function counting(db: Db, seen: Applied): Db {
 }
 
 /** A new projector instance on new connections: what a restarted process is. */
+let restarts = 0;
 async function restart(): Promise<{ projector: Projector; seen: Applied }> {
   await current?.stop();
-  const conn = await connect(infra().nats.url, infra().db.url, `projector-${opened.length}`);
-  opened.push(conn);
   const seen: Applied = { batches: 0, applied: 0 };
-  current = createProjector({
-    ...conn,
-    db: counting(conn.db, seen),
-    log: testLogger('projector'),
+  ({ projector: current } = await file.start(`projector-${restarts++}`, {
     batchSize: 5,
-    streams: STREAM_OPTIONS,
-  });
-  await current.start();
+    db: (db) => counting(db, seen),
+  }));
   return { projector: current, seen };
 }
 
@@ -81,41 +60,41 @@ describe('a restarted projector', () => {
   it('resumes from its checkpoint without re-applying what it already projected', async () => {
     const first = await restart();
     const before = RunScript.complete('run-before', 3);
-    await appendInterleaved(setup.store, [before]);
-    await caughtUp(setup, first.projector.position);
+    await appendInterleaved(setup().store, [before]);
+    await caughtUp(setup(), first.projector.position);
     expect(first.seen.applied).toBe(before.events.length);
-    const checkpoint = await readCheckpoint(setup.db);
-    const projected = await snapshot(setup.db);
+    const checkpoint = await readCheckpoint(setup().db);
+    const projected = await snapshot(setup().db);
 
     const second = await restart();
     expect(second.projector.position()).toBe(checkpoint);
     await sleep(500); // time enough to re-read the stream, if it were going to
     expect(second.seen).toEqual({ batches: 0, applied: 0 });
-    expect(await snapshot(setup.db)).toEqual(projected);
+    expect(await snapshot(setup().db)).toEqual(projected);
 
     const after = RunScript.complete('run-after', 2);
-    await appendInterleaved(setup.store, [after]);
-    await caughtUp(setup, second.projector.position);
+    await appendInterleaved(setup().store, [after]);
+    await caughtUp(setup(), second.projector.position);
     expect(second.seen.applied).toBe(after.events.length);
-    expect(await readCheckpoint(setup.db)).toBe(await lastStreamSeq(setup));
+    expect(await readCheckpoint(setup().db)).toBe(await lastStreamSeq(setup()));
   });
 
   it('catches up on events appended while no projector ran, applying each once', async () => {
     await current?.stop();
     current = undefined;
-    const checkpoint = await readCheckpoint(setup.db);
+    const checkpoint = await readCheckpoint(setup().db);
     const offline = [RunScript.complete('run-offline-1', 2), RunScript.complete('run-offline-2', 4)];
-    await appendInterleaved(setup.store, offline);
+    await appendInterleaved(setup().store, offline);
     const missed = offline.reduce((n, script) => n + script.events.length, 0);
-    expect((await lastStreamSeq(setup)) - checkpoint).toBe(missed);
+    expect((await lastStreamSeq(setup())) - checkpoint).toBe(missed);
 
     const third = await restart();
     expect(third.projector.position()).toBe(checkpoint);
-    await caughtUp(setup, third.projector.position);
+    await caughtUp(setup(), third.projector.position);
     expect(third.seen.applied).toBe(missed);
 
-    const messages = await streamMessages(setup);
-    const state = await snapshot(setup.db);
+    const messages = await streamMessages(setup());
+    const state = await snapshot(setup().db);
     expect(state.events).toHaveLength(messages.length);
     const folded = foldLog(messages);
     for (const row of state.runs) expect(row.state).toEqual(asJson(folded.get(row.runId)));

@@ -1,49 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ApiErrorSchema, RunEventSchema, runSubject, type NewEvent, type RunEvent } from '@dura/contracts';
 import { RunLog } from '@dura/core/testing';
-import { startHttpServer, type HttpServerHandle } from '@dura/service-kit';
-import { useTestInfra, openSse, type SseConnection } from '@dura/testing';
-import { createProjector, projectorRoutes, type Projector } from '../src/index';
-import {
-  RunScript,
-  STREAM_OPTIONS,
-  asJson,
-  caughtUp,
-  connect,
-  prepare,
-  sleep,
-  testLogger,
-  type Connections,
-} from './support';
+import { openSse, type SseConnection } from '@dura/testing';
+import { RunScript, asJson, caughtUp, sleep, useProjectorApi } from './support';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 
-const infra = useTestInfra();
-let setup: Connections;
-let conn: Connections;
-let projector: Projector | undefined;
-let http: HttpServerHandle | undefined;
 const KEEPALIVE_MS = 200;
 
-beforeAll(async () => {
-  setup = await prepare(infra().nats.url, infra().db.url);
-  conn = await connect(infra().nats.url, infra().db.url, 'projector');
-  projector = createProjector({ ...conn, log: testLogger('projector'), streams: STREAM_OPTIONS });
-  await projector.start();
-  http = await startHttpServer({
-    port: 0,
-    host: '127.0.0.1',
-    routes: projectorRoutes({ ...conn, position: projector.position, keepaliveMs: KEEPALIVE_MS }),
-    log: testLogger('http'),
-  });
-});
-
-afterAll(async () => {
-  await http?.close();
-  await projector?.stop();
-  await conn?.close();
-  await setup?.close();
-});
+const api = useProjectorApi(() => ({ keepaliveMs: KEEPALIVE_MS }));
 
 function thirtyStepRun(runId: string): NewEvent[] {
   const log = new RunLog(runId).request().start();
@@ -55,7 +20,7 @@ function thirtyStepRun(runId: string): NewEvent[] {
   return log.finish().events.map(({ seq: _seq, ...event }): NewEvent => event);
 }
 
-const streamUrl = (runId: string, query = '') => `${http!.url}/runs/${runId}/stream${query}`;
+const streamUrl = (runId: string, query = '') => `${api().http.url}/runs/${runId}/stream${query}`;
 
 /** What one connection delivered: events (each checked against its SSE id and event name), comments, `end`. */
 interface Delivery {
@@ -94,7 +59,7 @@ describe('GET /runs/:id/stream', () => {
     let appended = 0;
     let last = 0;
     const appendOne = async () => {
-      last = (await setup.store.append(runId, [events[appended]!], { expectedSeq: last })).lastSeq;
+      last = (await api().setup.store.append(runId, [events[appended]!], { expectedSeq: last })).lastSeq;
       appended += 1;
     };
     while (appended < 20) await appendOne();
@@ -121,7 +86,7 @@ describe('GET /runs/:id/stream', () => {
     expect(appendedAtFirstDrop).toBeLessThan(events.length);
     expect(appendedAtSecondDrop).toBeLessThan(events.length);
     const received = [...part1.events, ...part2.events, ...part3.events];
-    const logged = await setup.store.read(runId);
+    const logged = await api().setup.store.read(runId);
     expect(logged).toHaveLength(events.length);
     expect(received.map((e) => e.seq)).toEqual(logged.map((e) => e.seq));
     expect(received).toEqual(asJson(logged));
@@ -130,8 +95,8 @@ describe('GET /runs/:id/stream', () => {
 
   it('starts at fromSeq, and Last-Event-ID wins over it', async () => {
     const runId = 'run-from';
-    await setup.store.append(runId, RunScript.complete(runId, 3).events, { expectedSeq: 0 });
-    const logged = await setup.store.read(runId);
+    await api().setup.store.append(runId, RunScript.complete(runId, 3).events, { expectedSeq: 0 });
+    const logged = await api().setup.store.read(runId);
     const fromQuery = await read(await openSse(streamUrl(runId, `?fromSeq=${logged[4]!.seq}`)));
     expect(fromQuery.events).toEqual(asJson(logged.slice(4)));
     const both = await read(await openSse(streamUrl(runId, `?fromSeq=${logged[4]!.seq}`), logged[8]!.seq));
@@ -141,8 +106,8 @@ describe('GET /runs/:id/stream', () => {
 
   it('answers a client resuming after the terminal event with `end` at once', async () => {
     const runId = 'run-over';
-    await setup.store.append(runId, RunScript.complete(runId, 1).events, { expectedSeq: 0 });
-    const lastSeq = (await setup.store.read(runId)).at(-1)!.seq;
+    await api().setup.store.append(runId, RunScript.complete(runId, 1).events, { expectedSeq: 0 });
+    const lastSeq = (await api().setup.store.read(runId)).at(-1)!.seq;
     expect(await read(await openSse(streamUrl(runId), lastSeq))).toEqual({
       events: [],
       comments: [],
@@ -151,10 +116,10 @@ describe('GET /runs/:id/stream', () => {
     });
     // The same once the terminal event is no longer the newest on the run's subject (a late observation).
     const late = new RunScript(runId).add('signal_received', { signalId: 's', name: 'late' }).events[0]!;
-    await setup.store.append(runId, [{ ...late, meta: { ...late.meta, id: 'late' } }], {
+    await api().setup.store.append(runId, [{ ...late, meta: { ...late.meta, id: 'late' } }], {
       expectedSeq: 'any',
     });
-    await caughtUp(setup, projector!.position);
+    await caughtUp(api().setup, api().projector.position);
     expect((await read(await openSse(streamUrl(runId, `?fromSeq=${lastSeq + 1}`)))).end).toEqual({
       status: 'completed',
     });
@@ -166,7 +131,7 @@ describe('GET /runs/:id/stream', () => {
       .request()
       .start()
       .add('wait_requested', { waitId: 'w', kind: 'signal' });
-    await setup.store.append(runId, script.events, { expectedSeq: 0 });
+    await api().setup.store.append(runId, script.events, { expectedSeq: 0 });
     const sse = await openSse(streamUrl(runId));
     const history: RunEvent[] = [];
     let keepalives = 0;
@@ -179,7 +144,7 @@ describe('GET /runs/:id/stream', () => {
     }
     expect(history.map((e) => e.type)).toEqual(['run_requested', 'run_started', 'wait_requested']);
     const cancel = new RunScript(runId).add('run_cancelled', { reason: 'no one came' }).events[0]!;
-    await setup.store.append(runId, [{ ...cancel, meta: { ...cancel.meta, id: 'cancel' } }], {
+    await api().setup.store.append(runId, [{ ...cancel, meta: { ...cancel.meta, id: 'cancel' } }], {
       expectedSeq: 'any',
     });
     const rest = await read(sse);
@@ -190,9 +155,9 @@ describe('GET /runs/:id/stream', () => {
   it('skips, with a comment, a message on the run’s subject that is not one of its events', async () => {
     const runId = 'run-corrupt';
     const script = RunScript.complete(runId, 1);
-    await setup.store.append(runId, script.events.slice(0, 2), { expectedSeq: 'any' });
-    const garbage = await setup.js.publish(runSubject(runId), 'not json');
-    await setup.store.append(runId, script.events.slice(2), { expectedSeq: 'any' });
+    await api().setup.store.append(runId, script.events.slice(0, 2), { expectedSeq: 'any' });
+    const garbage = await api().setup.js.publish(runSubject(runId), 'not json');
+    await api().setup.store.append(runId, script.events.slice(2), { expectedSeq: 'any' });
     const delivered = await read(await openSse(streamUrl(runId)));
     expect(delivered.events.map((e) => e.meta.id)).toEqual(script.events.map((e) => e.meta.id));
     // Keepalive comments come on a clock (KEEPALIVE_MS here), so a slow machine may see one: not what is tested.

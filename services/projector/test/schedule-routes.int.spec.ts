@@ -1,15 +1,12 @@
 // /schedules with the shipped token format: scopes, tenants (another tenant's schedule is "not found"),
 // validation, idempotent create, pause, resume, trigger and delete, against a real KV bucket.
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createScheduleStore } from '@dura/event-store';
-import { useTestInfra } from '@dura/testing';
-import { createAuthenticator, parseTokenFile } from '../src/index';
 import { tenantPrefix } from '../src/tenant-ids';
-import { callApi, startProjectorApi, type ApiAnswer, type ProjectorApi } from './support';
+import { callApi, type ApiAnswer, useProjectorApi, tokenAuth } from './support';
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
 
-const infra = useTestInfra();
 const TOKENS = {
   acme: 'acme-schedule-0123456789abcdef',
   acmeRead: 'acme-read-0123456789abcdef',
@@ -23,19 +20,10 @@ const tokenFile = JSON.stringify([
   { name: 'operator', token: TOKENS.operator, tenant: '*', scopes: ['read', 'schedule'] },
 ]);
 
-let api: ProjectorApi | undefined;
-
-beforeAll(async () => {
-  const auth = createAuthenticator({ tokens: parseTokenFile(tokenFile, 'tokens.json') });
-  api = await startProjectorApi(infra(), { auth }, { startProjector: false });
-});
-
-afterAll(async () => {
-  await api?.close();
-});
+const api = useProjectorApi(() => ({ auth: tokenAuth(tokenFile) }), { startProjector: false });
 
 const call = (method: string, path: string, token: string, body?: unknown): Promise<ApiAnswer> =>
-  callApi(api!.http.url, token, method, path, body);
+  callApi(api().http.url, token, method, path, body);
 
 /** The stored id of a tenant's schedule (its tenant's namespace). */
 const idOf = (tenant: string, id: string) => `${tenantPrefix(tenant)}_${id}`;
@@ -71,7 +59,7 @@ describe('/schedules', () => {
     const otherTenant = await call('POST', '/schedules', TOKENS.acme, spec('sneaky', { tenant: 'globex' }));
     expect([otherTenant.status, otherTenant.body.error?.code]).toEqual([403, 'tenant_forbidden']);
     expect((await call('POST', '/schedules/daily/pause', TOKENS.acmeRead)).status).toBe(403);
-    const store = createScheduleStore({ js: api!.setup.js });
+    const store = createScheduleStore({ js: api().setup.js });
     expect((await store.list()).map((r) => r.spec.id)).toEqual([daily]);
   });
 

@@ -1,37 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ApiErrorSchema, STREAMS, SUBJECTS } from '@dura/contracts';
-import type { HttpServerHandle } from '@dura/service-kit';
-import { useTestInfra } from '@dura/testing';
-import type { Projector } from '../src/index';
-import {
-  RunScript,
-  appendInterleaved,
-  caughtUp,
-  type Connections,
-  startProjectorApi,
-  type ProjectorApi,
-} from './support';
+import { RunScript, appendInterleaved, caughtUp, useProjectorApi } from './support';
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
 
-const infra = useTestInfra();
-let setup: Connections;
-let projector: Projector | undefined;
-let http: HttpServerHandle | undefined;
-
-let sys: ProjectorApi | undefined;
-
-beforeAll(async () => {
-  // The projector is not started: these routes answer from the log when the run is not projected yet.
-  sys = await startProjectorApi(infra(), {}, { startProjector: false });
-  ({ setup, projector, http } = sys);
-});
-afterAll(async () => {
-  await sys?.close();
-});
+// The projector is not started: these routes answer from the log when the run is not projected yet.
+const api = useProjectorApi(() => ({}), { startProjector: false });
 
 async function post(path: string, body: unknown): Promise<{ status: number; body: unknown }> {
-  const response = await fetch(`${http!.url}${path}`, {
+  const response = await fetch(`${api().http.url}${path}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify(body),
@@ -40,7 +17,7 @@ async function post(path: string, body: unknown): Promise<{ status: number; body
 }
 
 async function lastSignal(): Promise<unknown> {
-  const msg = await setup.jsm.streams.getMessage(STREAMS.requests, { last_by_subj: SUBJECTS.signal });
+  const msg = await api().setup.jsm.streams.getMessage(STREAMS.requests, { last_by_subj: SUBJECTS.signal });
   return msg ? msg.json() : undefined;
 }
 
@@ -62,7 +39,7 @@ describe('POST /runs/:id/signals and /runs/:id/cancel', () => {
   });
 
   it('accept a signal for a run that is in the log but not projected yet (202)', async () => {
-    await appendInterleaved(setup.store, [new RunScript('run-fresh').request().start()]);
+    await appendInterleaved(api().setup.store, [new RunScript('run-fresh').request().start()]);
     const answer = await post('/runs/run-fresh/signals', { name: 'go', signalId: 'fresh-1' });
     expect(answer).toMatchObject({ status: 202, body: { runId: 'run-fresh', signalId: 'fresh-1' } });
     expect(await lastSignal()).toMatchObject({ runId: 'run-fresh', name: 'go' });
@@ -70,13 +47,13 @@ describe('POST /runs/:id/signals and /runs/:id/cancel', () => {
 
   it('answer 409 run_ended for a run that completed or was cancelled, and 202 for one that runs', async () => {
     const cancelled = new RunScript('run-cancelled').request().start().add('run_cancelled', { reason: 'x' });
-    await appendInterleaved(setup.store, [
+    await appendInterleaved(api().setup.store, [
       RunScript.complete('run-done', 1),
       cancelled,
       new RunScript('run-live').request().start(),
     ]);
-    await projector!.start();
-    await caughtUp(setup, projector!.position);
+    await api().projector.start();
+    await caughtUp(api().setup, api().projector.position);
     const before = await lastSignal();
     for (const [path, body] of [
       ['/runs/run-done/signals', { name: 'approve' }],

@@ -2,15 +2,14 @@
 // page gets exactly the events the page shows after it (ids included).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { tokensSubject } from '@dura/contracts';
-import { openSse, repoRoot, useTestInfra } from '@dura/testing';
-import { RunScript, startProjectorApi, thoughtWith, type ProjectorApi } from './support';
+import { openSse, repoRoot } from '@dura/testing';
+import { RunScript, thoughtWith, useProjectorApi } from './support';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 
-const infra = useTestInfra();
-let sys: ProjectorApi;
+const sys = useProjectorApi(() => ({ keepaliveMs: 60_000 }));
 const doc = readFileSync(join(repoRoot(), 'docs/streaming.md'), 'utf8');
 const RUN = 'story-1';
 const ANSWER = 'Once upon a time, a run resumed.';
@@ -24,13 +23,13 @@ function examples(): { request: string; events: string }[] {
 }
 
 beforeAll(async () => {
-  sys = await startProjectorApi(infra(), { keepaliveMs: 60_000 });
+  const { setup } = sys();
   // The story of the page: a first attempt streams two pieces, the planner dies, a second attempt answers
   // in one piece and is recorded, and the run completes.
   const script = new RunScript(RUN).request().start();
-  await sys.setup.store.append(RUN, [...script.events], { expectedSeq: 'any' });
+  await setup.store.append(RUN, [...script.events], { expectedSeq: 'any' });
   const token = (attempt: string, n: number, delta: string) =>
-    sys.setup.js.publish(
+    setup.js.publish(
       tokensSubject(RUN),
       JSON.stringify({ runId: RUN, decision: 0, call: 0, attempt, n, delta }),
     );
@@ -39,10 +38,7 @@ beforeAll(async () => {
   await token('c41d', 0, ANSWER);
   const done = script.events.length;
   thoughtWith(script, ANSWER).add('run_completed', { output: ANSWER });
-  await sys.setup.store.append(RUN, script.events.slice(done), { expectedSeq: 'any' });
-});
-afterAll(async () => {
-  await sys?.close();
+  await setup.store.append(RUN, script.events.slice(done), { expectedSeq: 'any' });
 });
 
 describe('docs/streaming.md', () => {
@@ -55,7 +51,7 @@ describe('docs/streaming.md', () => {
       const lastEventId = headers
         .find((h) => h.startsWith('Last-Event-ID: '))
         ?.slice('Last-Event-ID: '.length);
-      const sse = await openSse(`${sys.http.url}${path}`, lastEventId);
+      const sse = await openSse(`${sys().http.url}${path}`, lastEventId);
       expect(sse.status).toBe(200);
       const got: string[] = [];
       for await (const m of sse.messages) {

@@ -5,46 +5,21 @@
 // itself is ended by the planners (services/planner/test/trigger-gates.int.spec.ts, and
 // services/dev/test/run-gates.e2e.spec.ts end to end); here its record is read back.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { DuraError, GateRecordSchema, STREAMS, SUBJECTS } from '@dura/contracts';
+import { DuraError, GateRecordSchema } from '@dura/contracts';
 import { BUCKETS } from '@dura/contracts';
 import { createRunGates, gateEntryName, serveGateAsks, type GateDoor } from '@dura/event-store';
 import { Kvm } from '@nats-io/kv';
-import type { HttpServerHandle } from '@dura/service-kit';
-import { useTestInfra } from '@dura/testing';
-import { createAuthenticator, parseTokenFile, type Projector } from '../src/index';
 import { tenantPrefix } from '../src/tenant-ids';
-import {
-  RunScript,
-  appendInterleaved,
-  caughtUp,
-  type Connections,
-  startProjectorApi,
-  testLogger,
-  type ProjectorApi,
-} from './support';
+import { RunScript, testLogger, useProjectorApi, tokenAuth, submitted } from './support';
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
 
-const infra = useTestInfra();
 const TOKEN = 'acme-submit-0123456789abcdef';
 const tokenFile = JSON.stringify([
   { name: 'acme', token: TOKEN, tenant: 'acme', scopes: ['read', 'submit'] },
 ]);
 
-let setup: Connections;
-let projector: Projector;
-let server: HttpServerHandle;
-let sys: ProjectorApi | undefined;
-
-beforeAll(async () => {
-  sys = await startProjectorApi(infra(), {
-    auth: createAuthenticator({ tokens: parseTokenFile(tokenFile, 'tokens.json') }),
-  });
-  ({ setup, projector, http: server } = sys);
-});
-afterAll(async () => {
-  await sys?.close();
-});
+const sys = useProjectorApi(() => ({ auth: tokenAuth(tokenFile) }));
 
 async function submit(body: unknown, key?: string) {
   const headers: Record<string, string> = {
@@ -52,7 +27,11 @@ async function submit(body: unknown, key?: string) {
     authorization: `Bearer ${TOKEN}`,
   };
   if (key !== undefined) headers['idempotency-key'] = key;
-  const response = await fetch(`${server.url}/runs`, { method: 'POST', headers, body: JSON.stringify(body) });
+  const response = await fetch(`${sys().http.url}/runs`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify(body),
+  });
   return {
     status: response.status,
     body: (await response.json()) as Record<string, unknown> & { error?: { code: string; message: string } },
@@ -61,13 +40,7 @@ async function submit(body: unknown, key?: string) {
 
 /** Message ids of the requests published on `dura.submit`. */
 async function publishedIds(): Promise<string[]> {
-  const info = await setup.jsm.streams.info(STREAMS.requests);
-  const ids: string[] = [];
-  for (let seq = info.state.first_seq; seq <= info.state.last_seq && info.state.messages > 0; seq += 1) {
-    const msg = await setup.jsm.streams.getMessage(STREAMS.requests, { seq }).catch(() => null);
-    if (msg?.subject === SUBJECTS.submit) ids.push(msg.header.get('Nats-Msg-Id'));
-  }
-  return ids;
+  return (await submitted(sys().setup)).map((msg) => msg.id);
 }
 
 const plan = (n: number) => ({ agent: { kind: 'scripted', steps: [] }, input: { n } });
@@ -87,10 +60,7 @@ describe('POST /runs with dedupe skip-if-running', () => {
     expect((await publishedIds()).filter((id) => id !== running)).toEqual([]);
 
     // The run ends (as the projection sees it): the next request starts.
-    await appendInterleaved(setup.store, [
-      new RunScript(running).request([], { tenant: 'acme' }).start().finish('done'),
-    ]);
-    await caughtUp(setup, projector.position);
+    await sys().project([new RunScript(running).request([], { tenant: 'acme' }).start().finish('done')]);
     const third = await submit({ ...plan(4), dedupe }, 'report-4');
     expect(third.status).toBe(202);
     expect(third.body).toMatchObject({ outcome: 'started', runId: `${tenantPrefix('acme')}-report-4` });
@@ -122,8 +92,8 @@ describe('POST /runs with debounce', () => {
   // The planner's side: "seals" by marking the input, and refuses what it could not seal.
   const openDoor = () =>
     serveGateAsks({
-      nc: setup.nc,
-      gates: createRunGates({ js: setup.js, phaseOf: () => Promise.resolve('unseen') }),
+      nc: sys().setup.nc,
+      gates: createRunGates({ js: sys().setup.js, phaseOf: () => Promise.resolve('unseen') }),
       log: testLogger('planner-door'),
       seal: (request) => {
         if (JSON.stringify(request.input).includes('unsealable'))
@@ -158,7 +128,7 @@ describe('POST /runs with debounce', () => {
     ]);
     expect(Date.parse(answers[2]!.body['fireAt'] as string)).toBeGreaterThan(Date.now() + 50_000);
     expect(await publishedIds()).not.toContain(runId);
-    const kv = await new Kvm(setup.js).open(BUCKETS.runGates);
+    const kv = await new Kvm(sys().setup.js).open(BUCKETS.runGates);
     const entry = await kv.get(gateEntryName('runs:acme', 'customer-42'));
     const record = GateRecordSchema.parse(entry?.json());
     expect(record.window).toMatchObject({
@@ -177,7 +147,7 @@ describe('POST /runs with debounce', () => {
     expect(answer.body.error?.message).toContain(
       'the debounced request was not kept: the run input has a secret',
     );
-    const kv = await new Kvm(setup.js).open(BUCKETS.runGates);
+    const kv = await new Kvm(sys().setup.js).open(BUCKETS.runGates);
     expect(await kv.get(gateEntryName('runs:acme', 'customer-43'))).toBeNull();
   });
 
@@ -189,7 +159,7 @@ describe('POST /runs with debounce', () => {
       expect(answer.status).toBe(503);
       expect(answer.body.error?.code).toBe('gate_unanswered');
       expect(answer.body.error?.message).toMatch(/no planner listens on "dura\.gate\.runs".*Start a planner/);
-      const kv = await new Kvm(setup.js).open(BUCKETS.runGates);
+      const kv = await new Kvm(sys().setup.js).open(BUCKETS.runGates);
       expect(await kv.get(gateEntryName('runs:acme', 'customer-44'))).toBeNull();
     } finally {
       door = openDoor();

@@ -1,25 +1,14 @@
 // POST /runs with the shipped token format: who may submit, for which tenant, idempotency on the run id,
 // validation and size limits. What reaches the run intake is read back from the DURA_REQUESTS stream.
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { eq } from 'drizzle-orm';
-import { RunRequestSchema, STREAMS, SUBJECTS, type RunRequest } from '@dura/contracts';
-import type { HttpServerHandle } from '@dura/service-kit';
-import { useTestInfra } from '@dura/testing';
-import { createAuthenticator, parseTokenFile, type Projector } from '../src/index';
+import { RunRequestSchema, type RunRequest } from '@dura/contracts';
 import { apiSubmissions } from '../src/db/schema';
 import { tenantPrefix } from '../src/tenant-ids';
-import {
-  RunScript,
-  appendInterleaved,
-  caughtUp,
-  type Connections,
-  startProjectorApi,
-  type ProjectorApi,
-} from './support';
+import { RunScript, useProjectorApi, tokenAuth, submitted } from './support';
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
 
-const infra = useTestInfra();
 const TOKENS = {
   acmeSubmit: 'acme-submit-0123456789abcdef',
   acmeRead: 'acme-read-0123456789abcdef',
@@ -33,26 +22,11 @@ const tokenFile = JSON.stringify([
   { name: 'operator', token: TOKENS.operator, tenant: '*', scopes: ['submit'] },
 ]);
 
-let setup: Connections;
-let conn: Connections;
-let projector: Projector | undefined;
-let server: HttpServerHandle | undefined;
-
-let sys: ProjectorApi | undefined;
+const sys = useProjectorApi(() => ({ auth: tokenAuth(tokenFile) }));
 
 beforeAll(async () => {
-  sys = await startProjectorApi(infra(), {
-    auth: createAuthenticator({ tokens: parseTokenFile(tokenFile, 'tokens.json') }),
-  });
-  ({ setup, conn, projector, http: server } = sys);
   // A run of tenant globex submitted over NATS, known to the projection.
-  await appendInterleaved(setup.store, [
-    new RunScript('nats-globex').request([], { tenant: 'globex' }).start(),
-  ]);
-  await caughtUp(setup, projector.position);
-});
-afterAll(async () => {
-  await sys?.close();
+  await sys().project([new RunScript('nats-globex').request([], { tenant: 'globex' }).start()]);
 });
 
 interface Answer {
@@ -68,7 +42,7 @@ async function submit(
   const headers: Record<string, string> = { 'content-type': 'application/json', ...o.headers };
   if (o.token !== undefined) headers['authorization'] = `Bearer ${o.token}`;
   if (o.key !== undefined) headers['idempotency-key'] = o.key;
-  const response = await fetch(`${server!.url}/runs`, {
+  const response = await fetch(`${sys().http.url}/runs`, {
     method: 'POST',
     headers,
     body: o.raw ?? JSON.stringify(body),
@@ -79,14 +53,8 @@ async function submit(
 
 /** Every request on `dura.submit` published under `runId` (its Nats-Msg-Id). */
 async function published(runId: string): Promise<RunRequest[]> {
-  const info = await setup.jsm.streams.info(STREAMS.requests);
-  const found: RunRequest[] = [];
-  for (let seq = info.state.first_seq; seq <= info.state.last_seq && info.state.messages > 0; seq += 1) {
-    const msg = await setup.jsm.streams.getMessage(STREAMS.requests, { seq }).catch(() => null);
-    if (msg?.subject === SUBJECTS.submit && msg.header.get('Nats-Msg-Id') === runId)
-      found.push(RunRequestSchema.parse(msg.json()));
-  }
-  return found;
+  const all = await submitted(sys().setup);
+  return all.filter((msg) => msg.id === runId).map((msg) => RunRequestSchema.parse(msg.json));
 }
 
 /** The run id of acme's key (acme's namespace). */
@@ -209,8 +177,8 @@ describe('POST /runs: idempotency', () => {
     expect([first.status, second.status]).toEqual([202, 202]);
     expect([first.body['duplicate'], second.body['duplicate']]).toEqual([false, true]);
     expect(await published(acme('idem-1'))).toHaveLength(1);
-    const rows = await conn.db
-      .select()
+    const rows = await sys()
+      .conn.db.select()
       .from(apiSubmissions)
       .where(eq(apiSubmissions.runId, acme('idem-1')));
     expect(rows).toHaveLength(1);

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   ApiErrorSchema,
   CausesResponseSchema,
@@ -9,27 +9,11 @@ import {
 } from '@dura/contracts';
 import { fold } from '@dura/core';
 import { RunLog } from '@dura/core/testing';
-import { startHttpServer, type HttpServerHandle } from '@dura/service-kit';
-import { useTestInfra } from '@dura/testing';
-import { createProjector, projectorRoutes, type Projector } from '../src/index';
-import {
-  RunScript,
-  STREAM_OPTIONS,
-  asJson,
-  caughtUp,
-  connect,
-  prepare,
-  testLogger,
-  type Connections,
-} from './support';
+import { RunScript, asJson, caughtUp, useProjectorApi, getJson } from './support';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 
-const infra = useTestInfra();
-let setup: Connections;
-let conn: Connections;
-let projector: Projector | undefined;
-let http: HttpServerHandle | undefined;
+const api = useProjectorApi();
 const RUN = 'run-thirty';
 /** The 30-step run's events as the log holds them, with their stream sequences. */
 let logged: RunEvent[] = [];
@@ -47,16 +31,7 @@ function thirtyStepRun(): NewEvent[] {
 }
 
 beforeAll(async () => {
-  setup = await prepare(infra().nats.url, infra().db.url);
-  conn = await connect(infra().nats.url, infra().db.url, 'projector');
-  projector = createProjector({ ...conn, log: testLogger('projector'), streams: STREAM_OPTIONS });
-  await projector.start();
-  http = await startHttpServer({
-    port: 0,
-    host: '127.0.0.1',
-    routes: projectorRoutes({ ...conn, position: projector.position }),
-    log: testLogger('http'),
-  });
+  const { setup, projector } = api();
   // Another run shares the stream, so the 30-step run's sequences have gaps and do not start at 1.
   const other = RunScript.complete('run-other', 40).events;
   let last = 0;
@@ -69,17 +44,7 @@ beforeAll(async () => {
   await caughtUp(setup, projector.position);
 });
 
-afterAll(async () => {
-  await http?.close();
-  await projector?.stop();
-  await conn?.close();
-  await setup?.close();
-});
-
-async function get(path: string): Promise<{ status: number; body: unknown }> {
-  const response = await fetch(`${http!.url}${path}`);
-  return { status: response.status, body: await response.json() };
-}
+const get = (path: string) => getJson(api().http.url, path);
 
 async function refused(path: string, status: number, code: string): Promise<string> {
   const response = await get(path);
@@ -187,8 +152,9 @@ describe('GET /runs/:id/events/:seq/causes', () => {
         meta('e-o1', 'e-i1'),
       ),
     ];
+    const { setup, projector } = api();
     await setup.store.append(runId, events, { expectedSeq: 0 });
-    await caughtUp(setup, projector!.position);
+    await caughtUp(setup, projector.position);
     const stored = await setup.store.read(runId);
     const bySeq = (ids: string[]) => asJson(ids.map((id) => stored.find((e) => e.meta.id === id)));
     const chainOf = async (id: string) => {
@@ -205,11 +171,7 @@ describe('GET /runs/:id/events/:seq/causes', () => {
     // call outcome by the call's request; only the fold says the signal released the call.
     const runId = 'run-approved';
     const plan = [{ tool: 'deploy.run', args: { env: 'prod' }, approval: { onTimeout: 'reject' } }];
-    const log = new RunLog(runId)
-      .request()
-      .start()
-      .think(plan)
-      .intents();
+    const log = new RunLog(runId).request().start().think(plan).intents();
     log.add('wait_requested', {
       waitId: 'approval:call-1',
       kind: 'approval',
@@ -230,8 +192,9 @@ describe('GET /runs/:id/events/:seq/causes', () => {
         ? event
         : { ...event, meta: { ...event.meta, causationId: `${runId}#${cause}` } };
     });
+    const { setup, projector } = api();
     await setup.store.append(runId, events, { expectedSeq: 0 });
-    await caughtUp(setup, projector!.position);
+    await caughtUp(setup, projector.position);
     const stored = await setup.store.read(runId);
     const chainOf = async (n: number) => {
       const { body } = await get(`/runs/${runId}/events/${stored[n - 1]!.seq}/causes`);
@@ -264,9 +227,9 @@ describe('GET /runs/:id/events/:seq/causes', () => {
 
 describe('time travel past the projection’s position', () => {
   it('reads the rest from the log, so the answer is the fold whatever the projector’s lag', async () => {
-    const position = projector!.position;
-    await projector!.stop();
-    projector = undefined;
+    const { setup, projector } = api();
+    const position = projector.position;
+    await projector.stop();
     const late = RunScript.complete('run-late', 2);
     await setup.store.append('run-late', late.events, { expectedSeq: 0 });
     const events = await setup.store.read('run-late');

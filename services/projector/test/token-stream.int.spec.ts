@@ -1,25 +1,17 @@
 // GET /runs/:id/tokens on a real NATS and Postgres: live text read from DURA_TOKENS and the run's log,
 // resumed from Last-Event-ID with no gap and no repeat, a new attempt's `discard`, the recorded `final`.
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { parseTokenFeedEvent, type TokenFeedEvent } from '@dura/contracts';
 import { createTokenText } from '@dura/core';
 import { createLiveTokens } from '@dura/event-store';
-import { useTestInfra, openSse, type SseConnection } from '@dura/testing';
-import { RunScript, startProjectorApi, thoughtWith, type ProjectorApi } from './support';
+import { openSse, type SseConnection } from '@dura/testing';
+import { RunScript, thoughtWith, useProjectorApi } from './support';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 
-const infra = useTestInfra();
-let sys: ProjectorApi;
+const sys = useProjectorApi(() => ({ keepaliveMs: 200 }));
 
-beforeAll(async () => {
-  sys = await startProjectorApi(infra(), { keepaliveMs: 200 });
-});
-afterAll(async () => {
-  await sys?.close();
-});
-
-const tokensUrl = (runId: string) => `${sys.http.url}/runs/${runId}/tokens`;
+const tokensUrl = (runId: string) => `${sys().http.url}/runs/${runId}/tokens`;
 
 interface Got {
   id?: string;
@@ -68,9 +60,9 @@ describe('GET /runs/:id/tokens', () => {
   it('resumes from Last-Event-ID with no gap and no repeat, and ends with the recorded answer', async () => {
     const runId = 'tok-resume-1';
     const script = new RunScript(runId).request().start();
-    await sys.setup.store.append(runId, [...script.events], { expectedSeq: 'any' });
+    await sys().setup.store.append(runId, [...script.events], { expectedSeq: 'any' });
     const appended = script.events.length;
-    const live = createLiveTokens(sys.setup.js, runId, 0);
+    const live = createLiveTokens(sys().setup.js, runId, 0);
     const words = Array.from({ length: 30 }, (_, i) => `word${i} `);
     const answer = words.join('');
     const client = reader();
@@ -88,7 +80,7 @@ describe('GET /runs/:id/tokens', () => {
     for (const word of words.slice(25)) live.delta(0, word);
     await live.flush();
     thoughtWith(script, answer).add('run_completed', {});
-    await sys.setup.store.append(runId, script.events.slice(appended), { expectedSeq: 'any' });
+    await sys().setup.store.append(runId, script.events.slice(appended), { expectedSeq: 'any' });
     const third = await openSse(tokensUrl(runId), client.last);
     const tail = await client.read(third, () => false);
 
@@ -99,7 +91,7 @@ describe('GET /runs/:id/tokens', () => {
     expect(tail.map((f) => f.event.event).slice(-2)).toEqual(['final', 'end']);
     // Every text message reached the client once, across three connections.
     expect(client.tokens.length).toBeGreaterThan(0);
-    const stored = await sys.setup.jsm.streams.getMessage('DURA_TOKENS', {
+    const stored = await sys().setup.jsm.streams.getMessage('DURA_TOKENS', {
       last_by_subj: `dura.tokens.${runId}`,
     });
     const lastN = (JSON.parse(new TextDecoder().decode(stored!.data)) as { n: number }).n;
@@ -110,17 +102,17 @@ describe('GET /runs/:id/tokens', () => {
 
   it('tells the client to discard an attempt that is asked again, and shows only the new one', async () => {
     const runId = 'tok-attempts-1';
-    await sys.setup.store.append(runId, [...new RunScript(runId).request().start().events], {
+    await sys().setup.store.append(runId, [...new RunScript(runId).request().start().events], {
       expectedSeq: 'any',
     });
-    const crashed = createLiveTokens(sys.setup.js, runId, 0, { attemptId: () => 'crashed' });
+    const crashed = createLiveTokens(sys().setup.js, runId, 0, { attemptId: () => 'crashed' });
     crashed.delta(0, 'Le paiement ');
     await crashed.flush();
     const client = reader();
     const sse = await openSse(tokensUrl(runId));
     await client.read(sse, () => client.text.text(0, 0) === 'Le paiement ');
     // The planner died before recording; the next one asks again.
-    const again = createLiveTokens(sys.setup.js, runId, 0, { attemptId: () => 'again' });
+    const again = createLiveTokens(sys().setup.js, runId, 0, { attemptId: () => 'again' });
     again.delta(0, 'The payment went through.');
     await again.flush();
     const resumed = await openSse(tokensUrl(runId), client.last);
@@ -150,7 +142,7 @@ describe('GET /runs/:id/tokens', () => {
   it('sends a client that comes after the run ended the recorded answers and the end at once', async () => {
     const runId = 'tok-ended-1';
     const script = thoughtWith(new RunScript(runId).request().start(), 'All done.').add('run_completed', {});
-    await sys.setup.store.append(runId, [...script.events], { expectedSeq: 'any' });
+    await sys().setup.store.append(runId, [...script.events], { expectedSeq: 'any' });
     const got = await take(await openSse(tokensUrl(runId)), () => false);
     expect(got.map((f) => f.event)).toEqual([
       { event: 'final', data: { runId, decision: 0, call: 0, text: 'All done.' } },

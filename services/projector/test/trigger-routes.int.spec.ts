@@ -1,17 +1,14 @@
 // /triggers and POST /events with the shipped token format, against a real KV bucket and DURA_EVENTS stream:
 // scopes, tenants (another tenant's trigger is "not found"; a tenant's ids and subjects are in its
 // namespace, so its events reach only its own triggers), validation, idempotent create and delete.
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { STREAMS, SUBJECTS } from '@dura/contracts';
 import { createTriggerStore } from '@dura/event-store';
-import { useTestInfra } from '@dura/testing';
-import { createAuthenticator, parseTokenFile } from '../src/index';
 import { tenantPrefix } from '../src/tenant-ids';
-import { callApi, startProjectorApi, type ApiAnswer, type ProjectorApi } from './support';
+import { callApi, type ApiAnswer, useProjectorApi, tokenAuth } from './support';
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
 
-const infra = useTestInfra();
 const TOKENS = {
   acme: 'acme-triggers-0123456789abcdef',
   acmeRead: 'acme-read-0123456789abcdef',
@@ -29,22 +26,16 @@ const tokenFile = JSON.stringify([
   { name: 'local', token: TOKENS.local, tenant: 'default', scopes: ['read', 'schedule', 'submit'] },
 ]);
 
-let api: ProjectorApi | undefined;
-const setup = () => api!.setup;
+const api = useProjectorApi(() => ({ auth: tokenAuth(tokenFile) }), { startProjector: false });
+const setup = () => api().setup;
 
 beforeAll(async () => {
-  const auth = createAuthenticator({ tokens: parseTokenFile(tokenFile, 'tokens.json') });
-  api = await startProjectorApi(infra(), { auth }, { startProjector: false });
   // DURA_EVENTS is the planner's to create; no planner runs here.
   await setup().jsm.streams.add({ name: STREAMS.events, subjects: [SUBJECTS.allEvents] });
 });
 
-afterAll(async () => {
-  await api?.close();
-});
-
 const call = (method: string, path: string, token: string, body?: unknown): Promise<ApiAnswer> =>
-  callApi(api!.http.url, token, method, path, body);
+  callApi(api().http.url, token, method, path, body);
 
 const acmeToken = tenantPrefix('acme');
 const stored = (tenant: string, id: string) => `${tenantPrefix(tenant)}_${id}`;

@@ -1,14 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { spawnTsEntry, type ManagedProcess, type ProcessExit } from '@dura/testing';
+import {
+  SERVICE_READY,
+  spawnTsEntry,
+  type DuraServiceName,
+  type ManagedProcess,
+  type ProcessExit,
+} from '@dura/testing';
 
-export type ServiceName = 'planner' | 'tool-gateway' | 'projector' | 'worker';
-
-const READY: Record<ServiceName, RegExp> = {
-  planner: /planner started/,
-  'tool-gateway': /tool gateway started/,
-  projector: /projector api listening/,
-  worker: /worker started/,
-};
+export type ServiceName = DuraServiceName;
 
 const ENTRY: Record<ServiceName, string> = {
   planner: 'services/planner/src/main.ts',
@@ -91,7 +90,7 @@ export function superviseService(
       });
       proc = started;
       isReady = false;
-      started.waitForOutput(READY[name], 120_000).then(
+      started.waitForOutput(SERVICE_READY[name], 120_000).then(
         () => {
           if (proc !== started) return;
           isReady = true;
