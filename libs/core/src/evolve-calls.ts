@@ -103,14 +103,12 @@ export function onToolCallCompleted(
   event: RunEventOf<'tool_call_completed'>,
   reject: (reason: string) => never,
 ): RunState {
-  return resolveCall(state, event.data.callId, reject, (call) => ({
-    ...call,
+  return resolveAttempt(state, event, reject, {
     status: 'completed',
-    attempts: Math.max(call.attempts, event.data.attempt),
     resolvedSeq: event.seq,
     result: event.data.result,
     ...(event.data.resultRef ? { resultRef: event.data.resultRef } : {}),
-  }));
+  });
 }
 
 /** A call's failure: retryable leaves it pending, an unknown outcome waits for the operator. */
@@ -119,13 +117,25 @@ export function onToolCallFailed(
   event: RunEventOf<'tool_call_failed'>,
   reject: (reason: string) => never,
 ): RunState {
-  return resolveCall(state, event.data.callId, reject, (call) => ({
-    ...call,
+  return resolveAttempt(state, event, reject, {
     status: failedStatus(event.data),
-    attempts: Math.max(call.attempts, event.data.attempt),
     error: event.data.error,
     ...(event.data.failRun ? { failRun: true } : {}),
     ...(event.data.retryable || event.data.error.code === OUTCOME_UNKNOWN ? {} : { resolvedSeq: event.seq }),
+  });
+}
+
+/** An attempt's outcome resolves its call, which counts the attempt. */
+function resolveAttempt(
+  state: RunState,
+  event: RunEventOf<'tool_call_completed' | 'tool_call_failed'>,
+  reject: (reason: string) => never,
+  outcome: Partial<CallState>,
+): RunState {
+  return resolveCall(state, event.data.callId, reject, (call) => ({
+    ...call,
+    attempts: Math.max(call.attempts, event.data.attempt),
+    ...outcome,
   }));
 }
 

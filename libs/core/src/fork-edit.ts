@@ -20,6 +20,10 @@ const DECISIONS = new Set<RunEvent['type']>([
 export type EditedCopy =
   { ok: true; events: RunEvent[]; edited: ForkEdited } | { ok: false; message: string };
 
+/** One edit applied to the copy, with the record of what it replaced; or why it cannot be made. */
+type EditOf<K extends 'input' | 'toolResult'> =
+  { ok: true; events: RunEvent[]; record: NonNullable<ForkEdited[K]> } | { ok: false; message: string };
+
 interface Origin {
   sourceRunId: string;
   atSeq: number;
@@ -61,13 +65,7 @@ function refused(message: string): { ok: false; message: string } {
   return { ok: false, message };
 }
 
-function editInput(
-  events: RunEvent[],
-  input: JsonValue,
-  origin: Origin,
-):
-  | { ok: true; events: RunEvent[]; record: NonNullable<ForkEdited['input']> }
-  | { ok: false; message: string } {
+function editInput(events: RunEvent[], input: JsonValue, origin: Origin): EditOf<'input'> {
   const [root] = events;
   if (root?.type !== 'run_requested') return refused('the source has no run_requested to edit');
   const decision = events.find((event) => DECISIONS.has(event.type));
@@ -87,13 +85,7 @@ function editInput(
   };
 }
 
-function editResult(
-  events: RunEvent[],
-  edit: ForkEdit,
-  origin: Origin,
-):
-  | { ok: true; events: RunEvent[]; record: NonNullable<ForkEdited['toolResult']> }
-  | { ok: false; message: string } {
+function editResult(events: RunEvent[], edit: ForkEdit, origin: Origin): EditOf<'toolResult'> {
   const { callId, output } = edit.toolResult!;
   const { sourceRunId, atSeq } = origin;
   const intent = events.find(

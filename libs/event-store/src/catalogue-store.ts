@@ -1,5 +1,4 @@
 import type { JetStreamClient } from '@nats-io/jetstream';
-import type { KV } from '@nats-io/kv';
 import {
   BUCKETS,
   CatalogueAgentSchema,
@@ -10,7 +9,7 @@ import {
 } from '@dura/contracts';
 import { readKvMessages } from './bucket-keys';
 import { whileBucketSettles } from './bucket-settle';
-import { openKvBucket, openOnce } from './kv-bucket';
+import { kvBucketOpener, openOnce } from './kv-bucket';
 
 /**
  * How long an entry of the catalogue lives unless written again: services announce theirs again well within
@@ -20,13 +19,10 @@ export const CATALOGUE_TTL_MS = 15 * 60_000;
 export const CATALOGUE_REFRESH_MS = 5 * 60_000;
 
 /** Opens (creating when missing) the `dura_catalogue` bucket. */
-export function openCatalogueBucket(js: JetStreamClient, replicas = 1): Promise<KV> {
-  return openKvBucket(js, BUCKETS.catalogue, {
-    replicas,
-    ttl: CATALOGUE_TTL_MS,
-    description: 'Dura catalogue: agent.<name>.<version> and tool.<name> -> what running services serve',
-  });
-}
+export const openCatalogueBucket = kvBucketOpener(BUCKETS.catalogue, {
+  ttl: CATALOGUE_TTL_MS,
+  description: 'Dura catalogue: agent.<name>.<version> and tool.<name> -> what running services serve',
+});
 
 /** One entry to announce: its key (`catalogueAgentKey`, `catalogueToolKey`) and its value. */
 export interface CatalogueEntry {

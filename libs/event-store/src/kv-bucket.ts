@@ -23,6 +23,17 @@ export function openKvBucket(js: JetStreamClient, name: string, options: KvBucke
 }
 
 /**
+ * The opener of the KV bucket `name` (`openKvBucket`), made with `settings` on `replicas` replicas (1 when
+ * unset): one declaration per bucket.
+ */
+export function kvBucketOpener(
+  name: string,
+  settings: Omit<KvBucketOptions, 'replicas'>,
+): (js: JetStreamClient, replicas?: number) => Promise<KV> {
+  return (js, replicas = 1) => openKvBucket(js, name, { replicas, ...settings });
+}
+
+/**
  * `open` made once and shared by every later call; a failed attempt is forgotten, so the next call tries
  * again (a bucket, a JetStream manager).
  */

@@ -1,12 +1,11 @@
 import { createHash } from 'node:crypto';
 import type { JetStreamClient } from '@nats-io/jetstream';
-import type { KV } from '@nats-io/kv';
 import { BUCKETS, DuraError, GateRecordSchema, type GateOutcome, type GateRecord } from '@dura/contracts';
 import { arrive, runInFlight, type Arrival, type RunPhase } from '@dura/core';
 import { bucketKeyLister } from './bucket-keys';
 import { whileBucketSettles } from './bucket-settle';
 import { isJsApiError, JS_CODES } from './jetstream-errors';
-import { openKvBucket, openOnce, readKvRecord } from './kv-bucket';
+import { kvBucketOpener, openOnce, readKvRecord } from './kv-bucket';
 
 /** A gate record and the KV revision it was read at (the compare-and-set guard of its next write). */
 export interface GateEntry {
@@ -31,13 +30,10 @@ export function gateKeyToken(scope: string, key: string): string {
 }
 
 /** Opens (creating when missing) the `dura_run_gates` bucket: one key per debounce / skip-if-running key. */
-export function openGateBucket(js: JetStreamClient, replicas = 1): Promise<KV> {
-  return openKvBucket(js, BUCKETS.runGates, {
-    replicas,
-    ttl: TTL_MS,
-    description: 'Dura debounce windows and skip-if-running keys: one entry per key (compare-and-set)',
-  });
-}
+export const openGateBucket = kvBucketOpener(BUCKETS.runGates, {
+  ttl: TTL_MS,
+  description: 'Dura debounce windows and skip-if-running keys: one entry per key (compare-and-set)',
+});
 
 export interface RunGateDeps {
   js: JetStreamClient;

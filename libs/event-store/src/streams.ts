@@ -61,43 +61,34 @@ export function streamConfigs(options: StreamOptions): NamedStreamConfig[] {
     duplicate_window: nanos(options.duplicateWindowMs),
     discard: DiscardPolicy.Old,
   };
+  /** The stream `key` names (`STREAMS`), on `subjects`, with its consumer limit and the settings it adds. */
+  const stream = (
+    key: keyof typeof MAX_CONSUMERS,
+    subjects: string[],
+    config: Partial<StreamConfig>,
+  ): NamedStreamConfig => ({
+    ...common,
+    name: STREAMS[key],
+    subjects,
+    ...config,
+    max_consumers: MAX_CONSUMERS[key],
+  });
   return [
-    {
-      ...common,
-      name: STREAMS.requests,
-      subjects: [SUBJECTS.submit, SUBJECTS.signal, SUBJECTS.fork],
+    stream('requests', [SUBJECTS.submit, SUBJECTS.signal, SUBJECTS.fork], {
       retention: RetentionPolicy.Limits,
       max_age: nanos(7 * DAY_MS),
-      max_consumers: MAX_CONSUMERS.requests,
-    },
-    {
-      ...common,
-      name: STREAMS.runs,
-      subjects: [SUBJECTS.allRuns],
+    }),
+    stream('runs', [SUBJECTS.allRuns], {
       retention: RetentionPolicy.Limits,
       allow_direct: true,
       deny_delete: true,
-      max_consumers: MAX_CONSUMERS.runs,
-    },
-    {
-      ...common,
-      name: STREAMS.tasks,
-      subjects: ['dura.task.>'],
-      retention: RetentionPolicy.Workqueue,
-      max_consumers: MAX_CONSUMERS.tasks,
-    },
-    {
-      ...common,
-      name: STREAMS.deadLetters,
-      subjects: [SUBJECTS.allDeadLetters],
+    }),
+    stream('tasks', ['dura.task.>'], { retention: RetentionPolicy.Workqueue }),
+    stream('deadLetters', [SUBJECTS.allDeadLetters], {
       retention: RetentionPolicy.Limits,
       max_age: nanos(30 * DAY_MS),
-      max_consumers: MAX_CONSUMERS.deadLetters,
-    },
-    {
-      ...common,
-      name: STREAMS.tokens,
-      subjects: [SUBJECTS.allTokens],
+    }),
+    stream('tokens', [SUBJECTS.allTokens], {
       retention: RetentionPolicy.Limits,
       max_age: nanos(TOKEN_RETENTION.maxAgeMs),
       max_bytes: TOKEN_RETENTION.maxBytes,
@@ -105,8 +96,7 @@ export function streamConfigs(options: StreamOptions): NamedStreamConfig[] {
       duplicate_window: nanos(Math.min(options.duplicateWindowMs, TOKEN_RETENTION.maxAgeMs)),
       // Read by message get, as the run log is: readers need no consumer.
       allow_direct: true,
-      max_consumers: MAX_CONSUMERS.tokens,
-    },
+    }),
   ];
 }
 

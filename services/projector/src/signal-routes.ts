@@ -89,46 +89,40 @@ export function signalRoutes(
       body: { runId: signal.runId, signalId: signal.signalId, duplicate: ack.duplicate },
     };
   };
+  /**
+   * `POST path`: checks the run id, reads the body (`what`, `{}` when empty and `emptyIsObject`) and sends the
+   * signal `signalOf` makes of it, under the body's `signalId` or a fresh one.
+   */
+  const signalRoute = <S extends z.ZodType<{ signalId?: string | undefined }>>(
+    path: string,
+    scope: 'signal' | 'cancel',
+    schema: S,
+    what: string,
+    emptyIsObject: boolean,
+    signalOf: (body: z.infer<S>, caller: Caller) => Pick<SignalRequest, 'name' | 'payload'>,
+  ): ApiRoute => ({
+    method: 'POST',
+    path,
+    scope,
+    async handle({ params, req, caller }) {
+      const runId = runIdParam(params);
+      const body = await readMessageBody(req, schema, what, "the signal's fields", {
+        maxBytes: MAX_BODY_BYTES,
+        emptyIsObject,
+      });
+      const { signalId = freshId() } = body;
+      return send(caller, { v: SIGNAL_VERSION, runId, signalId, ...signalOf(body, caller) });
+    },
+  });
   return [
-    {
-      method: 'POST',
-      path: '/runs/:id/signals',
-      scope: 'signal',
-      async handle({ params, req, caller }) {
-        const runId = runIdParam(params);
-        const body = await readMessageBody(req, SignalBodySchema, 'a signal', "the signal's fields", {
-          maxBytes: MAX_BODY_BYTES,
-          emptyIsObject: false,
-        });
-        if (body.name === CANCEL_SIGNAL) requireScope(caller, 'cancel', 'a signal named "cancel"');
-        return send(caller, {
-          v: SIGNAL_VERSION,
-          runId,
-          signalId: body.signalId ?? freshId(),
-          name: body.name,
-          ...(body.payload === undefined ? {} : { payload: body.payload }),
-        });
-      },
-    },
-    {
-      method: 'POST',
-      path: '/runs/:id/cancel',
-      scope: 'cancel',
-      async handle({ params, req, caller }) {
-        const runId = runIdParam(params);
-        const body = await readMessageBody(req, CancelBodySchema, 'a cancel request', "the signal's fields", {
-          maxBytes: MAX_BODY_BYTES,
-          emptyIsObject: true,
-        });
-        return send(caller, {
-          v: SIGNAL_VERSION,
-          runId,
-          signalId: body.signalId ?? freshId(),
-          name: CANCEL_SIGNAL,
-          payload: { reason: body.reason ?? `cancelled through the API by ${caller.name}` },
-        });
-      },
-    },
+    signalRoute('/runs/:id/signals', 'signal', SignalBodySchema, 'a signal', false, (body, caller) => {
+      if (body.name === CANCEL_SIGNAL) requireScope(caller, 'cancel', 'a signal named "cancel"');
+      return { name: body.name, ...(body.payload === undefined ? {} : { payload: body.payload }) };
+    }),
+    signalRoute('/runs/:id/cancel', 'cancel', CancelBodySchema, 'a cancel request', true, (body, caller) => ({
+      name: CANCEL_SIGNAL,
+      payload: { reason: body.reason ?? `cancelled through the API by ${caller.name}` },
+    })),
   ];
 }
 

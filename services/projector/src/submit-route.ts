@@ -16,11 +16,11 @@ import type { Db } from '@dura/db';
 import type { HttpResponse } from '@dura/service-kit';
 import { ALL_TENANTS, type Caller } from './auth/caller';
 import type { ApiRoute } from './auth/guard';
+import { postRoute } from './body-route';
 import { apiSubmissions, runs } from './db/schema';
 import { publishCommand } from './command-door';
 import { gatedSubmit } from './gated-submit';
 import { BadQuery } from './query-params';
-import { readMessageBody } from './request-body';
 import { tenantRunId } from './tenant-ids';
 
 /** Body and answer of `POST /runs` (in @dura/contracts: the client reads the answer too). */
@@ -42,20 +42,14 @@ const refusal = (status: number, code: string, message: string): HttpResponse =>
  * id, so the planner's intake checks it exactly as a NATS submit.
  */
 export function submitRoute(deps: { db: Db; js: JetStreamClient }): ApiRoute {
-  return {
-    method: 'POST',
-    path: '/runs',
-    scope: 'submit',
-    async handle({ req, caller }) {
-      const body = await readMessageBody(
-        req,
-        SubmitBodySchema,
-        'a run request',
-        'a run request such as {"agent": {"kind": "agent", "name": "support"}, "input": {...}}',
-      );
-      return submitRun(deps, caller, body, keyOf(req.headers[IDEMPOTENCY_HEADER], body.runId));
-    },
+  const body = {
+    schema: SubmitBodySchema,
+    what: 'a run request',
+    holds: 'a run request such as {"agent": {"kind": "agent", "name": "support"}, "input": {...}}',
   };
+  return postRoute('/runs', 'submit', body, (parsed, { req, caller }) =>
+    submitRun(deps, caller, parsed, keyOf(req.headers[IDEMPOTENCY_HEADER], parsed.runId)),
+  );
 }
 
 /**

@@ -4,9 +4,9 @@ import { createTriggerStore, TriggerError } from '@dura/event-store';
 import type { HttpResponse } from '@dura/service-kit';
 import { ALL_TENANTS } from './auth/caller';
 import type { ApiRoute } from './auth/guard';
+import { postRoute } from './body-route';
 import { bodyTenant } from './body-tenant';
 import { doorWrite, publishCommand } from './command-door';
-import { readMessageBody } from './request-body';
 import { tenantEventId, tenantEventSubject, tenantTriggerId } from './tenant-ids';
 import { tenantRecords } from './tenant-records';
 
@@ -49,17 +49,15 @@ export function triggerRoutes(deps: { js: JetStreamClient }, clock: () => number
       scope: 'read',
       handle: async ({ params, caller }) => ok(200, await visible(caller, idOf(params, caller))),
     },
-    {
-      method: 'POST',
-      path: '/triggers',
-      scope: 'schedule',
-      async handle({ req, caller }) {
-        const body = await readMessageBody(
-          req,
-          EventTriggerBodySchema,
-          'an event trigger',
-          'an event trigger: {"id", "subject", "request"}',
-        );
+    postRoute(
+      '/triggers',
+      'schedule',
+      {
+        schema: EventTriggerBodySchema,
+        what: 'an event trigger',
+        holds: 'an event trigger: {"id", "subject", "request"}',
+      },
+      async (body, { caller }) => {
         const owner = bodyTenant(caller, body.tenant, 'manages event triggers');
         if ('refused' in owner) return owner.refused;
         const { tenant } = owner;
@@ -79,20 +77,18 @@ export function triggerRoutes(deps: { js: JetStreamClient }, clock: () => number
           throw err;
         }
       },
-    },
+    ),
     // As `eventTriggers.delete`: once this answers, no message published afterwards starts a run of it.
     deleteRoute('/triggers/:id', (id) => kv(() => store.remove(id))),
-    {
-      method: 'POST',
-      path: '/events',
-      scope: 'submit',
-      async handle({ req, caller }) {
-        const body = await readMessageBody(
-          req,
-          EventBodySchema,
-          'an event',
-          'an event: {"subject": "dura.event.…", "payload": …, "id"?}',
-        );
+    postRoute(
+      '/events',
+      'submit',
+      {
+        schema: EventBodySchema,
+        what: 'an event',
+        holds: 'an event: {"subject": "dura.event.…", "payload": …, "id"?}',
+      },
+      async (body, { caller }) => {
         const asked = body.id ?? `evt_${crypto.randomUUID().replaceAll('-', '')}`;
         const operator = caller.tenant === ALL_TENANTS;
         const subject = operator
@@ -107,7 +103,7 @@ export function triggerRoutes(deps: { js: JetStreamClient }, clock: () => number
         });
         return ok(202, { subject, id, seq: ack.seq, duplicate: ack.duplicate });
       },
-    },
+    ),
   ];
 }
 

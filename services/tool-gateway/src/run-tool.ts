@@ -38,10 +38,16 @@ export async function runTool(
 ): Promise<ToolOutcome> {
   const started = performance.now();
   const elapsed = (): number => performance.now() - started;
+  /** A failure no retry can change: the call's arguments or the tool's result are wrong. */
+  const refused = (code: string, message: string): ToolOutcome => ({
+    ok: false,
+    error: { code, message, retryable: false },
+    durationMs: elapsed(),
+  });
   const args = tool.input.safeParse(task.args);
   if (!args.success) {
     const message = `invalid arguments for ${tool.name}: ${args.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`;
-    return { ok: false, error: { code: 'invalid_args', message, retryable: false }, durationMs: elapsed() };
+    return refused('invalid_args', message);
   }
   const timeoutMs = tool.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const controller = new AbortController();
@@ -66,41 +72,16 @@ export async function runTool(
     // Checked before the (recursive) schema and before it is recorded: a result the run log could not hold
     // is the tool's failure, never an event no service can read back.
     const overLimits = valueLimitProblem(result);
-    if (overLimits) {
-      return {
-        ok: false,
-        error: {
-          code: 'result_over_limits',
-          message: `${tool.name} returned a result over the message limits: ${overLimits.message}`,
-          retryable: false,
-        },
-        durationMs: elapsed(),
-      };
-    }
+    if (overLimits)
+      return refused(
+        'result_over_limits',
+        `${tool.name} returned a result over the message limits: ${overLimits.message}`,
+      );
     const unstorable = unstorableTextPath(result);
-    if (unstorable) {
-      return {
-        ok: false,
-        error: {
-          code: 'invalid_result',
-          message: `${tool.name} returned ${unstorableTextIssue(unstorable)}`,
-          retryable: false,
-        },
-        durationMs: elapsed(),
-      };
-    }
+    if (unstorable)
+      return refused('invalid_result', `${tool.name} returned ${unstorableTextIssue(unstorable)}`);
     const json = JsonValueSchema.safeParse(result);
-    if (!json.success) {
-      return {
-        ok: false,
-        error: {
-          code: 'invalid_result',
-          message: `${tool.name} returned a value that is not JSON`,
-          retryable: false,
-        },
-        durationMs: elapsed(),
-      };
-    }
+    if (!json.success) return refused('invalid_result', `${tool.name} returned a value that is not JSON`);
     return { ok: true, result: json.data, durationMs: elapsed() };
   } catch (err) {
     // Whichever abort came first is the signal's reason: a timeout before a cancellation stays a timeout.

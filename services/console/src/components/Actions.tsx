@@ -12,6 +12,7 @@ import { api } from '../api/http';
 import { navigate, runPath } from '../model/router';
 import { eventLabel } from '../model/event-numbers';
 import { ApprovalBox } from './ApprovalBox';
+import { useRunPage } from './run-page-context';
 
 type RunStateSummary = z.infer<typeof RunStateSummarySchema>;
 type Call = z.infer<typeof RunStateSchema>['calls'][number];
@@ -24,22 +25,16 @@ const TERMINAL = new Set(['completed', 'failed', 'cancelled', 'rejected']);
  * confirm or skip an in-doubt unsafe call, send a signal, cancel, fork.
  */
 export function Actions({
-  runId,
   run,
   calls,
   session,
-  selectedSeq,
-  numberOf,
 }: {
-  runId: string;
   run: RunStateSummary;
   /** The run's calls, once its full state is read (undefined until then): an approval shows its call. */
   calls: Call[] | undefined;
   session: ConsoleSession;
-  selectedSeq: number | undefined;
-  /** The number within the run of an event (by its stream sequence), as the page shows it. */
-  numberOf: (seq: number) => number | undefined;
 }) {
+  const { runId, numberOf, selected } = useRunPage();
   const client = useQueryClient();
   const [message, setMessage] = useState<string>();
   const path = `/runs/${encodeURIComponent(runId)}`;
@@ -67,7 +62,7 @@ export function Actions({
   const live = !TERMINAL.has(run.status);
   const approvals = verdictWaits(run.waits);
   const operator = run.waits.find((w) => w.kind === 'operator' && w.callId !== undefined);
-  const forkAt = selectedSeq ?? run.lastSeq;
+  const forkAt = selected ?? run.lastSeq;
   if (!may('signal') && !may('cancel') && !may('submit')) return null;
   return (
     <section className="actions" aria-label="Actions" data-testid="actions">

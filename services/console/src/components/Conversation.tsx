@@ -3,8 +3,7 @@ import type { PayloadRef } from '@dura/contracts';
 import type { AnswerFacts, ChatCallView, ChatItem, Conversation } from '../model/conversation';
 import { eventLabel } from '../model/event-numbers';
 import { dollars } from '../model/format';
-
-type NumberOf = (seq: number) => number | undefined;
+import { useRunPage } from './run-page-context';
 
 /** Above this many characters or lines, a message shows its start and a button for the rest. */
 const LONG_CHARS = 600;
@@ -19,13 +18,9 @@ const resultId = (callId: string) => `chat-result-${callId}`;
  */
 export function ConversationView({
   conversations,
-  numberOf,
-  onSelect,
   answering,
 }: {
   conversations: readonly Conversation[];
-  numberOf: NumberOf;
-  onSelect: (seq: number) => void;
   /** The answer streaming in, shown after the last conversation until its thought is recorded. */
   answering: string | undefined;
 }) {
@@ -47,7 +42,7 @@ export function ConversationView({
           )}
           <ol className="chat">
             {conversation.items.map((item, i) => (
-              <Message key={`${item.seq}-${i}`} item={item} numberOf={numberOf} onSelect={onSelect} />
+              <Message key={`${item.seq}-${i}`} item={item} />
             ))}
             {answering !== undefined && index === conversations.length - 1 && (
               <li className="msg msg-assistant" data-role="assistant" data-testid="chat-answering">
@@ -64,15 +59,8 @@ export function ConversationView({
   );
 }
 
-function Message({
-  item,
-  numberOf,
-  onSelect,
-}: {
-  item: ChatItem;
-  numberOf: NumberOf;
-  onSelect: (seq: number) => void;
-}) {
+function Message({ item }: { item: ChatItem }) {
+  const { numberOf, onSelect } = useRunPage();
   const link = (
     <button type="button" className="linkish event-link" onClick={() => onSelect(item.seq)}>
       {eventLabel(numberOf, item.seq)}
@@ -98,7 +86,7 @@ function Message({
           </header>
           {item.content !== undefined && item.content !== '' && <Text text={item.content} />}
           {item.toolCalls.map((call) => (
-            <ToolCall key={call.id} call={call} numberOf={numberOf} onSelect={onSelect} />
+            <ToolCall key={call.id} call={call} />
           ))}
         </li>
       );
@@ -146,15 +134,8 @@ function Facts({ facts }: { facts: AnswerFacts }) {
 }
 
 /** A call the model asked for: its name and arguments, folded; the intent that recorded it; its result. */
-function ToolCall({
-  call,
-  numberOf,
-  onSelect,
-}: {
-  call: ChatCallView;
-  numberOf: NumberOf;
-  onSelect: (seq: number) => void;
-}) {
+function ToolCall({ call }: { call: ChatCallView }) {
+  const { numberOf, onSelect } = useRunPage();
   const line = JSON.stringify(call.arguments);
   return (
     <details className="tool-call" data-testid="chat-tool-call" data-call-id={call.id}>

@@ -1,19 +1,11 @@
 import type { RunEvent } from '@dura/contracts';
 import { useCauses } from '../api/queries';
 import { eventLabel } from '../model/event-numbers';
+import { useRunPage } from './run-page-context';
 
 /** One event's data and meta, and the chain of events that caused it back to the run's request. */
-export function EventDetail({
-  runId,
-  event,
-  onSelect,
-  numberOf,
-}: {
-  runId: string;
-  event: RunEvent;
-  onSelect: (seq: number) => void;
-  numberOf: (seq: number) => number | undefined;
-}) {
+export function EventDetail({ event }: { event: RunEvent }) {
+  const { runId, numberOf, onSelect } = useRunPage();
   const causes = useCauses(runId, event.seq);
   return (
     <aside className="detail" aria-label={`Event ${event.seq}`} data-testid="event-detail">

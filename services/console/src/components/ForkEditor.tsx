@@ -4,6 +4,7 @@ import { ForkAcceptedSchema, type ConsoleSession, type ForkChanges, type RunEven
 import { api } from '../api/http';
 import { navigate, runPath } from '../model/router';
 import { eventLabel } from '../model/event-numbers';
+import { useRunPage } from './run-page-context';
 
 /** What is being edited: the run's input (a fork at its first event) or one call's recorded result. */
 type Target =
@@ -16,18 +17,15 @@ type Target =
  * this credential's and refuses one that cannot be made (its message is shown here). Only for `submit`.
  */
 export function ForkWithEdits({
-  runId,
   events,
   selected,
   session,
-  numberOf,
 }: {
-  runId: string;
   events: readonly RunEvent[];
   selected: RunEvent | undefined;
   session: ConsoleSession;
-  numberOf: (seq: number) => number | undefined;
 }) {
+  const { runId, numberOf } = useRunPage();
   const [target, setTarget] = useState<Target>();
   const first = events[0];
   if (!session.scopes.includes('submit') || first?.type !== 'run_requested') return null;

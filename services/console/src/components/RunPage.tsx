@@ -16,6 +16,7 @@ import { ForkOrigin } from './ForkOrigin';
 import { Gauges } from './Gauges';
 import { RunFacts } from './RunFacts';
 import { Link } from './Link';
+import { RunPageContext } from './run-page-context';
 import { StatusBadge } from './StatusBadge';
 import { TimeTravel } from './TimeTravel';
 import { Timeline } from './Timeline';
@@ -36,6 +37,10 @@ export function RunPage({ runId, session }: { runId: string; session: ConsoleSes
   const conversations = useMemo(() => (complete ? buildConversations(events) : []), [events, complete]);
   const [view, setView] = useState<RunView>('events');
   const [selected, setSelected] = useState<number | undefined>();
+  const cursor = useMemo(
+    () => ({ runId, numberOf, selected, onSelect: setSelected }),
+    [runId, numberOf, selected],
+  );
   // The state without its calls comes first (the header, budgets and actions need no more); time travel and
   // an approval's call read the full state, which follows once the first screen is drawn.
   const run = state.data;
@@ -117,58 +122,27 @@ export function RunPage({ runId, session }: { runId: string; session: ConsoleSes
           ))}
         </p>
       )}
-      {run && (
-        <Actions
-          runId={runId}
-          run={run}
-          calls={state.full?.calls}
-          session={session}
-          selectedSeq={selected}
-          numberOf={numberOf}
-        />
-      )}
-      <ForkWithEdits
-        runId={runId}
-        events={events}
-        selected={selectedEvent}
-        session={session}
-        numberOf={numberOf}
-      />
-      <TimeTravel
-        runId={runId}
-        run={state.full}
-        events={events}
-        count={count}
-        complete={complete}
-        selected={selected}
-        onSelect={setSelected}
-        numberOf={numberOf}
-      />
-      {conversations.length > 0 && <ViewTabs view={view} onView={setView} />}
-      <div className="run-body">
-        {view === 'conversation' && conversations.length > 0 ? (
-          <ConversationView
-            conversations={conversations}
-            numberOf={numberOf}
-            onSelect={setSelected}
-            answering={answering}
-          />
-        ) : (
-          <Timeline
-            rows={rows}
-            count={count}
-            complete={complete}
-            selected={selected}
-            onSelect={setSelected}
-            answering={answering}
-            {...(nowMs === undefined ? {} : { nowMs })}
-            {...(spanMs === undefined ? {} : { spanMs })}
-          />
-        )}
-        {selectedEvent && (
-          <EventDetail runId={runId} event={selectedEvent} onSelect={setSelected} numberOf={numberOf} />
-        )}
-      </div>
+      <RunPageContext.Provider value={cursor}>
+        {run && <Actions run={run} calls={state.full?.calls} session={session} />}
+        <ForkWithEdits events={events} selected={selectedEvent} session={session} />
+        <TimeTravel run={state.full} events={events} count={count} complete={complete} />
+        {conversations.length > 0 && <ViewTabs view={view} onView={setView} />}
+        <div className="run-body">
+          {view === 'conversation' && conversations.length > 0 ? (
+            <ConversationView conversations={conversations} answering={answering} />
+          ) : (
+            <Timeline
+              rows={rows}
+              count={count}
+              complete={complete}
+              answering={answering}
+              {...(nowMs === undefined ? {} : { nowMs })}
+              {...(spanMs === undefined ? {} : { spanMs })}
+            />
+          )}
+          {selectedEvent && <EventDetail event={selectedEvent} />}
+        </div>
+      </RunPageContext.Provider>
       {eventsError && <p className="error">{eventsError.message}</p>}
     </section>
   );

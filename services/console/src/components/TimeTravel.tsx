@@ -5,6 +5,7 @@ import { useStateAt } from '../api/queries';
 import { eventLabel } from '../model/event-numbers';
 import { limitsPath } from '../model/router';
 import { Link } from './Link';
+import { useRunPage } from './run-page-context';
 
 /** The calls listed at the travelled-to event: the latest ones; the full state below holds them all. */
 const CALLS_SHOWN = 50;
@@ -16,24 +17,17 @@ const CALLS_SHOWN = 50;
  * events are read (`complete: false`, `count` of them in all) it stands there, and moves once they are in.
  */
 export function TimeTravel({
-  runId,
   run,
   events,
   count,
   complete,
-  selected,
-  onSelect,
-  numberOf,
 }: {
-  runId: string;
   run: z.infer<typeof RunStateSchema> | undefined;
   events: RunEvent[];
   count: number;
   complete: boolean;
-  selected: number | undefined;
-  onSelect: (seq: number) => void;
-  numberOf: (seq: number) => number | undefined;
 }) {
+  const { runId, numberOf, selected, onSelect } = useRunPage();
   // Unselected, it stands at the run's last event once the run's state is in (no fold asked for before).
   const at = selected ?? (run === undefined ? undefined : complete ? events.at(-1)?.seq : run.lastSeq);
   const found = events.findIndex((e) => e.seq === at);

@@ -2,6 +2,7 @@ import { useEffect, useLayoutEffect, useMemo, useRef, useState, type KeyboardEve
 import type { WaterfallRow } from '../model/waterfall';
 import { shortDuration } from '../model/format';
 import { createRowPool, ROW_HEIGHT, rowTitle } from './row-pool';
+import { useRunPage } from './run-page-context';
 
 /**
  * The run's events as a waterfall, virtualized (only the rows in view are in the page, so 10,000 events
@@ -11,8 +12,6 @@ export function Timeline({
   rows,
   count,
   complete,
-  selected,
-  onSelect,
   answering,
   nowMs,
   spanMs,
@@ -21,14 +20,13 @@ export function Timeline({
   /** How many events the run has: more than `rows` while the rest are read (`complete: false`). */
   count: number;
   complete: boolean;
-  selected: number | undefined;
-  onSelect: (seq: number) => void;
   answering: string | undefined;
   /** Now, on the run's clock, while the run is live: open spans (waits, pending calls) reach it. */
   nowMs?: number;
   /** The run's span as its state gives it, while its last events are not read yet: the axis is drawn for it. */
   spanMs?: number;
 }) {
+  const { selected, onSelect } = useRunPage();
   const scroller = useRef<HTMLDivElement>(null);
   const body = useRef<HTMLDivElement>(null);
   const [pool, setPool] = useState<ReturnType<typeof createRowPool>>();

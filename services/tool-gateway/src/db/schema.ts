@@ -1,5 +1,24 @@
 import { sql } from 'drizzle-orm';
-import { bigserial, index, integer, jsonb, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
+import {
+  bigserial,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  type AnyPgColumn,
+} from 'drizzle-orm/pg-core';
+
+/** A `timestamp with time zone` column, read as a `Date`. */
+const timestamptz = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
+
+/** An index on `column` of the rows whose `pending` column is still null: the work not done yet. */
+const whileNull = (name: string, column: AnyPgColumn, pending: AnyPgColumn) =>
+  index(name)
+    .on(column)
+    .where(sql`${pending} is null`);
 
 /**
  * The effect ledger: one row per idempotency key, ever. `started` rows carry a lease; a `started` row whose
@@ -19,9 +38,9 @@ export const effects = pgTable(
     attempts: integer('attempts').notNull(),
     result: jsonb('result'),
     error: jsonb('error'),
-    leaseUntil: timestamp('lease_until', { withTimezone: true, mode: 'date' }).notNull(),
-    startedAt: timestamp('started_at', { withTimezone: true, mode: 'date' }).notNull(),
-    finishedAt: timestamp('finished_at', { withTimezone: true, mode: 'date' }),
+    leaseUntil: timestamptz('lease_until').notNull(),
+    startedAt: timestamptz('started_at').notNull(),
+    finishedAt: timestamptz('finished_at'),
     durationMs: integer('duration_ms'),
   },
   (t) => [index('effects_run_idx').on(t.runId)],
@@ -36,19 +55,15 @@ export const outbox = pgTable(
     msgId: text('msg_id').notNull().unique(),
     subject: text('subject').notNull(),
     payload: jsonb('payload').notNull(),
-    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
-    sentAt: timestamp('sent_at', { withTimezone: true, mode: 'date' }),
+    createdAt: timestamptz('created_at').notNull().defaultNow(),
+    sentAt: timestamptz('sent_at'),
     /**
      * Until when the writer of the row publishes it itself (the fast path); relays leave the row, and the
      * rows of its run behind it, alone until then. Set by the database clock, compared with it.
      */
-    claimedUntil: timestamp('claimed_until', { withTimezone: true, mode: 'date' }),
+    claimedUntil: timestamptz('claimed_until'),
   },
-  (t) => [
-    index('outbox_unsent_idx')
-      .on(t.id)
-      .where(sql`${t.sentAt} is null`),
-  ],
+  (t) => [whileNull('outbox_unsent_idx', t.id, t.sentAt)],
 );
 
 /**
@@ -60,19 +75,14 @@ export const timers = pgTable(
   {
     runId: text('run_id').notNull(),
     waitId: text('wait_id').notNull(),
-    dueAt: timestamp('due_at', { withTimezone: true, mode: 'date' }).notNull(),
+    dueAt: timestamptz('due_at').notNull(),
     causationId: text('causation_id').notNull(),
     correlationId: text('correlation_id').notNull(),
     trace: text('trace'),
-    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
-    firedAt: timestamp('fired_at', { withTimezone: true, mode: 'date' }),
+    createdAt: timestamptz('created_at').notNull().defaultNow(),
+    firedAt: timestamptz('fired_at'),
   },
-  (t) => [
-    primaryKey({ columns: [t.runId, t.waitId] }),
-    index('timers_pending_idx')
-      .on(t.dueAt)
-      .where(sql`${t.firedAt} is null`),
-  ],
+  (t) => [primaryKey({ columns: [t.runId, t.waitId] }), whileNull('timers_pending_idx', t.dueAt, t.firedAt)],
 );
 
 /**
@@ -85,7 +95,7 @@ export const toolSlots = pgTable(
     tool: text('tool').notNull(),
     slot: integer('slot').notNull(),
     holder: text('holder'),
-    leaseUntil: timestamp('lease_until', { withTimezone: true, mode: 'date' }),
+    leaseUntil: timestamptz('lease_until'),
   },
   (t) => [primaryKey({ columns: [t.tool, t.slot] })],
 );
