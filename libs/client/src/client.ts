@@ -13,7 +13,6 @@ import {
   type RunRequest,
 } from '@dura/contracts';
 import { fold, type RunState, type TokenFrame } from '@dura/core';
-import type { RunReader, RunWakeups } from '@dura/event-store';
 import { createApiSubmit } from './api-submit';
 import { ClientNotConfigured, RunNotFound } from './errors';
 import { forkRun, type ForkRunInput } from './fork';
@@ -21,8 +20,8 @@ import { createTriggerApi } from './schedules';
 import type { FollowTokensOptions, LiveDelta } from './live-tokens';
 import type { Parked } from './parked';
 import { createReadApi } from './read-api';
-import type * as NatsSide from './nats-side';
 import type { WatchOptions } from './watch-run';
+import type { NatsReads } from './nats-reads';
 
 const DEFAULT_CANCEL_REASON = 'cancelled by a client';
 
@@ -266,14 +265,6 @@ export function createDuraClient(options: DuraClientOptions) {
     flowLimits: api.flowLimits,
   };
 }
-
-/** The NATS handles, the run log's and token feed's readers, and the client's NATS side (nats-side.ts). */
-export type NatsReads = JetStreamHandles & {
-  reader: RunReader;
-  wakeups: RunWakeups;
-  tokens: { reader: RunReader; wakeups: RunWakeups };
-  side: typeof NatsSide;
-};
 
 export type DuraClient = ReturnType<typeof createDuraClient>;
 

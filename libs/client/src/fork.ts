@@ -7,7 +7,7 @@ import {
   SUBJECTS,
   type ForkChanges,
 } from '@dura/contracts';
-import type { NatsReads } from './client';
+import type { NatsReads } from './nats-reads';
 
 export interface ForkRunInput {
   /** The run to fork. */

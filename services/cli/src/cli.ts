@@ -5,15 +5,11 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { EXIT, type CommandModule, type FlagSpec } from './command';
 import { GLOBAL_FLAGS } from './globals';
 import { commandHelp, rootHelp, usageFailure } from './help';
-import { createOutput, type Streams } from './output';
+import { createOutput } from './output';
 import { COMMANDS } from './commands/index';
+import type { CliOptions } from './cli-options';
 
-export interface CliOptions {
-  env?: Record<string, string | undefined>;
-  streams?: Streams;
-  /** Aborts commands that follow a stream (Ctrl-C). */
-  signal?: AbortSignal;
-}
+export type { CliOptions } from './cli-options';
 
 type ParseOptions = NonNullable<ParseArgsConfig['options']>;
 

@@ -4,7 +4,7 @@
 import { connectDuraClient, formatEvent, natsSecurityFromEnv } from '@dura/client';
 import type { NatsSecurity } from '@dura/contracts';
 import { resolveApiToken } from './api-token';
-import type { CliOptions } from './cli';
+import type { CliOptions } from './cli-options';
 import { EXIT, UsageError, type CommandModule, type ParsedArgs } from './command';
 import { describeNatsSource, resolveEndpoints } from './endpoints';
 import { describeFailure } from './exit-code';
@@ -45,10 +45,14 @@ export async function execute(
     security,
   });
   try {
-    return await command.run(
-      args,
-      { client, json, out, natsUrl, apiUrl, signal: options.signal ?? new AbortController().signal },
-    );
+    return await command.run(args, {
+      client,
+      json,
+      out,
+      natsUrl,
+      apiUrl,
+      signal: options.signal ?? new AbortController().signal,
+    });
   } catch (err) {
     if (err instanceof UsageError) return usageFailure(out, command, err.message);
     const failure = describeFailure(err);
@@ -61,7 +65,6 @@ export async function execute(
     await client.close();
   }
 }
-
 
 /** The environment with the NATS security flags given on the command line put over their variables. */
 function securityEnv(
