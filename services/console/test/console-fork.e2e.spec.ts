@@ -2,7 +2,7 @@
 // edited tool result from its page and seeing the fork complete from the edited value, with the edit shown;
 // a read-only token sees no such action and is refused when it forces one. Takes docs/images/console-fork-edit.png.
 import { describe, expect, it } from 'vitest';
-import { screenshot, TOKENS, untilStatus, useConsoleStack, WAIT_MS } from './console-stack';
+import { screenshot, TOKENS, untilEventsToEnd, untilStatus, useConsoleStack, WAIT_MS } from './console-stack';
 
 const stack = useConsoleStack();
 
@@ -31,6 +31,7 @@ describe('fork with edited state, from the console', () => {
     const { page, context } = await open(TOKENS.operator, '/ui/runs/quote-1');
     try {
       await untilStatus(page, 'completed');
+      await untilEventsToEnd(page);
       const result = page.locator('[data-type="tool_call_completed"]').first();
       await page.getByTestId('step-picker').fill((await result.getAttribute('data-n')) ?? '');
       await page.getByRole('button', { name: 'Fork with edited result of call-1' }).click();
@@ -63,6 +64,7 @@ describe('fork with edited state, from the console', () => {
       );
 
       // The edited observation is in the fork's log as what it is.
+      await untilEventsToEnd(page);
       const copy = page.locator('[data-type="tool_call_completed"]').first();
       expect(await copy.textContent()).toContain('edited by operator in a fork');
       await page.getByTestId('step-picker').fill((await copy.getAttribute('data-n')) ?? '');
@@ -81,6 +83,7 @@ describe('fork with edited state, from the console', () => {
     const { page, context } = await open(TOKENS.reader, '/ui/runs/quote-ro');
     try {
       await untilStatus(page, 'completed');
+      await untilEventsToEnd(page);
       const result = page.locator('[data-type="tool_call_completed"]').first();
       await page.getByTestId('step-picker').fill((await result.getAttribute('data-n')) ?? '');
       await page.getByTestId('event-detail').waitFor({ timeout: WAIT_MS });

@@ -209,6 +209,15 @@ export const WAIT_MS = 60_000;
 export const statusOf = (page: Page, status: string) => page.locator(`.run-head [data-status="${status}"]`);
 
 /** Waits until the run page shows `status`; on timeout the error quotes what the page shows instead. */
+/**
+ * Waits until the run page holds the run's events through its end (its `run_completed` row is drawn). The
+ * status can show "completed" before the page's event list has caught up: a step picked meanwhile may name
+ * the event the picker already stands at (the list's last), which changes nothing and selects nothing.
+ */
+export async function untilEventsToEnd(page: Page): Promise<void> {
+  await page.locator('[data-type="run_completed"]').first().waitFor({ timeout: WAIT_MS });
+}
+
 export async function untilStatus(page: Page, status: string): Promise<void> {
   try {
     await statusOf(page, status).waitFor({ timeout: WAIT_MS });
