@@ -11,7 +11,8 @@ import {
   parseTokenFile,
   type Authenticator,
 } from '../src/index';
-import { RunScript, useProjectorApi } from './support';
+import { RunScript } from './support';
+import { useProjectorApi } from './projector-harness';
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
 

@@ -1,7 +1,8 @@
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { ApiErrorSchema } from '@dura/contracts';
 import { createLogger } from '@dura/service-kit';
-import { RunScript, useProjectorApi } from './support';
+import { RunScript } from './support';
+import { useProjectorApi } from './projector-harness';
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
 

@@ -7,7 +7,8 @@ import {
   type RunEvent,
 } from '@dura/contracts';
 import { openApiDocument } from '../src/index';
-import { RunScript, asJson, foldLog, streamMessages, useProjectorApi } from './support';
+import { RunScript, asJson, foldLog, streamMessages } from './support';
+import { useProjectorApi } from './projector-harness';
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
 

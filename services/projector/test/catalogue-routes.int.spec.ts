@@ -13,7 +13,7 @@ import {
 } from '@dura/contracts';
 import { createCatalogueWriter } from '@dura/event-store';
 import { createLogger } from '@dura/service-kit';
-import { useProjectorApi, tokenAuth } from './support';
+import { useProjectorApi, tokenAuth } from './projector-harness';
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
 

@@ -4,7 +4,8 @@
 // requests, recording the cancel) is written to the log as it would write it.
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { STREAMS, SUBJECTS } from '@dura/contracts';
-import { RunScript, callApi, useProjectorApi, tokenAuth } from './support';
+import { RunScript } from './support';
+import { callApi, useProjectorApi, tokenAuth } from './projector-harness';
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
 

@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ForkRequestSchema, STREAMS, SUBJECTS, tokensSubject } from '@dura/contracts';
 import { tenantPrefix } from '../src/tenant-ids';
-import { RunScript, useProjectorApi, tokenAuth } from './support';
+import { RunScript } from './support';
+import { useProjectorApi, tokenAuth } from './projector-harness';
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
 

@@ -13,7 +13,7 @@ import {
   type LimitRecord,
   type ModelLimit,
 } from '@dura/core';
-import { useProjectorApi, tokenAuth } from './support';
+import { useProjectorApi, tokenAuth } from './projector-harness';
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
 

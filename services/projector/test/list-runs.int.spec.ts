@@ -4,7 +4,8 @@ import { ApiErrorSchema, RunListResponseSchema, type RunSummary } from '@dura/co
 import { rowsOf } from '@dura/db';
 import { listRunsSql, parseListQuery } from '../src/list-runs';
 import { agentLabel, summarize } from '../src/index';
-import { RunScript, foldLog, streamMessages, useProjectorApi, getJson } from './support';
+import { RunScript, foldLog, streamMessages } from './support';
+import { useProjectorApi, getJson } from './projector-harness';
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
 

@@ -19,8 +19,8 @@ import {
   rowColumns,
   snapshot,
   streamMessages,
-  useProjectors,
 } from './support';
+import { useProjectors } from './projector-harness';
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
 

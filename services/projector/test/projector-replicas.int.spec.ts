@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { runSubject } from '@dura/contracts';
 import { createTestDatabase, type TestDatabaseHandle } from '@dura/testing';
 import type { Projector } from '../src/index';
-import { RunScript, asJson, caughtUp, foldLog, snapshot, streamMessages, useProjectors } from './support';
+import { RunScript, asJson, caughtUp, foldLog, snapshot, streamMessages } from './support';
+import { useProjectors } from './projector-harness';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 

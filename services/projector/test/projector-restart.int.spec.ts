@@ -11,8 +11,8 @@ import {
   sleep,
   snapshot,
   streamMessages,
-  useProjectors,
 } from './support';
+import { useProjectors } from './projector-harness';
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
 

@@ -2,7 +2,8 @@ import { describe, expect, it, vi } from 'vitest';
 import { ApiErrorSchema, RunEventSchema, runSubject, type NewEvent, type RunEvent } from '@dura/contracts';
 import { RunLog } from '@dura/core/testing';
 import { openSse, type SseConnection } from '@dura/testing';
-import { RunScript, asJson, caughtUp, sleep, useProjectorApi } from './support';
+import { RunScript, asJson, caughtUp, sleep } from './support';
+import { useProjectorApi } from './projector-harness';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 

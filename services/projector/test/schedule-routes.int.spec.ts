@@ -3,7 +3,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { createScheduleStore } from '@dura/event-store';
 import { tenantPrefix } from '../src/tenant-ids';
-import { callApi, type ApiAnswer, useProjectorApi, tokenAuth } from './support';
+import { callApi, type ApiAnswer, useProjectorApi, tokenAuth } from './projector-harness';
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
 

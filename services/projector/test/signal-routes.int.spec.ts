@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { ApiErrorSchema, STREAMS, SUBJECTS } from '@dura/contracts';
-import { RunScript, appendInterleaved, caughtUp, useProjectorApi } from './support';
+import { RunScript, appendInterleaved, caughtUp } from './support';
+import { useProjectorApi } from './projector-harness';
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
 

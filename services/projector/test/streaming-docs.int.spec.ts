@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { tokensSubject } from '@dura/contracts';
 import { openSse, repoRoot } from '@dura/testing';
-import { RunScript, thoughtWith, useProjectorApi } from './support';
+import { RunScript, thoughtWith } from './support';
+import { useProjectorApi } from './projector-harness';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 

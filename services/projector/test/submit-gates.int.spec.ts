@@ -10,7 +10,8 @@ import { BUCKETS } from '@dura/contracts';
 import { createRunGates, gateEntryName, serveGateAsks, type GateDoor } from '@dura/event-store';
 import { Kvm } from '@nats-io/kv';
 import { tenantPrefix } from '../src/tenant-ids';
-import { RunScript, testLogger, useProjectorApi, tokenAuth, submitted } from './support';
+import { RunScript, testLogger } from './support';
+import { useProjectorApi, tokenAuth, submitted } from './projector-harness';
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
 

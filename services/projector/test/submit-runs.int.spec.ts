@@ -5,7 +5,8 @@ import { eq } from 'drizzle-orm';
 import { RunRequestSchema, type RunRequest } from '@dura/contracts';
 import { apiSubmissions } from '../src/db/schema';
 import { tenantPrefix } from '../src/tenant-ids';
-import { RunScript, useProjectorApi, tokenAuth, submitted } from './support';
+import { RunScript } from './support';
+import { useProjectorApi, tokenAuth, submitted } from './projector-harness';
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
 

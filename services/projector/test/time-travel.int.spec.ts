@@ -9,7 +9,8 @@ import {
 } from '@dura/contracts';
 import { fold } from '@dura/core';
 import { RunLog } from '@dura/core/testing';
-import { RunScript, asJson, caughtUp, useProjectorApi, getJson } from './support';
+import { RunScript, asJson, caughtUp } from './support';
+import { useProjectorApi, getJson } from './projector-harness';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 

@@ -5,7 +5,8 @@ import { parseTokenFeedEvent, type TokenFeedEvent } from '@dura/contracts';
 import { createTokenText } from '@dura/core';
 import { createLiveTokens } from '@dura/event-store';
 import { openSse, type SseConnection } from '@dura/testing';
-import { RunScript, thoughtWith, useProjectorApi } from './support';
+import { RunScript, thoughtWith } from './support';
+import { useProjectorApi } from './projector-harness';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 

@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { STREAMS, SUBJECTS } from '@dura/contracts';
 import { createTriggerStore } from '@dura/event-store';
 import { tenantPrefix } from '../src/tenant-ids';
-import { callApi, type ApiAnswer, useProjectorApi, tokenAuth } from './support';
+import { callApi, type ApiAnswer, useProjectorApi, tokenAuth } from './projector-harness';
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
 

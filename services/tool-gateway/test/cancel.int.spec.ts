@@ -11,9 +11,9 @@ import {
   settledLog,
   sleep,
   toolTask,
-  useGateway,
   type Connections,
 } from './support';
+import { useGateway } from './gateway-harness';
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
 

@@ -12,8 +12,8 @@ import {
   settledLog,
   storedMessages,
   toolTask,
-  useGateway,
 } from './support';
+import { useGateway } from './gateway-harness';
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
 

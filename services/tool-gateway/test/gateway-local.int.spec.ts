@@ -5,16 +5,8 @@ import { describe, expect, it, vi } from 'vitest';
 import { createEventStore } from '@dura/event-store';
 import { newEvent } from '@dura/contracts';
 import { useTestInfra } from '@dura/testing';
-import {
-  countingTool,
-  decideTasks,
-  effectRow,
-  eventually,
-  outboxRows,
-  runLog,
-  toolTask,
-  useGateway,
-} from './support';
+import { countingTool, decideTasks, effectRow, eventually, outboxRows, runLog, toolTask } from './support';
+import { useGateway } from './gateway-harness';
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
 

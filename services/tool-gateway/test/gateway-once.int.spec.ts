@@ -13,8 +13,8 @@ import {
   settledLog,
   sleep,
   toolTask,
-  useGateway,
 } from './support';
+import { useGateway } from './gateway-harness';
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
 

@@ -5,7 +5,8 @@ import * as z from 'zod';
 import { defineTool, ToolError } from '@dura/tools';
 import { retryUntil, useTestInfra } from '@dura/testing';
 import type { EffectRow } from '../src/index';
-import { countingTool, effectRow, outboxRows, publishTask, runLog, toolTask, useGateway } from './support';
+import { countingTool, effectRow, outboxRows, publishTask, runLog, toolTask } from './support';
+import { useGateway } from './gateway-harness';
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
 

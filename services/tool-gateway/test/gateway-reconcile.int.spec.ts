@@ -3,15 +3,8 @@ import type { ToolTask } from '@dura/contracts';
 import { useTestInfra } from '@dura/testing';
 
 import { effects } from '../src/index';
-import {
-  countingTool,
-  effectRow,
-  outboxRows,
-  publishTask,
-  settledLog,
-  toolTask,
-  useGateway,
-} from './support';
+import { countingTool, effectRow, outboxRows, publishTask, settledLog, toolTask } from './support';
+import { useGateway } from './gateway-harness';
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
 

@@ -11,8 +11,8 @@ import {
   toolTask,
   unsentCount,
   type CountingTool,
-  useGatewayReplicas,
 } from './support';
+import { useGatewayReplicas } from './gateway-harness';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 

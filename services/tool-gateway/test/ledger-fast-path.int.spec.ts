@@ -3,7 +3,8 @@ import { useTestInfra } from '@dura/testing';
 import { createEffectLedger } from '../src/effect-ledger';
 import { completedEvent } from '../src/observations';
 import { createRelay } from '../src/index';
-import { decideTasks, effectRow, outboxRows, runLog, testLogger, toolTask, useConnections } from './support';
+import { decideTasks, effectRow, outboxRows, runLog, testLogger, toolTask } from './support';
+import { useConnections } from './gateway-harness';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 

@@ -4,7 +4,8 @@ import type { JsonObject } from '@dura/contracts';
 import { createPayloadStore } from '@dura/payloads';
 import { useTestInfra } from '@dura/testing';
 import { defineTool } from '@dura/tools';
-import { effectRow, publishTask, settledLog, toolTask, useGateway } from './support';
+import { effectRow, publishTask, settledLog, toolTask } from './support';
+import { useGateway } from './gateway-harness';
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
 

@@ -20,9 +20,8 @@ import {
   toolTask,
   unsentCount,
   type Connections,
-  useConnections,
-  useGatewayProcesses,
 } from './support';
+import { useConnections, useGatewayProcesses } from './gateway-harness';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 

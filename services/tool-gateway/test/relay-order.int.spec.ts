@@ -6,7 +6,8 @@ import { STREAMS, runSubject } from '@dura/contracts';
 import { openDatabase } from '@dura/db';
 import { startPrivatePostgres, useTestInfra } from '@dura/testing';
 import { createRelay, migrateGateway, outbox, type Relay } from '../src/index';
-import { eventually, observation, sleep, storedMessages, testLogger, useRelays } from './support';
+import { eventually, sleep, storedMessages, testLogger } from './support';
+import { observation, useRelays } from './gateway-harness';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 

@@ -4,7 +4,8 @@ import type { Subscription } from '@nats-io/nats-core';
 import { STREAMS, runSubject } from '@dura/contracts';
 import { eventually, useTestInfra } from '@dura/testing';
 import { createRelay, outbox, type Relay } from '../src/index';
-import { decideTasks, observation, sleep, storedMessages, testLogger, useRelays } from './support';
+import { decideTasks, sleep, storedMessages, testLogger } from './support';
+import { observation, useRelays } from './gateway-harness';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 

@@ -1,7 +1,8 @@
 import { describe, expect, it, vi } from 'vitest';
 import { useTestInfra } from '@dura/testing';
 import { ToolError } from '@dura/tools';
-import { countingTool, publishTask, settledLog, toolTask, useGateway } from './support';
+import { countingTool, publishTask, settledLog, toolTask } from './support';
+import { useGateway } from './gateway-harness';
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
 

@@ -4,7 +4,8 @@ import { timerTaskMsgId } from '@dura/contracts';
 import { useTestInfra } from '@dura/testing';
 import { createTimerStore, type FiredTimer } from '../src/timer-store';
 import { outbox, timers } from '../src/index';
-import { timerTask, useConnections, type Connections } from './support';
+import { timerTask, type Connections } from './support';
+import { useConnections } from './gateway-harness';
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
 

@@ -3,15 +3,8 @@ import { eq } from 'drizzle-orm';
 import { STREAMS, runSubject } from '@dura/contracts';
 import { useTestInfra, type ManagedProcess } from '@dura/testing';
 import { TIMER_CONSUMER, timers } from '../src/index';
-import {
-  eventually,
-  publishTimer,
-  sleep,
-  storedMessages,
-  timerTask,
-  useConnections,
-  useGatewayProcesses,
-} from './support';
+import { eventually, publishTimer, sleep, storedMessages, timerTask } from './support';
+import { useConnections, useGatewayProcesses } from './gateway-harness';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 

@@ -10,16 +10,8 @@ import {
 } from '@dura/contracts';
 import { useTestInfra } from '@dura/testing';
 import { TIMER_CONSUMER, outbox, timers } from '../src/index';
-import {
-  decideTasks,
-  eventually,
-  publishTimer,
-  runLog,
-  sleep,
-  storedMessages,
-  timerTask,
-  useGatewayReplicas,
-} from './support';
+import { decideTasks, eventually, publishTimer, runLog, sleep, storedMessages, timerTask } from './support';
+import { useGatewayReplicas } from './gateway-harness';
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
 

@@ -5,18 +5,17 @@
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createDuraClient } from '@dura/client';
-import { STREAMS, type RunEvent } from '@dura/contracts';
+import { STREAMS } from '@dura/contracts';
 import {
   createClockControl,
   mountLimitedDisk,
-  startFakeLlmServer,
   type ClockControl,
   type FakeLlmServer,
   type LimitedDisk,
 } from '@dura/testing';
-import { NEMESIS_JUDGE, NEMESIS_PLAN } from '../fixtures/nemesis-agents';
 import { startCluster, type Cluster } from './cluster';
 import { checkLogs, modelAskProblems, type ModelAsk } from './log-checks';
+import { promptsOfThought, startModel } from './nemesis-model';
 import {
   CLOCKED,
   INJECT,
@@ -98,50 +97,6 @@ export const SHORT_NEMESIS: Omit<NemesisSoakOptions, 'nemeses'> = {
   // DURA_TOKENS alone may hold 512 MiB: JetStream refuses to create it on a smaller store.
   diskMb: 1024,
 };
-
-/**
- * The prompts whose answers a thought records, known by the answers the fake model gives them: a code agent's
- * thought carries its step's model answers in a journal (`{"entries":[{"k":"model","a":{"content"}}]}`).
- */
-function promptsOfThought(thought: RunEvent & { type: 'thought' }): string[] {
-  let entries: unknown;
-  try {
-    entries = (JSON.parse(thought.data.content ?? '') as { entries?: unknown }).entries;
-  } catch {
-    return [];
-  }
-  if (!Array.isArray(entries)) return [];
-  return entries.flatMap((entry: { k?: unknown; a?: { content?: unknown } }) => {
-    if (entry.k !== 'model') return [];
-    if (entry.a?.content === JSON.stringify(NEMESIS_PLAN)) return ['plan'];
-    if (entry.a?.content === String(NEMESIS_JUDGE)) return ['judge'];
-    return [];
-  });
-}
-
-function lastUserText(body: unknown): string {
-  const messages = (body as { messages?: { role: string; content?: unknown }[] }).messages ?? [];
-  const user = messages.filter((m) => m.role === 'user').at(-1);
-  return typeof user?.content === 'string' ? user.content : '';
-}
-
-/** A fake OpenAI-compatible provider whose mood `faults` sets; every request is noted in `asks`. */
-function startModel(faults: ModelFaults, asks: ModelAsk[]): Promise<FakeLlmServer> {
-  return startFakeLlmServer({
-    provider: 'openai',
-    respond: ({ body, headers, receivedAt }) => {
-      const [prompt = '', runId = ''] = lastUserText(body).split(' ');
-      const caller = headers['authorization']?.replace(/^Bearer /, '');
-      asks.push({ runId, prompt, at: receivedAt, ...(caller ? { caller } : {}) });
-      if (faults.failNext > 0) {
-        faults.failNext -= 1;
-        return { kind: 'status', status: 503 };
-      }
-      const content = prompt === 'plan' ? JSON.stringify(NEMESIS_PLAN) : String(NEMESIS_JUDGE);
-      return { kind: 'message', content, ...(faults.lateMs > 0 ? { delayMs: faults.lateMs } : {}) };
-    },
-  });
-}
 
 /** Starts the deployment on a fake clock and a small disk, runs the rounds, checks each; tears all down. */
 export async function runNemesisSoak(options: NemesisSoakOptions): Promise<NemesisReport> {
