@@ -7,6 +7,7 @@ import {
   declareGauge,
   withConsumerSpan,
 } from '@dura/telemetry';
+import { createRewindGuard, REWIND_CHECK_MS } from './consumer-rewind';
 import type { DurableConsumerSpec } from './durable-consumer';
 import type { Logger } from './logger';
 import { createFailureHandler } from './message-failure';
@@ -39,6 +40,8 @@ export interface ConsumerLoopOptions {
    * and how to erase the message once it is dead-lettered. Undefined when the message holds none.
    */
   redact?: (msg: JsMsg) => { payload: Uint8Array; erase: () => Promise<void> } | undefined;
+  /** How often the consumer is compared with its stream, to mend a stream that rewound (consumer-rewind.ts; 10 s). */
+  rewindCheckMs?: number;
 }
 
 /** How long a stop may take: handlers still running at `deadline` (epoch ms) are handed back. */
@@ -137,6 +140,24 @@ export function startConsumerLoop(options: ConsumerLoopOptions): ConsumerLoop {
       clearInterval(entry.heartbeat);
     }
   };
+
+  // A stream that lost stored messages leaves the consumer past its end, skipping new messages: mended here, and the
+  // subscription made again on the new consumer.
+  const rewind = createRewindGuard({ js, spec, log });
+  let checking = false;
+  const checkRewind = async (): Promise<void> => {
+    if (checking || stopped) return;
+    checking = true;
+    try {
+      if ((await rewind.check()) && !stopped) await close?.();
+    } catch (err) {
+      log.debug('could not compare the consumer with its stream; trying again later', { durable: spec.durable, err });
+    } finally {
+      checking = false;
+    }
+  };
+  const rewindTimer = setInterval(() => void checkRewind(), options.rewindCheckMs ?? REWIND_CHECK_MS);
+  rewindTimer.unref();
 
   const continuedTrace = async (msg: JsMsg): Promise<string | undefined> => {
     try {
@@ -238,6 +259,7 @@ export function startConsumerLoop(options: ConsumerLoopOptions): ConsumerLoop {
     const began = Date.now();
     stopped = true;
     wakeStopped();
+    clearInterval(rewindTimer);
     pendingGauge.remove();
     void close?.().catch(() => undefined);
     const inFlight = running.size;
@@ -265,7 +287,10 @@ export function startConsumerLoop(options: ConsumerLoopOptions): ConsumerLoop {
 
   // Once the loop ends, nothing is left to wait for before a hand-back.
   const done = run()
-    .finally(pullsDropped)
+    .finally(() => {
+      clearInterval(rewindTimer);
+      pullsDropped();
+    })
     .catch((err: unknown) => {
       if (!stopped) log.error('consumer loop ended', { durable: spec.durable, err });
       throw err;

@@ -49,6 +49,15 @@ export const DURA_METRICS = {
     'Messages delivered again after a nak, an ack timeout or a crash',
     ['stream', 'consumer'],
   ),
+  /**
+   * Every service: durable consumers recreated because their stream lost messages it had stored (the consumer
+   * stood past the stream's last sequence). Alert on any increase. Shown as `_total`.
+   */
+  consumerRecreated: metric(
+    'dura_consumer_recreated',
+    'Durable consumers recreated because their stream lost stored messages and rewound',
+    ['stream', 'consumer'],
+  ),
   /** projector: runs in each lifecycle status. */
   runsByStatus: metric('dura_runs', 'Runs by lifecycle status, from the read model', ['status']),
   /** planner: decision appends that lost the expected-sequence race. Shown as `_total`. */
