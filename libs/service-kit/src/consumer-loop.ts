@@ -151,7 +151,10 @@ export function startConsumerLoop(options: ConsumerLoopOptions): ConsumerLoop {
     try {
       if ((await rewind.check()) && !stopped) await close?.();
     } catch (err) {
-      log.debug('could not compare the consumer with its stream; trying again later', { durable: spec.durable, err });
+      log.debug('could not compare the consumer with its stream; trying again later', {
+        durable: spec.durable,
+        err,
+      });
     } finally {
       checking = false;
     }
