@@ -40,6 +40,11 @@ export interface PlannerStepPorts {
   around?: <T>(fn: () => Promise<T>) => Promise<T>;
   /** Asks the model for its answer; default `model.decide` (the driver adds a span and the live stream). */
   ask?: (input: DecideInput) => Promise<ModelTurn>;
+  /**
+   * Runs a code agent's step, whose model calls `ask` does not see, under a signal that aborts once another
+   * replica recorded a decision past `state` (the driver's superseded watch, as `ask` does for a JSON agent's).
+   */
+  watched?: <T>(state: RunState, step: (signal: AbortSignal) => Promise<T>) => Promise<T>;
   /** Seals the secret argument fields of a decision before it is recorded. */
   seal?: (decision: Decision, scope: string) => Decision;
   /** Streams a code agent's model answers as they come (the driver publishes them to `DURA_TOKENS`). */
@@ -201,8 +206,12 @@ async function codeStep(
   const admitted = admit
     ? { admit: (cost: CallWorstCase, call: number) => admit({ ...input, cost, call }) }
     : {};
+  const watched =
+    ports.watched ?? ((_: RunState, step: (signal?: AbortSignal) => Promise<CodeTurn | undefined>) => step());
   const code: CodeTurn | DuraError | undefined = await around(() =>
-    decideCode({ ...input, budget, ...admitted }),
+    watched(state, (signal?: AbortSignal) =>
+      decideCode({ ...input, budget, ...admitted, ...(signal ? { signal } : {}) }),
+    ),
   ).catch((err: unknown) => {
     if (!isFinalModelError(err)) throw err;
     return err;

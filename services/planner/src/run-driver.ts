@@ -19,6 +19,7 @@ import { createFinishedRunDuties } from './finished-run';
 import { createInPlaceCalls, type LocalTools } from './in-place-calls';
 import { liveTextFor } from './live-text';
 import { createModelCall } from './model-call';
+import { unlessSuperseded } from './superseded-watch';
 import type { Parking } from './parking';
 import { parkedElsewhere } from './pinned-elsewhere';
 import { createRunAppender } from './run-appender';
@@ -242,6 +243,7 @@ export function createRunDriver(deps: RunDriverDeps) {
                 return inDecision(fn);
               },
               ask: ({ state, request }) => callModel(state, request),
+              watched: (state, step) => unlessSuperseded(deps.store, runId, state.lastSeq, step),
               ...(deps.flow
                 ? {
                     admit: (input) => admitted(deps.flow as RunFlow, input),
