@@ -1,7 +1,7 @@
 // The nemesis soak: rounds of runs (scripted charge plans, code agents sleeping on timers, code agents asking a
 // model) on two planners, two gateways, a worker and a projector, each round with one nemesis injected while
 // its runs are in flight and healed before they are checked. After each round every run must have ended,
-// completed, and pass verifyRuns and the log checks. Used by nemesis-short.soak.spec.ts and `npm run soak`.
+// completed, and pass verifyRuns and the log checks. Used by nemesis-short.e2e.spec.ts (in `npm test`) and `npm run soak`.
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createDuraClient } from '@dura/client';
@@ -18,6 +18,7 @@ import { checkLogs, modelAskProblems, type ModelAsk } from './log-checks';
 import { promptsOfThought, startModel } from './nemesis-model';
 import {
   CLOCKED,
+  DISK_NEMESES,
   INJECT,
   PARTITIONED,
   type ModelFaults,
@@ -135,18 +136,21 @@ export async function runNemesisSoak(options: NemesisSoakOptions): Promise<Nemes
   try {
     clock = await createClockControl();
     // ext4 images on loop devices, so the stall nemeses can freeze them; Postgres's is the postgres user's.
-    disk = await mountLimitedDisk(options.diskMb, undefined, { stallable: true });
-    pgDisk = await mountLimitedDisk(PG_DISK_MB, process.getuid?.() === 0 ? 'postgres' : undefined, {
-      stallable: true,
-    });
+    // Mounted only for a disk nemesis: the others need no root.
+    if (options.nemeses.some((nemesis) => DISK_NEMESES.has(nemesis))) {
+      disk = await mountLimitedDisk(options.diskMb, undefined, { stallable: true });
+      pgDisk = await mountLimitedDisk(PG_DISK_MB, process.getuid?.() === 0 ? 'postgres' : undefined, {
+        stallable: true,
+      });
+    }
     model = await startModel(modelFaults, asks);
     const clockEnv = clock.env;
     cluster = await startCluster({
       planners: 2,
       gateways: 2,
       workers: 1,
-      natsStoreDir: disk.dir,
-      pgDir: pgDisk.dir,
+      ...(disk ? { natsStoreDir: disk.dir } : {}),
+      ...(pgDisk ? { pgDir: pgDisk.dir } : {}),
       natsLinks: PARTITIONED,
       // Attempts enough for a call to outlast the slow nemesis: a late answer and a burst of six 5xx.
       env: { DURA_AGENTS: AGENTS, NEMESIS_MODEL_URL: model.url, GATEWAY_MAX_ATTEMPTS: '8' },
@@ -154,7 +158,14 @@ export async function runNemesisSoak(options: NemesisSoakOptions): Promise<Nemes
       envFor: (label) => ({ NEMESIS_CALLER: label, ...(CLOCKED.has(label) ? clockEnv : {}) }),
     });
     say(`cluster ready: ${cluster.slots.map((slot) => slot.label).join(', ')}`);
-    const ctx: NemesisContext = { cluster, clock, disk, pgDisk, model: modelFaults, say };
+    const ctx: NemesisContext = {
+      cluster,
+      clock,
+      ...(disk ? { disk } : {}),
+      ...(pgDisk ? { pgDisk } : {}),
+      model: modelFaults,
+      say,
+    };
     for (let round = 0; ; round += 1) {
       const overTime = options.minutes !== undefined && Date.now() - started > options.minutes * 60_000;
       if (round >= options.rounds && (options.minutes === undefined || overTime)) break;

@@ -12,6 +12,9 @@ import type { ServiceName } from './supervisor';
 export const NEMESES = ['pause', 'slow', 'clock', 'disk', 'stall', 'pgdisk', 'pgstall', 'netsplit'] as const;
 export type NemesisName = (typeof NEMESES)[number];
 
+/** The nemeses that fill or freeze a disk: they run on loop mounts, which need root (or CAP_SYS_ADMIN). */
+export const DISK_NEMESES: ReadonlySet<NemesisName> = new Set(['disk', 'stall', 'pgdisk', 'pgstall']);
+
 /** The fake model provider's mood, set by the slow nemesis. */
 export interface ModelFaults {
   /** Requests still to answer with a 503. */
@@ -24,10 +27,10 @@ export interface NemesisContext {
   cluster: Cluster;
   /** The wall clock of the replicas started on it (see `CLOCKED`). */
   clock: ClockControl;
-  /** The small mount the nats-server stores JetStream on. */
-  disk: LimitedDisk;
-  /** The small mount Postgres keeps its cluster on. */
-  pgDisk: LimitedDisk;
+  /** The small mount the nats-server stores JetStream on: mounted when a disk nemesis runs. */
+  disk?: LimitedDisk;
+  /** The small mount Postgres keeps its cluster on: mounted when a disk nemesis runs. */
+  pgDisk?: LimitedDisk;
   model: ModelFaults;
   say(line: string): void;
 }
@@ -40,6 +43,13 @@ export const PARTITIONED = ['planner-1', 'tool-gateway-1', 'worker-1'] as const;
 
 /** Longer than the services' ack wait (3 s) and a witness call's lease (3 s timeout + 1 s margin). */
 export const PAUSE_MS = 6_000;
+
+/** The mount a disk nemesis works on; the soak mounts both when its list names any of them. */
+function mounted(disk: LimitedDisk | undefined, which: string): LimitedDisk {
+  if (!disk)
+    throw new Error(`the ${which} nemesis needs the soak's mounts, made only when a disk nemesis is listed`);
+  return disk;
+}
 
 function slotOf(cluster: Cluster, name: ServiceName, index: number) {
   const slots = cluster.slots.filter((slot) => slot.name === name && slot.current() !== undefined);
@@ -93,10 +103,11 @@ async function clock(ctx: NemesisContext): Promise<number> {
 
 /** Fills the broker's store to the last byte, keeps it full, frees it; the broker restarted if it gave up. */
 async function disk(ctx: NemesisContext): Promise<number> {
-  const written = await ctx.disk.fill();
+  const store = mounted(ctx.disk, 'disk');
+  const written = await store.fill();
   ctx.say(`the nats-server's store is full (${Math.round(written / 2 ** 20)} MB of ballast)`);
   await sleep(5_000);
-  await ctx.disk.free();
+  await store.free();
   ctx.say('store freed');
   if (!(await jetStreamAnswers(ctx.cluster))) {
     ctx.say('JetStream stayed disabled after the disk filled: restarting the nats-server');
@@ -110,20 +121,22 @@ export const STALL_MS = 8_000;
 
 /** Freezes the broker's store: appends and acks wait, clients time out and retry; then thaws it. */
 async function stall(ctx: NemesisContext): Promise<number> {
-  await ctx.disk.stall();
+  const store = mounted(ctx.disk, 'stall');
+  await store.stall();
   ctx.say(`the nats-server's disk stalls (every write waits) for ${STALL_MS} ms`);
   await sleep(STALL_MS);
-  await ctx.disk.resume();
+  await store.resume();
   ctx.say('disk answers again');
   return 1;
 }
 
 /** Fills Postgres's disk: commits fail (the server may stop itself); frees it; restarts Postgres if it stopped. */
 async function pgdisk(ctx: NemesisContext): Promise<number> {
-  const written = await ctx.pgDisk.fill();
+  const pg = mounted(ctx.pgDisk, 'pgdisk');
+  const written = await pg.fill();
   ctx.say(`Postgres's disk is full (${Math.round(written / 2 ** 20)} MB of ballast)`);
   await sleep(5_000);
-  await ctx.pgDisk.free();
+  await pg.free();
   ctx.say('Postgres disk freed');
   if (!(await postgresAnswers(ctx.cluster))) {
     ctx.say('Postgres stopped when its disk filled: starting it again');
@@ -134,10 +147,11 @@ async function pgdisk(ctx: NemesisContext): Promise<number> {
 
 /** Freezes Postgres's disk: statements that write wait, callers time out; then thaws it. */
 async function pgstall(ctx: NemesisContext): Promise<number> {
-  await ctx.pgDisk.stall();
+  const pg = mounted(ctx.pgDisk, 'pgstall');
+  await pg.stall();
   ctx.say(`Postgres's disk stalls for ${STALL_MS} ms`);
   await sleep(STALL_MS);
-  await ctx.pgDisk.resume();
+  await pg.resume();
   ctx.say('Postgres disk answers again');
   return 1;
 }
