@@ -21,6 +21,7 @@ import {
   DISK_NEMESES,
   INJECT,
   PARTITIONED,
+  PREPARE,
   type ModelFaults,
   type NemesisContext,
   type NemesisName,
@@ -213,6 +214,7 @@ async function runRound(
     await client.submitRun(request);
     runIds.push(runId);
   };
+  await PREPARE[nemesis]?.(ctx);
   const effectsBefore = cluster.witness.totals().effects;
   for (let i = 0; i < options.plans; i += 1) {
     const runId = `${prefix}-p${i}`;

@@ -203,6 +203,25 @@ async function jetStreamAnswers(cluster: Cluster): Promise<boolean> {
   return false;
 }
 
+/** Room a disk round leaves before its runs start: filling the rest at the strike then takes a moment. */
+const DISK_HEADROOM = 64 * 2 ** 20;
+/** Postgres's: more than a WAL segment (16 MB), so the runs start on a database that still writes. */
+const PG_DISK_HEADROOM = 48 * 2 ** 20;
+
+/**
+ * What a nemesis readies before its round's runs are submitted, so that its strike lands while they are in
+ * flight: the disk rounds fill all but a little of their disk (writing a gigabyte of ballast at the strike
+ * took longer than a short round's runs).
+ */
+export const PREPARE: Partial<Record<NemesisName, (ctx: NemesisContext) => Promise<void>>> = {
+  disk: async (ctx) => {
+    await mounted(ctx.disk, 'disk').fill(DISK_HEADROOM);
+  },
+  pgdisk: async (ctx) => {
+    await mounted(ctx.pgDisk, 'pgdisk').fill(PG_DISK_HEADROOM);
+  },
+};
+
 export const INJECT: Record<NemesisName, (ctx: NemesisContext) => Promise<number>> = {
   pause,
   slow,
