@@ -43,6 +43,12 @@ export interface DecideInput {
    */
   signal?: AbortSignal;
   /**
+   * Asked right before each request to a model provider leaves: rejects (retryable) when another replica
+   * recorded the decision meanwhile, or when the run's log cannot be read to tell. A replica with a stale
+   * view of the run, or cut off from its log, then asks no model for a decision that may be recorded already.
+   */
+  confirm?: () => Promise<void>;
+  /**
    * The run's budgets, asked before each model call a code agent makes (`call`: its worst case; `answered`:
    * what the step's earlier answers spent, not recorded yet). The planner applies the JSON agents' rule.
    */

@@ -44,7 +44,10 @@ export interface PlannerStepPorts {
    * Runs a code agent's step, whose model calls `ask` does not see, under a signal that aborts once another
    * replica recorded a decision past `state` (the driver's superseded watch, as `ask` does for a JSON agent's).
    */
-  watched?: <T>(state: RunState, step: (signal: AbortSignal) => Promise<T>) => Promise<T>;
+  watched?: <T>(
+    state: RunState,
+    step: (signal: AbortSignal, confirm: () => Promise<void>) => Promise<T>,
+  ) => Promise<T>;
   /** Seals the secret argument fields of a decision before it is recorded. */
   seal?: (decision: Decision, scope: string) => Decision;
   /** Streams a code agent's model answers as they come (the driver publishes them to `DURA_TOKENS`). */
@@ -206,11 +209,17 @@ async function codeStep(
   const admitted = admit
     ? { admit: (cost: CallWorstCase, call: number) => admit({ ...input, cost, call }) }
     : {};
-  const watched =
-    ports.watched ?? ((_: RunState, step: (signal?: AbortSignal) => Promise<CodeTurn | undefined>) => step());
+  type Step = (signal?: AbortSignal, confirm?: () => Promise<void>) => Promise<CodeTurn | undefined>;
+  const watched = ports.watched ?? ((_: RunState, step: Step) => step());
   const code: CodeTurn | DuraError | undefined = await around(() =>
-    watched(state, (signal?: AbortSignal) =>
-      decideCode({ ...input, budget, ...admitted, ...(signal ? { signal } : {}) }),
+    watched(state, (signal?: AbortSignal, confirm?: () => Promise<void>) =>
+      decideCode({
+        ...input,
+        budget,
+        ...admitted,
+        ...(signal ? { signal } : {}),
+        ...(confirm ? { confirm } : {}),
+      }),
     ),
   ).catch((err: unknown) => {
     if (!isFinalModelError(err)) throw err;

@@ -26,8 +26,8 @@ export function createModelCall(deps: {
       { kind: SpanKind.CLIENT, attributes: { [GEN_AI_ATTRS.operationName]: 'chat' } },
       async (span) => {
         const live = liveTextFor(deps, request.runId, state.decisions);
-        const turn = await unlessSuperseded(deps.store, request.runId, state.lastSeq, (signal) =>
-          deps.model.decide({ state, request, live, signal }),
+        const turn = await unlessSuperseded(deps.store, request.runId, state.lastSeq, (signal, confirm) =>
+          deps.model.decide({ state, request, live, signal, confirm }),
         );
         span.updateName(`chat ${turn.model.id}`);
         span.setAttributes({

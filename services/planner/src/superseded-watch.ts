@@ -35,12 +35,9 @@ export function watchSuperseded(
   let stopped = false;
   const look = async () => {
     try {
-      const after = await store.readTail(runId, { fromSeq: lastSeq + 1 });
-      const decided = after.find((event) => DECISIONS.has(event.type));
+      const decided = await decidedAfter(store, runId, lastSeq);
       if (decided && !stopped) {
-        controller.abort(
-          new Error(`another replica recorded ${decided.type} at #${decided.seq} of run ${runId} meanwhile`),
-        );
+        controller.abort(new Error(decided));
         return;
       }
     } catch {
@@ -58,19 +55,56 @@ export function watchSuperseded(
   };
 }
 
+/** What another replica decided past `lastSeq`, said in a sentence; undefined when nothing. */
+async function decidedAfter(
+  store: Pick<EventStore, 'readTail'>,
+  runId: string,
+  lastSeq: number,
+): Promise<string | undefined> {
+  const after = await store.readTail(runId, { fromSeq: lastSeq + 1 });
+  const decided = after.find((event) => DECISIONS.has(event.type));
+  return decided && `another replica recorded ${decided.type} at #${decided.seq} of run ${runId} meanwhile`;
+}
+
 /**
- * `ask(signal)` under a watch: when another replica records a decision meanwhile, the call is aborted and a
- * retryable `decision_superseded` thrown, so the next delivery re-reads the log and finds that decision.
+ * Reads the run's log past `lastSeq` right before a model is asked: resolves when no replica recorded a
+ * decision there; rejects (retryable) when one did, or when the log could not be read (this replica may be
+ * cut off from it, and so cannot tell). The next delivery of the driving message reads the log again.
+ */
+export function confirmCurrent(
+  store: Pick<EventStore, 'readTail'>,
+  runId: string,
+  lastSeq: number,
+): () => Promise<void> {
+  return async () => {
+    let decided: string | undefined;
+    try {
+      decided = await decidedAfter(store, runId, lastSeq);
+    } catch (err) {
+      throw new DuraError(
+        'log_unreadable',
+        `run ${runId}: its log could not be read before asking the model (${(err as Error).message}); not asking`,
+        { retryable: true, cause: err },
+      );
+    }
+    if (decided) throw new DuraError('decision_superseded', decided, { retryable: true });
+  };
+}
+
+/**
+ * `ask(signal, confirm)` under a watch: when another replica records a decision meanwhile, the call is aborted
+ * and a retryable `decision_superseded` thrown, so the next delivery re-reads the log and finds that decision.
+ * `confirm` is for right before a provider is asked (`confirmCurrent`).
  */
 export async function unlessSuperseded<T>(
   store: Pick<EventStore, 'readTail'>,
   runId: string,
   lastSeq: number,
-  ask: (signal: AbortSignal) => Promise<T>,
+  ask: (signal: AbortSignal, confirm: () => Promise<void>) => Promise<T>,
 ): Promise<T> {
   const watch = watchSuperseded(store, runId, lastSeq);
   try {
-    return await ask(watch.signal);
+    return await ask(watch.signal, confirmCurrent(store, runId, lastSeq));
   } catch (err) {
     if (!watch.signal.aborted) throw err;
     throw new DuraError('decision_superseded', (watch.signal.reason as Error).message, {

@@ -9,6 +9,7 @@ import { retryUntil as eventually, useTestInfra } from '@dura/testing';
 import { createScriptedModel, withCodeAgents } from '@dura/agents';
 import { defineAgent, type ModelAnswer } from '@dura/code-agents';
 import { createRunDriver, type DriveOutcome, type RunDriver } from '../src/index';
+import { confirmCurrent } from '../src/superseded-watch';
 import { appendRequest, connect, prepare, testLogger, type Connections } from './support';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
@@ -44,7 +45,11 @@ beforeAll(async () => {
   const driver = async (name: string, answer: Parameters<typeof withCodeAgents>[0]['answer']) => {
     const conn = await connect(infra().nats.url, name);
     conns.push(conn);
-    const model = withCodeAgents({ agents: [asker], base: createScriptedModel(), ...(answer ? { answer } : {}) });
+    const model = withCodeAgents({
+      agents: [asker],
+      base: createScriptedModel(),
+      ...(answer ? { answer } : {}),
+    });
     return createRunDriver({
       store: conn.store,
       js: conn.js,
@@ -94,5 +99,26 @@ describe("a code agent's model call", () => {
     const log = await setup.store.read(runId);
     expect(log.filter((event) => event.type === 'thought')).toHaveLength(1);
     expect(fold(log).status).toBe('completed');
+  });
+
+  it('is confirmed before it is asked only while the log holds no decision past the state it decides on', async () => {
+    const runId = 'code-superseded';
+    const log = await setup.store.read(runId);
+    const thought = log.find((event) => event.type === 'thought');
+    const last = log.at(-1);
+    if (!thought || !last) throw new Error(`run ${runId} has no thought: the test above did not run`);
+    // A replica folded up to just before the thought: another recorded the decision meanwhile.
+    await expect(confirmCurrent(setup.store, runId, thought.seq - 1)()).rejects.toMatchObject({
+      code: 'decision_superseded',
+      retryable: true,
+      message: `another replica recorded thought at #${thought.seq} of run ${runId} meanwhile`,
+    });
+    await expect(confirmCurrent(setup.store, runId, last.seq)()).resolves.toBeUndefined();
+    // A replica that cannot read the log (cut off from NATS) cannot tell: it does not ask.
+    const unreadable = { readTail: () => Promise.reject(new Error('TIMEOUT')) };
+    await expect(confirmCurrent(unreadable, runId, last.seq)()).rejects.toMatchObject({
+      code: 'log_unreadable',
+      retryable: true,
+    });
   });
 });

@@ -237,7 +237,7 @@ export function createAgentModel(deps: AgentModelDeps): Model & AgentCatalog & C
       };
     },
 
-    async decide({ state, request, live, signal }: DecideInput): Promise<ModelTurn> {
+    async decide({ state, request, live, signal, confirm }: DecideInput): Promise<ModelTurn> {
       const agent = agentOf(state);
       const settings = agent.model;
       if (settings.provider === 'scripted') {
@@ -256,6 +256,7 @@ export function createAgentModel(deps: AgentModelDeps): Model & AgentCatalog & C
         return { ...turn, decision, model: { id: settings.model, promptVersion: agent.promptVersion } };
       }
       const conversation = buildConversation(state, agent.systemPrompt, await resultTexts(state));
+      await confirm?.();
       const response = await providerOf(settings).chat({
         model: settings.model,
         messages: conversation.messages,

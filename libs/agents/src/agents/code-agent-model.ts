@@ -155,6 +155,7 @@ export function withCodeAgents(deps: CodeAgentModelDeps): ServingModel {
       let used: ModelAnswer['usage'] | undefined;
       let reply: ModelAnswer;
       try {
+        await input.confirm?.();
         const asked = step.call
           ? inPlace(step.call, input, agent, call)
           : answer(step.request, input, agent, call);
