@@ -75,9 +75,11 @@ export function confirmCurrent(
   store: Pick<EventStore, 'readTail'>,
   runId: string,
   lastSeq: number,
+  maxReadMs = CONFIRM_READ_MAX_MS,
 ): () => Promise<void> {
   return async () => {
     let decided: string | undefined;
+    const began = performance.now();
     try {
       decided = await decidedAfter(store, runId, lastSeq);
     } catch (err) {
@@ -88,8 +90,20 @@ export function confirmCurrent(
       );
     }
     if (decided) throw new DuraError('decision_superseded', decided, { retryable: true });
+    // The answer shows the log as it was somewhere within the read; one held up on the way (a partition that
+    // healed, a stalled process) may show it long gone by, when another replica has decided since.
+    const tookMs = performance.now() - began;
+    if (tookMs > maxReadMs)
+      throw new DuraError(
+        'log_unreadable',
+        `run ${runId}: reading its log before asking the model took ${Math.round(tookMs)} ms, more than ${maxReadMs} ms, so what it showed may be out of date; not asking`,
+        { retryable: true },
+      );
   };
 }
+
+/** How long the read before a model call may take for its answer to count as current. */
+export const CONFIRM_READ_MAX_MS = 1_000;
 
 /**
  * `ask(signal, confirm)` under a watch: when another replica records a decision meanwhile, the call is aborted

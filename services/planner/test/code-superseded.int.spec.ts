@@ -120,5 +120,14 @@ describe("a code agent's model call", () => {
       code: 'log_unreadable',
       retryable: true,
     });
+    // Nor one whose read came back late (held up in a partition): the log may have gone on meanwhile.
+    const late = {
+      readTail: () => new Promise<never[]>((resolve) => setTimeout(() => resolve([]), 300)),
+    };
+    await expect(confirmCurrent(late, runId, last.seq, 200)()).rejects.toMatchObject({
+      code: 'log_unreadable',
+      message: expect.stringMatching(/took \d+ ms, more than 200 ms/),
+    });
+    await expect(confirmCurrent(late, runId, last.seq, 2_000)()).resolves.toBeUndefined();
   });
 });
