@@ -29,8 +29,9 @@ export interface Rewind {
  * and delivers nothing. A consumer can never be delivered past its stream's last message otherwise, so one seen
  * ahead twice, `CONFIRM_MS` apart (a new stream leader may still be applying its log), is deleted and created again
  * with its own configuration, so it starts over where that says (the stream's first message for the services'
- * consumers, a trigger's creation time for a trigger's). What the stream still holds may be delivered again: every Dura consumer takes
- * a message more than once (DESIGN.md, at-least-once delivery), while a skipped task is a run that never moves.
+ * consumers, a trigger's creation time for a trigger's). What the stream still holds may be delivered again, which
+ * every Dura handler takes (msg-id dedupe, the effect ledger, the expected-sequence guard); a skipped task is a
+ * run that never moves.
  *
  * `check()` resolves with the rewind it mended, or undefined when the consumer was not ahead.
  */
