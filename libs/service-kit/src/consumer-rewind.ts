@@ -38,8 +38,11 @@ export interface Rewind {
 export function createRewindGuard(options: RewindGuardOptions): { check(): Promise<Rewind | undefined> } {
   const { spec, log } = options;
   const recreated = declareCounter(duraMeter(), DURA_METRICS.consumerRecreated);
-  let jsm: Promise<JetStreamManager> | undefined;
-  const manager = () => (jsm ??= options.js.jetstreamManager());
+  let jsm: JetStreamManager | undefined;
+  // Without the API check, so a look made while the broker is away is not remembered as a failure.
+  const manager = async () => (jsm ??= await options.js.jetstreamManager(false));
+  // A consumer deleted by a recreation that failed before adding it back: added back by the next look.
+  let unfinished: ConsumerConfig | undefined;
 
   const ahead = async (): Promise<(Rewind & { config: ConsumerConfig }) | undefined> => {
     const m = await manager();
@@ -51,8 +54,29 @@ export function createRewindGuard(options: RewindGuardOptions): { check(): Promi
     return delivered > streamLast ? { delivered, streamLast, config: consumer.config } : undefined;
   };
 
+  const recreate = async (config: ConsumerConfig): Promise<void> => {
+    const m = await manager();
+    unfinished = config;
+    await m.consumers.delete(spec.stream, spec.durable).catch((err: unknown) => {
+      if (!isJsApiError(err, JS_CODES.consumerNotFound)) throw err;
+    });
+    await m.consumers.add(spec.stream, config);
+    unfinished = undefined;
+  };
+
   return {
     async check() {
+      if (unfinished) {
+        log.warn(
+          `adding back durable consumer ${spec.durable}, which an unfinished recreation left deleted`,
+          {
+            stream: spec.stream,
+            durable: spec.durable,
+          },
+        );
+        await recreate(unfinished);
+        return undefined;
+      }
       if (!(await ahead())) return undefined;
       await new Promise((resolve) => setTimeout(resolve, CONFIRM_MS));
       const found = await ahead();
@@ -65,11 +89,7 @@ export function createRewindGuard(options: RewindGuardOptions): { check(): Promi
           "configuration; messages still stored may be delivered again. Check the NATS server's disk.",
         { stream: spec.stream, durable: spec.durable, ...rewind },
       );
-      const m = await manager();
-      await m.consumers.delete(spec.stream, spec.durable).catch((err: unknown) => {
-        if (!isJsApiError(err, JS_CODES.consumerNotFound)) throw err;
-      });
-      await m.consumers.add(spec.stream, config);
+      await recreate(config);
       recreated.add(1, { stream: spec.stream, consumer: spec.durable });
       return rewind;
     },

@@ -84,7 +84,14 @@ describe('a consumer whose stream lost stored messages', () => {
     const ack = await eventually(() => nats.js.publish('rewound.work', 'after'));
     expect(ack.seq).toBe(1);
 
-    await eventually(() => expect(seen).toEqual(['a', 'b', 'c', 'd', 'e', 'after']), 60_000);
+    await eventually(() => expect(seen).toEqual(['a', 'b', 'c', 'd', 'e', 'after']), 60_000).catch(
+      (err: Error) => {
+        // What the loop did meanwhile says where it stopped.
+        throw new Error(
+          `${err.message}\nthe loop's log:\n${records.map((r) => JSON.stringify(r)).join('\n')}`,
+        );
+      },
+    );
     const after = await nats.jsm.consumers.info('REWOUND', 'worker');
     expect(after.config).toMatchObject({
       ack_wait: nanos(7_000),
