@@ -7,7 +7,7 @@ import {
   declareGauge,
   withConsumerSpan,
 } from '@dura/telemetry';
-import { createRewindGuard, REWIND_CHECK_MS } from './consumer-rewind';
+import { watchRewinds } from './consumer-rewind';
 import type { DurableConsumerSpec } from './durable-consumer';
 import type { Logger } from './logger';
 import { createFailureHandler } from './message-failure';
@@ -141,26 +141,8 @@ export function startConsumerLoop(options: ConsumerLoopOptions): ConsumerLoop {
     }
   };
 
-  // A stream that lost stored messages leaves the consumer past its end, skipping new messages: mended here, and the
-  // subscription made again on the new consumer.
-  const rewind = createRewindGuard({ js, spec, log });
-  let checking = false;
-  const checkRewind = async (): Promise<void> => {
-    if (checking || stopped) return;
-    checking = true;
-    try {
-      if ((await rewind.check()) && !stopped) await close?.();
-    } catch (err) {
-      log.debug('could not compare the consumer with its stream; trying again later', {
-        durable: spec.durable,
-        err,
-      });
-    } finally {
-      checking = false;
-    }
-  };
-  const rewindTimer = setInterval(() => void checkRewind(), options.rewindCheckMs ?? REWIND_CHECK_MS);
-  rewindTimer.unref();
+  // A stream that lost stored messages leaves the consumer past its end: mended, and subscribed to again.
+  const rewinds = watchRewinds({ js, spec, log, everyMs: options.rewindCheckMs, onMended: () => close?.() });
 
   const continuedTrace = async (msg: JsMsg): Promise<string | undefined> => {
     try {
@@ -262,7 +244,7 @@ export function startConsumerLoop(options: ConsumerLoopOptions): ConsumerLoop {
     const began = Date.now();
     stopped = true;
     wakeStopped();
-    clearInterval(rewindTimer);
+    rewinds.stop();
     pendingGauge.remove();
     void close?.().catch(() => undefined);
     const inFlight = running.size;
@@ -291,7 +273,7 @@ export function startConsumerLoop(options: ConsumerLoopOptions): ConsumerLoop {
   // Once the loop ends, nothing is left to wait for before a hand-back.
   const done = run()
     .finally(() => {
-      clearInterval(rewindTimer);
+      rewinds.stop();
       pullsDropped();
     })
     .catch((err: unknown) => {

@@ -95,3 +95,37 @@ export function createRewindGuard(options: RewindGuardOptions): { check(): Promi
     },
   };
 }
+
+/**
+ * Looks for a rewind every `everyMs` (`REWIND_CHECK_MS`) until stopped, one look at a time; `onMended` runs after
+ * a recreation (the loop subscribes again). A failed look is no verdict: the next one decides.
+ */
+export function watchRewinds(
+  options: RewindGuardOptions & { everyMs?: number | undefined; onMended: () => Promise<void> | undefined },
+): { stop(): void } {
+  const guard = createRewindGuard(options);
+  let checking = false;
+  let stopped = false;
+  const look = async (): Promise<void> => {
+    if (checking || stopped) return;
+    checking = true;
+    try {
+      if ((await guard.check()) && !stopped) await options.onMended();
+    } catch (err) {
+      options.log.debug('could not compare the consumer with its stream; trying again later', {
+        durable: options.spec.durable,
+        err,
+      });
+    } finally {
+      checking = false;
+    }
+  };
+  const timer = setInterval(() => void look(), options.everyMs ?? REWIND_CHECK_MS);
+  timer.unref();
+  return {
+    stop() {
+      stopped = true;
+      clearInterval(timer);
+    },
+  };
+}

@@ -35,8 +35,8 @@ it(`every run completes with nothing done twice or lost after each nemesis heals
   for (const nemesis of nemeses) expect(report.figures.faults[nemesis], nemesis).toBeGreaterThan(0);
 }, 900_000);
 
-// Reported as skipped, by name, only where rounds could not run (not as root); as root there is nothing to report.
+// Said at collection, by name, where rounds cannot run (not as root): no test stands in for them.
 if (unmountable.length > 0)
-  it.skip(`the ${unmountable.join(', ')} rounds: they need root for their loop mounts (run npm test as root)`, () => {
-    expect(root).toBe(true);
-  });
+  console.warn(
+    `nemesis-short: the ${unmountable.join(', ')} rounds need root for their loop mounts and do not run here`,
+  );
