@@ -3,7 +3,7 @@ import { newEvent, type EventData, type EventType, type RunEvent } from '@dura/c
 import { buildWaterfall } from '../src/model/waterfall';
 import { frontierThought, type JournalEntry } from '@dura/code-agents/engine';
 import type { RunState } from '@dura/core';
-import { eventLabel, eventNumbers } from '../src/model/event-numbers';
+import { eventLabel, eventNumbers, travelPosition } from '../src/model/event-numbers';
 import { traceIdOf, traceLink } from '../src/model/trace';
 
 /** A run's events, `gapMs` apart, with their seqs stamped as a reader sees them. */
@@ -205,5 +205,23 @@ describe('trace links', () => {
     const numberOf = eventNumbers(events);
     expect([numberOf(40), numberOf(43), numberOf(41)]).toEqual([1, 2, undefined]);
     expect([eventLabel(numberOf, 43), eventLabel(numberOf, 99)]).toEqual(['#2', 'seq 99']);
+  });
+});
+
+describe('where time travel stands', () => {
+  const events = [{ seq: 42 }, { seq: 43 }, { seq: 44 }];
+
+  it("unchosen, at the last event, before the run's state is in as after: the picker does not jump", () => {
+    expect(travelPosition(events, 3, true, undefined, undefined)).toEqual({ at: undefined, index: 2 });
+    expect(travelPosition(events, 3, true, undefined, 44)).toEqual({ at: 44, index: 2 });
+  });
+
+  it("while the events are read, at the state's last event, the last of the count the state gives", () => {
+    expect(travelPosition(events.slice(0, 2), 10, false, undefined, 51)).toEqual({ at: 51, index: 9 });
+  });
+
+  it('at the chosen event, whatever the state says', () => {
+    expect(travelPosition(events, 3, true, 43, 44)).toEqual({ at: 43, index: 1 });
+    expect(travelPosition(events, 3, true, 42, undefined)).toEqual({ at: 42, index: 0 });
   });
 });

@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import type { RunEvent, RunStateSchema } from '@dura/contracts';
 import { useState } from 'react';
 import { useStateAt } from '../api/queries';
-import { eventLabel } from '../model/event-numbers';
+import { eventLabel, travelPosition } from '../model/event-numbers';
 import { limitsPath } from '../model/router';
 import { Link } from './Link';
 import { useRunPage } from './run-page-context';
@@ -28,10 +28,8 @@ export function TimeTravel({
   complete: boolean;
 }) {
   const { runId, numberOf, selected, onSelect } = useRunPage();
-  // Unselected, it stands at the run's last event once the run's state is in (no fold asked for before).
-  const at = selected ?? (run === undefined ? undefined : complete ? events.at(-1)?.seq : run.lastSeq);
-  const found = events.findIndex((e) => e.seq === at);
-  const index = found >= 0 ? found : at !== undefined && at === run?.lastSeq ? count - 1 : 0;
+  // Unselected, it stands at the run's last event (a fold is asked for only once the run's state is in).
+  const { at, index } = travelPosition(events, count, complete, selected, run?.lastSeq);
   const current = run !== undefined && at === run.lastSeq;
   const state = useStateAt(runId, current ? undefined : at);
   const view = current ? run : state.data?.state;

@@ -15,3 +15,21 @@ export function eventLabel(numberOf: (seq: number) => number | undefined, seq: n
   const n = numberOf(seq);
   return n === undefined ? `seq ${seq}` : `#${n}`;
 }
+
+/**
+ * Where time travel stands: the chosen event, else (unchosen) the run's last one, and its place (0-based)
+ * among `count` events. Unchosen, it stands at the last place from the first screen on, before the run's
+ * state is in: the picker's number does not jump when the state arrives, under a hand typing into it.
+ * `at` is undefined until there is an event to fold to (`lastSeq`, the state's, while the events are read).
+ */
+export function travelPosition(
+  events: readonly Pick<RunEvent, 'seq'>[],
+  count: number,
+  complete: boolean,
+  selected: number | undefined,
+  lastSeq: number | undefined,
+): { at: number | undefined; index: number } {
+  const at = selected ?? (lastSeq === undefined ? undefined : complete ? events.at(-1)?.seq : lastSeq);
+  const found = at === undefined ? -1 : events.findIndex((e) => e.seq === at);
+  return { at, index: found >= 0 ? found : Math.max(0, count - 1) };
+}
