@@ -4,7 +4,7 @@
 // is undone by its `heal`, and by the end of the test process at the latest.
 import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, rmSync } from 'node:fs';
-import { mkdir, mkdtemp, open, rm, statfs, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, open, rm, stat, statfs, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -159,15 +159,31 @@ export async function mountLimitedDisk(
   return {
     dir: data,
     async fill(leaveBytes = 0) {
+      // The blocks are reserved (`fallocate`), not written: a gigabyte of ballast written through a loop
+      // device is a gigabyte of writeback on the host's disk, which stalls every other process's writes
+      // there for seconds. What `fallocate` cannot place (the last blocks, or a filesystem without it) is
+      // written.
+      const room = async () => {
+        const { bavail, bsize } = await statfs(dir);
+        return Number(bavail) * Number(bsize) - leaveBytes;
+      };
+      let written = 0;
+      for (let want = await room(); want > 1 << 20; ) {
+        const { size } = await stat(ballast).catch(() => ({ size: 0 }));
+        const ok = await run('fallocate', ['-o', String(size), '-l', String(want), ballast]).then(
+          () => true,
+          () => false,
+        );
+        const { size: after } = await stat(ballast).catch(() => ({ size: 0 }));
+        written += after - size;
+        // Refused whole (the filesystem's own blocks take some of what statfs calls free): ask for less.
+        want = ok || after > size ? await room() : Math.floor(want / 2);
+      }
       const handle = await open(ballast, 'a');
       const chunk = Buffer.alloc(1 << 20, 0x5a);
-      let written = 0;
       try {
-        for (;;) {
-          const { bavail, bsize } = await statfs(dir);
-          const room = Number(bavail) * Number(bsize) - leaveBytes;
-          if (room <= 0) break;
-          const { bytesWritten } = await handle.write(chunk, 0, Math.min(chunk.length, room));
+        for (let left = await room(); left > 0; left = await room()) {
+          const { bytesWritten } = await handle.write(chunk, 0, Math.min(chunk.length, left));
           written += bytesWritten;
         }
       } catch (err) {
