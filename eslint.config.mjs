@@ -71,7 +71,10 @@ export default tseslint.config(
   {
     languageOptions: {
       parserOptions: {
-        projectService: { allowDefaultProject: ['*.mjs', '*.js'] },
+        // One program for every project that only extends tsconfig.base.json, and one for each project with
+        // options of its own (the ones `npm run typecheck` checks): each library is read once, not once per
+        // project that imports it, as a tsconfig per project would.
+        project: ['./tsconfig.typecheck.json', './services/console/tsconfig.json', './examples/chat/tsconfig.json'],
         tsconfigRootDir: import.meta.dirname,
       },
     },

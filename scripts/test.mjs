@@ -7,6 +7,10 @@
 //     libraries are linted and checked once, not once per project that imports them), then the unit,
 //     integration and end-to-end tiers of every other project through Nx, two tasks at a time.
 // DURA_E2E_WORKERS and DURA_TEST_PARALLEL change the 3 and the 2.
+// Each tier's vitest run shares one module graph among its files (`--no-isolate` in the package scripts): a
+// file imports the libraries once per worker, not once per file (the planner's integration tier took 58 s of
+// CPU isolated, 20 s shared). A file that mocks a module its package already loaded needs a graph of its
+// own: that package's tier runs isolated (libs/client's integration tier).
 // Every step runs even when an earlier one failed, so one run reports every failure; the exit status is 1 if
 // any step failed. The slow tier (`npm run test:slow`) and the soaks are not part of it (docs/guarantees.md).
 import { spawn } from 'node:child_process';

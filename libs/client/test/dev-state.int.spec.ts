@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import type { DevState } from '../src/index';
 
-// The registry lives under the home directory: each test run gets a home of its own.
+// The registry lives under the home directory: each test run gets a home of its own. The mock takes only in a
+// fresh module graph, so this package's integration tier runs its files isolated (the other tiers share one).
 const home = mkdtempSync(join(tmpdir(), 'dura-dev-home-'));
 vi.mock('node:os', async (original) => ({
   ...(await original<object>()),
