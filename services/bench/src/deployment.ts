@@ -1,5 +1,6 @@
-// One Dura deployment for one scenario: a fresh nats-server (temp store), a fresh database on the local
-// Postgres (durability as configured there), and each service replica as its own OS process.
+// One Dura deployment for one scenario: a fresh nats-server (temp store) or JetStream cluster (every stream
+// replicated on each node), a fresh database on the local Postgres (durability as configured there), and each
+// service replica as its own OS process.
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
@@ -9,9 +10,9 @@ import {
   createTestDatabase,
   freePort,
   spawnTsEntry,
+  startNatsCluster,
   startNatsServer,
   type ManagedProcess,
-  type NatsServerHandle,
   type TestDatabaseHandle,
 } from '@dura/testing';
 
@@ -34,7 +35,8 @@ export interface ServiceProcess {
 }
 
 export interface Deployment extends AsyncDisposable {
-  nats: NatsServerHandle;
+  /** `url`: what NATS_URL says (every node's URL, comma-separated, for a cluster); `nodes`: nats-server processes. */
+  nats: { url: string; nodes: number };
   db: TestDatabaseHandle;
   nc: NatsConnection;
   js: JetStreamClient;
@@ -47,19 +49,28 @@ export interface Deployment extends AsyncDisposable {
   close(): Promise<void>;
 }
 
-/** Starts NATS and a database; services are started by the caller (`start`), in the order it needs. */
-export async function openDeployment(prefix: string, env: Record<string, string> = {}): Promise<Deployment> {
+/**
+ * Starts NATS and a database; services are started by the caller (`start`), in the order it needs. With
+ * `natsNodes` above 1, NATS is a JetStream cluster of that many nodes and the services create every stream and
+ * bucket with one replica per node (at most 3).
+ */
+export async function openDeployment(
+  prefix: string,
+  env: Record<string, string> = {},
+  options: { natsNodes?: number } = {},
+): Promise<Deployment> {
   const cleanups: (() => Promise<unknown>)[] = [];
   const close = async () => {
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
     cleanups.length = 0;
   };
   try {
-    const nats = await startNatsServer();
-    cleanups.push(() => nats[Symbol.asyncDispose]());
+    const nodes = options.natsNodes ?? 1;
+    const nats = await startNats(nodes);
+    cleanups.push(nats.stop);
     const db = await createTestDatabase({ prefix: `bench_${prefix}` });
     cleanups.push(() => db.drop());
-    const nc = await connect({ servers: nats.url, name: 'dura-bench' });
+    const nc = await connect({ servers: nats.url.split(','), name: 'dura-bench' });
     cleanups.push(() => nc.close());
     const sql = postgres(db.url, { max: 2, onnotice: () => undefined });
     cleanups.push(() => sql.end({ timeout: 2 }));
@@ -68,6 +79,7 @@ export async function openDeployment(prefix: string, env: Record<string, string>
     const serviceEnv = {
       NATS_URL: nats.url,
       DATABASE_URL: db.url,
+      ...(nodes > 1 ? { DURA_STREAM_REPLICAS: String(Math.min(3, nodes)) } : {}),
       LOG_LEVEL: 'info',
       // The benchmark's workloads are inline scripted plans (off by default in the planner service).
       DURA_INLINE_PLANS: 'true',
@@ -75,7 +87,7 @@ export async function openDeployment(prefix: string, env: Record<string, string>
     };
     const counts = new Map<ServiceName, number>();
     const deployment: Deployment = {
-      nats,
+      nats: { url: nats.url, nodes },
       db,
       nc,
       js: jetstream(nc),
@@ -116,6 +128,16 @@ export async function openDeployment(prefix: string, env: Record<string, string>
   }
 }
 
+/** One nats-server, or a JetStream cluster of `nodes` (the tests' own), as a URL for clients and a stop. */
+async function startNats(nodes: number): Promise<{ url: string; stop: () => Promise<void> }> {
+  if (nodes > 1) {
+    const cluster = await startNatsCluster({ nodes });
+    return { url: cluster.servers, stop: () => cluster.stop() };
+  }
+  const server = await startNatsServer();
+  return { url: server.url, stop: () => server[Symbol.asyncDispose]() };
+}
+
 /**
  * With `BENCH_CPU_PROF=<dir>`, every service writes a V8 CPU profile to `<dir>/<replica>/` when it stops
  * (the deployment stops services with SIGTERM, so they exit through their graceful path and the profile is
@@ -141,4 +163,15 @@ export async function startServices(
   }
   for (let i = 0; i < counts.gateways; i += 1) await deployment.start('tool-gateway');
   for (let i = 0; i < counts.planners; i += 1) await deployment.start('planner');
+}
+
+/** The replicas A, B and the growth scenarios run on: `workers` workers when set, else a gateway and `planners`. */
+export function replicasOf(sizes: { workers: number; planners: number }): {
+  gateways: number;
+  planners: number;
+  workers?: number;
+} {
+  return sizes.workers > 0
+    ? { gateways: sizes.workers, planners: sizes.workers, workers: sizes.workers }
+    : { gateways: 1, planners: sizes.planners };
 }

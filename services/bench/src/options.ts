@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { checkFanOutChildren } from './growth-plan';
 
 /** Workload sizes; each is a flag (`--latency-runs 5`) and an environment variable (`BENCH_LATENCY_RUNS=5`). */
 export interface BenchSizes {
@@ -33,6 +34,20 @@ export interface BenchSizes {
   admissionCalls: number;
   /** O: runs of a model agent waiting for capacity under a model limit, idle for `idleSeconds`. */
   capacityRuns: number;
+  /** P: run lengths, in steps, each a point of its own. */
+  historySteps: number[];
+  /** P: steps at each point (runs = this / the run length). */
+  historyTotalSteps: number;
+  /** P: runs in flight at each point (fewer when a point has fewer runs). */
+  historyInFlight: number;
+  /** Q: runs in flight, each a point of B of its own (runs = the larger of --throughput-runs and twice this). */
+  inFlightPoints: number[];
+  /** R: parent runs, one at a time. */
+  fanoutParents: number;
+  /** R: child runs each parent starts in one decision. */
+  fanoutChildren: number;
+  /** R: echo steps of each child run. */
+  fanoutSteps: number;
 }
 
 export const SCENARIOS = [
@@ -51,6 +66,10 @@ export const SCENARIOS = [
   'aisdk',
   'admission',
   'capacity',
+  'history',
+  'inflight',
+  'fanout',
+  'replication',
 ] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 /** The issue's letters work too: `npm run bench -- A C`. */
@@ -70,6 +89,10 @@ const LETTERS: Record<string, ScenarioName> = {
   m: 'aisdk',
   n: 'admission',
   o: 'capacity',
+  p: 'history',
+  q: 'inflight',
+  r: 'fanout',
+  s: 'replication',
 };
 
 export const DEFAULT_SIZES: BenchSizes = {
@@ -98,6 +121,13 @@ export const DEFAULT_SIZES: BenchSizes = {
   aisdkSamples: 200,
   admissionCalls: 600,
   capacityRuns: 10_000,
+  historySteps: [10, 100, 1_000],
+  historyTotalSteps: 10_000,
+  historyInFlight: 10,
+  inFlightPoints: [50, 500, 5_000],
+  fanoutParents: 10,
+  fanoutChildren: 10,
+  fanoutSteps: 10,
 };
 
 /** A run of every scenario in seconds, for the shape test and `--tiny`. */
@@ -127,6 +157,13 @@ export const TINY_SIZES: BenchSizes = {
   aisdkSamples: 5,
   admissionCalls: 9,
   capacityRuns: 20,
+  historySteps: [2, 6],
+  historyTotalSteps: 12,
+  historyInFlight: 2,
+  inFlightPoints: [2, 4],
+  fanoutParents: 1,
+  fanoutChildren: 2,
+  fanoutSteps: 2,
 };
 
 export interface BenchOptions {
@@ -145,11 +182,15 @@ of a --code-steps code agent with its continuation kept, and its cold resume), c
 through GET /runs/:id/tokens against the fake model server's first token, --token-runs runs), aisdk (M: a
 generateText call alone and as a durable code-agent step, --aisdk-samples times each), admission (N: what
 flow control adds to a model call, --admission-calls per variant), capacity (O: --capacity-runs runs of a
-model agent waiting for capacity under 1 request/min, idle for --idle-seconds); default all.
+model agent waiting for capacity under 1 request/min, idle for --idle-seconds), history (P: runs of each of
+--history-steps steps, --history-total-steps steps and --history-in-flight runs in flight at each length),
+inflight (Q: B at each of --in-flight-points runs in flight), fanout (R: --fanout-parents parent runs, one at
+a time, each starting --fanout-children child runs of --fanout-steps steps in one decision), replication (S: B
+on one nats-server, then on a 3-node cluster with every stream R3); default all.
 Sizes (flag or BENCH_<NAME> env): ${Object.keys(DEFAULT_SIZES)
   .map((key) => `--${kebab(key)}`)
   .join(' ')}
-Lists (resume-events, gateways) are comma-separated. --tiny starts from the tiny sizes of the shape test.`;
+Lists (resume-events, gateways, history-steps, in-flight-points) are comma-separated. --tiny starts from the tiny sizes of the shape test.`;
 
 function kebab(key: string): string {
   return key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
@@ -186,9 +227,11 @@ export function parseBenchOptions(
       env[`BENCH_${kebab(key).replaceAll('-', '_').toUpperCase()}`];
     if (typeof text === 'string') (sizes as unknown as Record<string, unknown>)[key] = parseSize(key, text);
   }
+  // Checked before any scenario runs, so a run of several stops at once rather than minutes in.
+  checkFanOutChildren(sizes.fanoutChildren);
   const scenarios = positionals.map((name) => {
     const found = LETTERS[name.toLowerCase()] ?? SCENARIOS.find((s) => s === name.toLowerCase());
-    if (!found) throw new Error(`unknown scenario "${name}"; known: ${SCENARIOS.join(', ')} (or A–O)`);
+    if (!found) throw new Error(`unknown scenario "${name}"; known: ${SCENARIOS.join(', ')} (or A–S)`);
     return found;
   });
   return {

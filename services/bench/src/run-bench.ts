@@ -1,4 +1,4 @@
-import { openDeployment, startServices } from './deployment';
+import { openDeployment, replicasOf, startServices } from './deployment';
 import { probeEnvironment } from './environment';
 import type { BenchOptions } from './options';
 import { progress } from './progress';
@@ -17,6 +17,8 @@ import { tokenLatency } from './scenarios/tokens';
 import { aiSdkOverhead } from './scenarios/ai-sdk';
 import { admissionCost } from './scenarios/admission';
 import { capacityCost } from './scenarios/capacity';
+import { historyGrowth, inFlightGrowth, replicationCost } from './scenarios/growth';
+import { fanOutCost } from './scenarios/fan-out';
 
 /** A and B on one deployment of one projector, one gateway and `planners` planners. */
 async function latencyAndThroughput(options: BenchOptions, scenarios: BenchScenarios): Promise<void> {
@@ -26,10 +28,7 @@ async function latencyAndThroughput(options: BenchOptions, scenarios: BenchScena
   if (!wantA && !wantB) return;
   await using deployment = await openDeployment('runs');
   // With workers, each runs a planner and a gateway: the replica counts say so.
-  const replicas =
-    sizes.workers > 0
-      ? { gateways: sizes.workers, planners: sizes.workers, workers: sizes.workers }
-      : { gateways: 1, planners: sizes.planners };
+  const replicas = replicasOf(sizes);
   await startServices(deployment, replicas);
   if (wantA) {
     progress(`A: ${sizes.latencyRuns} runs × ${sizes.latencySteps} steps, one at a time`);
@@ -135,6 +134,10 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     );
     scenarios.capacity = await capacityCost(options.sizes);
   }
+  if (want('history')) scenarios.history = await historyGrowth(options.sizes);
+  if (want('inflight')) scenarios.inflight = await inFlightGrowth(options.sizes);
+  if (want('fanout')) scenarios.fanout = await fanOutCost(options.sizes);
+  if (want('replication')) scenarios.replication = await replicationCost(options.sizes);
   return BenchReportSchema.parse({
     schemaVersion: 1,
     startedAt,

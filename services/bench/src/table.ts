@@ -1,37 +1,10 @@
-import type { BenchReport, CpuDetail, Distribution } from './schema';
-
-const ms = (d: Distribution) => `p50 ${d.p50.toFixed(2)} ms  p99 ${d.p99.toFixed(2)} ms  (n=${d.count})`;
-const n = (x: number) => x.toLocaleString('en-US', { maximumFractionDigits: 1 });
-
-/** `CPU ms per step` rows: the groups' figures, then how Postgres was counted and what came and went. */
-function cpuRows(cpuMsPerStep: Record<string, number>, cpu: CpuDetail): [string, string, string][] {
-  const entries = Object.entries(cpuMsPerStep);
-  const total = entries.reduce((sum, [, v]) => sum + v, 0);
-  const rows: [string, string, string][] = [
-    [
-      '',
-      'CPU ms per step',
-      `${total.toFixed(2)}: ${entries.map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ')}`,
-    ],
-  ];
-  const pg = cpu.postgres;
-  const pgProcesses = cpu.processes['postgres'];
-  rows.push([
-    '',
-    'postgres counted',
-    pg.measured && pgProcesses
-      ? `server ${pg.serverMsPerStep.toFixed(2)} − other databases ${pg.otherDatabasesMsPerStep.toFixed(2)} ` +
-        `(${pg.otherDatabaseBackends} backends seen); ${pgProcesses.seen} processes seen, ` +
-        `${pgProcesses.startedWithin} started and ${pgProcesses.endedWithin} ended within, ` +
-        `${pgProcesses.reapedMsPerStep.toFixed(2)} ms/step from ended ones`
-      : 'not measured: the server is not on this machine',
-  ]);
-  return rows;
-}
+import { growthRows } from './growth-table';
+import type { BenchReport, Distribution } from './schema';
+import { cpuRows, ms, n, throughputRows, type Row } from './table-rows';
 
 /** The report as aligned `scenario | figure | value` lines for a terminal. */
 export function formatTable(report: BenchReport): string {
-  const rows: [string, string, string][] = [];
+  const rows: Row[] = [];
   const {
     latency,
     throughput,
@@ -71,14 +44,7 @@ export function formatTable(report: BenchReport): string {
     ...(scaling?.points.map((p) => [`F ${p.gateways} gateway(s), ${p.planners} planner(s)`, p] as const) ??
       []),
   ]) {
-    rows.push([
-      label,
-      'steps/s',
-      `${n(b.stepsPerSecond)} (${b.completedSteps} steps in ${n(b.elapsedMs)} ms, ${b.runsFailed} failed)`,
-    ]);
-    rows.push(['', 'intent → observation', ms(b.intentToObservationMs)]);
-    rows.push(['', 'step cycle', ms(b.stepCycleMs)]);
-    rows.push(...cpuRows(b.cpuMsPerStep, b.cpu));
+    rows.push(...throughputRows(label, b));
   }
   for (const c of resume?.cases ?? [])
     rows.push([
@@ -191,6 +157,7 @@ export function formatTable(report: BenchReport): string {
     }
   }
   if (capacity) rows.push(...capacityRows(capacity));
+  rows.push(...growthRows(report.scenarios));
   const widths = [0, 1].map((i) => Math.max(...rows.map((r) => r[i]?.length ?? 0)));
   const lines = rows.map(([a, b, c]) => `${a.padEnd(widths[0] ?? 0)}  ${b.padEnd(widths[1] ?? 0)}  ${c}`);
   const { machine, versions, durability } = report;
@@ -212,7 +179,7 @@ export function formatTable(report: BenchReport): string {
   ].join('\n');
 }
 
-function capacityRows(o: NonNullable<BenchReport['scenarios']['capacity']>): [string, string, string][] {
+function capacityRows(o: NonNullable<BenchReport['scenarios']['capacity']>): Row[] {
   const counts = (c: typeof o.waitingStart) =>
     `${c.capacity} waiting, ${c.completed} completed, ${c.other} other`;
   return [
@@ -221,7 +188,7 @@ function capacityRows(o: NonNullable<BenchReport['scenarios']['capacity']>): [st
       'start → end',
       `${counts(o.waitingStart)} → ${counts(o.waitingEnd)} (in ${n(o.suspendMs)} ms${o.settled ? '' : ', not settled'})`,
     ],
-    ...o.processes.map((p): [string, string, string] => [
+    ...o.processes.map((p): Row => [
       '',
       p.name,
       `RSS ${p.rssStartMiB} → ${p.rssEndMiB} MiB, CPU ${p.cpuSeconds.toFixed(2)} s (${(p.cpuShare * 100).toFixed(2)} %)`,

@@ -1,4 +1,4 @@
-import { createDuraClient } from '@dura/client';
+import { createDuraClient, type SubmitRunInput } from '@dura/client';
 import { SUBJECTS, type JsonObject } from '@dura/contracts';
 import { EVENT_TYPE_HEADER } from '@dura/event-store';
 import type { Deployment } from './deployment';
@@ -26,12 +26,20 @@ export interface WorkloadResult {
 }
 
 /**
- * Submits `runs` runs of `steps` echo steps keeping `inFlight` unfinished at a time, and resolves when all
- * ended. Ends are seen on a plain subscription to the run subjects (JetStream publishes reach it too).
+ * Submits `runs` runs keeping `inFlight` unfinished at a time, and resolves when all ended: each is `request`'s
+ * answer for its id, by default `steps` echo steps. Ends are seen on a plain subscription to the run subjects
+ * (JetStream publishes reach it too); runs the workload did not submit (child runs) are not waited for.
  */
 export async function runWorkload(
   deployment: Deployment,
-  opts: { prefix: string; runs: number; steps: number; inFlight: number; timeoutMs: number },
+  opts: {
+    prefix: string;
+    runs: number;
+    steps: number;
+    inFlight: number;
+    timeoutMs: number;
+    request?: (runId: string) => SubmitRunInput;
+  },
   onProgress?: (ended: number) => void,
 ): Promise<WorkloadResult> {
   const client = createDuraClient(deployment);
@@ -67,7 +75,7 @@ export async function runWorkload(
         });
       });
       const began = performance.now();
-      await client.submitRun(echoRequest(runId, opts.steps));
+      await client.submitRun(opts.request?.(runId) ?? echoRequest(runId, opts.steps));
       await done;
       clientWallMs.push(performance.now() - began);
       waiting.delete(runId);

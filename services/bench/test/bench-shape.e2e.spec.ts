@@ -68,5 +68,21 @@ describe('npm run bench', () => {
     expect(parsed.scenarios.tokens?.firstTokenMs.count).toBe(TINY_SIZES.tokenRuns);
     expect(parsed.scenarios.aisdk?.plainMs.count).toBe(TINY_SIZES.aisdkSamples);
     expect(parsed.scenarios.aisdk?.durableStepMs.count).toBe(TINY_SIZES.aisdkSamples);
+    // The growth scenarios: one point per size asked for, every step of every run completed.
+    const { history, inflight, fanout, replication } = parsed.scenarios;
+    expect(history?.points.map((p) => p.steps)).toEqual(TINY_SIZES.historySteps);
+    expect(inflight?.points.map((p) => p.inFlight)).toEqual(TINY_SIZES.inFlightPoints);
+    for (const p of [...(history?.points ?? []), ...(inflight?.points ?? []), ...(replication?.points ?? [])])
+      expect([p.completedSteps, p.runsFailed]).toEqual([p.runs * p.steps, 0]);
+    const childRuns = TINY_SIZES.fanoutParents * TINY_SIZES.fanoutChildren;
+    expect(fanout?.completedSteps).toBe(childRuns * TINY_SIZES.fanoutSteps);
+    expect(fanout?.runsFailed).toBe(0);
+    expect(fanout?.parentWallMs.count).toBe(TINY_SIZES.fanoutParents);
+    expect(fanout?.childWallMs.count).toBe(childRuns);
+    expect(fanout?.direct.completedSteps).toBe(childRuns * TINY_SIZES.fanoutSteps);
+    expect(replication?.points.map((p) => [p.natsNodes, p.streamReplicas])).toEqual([
+      [1, 1],
+      [3, 3],
+    ]);
   });
 });

@@ -1,11 +1,12 @@
-// A and B (and each point of F): runs of echo steps through the deployed services, timed from the stream.
+// A and B, each point of F, P, Q and S, and R's runs: runs through the deployed services, timed from the stream.
+import type { SubmitRunInput } from '@dura/client';
 import type { Deployment } from '../deployment';
 import { localPostmaster, openCpuWindow, type CpuGroup, type CpuWindowResult } from '../cpu-window';
 import { childPids } from '../proc-stats';
 import { countReporter } from '../progress';
 import type { BenchScenarios, CpuDetail, ThroughputResult } from '../schema';
 import { distribution, round } from '../stats';
-import { runTimings, stepDistributions } from '../step-timings';
+import { runTimings, stepDistributions, type RunTimings } from '../step-timings';
 import { lastRunSeq, readStoredEvents } from '../stream-log';
 import { runWorkload } from '../workload';
 import { waitForCheckpoint } from './projector';
@@ -13,8 +14,11 @@ import { waitForCheckpoint } from './projector';
 export interface RunsLoad {
   prefix: string;
   runs: number;
+  /** Steps a run takes, its child runs' included: the length of its default echo plan, and its timeout's scale. */
   steps: number;
   inFlight: number;
+  /** What each run is, by its id; by default `steps` echo steps. */
+  request?: (runId: string) => SubmitRunInput;
 }
 
 /**
@@ -87,7 +91,11 @@ const CPU_METHOD =
   'end, or start and end within the window count (ended ones through their parent’s reaped-children times); ' +
   'postgres is the postmaster’s whole tree less what backends of other databases were seen to spend';
 
-async function measure(deployment: Deployment, load: RunsLoad) {
+/**
+ * Drives `load` through the deployment within one CPU window, which closes once the projector has folded the
+ * last event; returns the stored events of the window (child runs' included) and their timings.
+ */
+export async function measureRuns(deployment: Deployment, load: RunsLoad) {
   const before = await lastRunSeq(deployment.jsm);
   const timeoutMs = 60_000 + load.runs * load.steps * 200;
   const { groups, postgres } = await cpuGroups(deployment);
@@ -108,7 +116,7 @@ async function measure(deployment: Deployment, load: RunsLoad) {
   }
   const events = await readStoredEvents(deployment.js, deployment.jsm, before);
   const timings = runTimings(events);
-  return { workload, timings, ...cpuPerStep(cpuWindow, timings.completedSteps) };
+  return { workload, events, timings, ...cpuPerStep(cpuWindow, timings.completedSteps) };
 }
 
 /** A: one run at a time. */
@@ -116,7 +124,7 @@ export async function stepLatency(
   deployment: Deployment,
   load: Omit<RunsLoad, 'inFlight'>,
 ): Promise<NonNullable<BenchScenarios['latency']>> {
-  const { workload, timings, cpuMsPerStep, cpu } = await measure(deployment, { ...load, inFlight: 1 });
+  const { workload, timings, cpuMsPerStep, cpu } = await measureRuns(deployment, { ...load, inFlight: 1 });
   return {
     mode: 'processes',
     cpuMsPerStep,
@@ -129,13 +137,18 @@ export async function stepLatency(
   };
 }
 
-/** B: `inFlight` runs at a time; steps per second over the stream time from first request to last end. */
-export async function throughput(
-  deployment: Deployment,
+type Replicas = { gateways: number; planners: number; workers?: number };
+
+/**
+ * B's figures of a measurement: steps per second over the stream time from first request to last end of the
+ * runs `timings` covers, their step timings, and the CPU per step `measureRuns` counted.
+ */
+export function throughputOf(
   load: RunsLoad,
-  replicas: { gateways: number; planners: number; workers?: number },
-): Promise<ThroughputResult> {
-  const { timings, cpuMsPerStep, cpu } = await measure(deployment, load);
+  replicas: Replicas,
+  timings: RunTimings,
+  { cpuMsPerStep, cpu }: { cpuMsPerStep: Record<string, number>; cpu: CpuDetail },
+): ThroughputResult {
   const elapsedMs = Math.max(0, timings.lastEnded - timings.firstRequested);
   return {
     cpuMsPerStep,
@@ -151,4 +164,14 @@ export async function throughput(
     runsFailed: timings.runsFailed,
     ...stepDistributions(timings),
   };
+}
+
+/** B: `inFlight` runs at a time. */
+export async function throughput(
+  deployment: Deployment,
+  load: RunsLoad,
+  replicas: Replicas,
+): Promise<ThroughputResult> {
+  const measured = await measureRuns(deployment, load);
+  return throughputOf(load, replicas, measured.timings, measured);
 }
