@@ -1,5 +1,12 @@
 export { createProjector, type Projector, type ProjectorDeps } from './projector';
-export { applyBatch, readCheckpoint, RUNS_CHECKPOINT, type StreamMessage } from './projection';
+export {
+  applyBatch,
+  heldStates,
+  readCheckpoint,
+  RUNS_CHECKPOINT,
+  type HeldStates,
+  type StreamMessage,
+} from './projection';
 export { projectorRoutes, type ReadApiDeps } from './api';
 export { agentLabel, type RunColumns, summarize } from './run-summary';
 export { OPENAPI_FILE, openApiDocument } from './openapi';

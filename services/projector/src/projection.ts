@@ -1,6 +1,6 @@
 import { eq, inArray, sql } from 'drizzle-orm';
 import { ContractViolation, runIdFromSubject, storableText, type RunEvent } from '@dura/contracts';
-import { evolve, initialRunState, type RunState } from '@dura/core';
+import { evolve, initialRunState, LruCache, type RunState } from '@dura/core';
 import type { Db } from '@dura/db';
 import { decodeStored } from '@dura/event-store';
 import { failpoint } from '@dura/service-kit';
@@ -29,9 +29,21 @@ export async function readCheckpoint(db: Db): Promise<number> {
  * Messages at or below the stored checkpoint are skipped, so a redelivered batch, or a second projector
  * replica racing this one, changes nothing. Returns the checkpoint after the batch.
  */
+/**
+ * Folded states this projector last stored, by run. A run's state at a sequence is the fold of its log up to
+ * it, so a held state whose `lastSeq` is the stored row's `last_seq` is the stored state, and the batch
+ * need not read it back from Postgres (a long run's state is hundreds of KB of JSON). A row another replica
+ * moved on, or a transaction that rolled back, shows another `last_seq`: the state is read as before.
+ */
+export type HeldStates = LruCache<string, RunState>;
+
+/** Up to 512 runs' states, 64 MB of their stored JSON. */
+export const heldStates = (): HeldStates => new LruCache<string, RunState>(512, 64 * 2 ** 20);
+
 export async function applyBatch(
   db: Db,
   batch: readonly StreamMessage[],
+  held?: HeldStates,
 ): Promise<{ checkpoint: number; applied: number }> {
   if (batch.length === 0) return { checkpoint: await readCheckpoint(db), applied: 0 };
   return db.transaction(async (tx) => {
@@ -50,14 +62,7 @@ export async function applyBatch(
         fresh.map((msg) => runIdFromSubject(msg.subject)).filter((id): id is string => id !== undefined),
       ),
     ];
-    const existing =
-      runIds.length === 0
-        ? []
-        : await tx
-            .select({ runId: runs.runId, state: runs.state })
-            .from(runs)
-            .where(inArray(runs.runId, runIds));
-    const states = new Map<string, RunState>(existing.map((row) => [row.runId, row.state as RunState]));
+    const states = await storedStates(tx, runIds, held);
     const eventRows: (typeof runEvents.$inferInsert)[] = [];
     const errorRows: (typeof projectionErrors.$inferInsert)[] = [];
 
@@ -104,6 +109,8 @@ export async function applyBatch(
       const state = states.get(runId) as RunState;
       return { ...summarize(runId, state), state };
     });
+    const rowsJson = runRows.map((row) => JSON.stringify(row));
+    runRows.forEach((row, i) => held?.set(row.runId, row.state, rowsJson[i]?.length ?? 0));
     if (runRows.length > 0) {
       // Every touched run in one statement, each row taking the batch's final state and the columns derived
       // from it.
@@ -115,7 +122,7 @@ export async function applyBatch(
                (r->>'outputTokens')::bigint, array(select jsonb_array_elements_text(r->'tags')), r->'metadata',
                array(select jsonb_array_elements_text(r->'tools')), (r->>'createdAt')::timestamptz,
                (r->>'updatedAt')::timestamptz
-        from jsonb_array_elements(${JSON.stringify(runRows)}::jsonb) as r
+        from jsonb_array_elements(${`[${rowsJson.join(',')}]`}::jsonb) as r
         on conflict (run_id) do update set
           tenant = excluded.tenant, status = excluded.status, state = excluded.state, last_seq = excluded.last_seq,
           event_count = excluded.event_count, steps = excluded.steps, pending_calls = excluded.pending_calls,
@@ -127,4 +134,37 @@ export async function applyBatch(
     await tx.update(checkpoints).set({ lastSeq: checkpoint }).where(eq(checkpoints.name, RUNS_CHECKPOINT));
     return { checkpoint, applied: fresh.length };
   });
+}
+
+/**
+ * The stored state of each of `runIds` that has a row: a held one where its sequence is the row's, the rest
+ * read in one statement.
+ */
+async function storedStates(
+  tx: Parameters<Parameters<Db['transaction']>[0]>[0],
+  runIds: string[],
+  held: HeldStates | undefined,
+): Promise<Map<string, RunState>> {
+  const states = new Map<string, RunState>();
+  if (runIds.length === 0) return states;
+  let unread = runIds;
+  if (held) {
+    const positions = await tx
+      .select({ runId: runs.runId, lastSeq: runs.lastSeq })
+      .from(runs)
+      .where(inArray(runs.runId, runIds));
+    unread = [];
+    for (const { runId, lastSeq } of positions) {
+      const state = held.get(runId);
+      if (state !== undefined && state.lastSeq === Number(lastSeq)) states.set(runId, state);
+      else unread.push(runId);
+    }
+  }
+  if (unread.length === 0) return states;
+  const rows = await tx
+    .select({ runId: runs.runId, state: runs.state })
+    .from(runs)
+    .where(inArray(runs.runId, unread));
+  for (const row of rows) states.set(row.runId, row.state as RunState);
+  return states;
 }

@@ -21,7 +21,7 @@ import {
 } from '@dura/telemetry';
 import { SpanKind } from '@opentelemetry/api';
 import { sql } from 'drizzle-orm';
-import { applyBatch, readCheckpoint, type StreamMessage } from './projection';
+import { applyBatch, heldStates, readCheckpoint, type StreamMessage } from './projection';
 import { runs } from './db/schema';
 
 export interface ProjectorDeps {
@@ -114,13 +114,16 @@ export function createProjector(deps: ProjectorDeps) {
     }
   }
 
+  // The states this projector stored last: a batch reads back only what it does not hold at the stored seq.
+  const held = heldStates();
+
   async function applyWithRetry(batch: StreamMessage[]): Promise<void> {
     applying = true;
     try {
       for (let attempt = 1; ; attempt += 1) {
         try {
           const began = Date.now();
-          position = (await applyBatch(deps.db, batch)).checkpoint;
+          position = (await applyBatch(deps.db, batch, held)).checkpoint;
           traceProjection(batch, began);
           lastProgress = Date.now();
           return;

@@ -3,6 +3,7 @@ import { asc, eq, inArray } from 'drizzle-orm';
 import { runSubject } from '@dura/contracts';
 import {
   applyBatch,
+  heldStates,
   projectionErrors,
   readCheckpoint,
   runEvents,
@@ -103,6 +104,27 @@ describe('the projection', () => {
     expect(once.runs.find((row) => row.runId === 'run-overlap')?.state).toEqual(
       asJson(foldLog(messages).get('run-overlap')),
     );
+  });
+});
+
+describe('the states a projector holds', () => {
+  it('given two writers taking turns on a run, one holding states: each batch folds onto the stored state', async () => {
+    const script = RunScript.complete('run-turns', 4);
+    await appendInterleaved(setup().store, [script]);
+    const messages = await streamMessages(setup());
+    const checkpoint = await readCheckpoint(setup().db);
+    const fresh = messages.filter((msg) => msg.seq > checkpoint);
+    expect(fresh.length).toBeGreaterThanOrEqual(8);
+    const held = heldStates();
+    const turns = [0, 1, 2, 3].map((i) => fresh.slice((i * fresh.length) / 4, ((i + 1) * fresh.length) / 4));
+    // This projector, another one (holding nothing), then this one again: what it holds is a turn behind.
+    await applyBatch(setup().db, turns[0]!, held);
+    await applyBatch(setup().db, turns[1]!);
+    await applyBatch(setup().db, turns[2]!, held);
+    await applyBatch(setup().db, turns[3]!, held);
+    const [row] = await setup().db.select().from(runs).where(eq(runs.runId, 'run-turns'));
+    expect(row?.state).toEqual(asJson(foldLog(messages).get('run-turns')));
+    expect(row?.lastSeq).toBe(fresh.at(-1)?.seq);
   });
 });
 
