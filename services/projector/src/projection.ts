@@ -25,21 +25,23 @@ export async function readCheckpoint(db: Db): Promise<number> {
 }
 
 /**
- * Applies a contiguous batch of stream messages in ONE transaction with the checkpoint (DESIGN invariant 6).
- * Messages at or below the stored checkpoint are skipped, so a redelivered batch, or a second projector
- * replica racing this one, changes nothing. Returns the checkpoint after the batch.
- */
-/**
  * Folded states this projector last stored, by run. A run's state at a sequence is the fold of its log up to
  * it, so a held state whose `lastSeq` is the stored row's `last_seq` is the stored state, and the batch
  * need not read it back from Postgres (a long run's state is hundreds of KB of JSON). A row another replica
- * moved on, or a transaction that rolled back, shows another `last_seq`: the state is read as before.
+ * moved on, or a transaction that rolled back, shows another `last_seq`: the state is read as before. A
+ * batch reads every touched run's `last_seq` (a few bytes a run) in place of its state, and the state only
+ * where it holds none at that sequence: no more statements than before while it holds the run.
  */
 export type HeldStates = LruCache<string, RunState>;
 
 /** Up to 512 runs' states, 64 MB of their stored JSON. */
 export const heldStates = (): HeldStates => new LruCache<string, RunState>(512, 64 * 2 ** 20);
 
+/**
+ * Applies a contiguous batch of stream messages in ONE transaction with the checkpoint (DESIGN invariant 6).
+ * Messages at or below the stored checkpoint are skipped, so a redelivered batch, or a second projector
+ * replica racing this one, changes nothing. Returns the checkpoint after the batch.
+ */
 export async function applyBatch(
   db: Db,
   batch: readonly StreamMessage[],
