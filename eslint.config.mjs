@@ -3,6 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import nx from '@nx/eslint-plugin';
 import prettier from 'eslint-config-prettier';
+import { TS_PROJECTS } from './scripts/ts-projects.mjs';
 
 /** Modules that do I/O. Pure libraries (tag `type:pure`) may import none of them. */
 const ioModules = [
@@ -72,9 +73,9 @@ export default tseslint.config(
     languageOptions: {
       parserOptions: {
         // One program for every project that only extends tsconfig.base.json, and one for each project with
-        // options of its own (the ones `npm run typecheck` checks): each library is read once, not once per
-        // project that imports it, as a tsconfig per project would.
-        project: ['./tsconfig.typecheck.json', './services/console/tsconfig.json', './examples/chat/tsconfig.json'],
+        // options of its own (scripts/ts-projects.mjs, the ones `npm run typecheck` checks): each library is
+        // read once, not once per project that imports it. `npm run check` hands ESLint these programs built.
+        project: TS_PROJECTS.map((p) => `./${p}`),
         tsconfigRootDir: import.meta.dirname,
       },
     },

@@ -3,14 +3,15 @@
 // never left for last:
 //   - @dura/dev's end-to-end suite (the longest task by far), on three vitest workers: its files mostly wait
 //     (ack waits, leases, redeliveries), each on about a third of a core, so two workers left a core idle;
-//   - one ESLint run and one TypeScript program over the whole tree (`npm run lint`, `npm run typecheck`: the
-//     libraries are linted and checked once, not once per project that imports them), then the unit,
+//   - the type check and the lint of the whole tree in one process (`npm run check`: each TypeScript program
+//     is built and checked once, and ESLint's type-aware rules read its types; the libraries are linted and
+//     checked once, not once per project that imports them), then the unit,
 //     integration and end-to-end tiers of every other project through Nx, two tasks at a time.
 // DURA_E2E_WORKERS and DURA_TEST_PARALLEL change the 3 and the 2.
 // Each tier's vitest run shares one module graph among its files (`--no-isolate` in the package scripts): a
 // file imports the libraries once per worker, not once per file (the planner's integration tier took 58 s of
-// CPU isolated, 20 s shared). A file that mocks a module its package already loaded needs a graph of its
-// own: that package's tier runs isolated (libs/client's integration tier).
+// CPU isolated, 20 s shared). A file there may not mock a module its package already loaded (the mock would
+// take in no file but the first): it injects what it needs instead, or stubs the environment.
 // Every step runs even when an earlier one failed, so one run reports every failure; the exit status is 1 if
 // any step failed. The slow tier (`npm run test:slow`) and the soaks are not part of it (docs/guarantees.md).
 import { spawn } from 'node:child_process';
@@ -75,8 +76,7 @@ function run(label, command, args, cwd = root, env = process.env) {
 
 async function checksAndOtherTiers() {
   const results = [];
-  results.push(await run(undefined, npm, ['run', '--silent', 'lint']));
-  results.push(await run(undefined, npm, ['run', '--silent', 'typecheck']));
+  results.push(await run(undefined, npm, ['run', '--silent', 'check']));
   results.push(
     await run(undefined, process.execPath, [
       nx,

@@ -1,17 +1,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it, vi } from 'vitest';
-import type { DevState } from '../src/index';
-
-// The registry lives under the home directory: each test run gets a home of its own. The mock takes only in a
-// fresh module graph, so this package's integration tier runs its files isolated (the other tiers share one).
-const home = mkdtempSync(join(tmpdir(), 'dura-dev-home-'));
-vi.mock('node:os', async (original) => ({
-  ...(await original<object>()),
-  homedir: () => home,
-}));
-const {
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import {
   devStateDir,
   devStateFile,
   DevStateTaken,
@@ -19,10 +10,18 @@ const {
   readDevStates,
   removeDevState,
   writeDevState,
-} = await import('../src/index');
+  type DevState,
+} from '../src/index';
 
+// The registry lives under the home directory ($HOME, which os.homedir() reads on every call): this file gets
+// a home of its own, and gives the process its own back when it is done.
+const home = mkdtempSync(join(tmpdir(), 'dura-dev-home-'));
+beforeAll(() => {
+  vi.stubEnv('HOME', home);
+});
 const dir = mkdtempSync(join(tmpdir(), 'dura-dev-state-'));
 afterAll(() => {
+  vi.unstubAllEnvs();
   rmSync(dir, { recursive: true, force: true });
   rmSync(home, { recursive: true, force: true });
 });
