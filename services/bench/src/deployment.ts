@@ -148,29 +148,43 @@ function profileArgs(label: string): string[] {
   return dir ? ['--cpu-prof', `--cpu-prof-dir=${resolve(dir, label)}`] : [];
 }
 
-/**
- * Starts the projector, then `workers` workers when there are any (planner and gateway in one process),
- * else `gateways` gateways and `planners` planners (in that order, as the soak cluster does).
- */
-export async function startServices(
-  deployment: Deployment,
-  counts: { gateways: number; planners: number; workers?: number },
-): Promise<void> {
-  await deployment.start('projector');
-  if (counts.workers) {
-    for (let i = 0; i < counts.workers; i += 1) await deployment.start('worker');
-    return;
-  }
-  for (let i = 0; i < counts.gateways; i += 1) await deployment.start('tool-gateway');
-  for (let i = 0; i < counts.planners; i += 1) await deployment.start('planner');
-}
-
-/** The replicas A, B and the growth scenarios run on: `workers` workers when set, else a gateway and `planners`. */
-export function replicasOf(sizes: { workers: number; planners: number }): {
+/** The services a measurement runs on: `workers` workers when set, else `gateways` gateways and `planners` planners. */
+export interface Replicas {
   gateways: number;
   planners: number;
   workers?: number;
-} {
+}
+
+/** How many replicas of each kind of service a deployment runs. */
+export type Running = Partial<Record<ServiceName, number>>;
+
+/** The replicas of each kind `deployment` runs now. */
+export function runningOf(deployment: Pick<Deployment, 'services'>): Running {
+  const running: Running = {};
+  for (const service of deployment.services) {
+    const kind = service.label.replace(/-\d+$/, '') as ServiceName;
+    running[kind] = (running[kind] ?? 0) + 1;
+  }
+  return running;
+}
+
+/**
+ * Starts the projector, then `workers` workers when there are any (planner and gateway in one process),
+ * else `gateways` gateways and `planners` planners (in that order, as the soak cluster does); replicas the
+ * deployment runs already count, so only the missing ones start.
+ */
+export async function startServices(deployment: Deployment, counts: Replicas): Promise<void> {
+  const startUpTo = async (name: ServiceName, wanted: number) => {
+    for (let n = runningOf(deployment)[name] ?? 0; n < wanted; n += 1) await deployment.start(name);
+  };
+  await startUpTo('projector', 1);
+  if (counts.workers) return startUpTo('worker', counts.workers);
+  await startUpTo('tool-gateway', counts.gateways);
+  await startUpTo('planner', counts.planners);
+}
+
+/** The replicas A, B and the growth scenarios run on: `workers` workers when set, else a gateway and `planners`. */
+export function replicasOf(sizes: { workers: number; planners: number }): Replicas {
   return sizes.workers > 0
     ? { gateways: sizes.workers, planners: sizes.workers, workers: sizes.workers }
     : { gateways: 1, planners: sizes.planners };

@@ -48,6 +48,11 @@ export interface BenchSizes {
   fanoutChildren: number;
   /** R: echo steps of each child run. */
   fanoutSteps: number;
+  /**
+   * F, P and Q: points measured in turn on one deployment before a fresh one opens (a point wanting more
+   * replicas starts them; one wanting fewer opens a fresh deployment); 1: each point on a fresh deployment.
+   */
+  pointsPerDeployment: number;
 }
 
 export const SCENARIOS = [
@@ -128,6 +133,7 @@ export const DEFAULT_SIZES: BenchSizes = {
   fanoutParents: 10,
   fanoutChildren: 10,
   fanoutSteps: 10,
+  pointsPerDeployment: 1,
 };
 
 /** A run of every scenario in seconds, for the shape test and `--tiny`. */
@@ -164,6 +170,8 @@ export const TINY_SIZES: BenchSizes = {
   fanoutParents: 1,
   fanoutChildren: 2,
   fanoutSteps: 2,
+  // A deployment's start costs more CPU than a tiny point's runs: a curve's points share one.
+  pointsPerDeployment: 3,
 };
 
 export interface BenchOptions {
@@ -186,7 +194,8 @@ model agent waiting for capacity under 1 request/min, idle for --idle-seconds), 
 --history-steps steps, --history-total-steps steps and --history-in-flight runs in flight at each length),
 inflight (Q: B at each of --in-flight-points runs in flight), fanout (R: --fanout-parents parent runs, one at
 a time, each starting --fanout-children child runs of --fanout-steps steps in one decision), replication (S: B
-on one nats-server, then on a 3-node cluster with every stream R3); default all.
+on one nats-server, then on a 3-node cluster with every stream R3); default all. F, P and Q measure each point
+on a fresh deployment, or --points-per-deployment points in turn on one (3 with --tiny).
 Sizes (flag or BENCH_<NAME> env): ${Object.keys(DEFAULT_SIZES)
   .map((key) => `--${kebab(key)}`)
   .join(' ')}

@@ -1,6 +1,7 @@
 import { openDeployment, replicasOf, startServices } from './deployment';
 import { probeEnvironment } from './environment';
 import type { BenchOptions } from './options';
+import { pointDeployments } from './point-deployments';
 import { progress } from './progress';
 import { BenchReportSchema, type BenchReport, type BenchScenarios } from './schema';
 import { round } from './stats';
@@ -48,14 +49,15 @@ async function latencyAndThroughput(options: BenchOptions, scenarios: BenchScena
   }
 }
 
-/** F: B again on a fresh deployment per gateway count. */
+/** F: B again at each gateway count, each on a fresh deployment (or in turn on one: `pointsPerDeployment`). */
 async function scaling(options: BenchOptions): Promise<NonNullable<BenchScenarios['scaling']>> {
   const { sizes } = options;
+  await using deployments = pointDeployments(sizes.pointsPerDeployment);
   const points = [];
   for (const gateways of sizes.gateways) {
     progress(`F: ${gateways} gateway(s), ${sizes.planners} planner(s)`);
-    await using deployment = await openDeployment(`scale${gateways}`);
-    await startServices(deployment, { gateways, planners: sizes.planners });
+    const replicas = { gateways, planners: sizes.planners };
+    const deployment = await deployments.next(`scale${gateways}`, replicas);
     points.push(
       await throughput(
         deployment,
@@ -65,7 +67,7 @@ async function scaling(options: BenchOptions): Promise<NonNullable<BenchScenario
           steps: sizes.throughputSteps,
           inFlight: sizes.inFlight,
         },
-        { gateways, planners: sizes.planners },
+        replicas,
       ),
     );
   }
