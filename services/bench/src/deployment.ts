@@ -25,6 +25,13 @@ const READY: Record<ServiceName, RegExp> = {
   worker: /worker started/,
 };
 
+/**
+ * The services that read DURA_AGENTS (a worker runs a planner). The others start without it: a code agents
+ * module is TypeScript, and spawnTsEntry starts a process whose env names one through tsx rather than from
+ * its bundle, at several times the start-up CPU, for a module it would never load.
+ */
+const READS_AGENTS: ReadonlySet<ServiceName> = new Set(['planner', 'worker']);
+
 export interface ServiceProcess {
   label: string;
   proc: ManagedProcess;
@@ -103,7 +110,7 @@ export async function openDeployment(
         const proc = spawnTsEntry({
           name: `${name}-${n}`,
           entry: `services/${name}/src/main.ts`,
-          env: { ...serviceEnv, ...port },
+          env: { ...serviceEnv, ...(READS_AGENTS.has(name) ? {} : { DURA_AGENTS: undefined }), ...port },
           nodeArgs: profileArgs(`${name}-${n}`),
         });
         const apiUrl = port.PROJECTOR_HTTP_PORT && `http://127.0.0.1:${port.PROJECTOR_HTTP_PORT}`;
