@@ -13,7 +13,8 @@
  * A bundled process that still tries to load TypeScript fails at once, naming the file (bundle-guard.mjs).
  *
  * Bundles are built on first use into node_modules/.cache/dura-test-bundles under the entry's package and
- * rebuilt when a source they were built from changed. DURA_TEST_BUNDLES=0 turns bundling off.
+ * rebuilt when a source they were built from changed. DURA_TEST_BUNDLES=0 turns bundling off. A bundled process
+ * keeps Node's compile cache next to its build (spawn-ts-entry.ts), so only a build's first start compiles it.
  */
 import { createHash } from 'node:crypto';
 import { spawnSync } from 'node:child_process';

@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { isAbsolute, join, resolve } from 'node:path';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 import { spawnManaged, type ManagedProcess } from './managed-process';
@@ -25,6 +25,17 @@ function tsxLoaderUrl(): string {
 }
 
 /**
+ * Node's compile cache next to a bundle, unless NODE_COMPILE_CACHE says where one is: compiling a bundle's
+ * several megabytes is about a quarter of a bundled service's start-up CPU, and every start after the first of
+ * a build reads the compiled code back instead (the cache is keyed by the source, so a rebuild compiles anew).
+ */
+function compileCacheEnv(bundle: string): Record<string, string> {
+  return process.env['NODE_COMPILE_CACHE']
+    ? {}
+    : { NODE_COMPILE_CACHE: join(dirname(bundle), 'compile-cache') };
+}
+
+/**
  * Spawns a TypeScript entry point from its bundle (service-bundle.ts) when the process loads no TypeScript of
  * its own at run time, else with tsx (`node --import tsx <entry>`, tsx resolved from the repo): a bundle run
  * with tsx loaded for a few modules spends more CPU than the sources through tsx.
@@ -36,12 +47,13 @@ export function spawnTsEntry(opts: SpawnTsEntryOptions): ManagedProcess {
     ? undefined
     : bundledEntry(entry);
   const start = bundle ? ['--import', BUNDLE_GUARD_URL, bundle] : ['--import', tsxLoaderUrl(), entry];
+  const env = bundle ? { ...compileCacheEnv(bundle), ...opts.env } : opts.env;
   return spawnManaged({
     name: opts.name,
     command: process.execPath,
     args: [...(opts.nodeArgs ?? []), ...start, ...(opts.args ?? [])],
     cwd: root,
-    ...(opts.env ? { env: opts.env } : {}),
+    ...(env ? { env } : {}),
   });
 }
 
