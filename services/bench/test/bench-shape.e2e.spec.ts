@@ -18,6 +18,10 @@ describe('npm run bench', () => {
       expect.arrayContaining(['planner-1', 'tool-gateway-1', 'projector-1', 'nats-server']),
     );
     expect(parsed.scenarios.scaling?.points.map((p) => p.gateways)).toEqual(TINY_SIZES.gateways);
+    // Each point ran on the gateways it reports, its deployment fresh or the previous point's with one added.
+    expect(parsed.scenarios.scaling?.points.map((p) => p.cpu.processes['tool-gateway']?.atStart)).toEqual(
+      TINY_SIZES.gateways,
+    );
     expect(parsed.scenarios.floors?.jetstreamPublishMs.count).toBe(TINY_SIZES.floorSamples);
     expect(parsed.scenarios.floors?.postgresCommitMs.count).toBe(TINY_SIZES.floorSamples);
     for (const cpu of [parsed.scenarios.latency?.cpuMsPerStep, parsed.scenarios.throughput?.cpuMsPerStep])

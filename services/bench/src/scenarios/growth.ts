@@ -31,9 +31,10 @@ async function point(
 
 /** Where a curve's points ran, for its note. */
 function deployedNote(sizes: Sizes): string {
-  return sizes.pointsPerDeployment > 1
-    ? `up to ${sizes.pointsPerDeployment} points in turn on one deployment (--points-per-deployment)`
-    : 'a fresh deployment';
+  const n = sizes.pointsPerDeployment;
+  return n > 1
+    ? `, up to ${n} points in turn on one deployment (--points-per-deployment ${n})`
+    : ' on a fresh deployment';
 }
 
 /** Every load's point in turn (announced under `letter`), and how the last compares with the first. */
@@ -52,7 +53,7 @@ export function historyGrowth(
   sizes: Sizes & Pick<BenchSizes, 'historySteps' | 'historyTotalSteps' | 'historyInFlight'>,
 ): Promise<Curve> {
   const note =
-    `B at each run length on ${deployedNote(sizes)}: runs of echo steps (each a recorded decision and a ` +
+    `B at each run length${deployedNote(sizes)}: runs of echo steps (each a recorded decision and a ` +
     'recorded no-op call), about the same number of steps and the same runs in flight at every length; growth ' +
     'is the longest runs over the shortest';
   return curve('P', sizes, historyLoads(sizes), note);
@@ -63,7 +64,7 @@ export function inFlightGrowth(
   sizes: Sizes & Pick<BenchSizes, 'inFlightPoints' | 'throughputRuns' | 'throughputSteps'>,
 ): Promise<Curve> {
   const note =
-    `B at each in-flight count on ${deployedNote(sizes)}, with as many runs as --throughput-runs or twice ` +
+    `B at each in-flight count${deployedNote(sizes)}, with as many runs as --throughput-runs or twice ` +
     'the count, whichever is more; growth is the most in flight over the fewest';
   return curve('Q', sizes, inFlightLoads(sizes), note);
 }
