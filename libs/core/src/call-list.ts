@@ -8,7 +8,13 @@ import type { CallState } from './run-state';
 
 /** Arrays created by the running `fold`: no state outside it holds them, so they may change in place. */
 let owned: WeakSet<CallState[]> | undefined;
-/** callId → index, per calls array; built on first lookup, kept up to date as an owned array grows. */
+/**
+ * callId → index, per calls array. A call keeps its index in every array derived from one by `withCallAdded`
+ * and `withCallReplaced`, so a derived array shares its source's map (and adds its new call to it) instead of
+ * building its own: a lookup costs the same late in a long run as early. Two arrays derived from one source
+ * may give different calls the same index (two folds of one state); a lookup therefore checks the entry
+ * against the array and scans when they disagree.
+ */
 const callIndexes = new WeakMap<readonly CallState[], Map<string, number>>();
 
 /** Runs one fold: arrays created meanwhile are its own, and change in place. */
@@ -22,24 +28,34 @@ export function foldingInPlace<T>(run: () => T): T {
   }
 }
 
-/** The index of the call `callId` in `calls`, or -1. */
-export function indexOfCall(calls: readonly CallState[], callId: string): number {
+function indexFor(calls: readonly CallState[]): Map<string, number> {
   let index = callIndexes.get(calls);
   if (!index) {
     index = new Map(calls.map((call, i) => [call.callId, i]));
     callIndexes.set(calls, index);
   }
-  return index.get(callId) ?? -1;
+  return index;
+}
+
+/** The index of the call `callId` in `calls`, or -1. */
+export function indexOfCall(calls: readonly CallState[], callId: string): number {
+  const at = indexFor(calls).get(callId);
+  // No array sharing the map ever held the call; else the entry is checked (see `callIndexes`).
+  if (at === undefined) return -1;
+  if (calls[at]?.callId === callId) return at;
+  return calls.findIndex((call) => call.callId === callId);
 }
 
 /** `calls` with `call` appended: in place when the running fold owns the array, else in a copy. */
 export function withCallAdded(calls: CallState[], call: CallState): CallState[] {
+  const index = indexFor(calls);
+  index.set(call.callId, calls.length);
   if (owned?.has(calls)) {
     calls.push(call);
-    callIndexes.get(calls)?.set(call.callId, calls.length - 1);
     return calls;
   }
   const copy = [...calls, call];
+  callIndexes.set(copy, index);
   owned?.add(copy);
   return copy;
 }
@@ -47,7 +63,10 @@ export function withCallAdded(calls: CallState[], call: CallState): CallState[] 
 /** `calls` with the call at `index` replaced: in place when the running fold owns the array, else in a copy. */
 export function withCallReplaced(calls: CallState[], index: number, call: CallState): CallState[] {
   const target = owned?.has(calls) ? calls : calls.slice();
-  if (target !== calls) owned?.add(target);
+  if (target !== calls) {
+    owned?.add(target);
+    callIndexes.set(target, indexFor(calls));
+  }
   target[index] = call;
   return target;
 }
