@@ -34,6 +34,7 @@ import { flowLimitRoutes } from './flow-limits-route';
 import { chatRoutes, type DoubleTexting } from './chat/chat-routes';
 import { causesOf, stateAt } from './time-travel';
 import { projectionErrors, runEvents, runs } from './db/schema';
+import { RUN_STATE_LISTS, storedStateText } from './stored-state';
 
 export interface ReadApiDeps {
   db: Db;
@@ -149,16 +150,12 @@ function apiRoutes(deps: ReadApiDeps): ApiRoute[] {
         const id = params['id'] ?? '';
         const tenant = tenantFilter(caller);
         const calls = callsParam(query);
-        // The state goes out as the JSON text the database holds (a long run's is megabytes): not parsed into
-        // objects only to be serialized again, as event pages. Without its calls, the database drops them (most
-        // of a long run's state) before writing the text.
+        // The state goes out as JSON text the database writes (a long run's is megabytes): not parsed into
+        // objects only to be serialized again, as event pages. Without its calls, the database never reads them
+        // (most of a long run's state).
+        const lists = calls === 'none' ? RUN_STATE_LISTS.filter((list) => list !== 'calls') : RUN_STATE_LISTS;
         const [row] = await db
-          .select({
-            state:
-              calls === 'none'
-                ? sql<string>`(${runs.state} - 'calls')::text`
-                : sql<string>`${runs.state}::text`,
-          })
+          .select({ state: storedStateText(lists) })
           .from(runs)
           .where(and(eq(runs.runId, id), tenant === undefined ? undefined : eq(runs.tenant, tenant)));
         if (!row) throw unknownRun(id);

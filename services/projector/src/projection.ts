@@ -6,6 +6,16 @@ import { decodeStored } from '@dura/event-store';
 import { failpoint } from '@dura/service-kit';
 import { checkpoints, projectionErrors, runEvents, runs } from './db/schema';
 import { summarize } from './run-summary';
+import {
+  changedItems,
+  readStoredStates,
+  stateRow,
+  writeItems,
+  type ItemRow,
+  type ShorterList,
+  type StoredState,
+  type Tx,
+} from './stored-state';
 import { checkStorable } from './unstorable';
 
 export interface StreamMessage {
@@ -32,10 +42,10 @@ export async function readCheckpoint(db: Db): Promise<number> {
  * batch reads every touched run's `last_seq` (a few bytes a run) in place of its state, and the state only
  * where it holds none at that sequence: no more statements than before while it holds the run.
  */
-export type HeldStates = LruCache<string, RunState>;
+export type HeldStates = LruCache<string, StoredState>;
 
 /** Up to 512 runs' states, 64 MB of their stored JSON. */
-export const heldStates = (): HeldStates => new LruCache<string, RunState>(512, 64 * 2 ** 20);
+export const heldStates = (): HeldStates => new LruCache<string, StoredState>(512, 64 * 2 ** 20);
 
 /**
  * Applies a contiguous batch of stream messages in ONE transaction with the checkpoint (DESIGN invariant 6).
@@ -64,7 +74,8 @@ export async function applyBatch(
         fresh.map((msg) => runIdFromSubject(msg.subject)).filter((id): id is string => id !== undefined),
       ),
     ];
-    const states = await storedStates(tx, runIds, held);
+    const stored = await storedStates(tx, runIds, held);
+    const states = new Map([...stored].map(([runId, { state }]) => [runId, state]));
     const eventRows: (typeof runEvents.$inferInsert)[] = [];
     const errorRows: (typeof projectionErrors.$inferInsert)[] = [];
 
@@ -107,12 +118,24 @@ export async function applyBatch(
     failpoint('projector.mid-batch');
     if (errorRows.length > 0) await tx.insert(projectionErrors).values(errorRows).onConflictDoNothing();
     const touched = [...new Set(eventRows.map((row) => row.runId))];
+    // The state row without its lists, and of the lists only the entries the batch added or changed: what a
+    // batch writes does not grow with the run (see `run_items`).
+    const itemRows: ItemRow[] = [];
+    const shorter: ShorterList[] = [];
     const runRows = touched.map((runId) => {
       const state = states.get(runId) as RunState;
-      return { ...summarize(runId, state), state };
+      const before = stored.get(runId);
+      const changed = changedItems(runId, before?.state, state);
+      itemRows.push(...changed.rows);
+      shorter.push(...changed.shorter);
+      const listBytes = changed.rows.reduce((sum, row) => sum + row.item.length, before?.listBytes ?? 0);
+      return { row: { ...summarize(runId, state), state: stateRow(state) }, held: { state, listBytes } };
     });
-    const rowsJson = runRows.map((row) => JSON.stringify(row));
-    runRows.forEach((row, i) => held?.set(row.runId, row.state, rowsJson[i]?.length ?? 0));
+    await writeItems(tx, itemRows, shorter);
+    const rowsJson = runRows.map(({ row }) => JSON.stringify(row));
+    runRows.forEach(({ row, held: next }, i) =>
+      held?.set(row.runId, next, (rowsJson[i]?.length ?? 0) + next.listBytes),
+    );
     if (runRows.length > 0) {
       // Every touched run in one statement, each row taking the batch's final state and the columns derived
       // from it.
@@ -140,14 +163,14 @@ export async function applyBatch(
 
 /**
  * The stored state of each of `runIds` that has a row: a held one where its sequence is the row's, the rest
- * read in one statement.
+ * read in one go.
  */
 async function storedStates(
-  tx: Parameters<Parameters<Db['transaction']>[0]>[0],
+  tx: Tx,
   runIds: string[],
   held: HeldStates | undefined,
-): Promise<Map<string, RunState>> {
-  const states = new Map<string, RunState>();
+): Promise<Map<string, StoredState>> {
+  const states = new Map<string, StoredState>();
   if (runIds.length === 0) return states;
   let unread = runIds;
   if (held) {
@@ -158,15 +181,11 @@ async function storedStates(
     unread = [];
     for (const { runId, lastSeq } of positions) {
       const state = held.get(runId);
-      if (state !== undefined && state.lastSeq === Number(lastSeq)) states.set(runId, state);
+      if (state !== undefined && state.state.lastSeq === Number(lastSeq)) states.set(runId, state);
       else unread.push(runId);
     }
   }
   if (unread.length === 0) return states;
-  const rows = await tx
-    .select({ runId: runs.runId, state: runs.state })
-    .from(runs)
-    .where(inArray(runs.runId, unread));
-  for (const row of rows) states.set(row.runId, row.state as RunState);
+  for (const [runId, state] of await readStoredStates(tx, unread)) states.set(runId, state);
   return states;
 }

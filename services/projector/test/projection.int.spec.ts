@@ -1,14 +1,17 @@
 import { beforeAll, describe, expect, it, vi } from 'vitest';
-import { asc, eq, inArray } from 'drizzle-orm';
+import { asc, eq, inArray, sql } from 'drizzle-orm';
 import { runSubject } from '@dura/contracts';
 import {
   applyBatch,
   heldStates,
   projectionErrors,
   readCheckpoint,
+  RUN_STATE_LISTS,
   runEvents,
+  runItems,
   runs,
   summarize,
+  type RunStateList,
   type Projector,
 } from '../src/index';
 import {
@@ -19,6 +22,7 @@ import {
   foldLog,
   rowColumns,
   snapshot,
+  storedRun,
   streamMessages,
 } from './support';
 import { useProjectors } from './projector-harness';
@@ -50,7 +54,7 @@ describe('the projection', () => {
     for (const script of scripts) {
       const logged = await setup().store.read(script.runId);
       expect(logged).toHaveLength(script.events.length);
-      const [row] = await setup().db.select().from(runs).where(eq(runs.runId, script.runId));
+      const row = await storedRun(setup().db, script.runId);
       const folded = foldLog(await streamMessages(setup())).get(script.runId);
       expect(row?.state).toEqual(asJson(folded));
       expect(row).toMatchObject({
@@ -122,9 +126,45 @@ describe('the states a projector holds', () => {
     await applyBatch(setup().db, turns[1]!);
     await applyBatch(setup().db, turns[2]!, held);
     await applyBatch(setup().db, turns[3]!, held);
-    const [row] = await setup().db.select().from(runs).where(eq(runs.runId, 'run-turns'));
+    const row = await storedRun(setup().db, 'run-turns');
     expect(row?.state).toEqual(asJson(foldLog(messages).get('run-turns')));
     expect(row?.lastSeq).toBe(fresh.at(-1)?.seq);
+  });
+
+  it('given a long run: a batch writes the list entries it added or changed, not the ones before, nor the lists in runs.state', async () => {
+    const script = RunScript.complete('run-long', 8);
+    await appendInterleaved(setup().store, [script]);
+    const messages = await streamMessages(setup());
+    const checkpoint = await readCheckpoint(setup().db);
+    const fresh = messages.filter((msg) => msg.seq > checkpoint);
+    const half = Math.floor(fresh.length / 2);
+    const held = heldStates();
+    const versions = async () => {
+      const rows = await setup()
+        .db.select({ list: runItems.list, idx: runItems.idx, xmin: sql<string>`xmin::text` })
+        .from(runItems)
+        .where(eq(runItems.runId, 'run-long'));
+      return new Map(rows.map((r) => [`${r.list}/${r.idx}`, r.xmin]));
+    };
+
+    await applyBatch(setup().db, fresh.slice(0, half), held);
+    const early = await versions();
+    const atHalf = foldLog(fresh.slice(0, half)).get('run-long')!;
+    await applyBatch(setup().db, fresh.slice(half), held);
+    const late = await versions();
+
+    // Entries the second batch did not touch are the rows the first one wrote (same row version).
+    const folded = foldLog(messages).get('run-long')!;
+    const untouched = [...early.keys()].filter((key) => {
+      const [list, idx] = key.split('/') as [RunStateList, string];
+      return JSON.stringify(atHalf[list][Number(idx)]) === JSON.stringify(folded[list][Number(idx)]);
+    });
+    expect(untouched.length).toBeGreaterThanOrEqual(3);
+    for (const key of untouched) expect(late.get(key)).toBe(early.get(key));
+    expect(late.size).toBe(folded.calls.length + folded.turns.length + folded.signals.length);
+    const [row] = await setup().db.select({ state: runs.state }).from(runs).where(eq(runs.runId, 'run-long'));
+    for (const list of RUN_STATE_LISTS) expect(row?.state).not.toHaveProperty(list);
+    expect((await storedRun(setup().db, 'run-long'))?.state).toEqual(asJson(folded));
   });
 });
 
@@ -172,7 +212,7 @@ describe('events the fold cannot apply', () => {
     expect(errors[0]?.message).toMatch(/run_started at seq \d+ cannot apply to a run that is running/);
     expect(errors[1]?.message).toMatch(/not UTF-8/);
 
-    const [row] = await setup().db.select().from(runs).where(eq(runs.runId, runId));
+    const row = await storedRun(setup().db, runId);
     expect(row?.status).toBe('completed');
     expect(row?.state).toEqual(asJson(foldLog(await streamMessages(setup())).get(runId)));
     const projected = await setup()
@@ -188,7 +228,7 @@ describe('events the fold cannot apply', () => {
     const victim = RunScript.complete('run-victim', 1);
     await appendInterleaved(setup().store, [victim]);
     await caughtUp(setup(), projector!.position);
-    const [before] = await setup().db.select().from(runs).where(eq(runs.runId, 'run-victim'));
+    const before = await storedRun(setup().db, 'run-victim');
     expect(before?.status).toBe('completed');
 
     // A valid first event, but for run-victim, published on another run's subject.
@@ -199,7 +239,7 @@ describe('events the fold cannot apply', () => {
     );
     await caughtUp(setup(), projector!.position);
 
-    const [after] = await setup().db.select().from(runs).where(eq(runs.runId, 'run-victim'));
+    const after = await storedRun(setup().db, 'run-victim');
     expect(after).toEqual(before);
     const [error] = await setup().db.select().from(projectionErrors).where(eq(projectionErrors.seq, ack.seq));
     expect(error).toMatchObject({ runId: 'run-intruder', code: 'contract_violation' });

@@ -1,7 +1,7 @@
 import { eventually } from '@dura/testing';
 export { eventually };
 import type { MsgRequest } from '@nats-io/jetstream';
-import { asc } from 'drizzle-orm';
+import { asc, eq } from 'drizzle-orm';
 import {
   STREAMS,
   newEvent,
@@ -25,6 +25,7 @@ import {
   checkpoints,
   migrateProjector,
   projectionErrors,
+  readStoredStates,
   runEvents,
   runs,
   type RunColumns,
@@ -179,10 +180,26 @@ export function foldLog(messages: readonly StreamMessage[]): Map<string, RunStat
 /** Plain JSON, as the state comes back out of a jsonb column or an HTTP body. */
 export const asJson = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
 
+/** A run's `runs` row with its state put back together (its lists are stored apart); undefined: no row. */
+export async function storedRun(db: Db, runId: string) {
+  const [row] = await db.select().from(runs).where(eq(runs.runId, runId));
+  return row && { ...row, state: (await readStoredStates(db, [runId])).get(runId)?.state };
+}
+
+/** Every `runs` row, its state put back together, in run order. */
+async function storedRuns(db: Db) {
+  const rows = await db.select().from(runs).orderBy(asc(runs.runId));
+  const states = await readStoredStates(
+    db,
+    rows.map((row) => row.runId),
+  );
+  return rows.map((row) => ({ ...row, state: states.get(row.runId)?.state }));
+}
+
 /** Everything the projection wrote, in a stable order, for comparing two databases or two moments. */
 export async function snapshot(db: Db) {
   return {
-    runs: await db.select().from(runs).orderBy(asc(runs.runId)),
+    runs: await storedRuns(db),
     events: await db.select().from(runEvents).orderBy(asc(runEvents.seq)),
     errors: await db
       .select({

@@ -1,4 +1,4 @@
-import { bigint, index, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { bigint, index, integer, jsonb, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
 
 /**
  * One row per run: the fold of its log (a cache: drop it and replay the stream to rebuild it). `state` is the
@@ -101,3 +101,22 @@ export const apiSubmissions = pgTable('api_submissions', {
   caller: text('caller').notNull(),
   at: timestamp('at', { withTimezone: true, mode: 'string' }).notNull().defaultNow(),
 });
+
+/**
+ * The lists of a run's state that grow with the run (`RUN_STATE_LISTS`: its calls, turns and signals), one row
+ * per entry; `runs.state` holds the rest of the state. A batch writes the entries it added or changed and
+ * leaves the others alone, so a step late in a long run writes what a step early in it writes, where a state
+ * written whole grew by every call the run had made. `storedStates` / `storedStateText` put them back together.
+ */
+export const runItems = pgTable(
+  'run_items',
+  {
+    runId: text('run_id').notNull(),
+    /** Which list of the state: `calls`, `turns` or `signals`. */
+    list: text('list').notNull(),
+    /** The entry's index in its list. */
+    idx: integer('idx').notNull(),
+    item: jsonb('item').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.runId, t.list, t.idx] })],
+);
