@@ -1,5 +1,6 @@
--- The lists of a run's state that grow with the run (calls, turns, signals) move out of runs.state into one
--- row per entry, so a batch writes the entries it changed instead of the whole state (see db/schema.ts).
+-- What grows with a run moves out of runs.state, so a batch writes what changed instead of the whole state
+-- (see db/schema.ts): the lists (calls, turns, signals) to one row per entry in run_items, and the request
+-- (fixed once the run is requested, as long as its input) to its own column, which an upsert leaves as it is.
 CREATE TABLE "run_items" (
 	"run_id" text NOT NULL,
 	"list" text NOT NULL,
@@ -7,6 +8,15 @@ CREATE TABLE "run_items" (
 	"item" jsonb NOT NULL,
 	CONSTRAINT "run_items_run_id_list_idx_pk" PRIMARY KEY("run_id","list","idx")
 );
+--> statement-breakpoint
+ALTER TABLE "runs" ADD COLUMN "request" jsonb;
+--> statement-breakpoint
+DO $$
+BEGIN
+  EXECUTE 'ALTER TABLE "runs" ALTER COLUMN "request" SET COMPRESSION lz4';
+EXCEPTION WHEN OTHERS THEN
+  RAISE NOTICE 'runs.request keeps the default compression: %', SQLERRM;
+END $$;
 --> statement-breakpoint
 INSERT INTO "run_items" ("run_id", "list", "idx", "item")
 SELECT r."run_id", l."list", (e."ordinality" - 1)::integer, e."value"
@@ -16,5 +26,4 @@ CROSS JOIN LATERAL jsonb_array_elements(
   CASE WHEN jsonb_typeof(r."state" -> l."list") = 'array' THEN r."state" -> l."list" ELSE '[]'::jsonb END
 ) WITH ORDINALITY AS e("value", "ordinality");
 --> statement-breakpoint
-UPDATE "runs" SET "state" = "state" - 'calls' - 'turns' - 'signals'
-WHERE jsonb_exists_any("state", ARRAY['calls', 'turns', 'signals']);
+UPDATE "runs" SET "request" = "state" -> 'request', "state" = "state" - 'request' - 'calls' - 'turns' - 'signals';

@@ -159,7 +159,7 @@ export function listRunsSql(q: ListRunsQuery): SQL {
     );
   if (q.tags.length > 0) where.push(sql`tags @> ${textArray(q.tags)}`);
   if (q.tools.length > 0) where.push(sql`tools @> ${textArray(q.tools)}`);
-  if (q.agent !== undefined) where.push(sql`state->'request'->'agent'->>'name' = ${q.agent}`);
+  if (q.agent !== undefined) where.push(sql`request->'agent'->>'name' = ${q.agent}`);
   if (q.agentVersion !== undefined) where.push(sql`state->'pinned'->>'version' = ${q.agentVersion}`);
   if (Object.keys(q.metadata).length > 0) where.push(sql`metadata @> ${JSON.stringify(q.metadata)}::jsonb`);
   if (q.idPrefix !== undefined) where.push(sql`starts_with(run_id, ${q.idPrefix})`);
@@ -174,11 +174,11 @@ export function listRunsSql(q: ListRunsQuery): SQL {
       select run_id, status, steps, pending_calls, last_error, tags, metadata,
              input_tokens::float8 as input_tokens, output_tokens::float8 as output_tokens,
              last_seq::float8 as last_seq, tenant,
-             case when state #>> '{request,agent,kind}' = 'scripted' then 'scripted'
-                  else coalesce(state #>> '{pinned,agent}', state #>> '{request,agent,name}', '-')
-                       || coalesce('@' || coalesce(state #>> '{pinned,version}', state #>> '{request,agent,version}'), '')
+             case when request #>> '{agent,kind}' = 'scripted' then 'scripted'
+                  else coalesce(state #>> '{pinned,agent}', request #>> '{agent,name}', '-')
+                       || coalesce('@' || coalesce(state #>> '{pinned,version}', request #>> '{agent,version}'), '')
              end as agent,
-             state->'request'->'parent'->>'runId' as parent_run_id,
+             request->'parent'->>'runId' as parent_run_id,
              jsonb_array_length(coalesce(state->'children', '[]'::jsonb)) as children,
              coalesce((state #>> '{budget,costUsd}')::float8, 0) as cost_usd,
              to_json(created_at) #>> '{}' as created_iso, to_json(updated_at) #>> '{}' as updated_iso

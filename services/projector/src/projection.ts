@@ -129,7 +129,10 @@ export async function applyBatch(
       itemRows.push(...changed.rows);
       shorter.push(...changed.shorter);
       const listBytes = changed.rows.reduce((sum, row) => sum + row.item.length, before?.listBytes ?? 0);
-      return { row: { ...summarize(runId, state), state: stateRow(state) }, held: { state, listBytes } };
+      // The request goes only when it changed (the run's first batch): the upsert keeps the stored one else.
+      const request = before?.state.request === state.request ? {} : { request: state.request };
+      const row = { ...summarize(runId, state), state: stateRow(state), ...request };
+      return { row, held: { state, listBytes } };
     });
     await writeItems(tx, itemRows, shorter);
     const rowsJson = runRows.map(({ row }) => JSON.stringify(row));
@@ -140,16 +143,18 @@ export async function applyBatch(
       // Every touched run in one statement, each row taking the batch's final state and the columns derived
       // from it.
       await tx.execute(sql`
-        insert into ${runs} (run_id, tenant, status, state, last_seq, event_count, steps, pending_calls, last_error,
-                             input_tokens, output_tokens, tags, metadata, tools, created_at, updated_at)
-        select r->>'runId', r->>'tenant', r->>'status', r->'state', (r->>'lastSeq')::bigint, (r->>'eventCount')::int,
+        insert into ${runs} (run_id, tenant, status, state, request, last_seq, event_count, steps, pending_calls,
+                             last_error, input_tokens, output_tokens, tags, metadata, tools, created_at, updated_at)
+        select r->>'runId', r->>'tenant', r->>'status', r->'state', r->'request', (r->>'lastSeq')::bigint,
+               (r->>'eventCount')::int,
                (r->>'steps')::int, (r->>'pendingCalls')::int, r->'lastError', (r->>'inputTokens')::bigint,
                (r->>'outputTokens')::bigint, array(select jsonb_array_elements_text(r->'tags')), r->'metadata',
                array(select jsonb_array_elements_text(r->'tools')), (r->>'createdAt')::timestamptz,
                (r->>'updatedAt')::timestamptz
         from jsonb_array_elements(${`[${rowsJson.join(',')}]`}::jsonb) as r
         on conflict (run_id) do update set
-          tenant = excluded.tenant, status = excluded.status, state = excluded.state, last_seq = excluded.last_seq,
+          tenant = excluded.tenant, status = excluded.status, state = excluded.state,
+          request = coalesce(excluded.request, runs.request), last_seq = excluded.last_seq,
           event_count = excluded.event_count, steps = excluded.steps, pending_calls = excluded.pending_calls,
           last_error = excluded.last_error, input_tokens = excluded.input_tokens,
           output_tokens = excluded.output_tokens, tags = excluded.tags, metadata = excluded.metadata,

@@ -4,8 +4,9 @@ import type { Db } from '@dura/db';
 import { runItems, runs } from './db/schema';
 
 /*
- * How a run's state is stored: its lists that grow with the run, one row per entry in `run_items`, and the
- * rest (bounded whatever the run's length) in `runs.state`. Put back together, it is the fold of the run's log.
+ * How a run's state is stored: its lists that grow with the run, one row per entry in `run_items`; its request
+ * (as long as its input, and fixed once the run is requested) in `runs.request`; the rest, bounded whatever
+ * the run's length, in `runs.state`. Put back together, it is the fold of the run's log.
  */
 
 /** The lists of a run's state that grow with every step or signal. */
@@ -20,9 +21,9 @@ export interface StoredState {
   listBytes: number;
 }
 
-/** What `runs.state` holds of `state`: all but its lists. */
-export function stateRow(state: RunState): Omit<RunState, RunStateList> {
-  const { calls: _calls, turns: _turns, signals: _signals, ...rest } = state;
+/** What `runs.state` holds of `state`: all but its request and its lists. */
+export function stateRow(state: RunState): Omit<RunState, RunStateList | 'request'> {
+  const { calls: _calls, turns: _turns, signals: _signals, request: _request, ...rest } = state;
   return rest;
 }
 
@@ -98,7 +99,11 @@ export async function readStoredStates(
   if (runIds.length === 0) return states;
   const [rows, items] = await Promise.all([
     tx
-      .select({ runId: runs.runId, state: sql<string>`${runs.state}::text` })
+      .select({
+        runId: runs.runId,
+        state: sql<string>`${runs.state}::text`,
+        request: sql<string | null>`${runs.request}::text`,
+      })
       .from(runs)
       .where(inArray(runs.runId, [...runIds])),
     tx
@@ -113,6 +118,7 @@ export async function readStoredStates(
   ]);
   for (const row of rows) {
     const state = JSON.parse(row.state) as RunState;
+    state.request = row.request === null ? null : (JSON.parse(row.request) as RunState['request']);
     for (const list of RUN_STATE_LISTS) state[list] = [];
     states.set(row.runId, { state, listBytes: 0 });
   }
@@ -131,16 +137,17 @@ export async function readStoredState(db: Db, runId: string): Promise<RunState |
 }
 
 /**
- * SQL for the stored state of the `runs` row in scope as JSON text, with its lists in `lists` put back: the
- * text `runs.state` held when it held the whole state (jsonb writes a value one way), built by the database
- * rather than parsed and serialized again here.
+ * SQL for the stored state of the `runs` row in scope as JSON text, with its request and its lists in `lists`
+ * put back: the text `runs.state` held when it held the whole state (jsonb writes a value one way), built by
+ * the database rather than parsed and serialized again here.
  */
 export function storedStateText(lists: readonly RunStateList[] = RUN_STATE_LISTS): SQL<string> {
-  if (lists.length === 0) return sql<string>`${runs.state}::text`;
   const entries = lists.map(
     (list) =>
       sql`${list}::text, coalesce((select jsonb_agg(i.item order by i.idx) from ${runItems} i
             where i.run_id = ${runs.runId} and i.list = ${list}), '[]'::jsonb)`,
   );
-  return sql<string>`(${runs.state} || jsonb_build_object(${sql.join(entries, sql`, `)}))::text`;
+  return sql<string>`(${runs.state} || jsonb_build_object('request', ${runs.request}${sql.join(
+    entries.map((entry) => sql`, ${entry}`),
+  )}))::text`;
 }

@@ -131,7 +131,7 @@ describe('the states a projector holds', () => {
     expect(row?.lastSeq).toBe(fresh.at(-1)?.seq);
   });
 
-  it('given a long run: a batch writes the list entries it added or changed, not the ones before, nor the lists in runs.state', async () => {
+  it('given a long run: a batch writes the list entries it added or changed, not the ones before, and runs.state holds neither lists nor request', async () => {
     const script = RunScript.complete('run-long', 8);
     await appendInterleaved(setup().store, [script]);
     const messages = await streamMessages(setup());
@@ -162,8 +162,13 @@ describe('the states a projector holds', () => {
     expect(untouched.length).toBeGreaterThanOrEqual(3);
     for (const key of untouched) expect(late.get(key)).toBe(early.get(key));
     expect(late.size).toBe(folded.calls.length + folded.turns.length + folded.signals.length);
-    const [row] = await setup().db.select({ state: runs.state }).from(runs).where(eq(runs.runId, 'run-long'));
+    const [row] = await setup()
+      .db.select({ state: runs.state, request: runs.request })
+      .from(runs)
+      .where(eq(runs.runId, 'run-long'));
     for (const list of RUN_STATE_LISTS) expect(row?.state).not.toHaveProperty(list);
+    expect(row?.state).not.toHaveProperty('request');
+    expect(row?.request).toEqual(asJson(folded.request));
     expect((await storedRun(setup().db, 'run-long'))?.state).toEqual(asJson(folded));
   });
 });

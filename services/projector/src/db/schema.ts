@@ -1,9 +1,9 @@
 import { bigint, index, integer, jsonb, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
 
 /**
- * One row per run: the fold of its log (a cache: drop it and replay the stream to rebuild it). `state` is the
- * fold itself; every other column is derived from it in the same statement (`summarize`), for lists and
- * filters that must not read the whole state.
+ * One row per run: the fold of its log (a cache: drop it and replay the stream to rebuild it). `state` and
+ * `request`, with the run's `run_items`, are the fold itself; every other column is derived from it in the same
+ * statement (`summarize`), for lists and filters that must not read the whole state.
  *
  * Index plan for `GET /runs` (keyset pages, never OFFSET; every query shape is answered from an index, and an
  * ordered one stops after `limit + 1` rows; `test/list-runs.int.spec.ts` checks that those never sort):
@@ -33,7 +33,13 @@ export const runs = pgTable(
     /** The run's tenant (`RunState.tenant`): the API shows a caller only rows of its own. */
     tenant: text('tenant').notNull().default('default'),
     status: text('status').notNull(),
+    /** The state but for its request and its lists (stored apart: see `run_items`). */
     state: jsonb('state').notNull(),
+    /**
+     * The state's `request`: fixed once the run is requested, and as long as its input (a scripted run's whole
+     * plan), so an upsert sets it only when it changed and Postgres keeps the stored value as it is.
+     */
+    request: jsonb('request'),
     lastSeq: bigint('last_seq', { mode: 'number' }).notNull(),
     eventCount: integer('event_count').notNull(),
     steps: integer('steps').notNull(),
