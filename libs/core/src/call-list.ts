@@ -17,6 +17,21 @@ let owned: WeakSet<CallState[]> | undefined;
  */
 const callIndexes = new WeakMap<readonly CallState[], Map<string, number>>();
 
+/**
+ * Indices, ascending, of the calls a decider looks for (`isNotable`), per calls array: a run's resolved calls
+ * are most of it and need no look, so a derived array gets its source's list with its one change.
+ */
+const notableIndexes = new WeakMap<readonly CallState[], readonly number[]>();
+
+/** Still open (pending, or its outcome unknown), or failed under a policy that fails the run. */
+function isNotable(call: CallState): boolean {
+  return (
+    call.status === 'pending' ||
+    call.status === 'unknown' ||
+    (call.status === 'failed' && call.failRun === true)
+  );
+}
+
 /** Runs one fold: arrays created meanwhile are its own, and change in place. */
 export function foldingInPlace<T>(run: () => T): T {
   const outer = owned;
@@ -37,6 +52,23 @@ function indexFor(calls: readonly CallState[]): Map<string, number> {
   return index;
 }
 
+function notableFor(calls: readonly CallState[]): readonly number[] {
+  let notable = notableIndexes.get(calls);
+  if (!notable) {
+    notable = calls.flatMap((call, i) => (isNotable(call) ? [i] : []));
+    notableIndexes.set(calls, notable);
+  }
+  return notable;
+}
+
+/**
+ * The calls of `calls` that are pending or unknown, or failed under a policy that fails the run, in order:
+ * every other call is resolved for good. Costs what those calls number, not what the run made.
+ */
+export function notableCalls(calls: readonly CallState[]): CallState[] {
+  return notableFor(calls).map((i) => calls[i] as CallState);
+}
+
 /** The index of the call `callId` in `calls`, or -1. */
 export function indexOfCall(calls: readonly CallState[], callId: string): number {
   const at = indexFor(calls).get(callId);
@@ -49,24 +81,30 @@ export function indexOfCall(calls: readonly CallState[], callId: string): number
 /** `calls` with `call` appended: in place when the running fold owns the array, else in a copy. */
 export function withCallAdded(calls: CallState[], call: CallState): CallState[] {
   const index = indexFor(calls);
+  const before = notableFor(calls);
+  const notable = isNotable(call) ? [...before, calls.length] : before;
   index.set(call.callId, calls.length);
-  if (owned?.has(calls)) {
-    calls.push(call);
-    return calls;
+  const target = owned?.has(calls) ? calls : [...calls];
+  if (target !== calls) {
+    callIndexes.set(target, index);
+    owned?.add(target);
   }
-  const copy = [...calls, call];
-  callIndexes.set(copy, index);
-  owned?.add(copy);
-  return copy;
+  target.push(call);
+  notableIndexes.set(target, notable);
+  return target;
 }
 
 /** `calls` with the call at `index` replaced: in place when the running fold owns the array, else in a copy. */
 export function withCallReplaced(calls: CallState[], index: number, call: CallState): CallState[] {
+  const before = notableFor(calls);
+  const others = before.filter((i) => i !== index);
+  const notable = isNotable(call) ? [...others, index].sort((a, b) => a - b) : others;
   const target = owned?.has(calls) ? calls : calls.slice();
   if (target !== calls) {
     owned?.add(target);
     callIndexes.set(target, indexFor(calls));
   }
   target[index] = call;
+  notableIndexes.set(target, notable);
   return target;
 }

@@ -1,4 +1,5 @@
 import type { Decision } from '@dura/contracts';
+import { indexOfCall, notableCalls } from './call-list';
 import { isDispatchable, openWaits } from './control';
 import type { EventDraft } from './event-draft';
 import { callId as callIdFor, idempotencyKey } from './idempotency';
@@ -32,7 +33,9 @@ export function nextAction(state: RunState): PlannerAction {
     return { kind: 'record', events: followUps(state, state.openDecision.decision) };
   const waits = openWaits(state);
   if (waits.length > 0) return { kind: 'record', events: waits };
-  const calls = state.calls.filter((call) => isDispatchable(state, call));
+  // Only the calls still open, or failed so as to fail the run, matter here (not every call the run made).
+  const notable = notableCalls(state.calls);
+  const calls = notable.filter((call) => isDispatchable(state, call));
   const timers = state.waits.filter((wait) => wait.until !== undefined || wait.timeoutAt !== undefined);
   const children = state.children.filter(
     (child) =>
@@ -41,10 +44,10 @@ export function nextAction(state: RunState): PlannerAction {
   );
   if (calls.length + timers.length + children.length > 0)
     return { kind: 'dispatch', calls, timers, children };
-  if (state.calls.some((call) => call.status === 'pending')) return { kind: 'idle', reason: 'waiting' };
-  const unknown = state.calls.find((call) => call.status === 'unknown');
+  if (notable.some((call) => call.status === 'pending')) return { kind: 'idle', reason: 'waiting' };
+  const unknown = notable.find((call) => call.status === 'unknown');
   if (unknown) return operatorAction(state, unknown);
-  const fatal = state.calls.find((call) => call.status === 'failed' && call.failRun);
+  const fatal = notable.find((call) => call.status === 'failed' && call.failRun);
   if (fatal) {
     const message = `${fatal.tool} (step ${fatal.step}) failed and its policy fails the run: ${fatal.error?.message ?? ''}`;
     return {
@@ -53,7 +56,7 @@ export function nextAction(state: RunState): PlannerAction {
     };
   }
   // Calls still open (awaiting a signal, a child, an approval) hold the next decision back.
-  if (state.status === 'waiting' || state.calls.some((call) => call.status === 'pending'))
+  if (state.status === 'waiting' || notable.some((call) => call.status === 'pending'))
     return { kind: 'idle', reason: 'waiting' };
   return { kind: 'decide' };
 }
@@ -126,10 +129,9 @@ export function followUps(state: RunState, decision: Decision): EventDraft[] {
     case 'fail':
       return [{ type: 'run_failed', data: { error: decision.error } }];
     case 'tool_calls': {
-      const recorded = new Set(state.calls.map((call) => call.callId));
       let step = state.steps;
       return decision.calls
-        .filter((call) => !recorded.has(call.callId))
+        .filter((call) => indexOfCall(state.calls, call.callId) < 0)
         .map((call) => {
           step += 1;
           const key = idempotencyKey({ runId: state.runId ?? '', step, tool: call.tool, args: call.args });

@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { indexOfCall, withCallAdded, withCallReplaced } from '../src/call-list';
+import fc from 'fast-check';
+import { indexOfCall, notableCalls, withCallAdded, withCallReplaced } from '../src/call-list';
+import { evolve, fold, initialRunState } from '../src/index';
 import type { CallState } from '../src/run-state';
+import { arbHistoryPlan, buildHistory } from '../src/testing';
 
 function call(callId: string): CallState {
   return {
@@ -40,5 +43,42 @@ describe('calls arrays derived from one another', () => {
     expect(indexOfCall(replaced, 'b')).toBe(1);
     expect(replaced[1]?.status).toBe('completed');
     expect(calls[1]?.status).toBe('pending');
+  });
+});
+
+describe('the notable calls of a state', () => {
+  const notable = (call: CallState) =>
+    call.status === 'pending' ||
+    call.status === 'unknown' ||
+    (call.status === 'failed' && call.failRun === true);
+
+  it('are the open calls and those failed so as to fail the run, in order, along any history', () => {
+    fc.assert(
+      fc.property(arbHistoryPlan(), (plan) => {
+        const events = buildHistory(plan);
+        // Event by event (each state derived from the last) and in one fold (arrays changed in place).
+        let state = initialRunState();
+        for (const event of events) {
+          state = evolve(state, event);
+          expect(notableCalls(state.calls)).toEqual(state.calls.filter(notable));
+        }
+        const folded = fold(events);
+        expect(notableCalls(folded.calls)).toEqual(folded.calls.filter(notable));
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('follow a call through its outcome, in an array derived from another', () => {
+    const calls = withCallAdded(withCallAdded([], call('a')), call('b'));
+    const failed = withCallReplaced(calls, 0, { ...call('a'), status: 'failed', failRun: true });
+    const done = withCallReplaced(failed, 1, { ...call('b'), status: 'completed' });
+
+    expect(notableCalls(calls).map((c) => c.callId)).toEqual(['a', 'b']);
+    expect(notableCalls(failed).map((c) => [c.callId, c.status])).toEqual([
+      ['a', 'failed'],
+      ['b', 'pending'],
+    ]);
+    expect(notableCalls(done).map((c) => c.callId)).toEqual(['a']);
   });
 });
