@@ -40,20 +40,21 @@ export type DecodedSnapshot = { ok: true; snapshot: RunSnapshot } | { ok: false;
  * for a long run's megabyte of state.)
  */
 export function stateHash(state: unknown): string {
-  return createHash('sha256').update(JSON.stringify(state)).digest('hex');
+  return sha256Hex(JSON.stringify(state));
+}
+
+function sha256Hex(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+function snapshotHead(state: RunState, eventId: string, hash: string): Omit<RunSnapshot, 'state'> {
+  if (state.runId === null) throw new TypeError('cannot snapshot a run that has no events');
+  return { v: SNAPSHOT_VERSION, runId: state.runId, seq: state.lastSeq, eventId, stateHash: hash };
 }
 
 /** The snapshot of `state`, whose last folded event has id `eventId`. */
 export function snapshotOf(state: RunState, eventId: string): RunSnapshot {
-  if (state.runId === null) throw new TypeError('cannot snapshot a run that has no events');
-  return {
-    v: SNAPSHOT_VERSION,
-    runId: state.runId,
-    seq: state.lastSeq,
-    eventId,
-    stateHash: stateHash(state),
-    state,
-  };
+  return { ...snapshotHead(state, eventId, stateHash(state)), state };
 }
 
 /** Larger encodings are gzipped: a KV value is one NATS message, bounded by the server's max_payload (1 MiB). */
@@ -62,7 +63,23 @@ const MAX_INFLATED_BYTES = 256 * 1024 * 1024;
 
 /** JSON (readable with `nats kv get`), or gzipped JSON when it is larger than COMPRESS_ABOVE_BYTES. */
 export function encodeSnapshot(snapshot: RunSnapshot): Uint8Array {
-  const json = new TextEncoder().encode(JSON.stringify(snapshot));
+  const { state, ...head } = snapshot;
+  return encodeText(head, JSON.stringify(state));
+}
+
+/**
+ * `encodeSnapshot(snapshotOf(state, eventId))`, serializing the state once for both its hash and the text (a
+ * long run's state is hundreds of KB).
+ */
+export function encodeSnapshotOf(state: RunState, eventId: string): Uint8Array {
+  const json = JSON.stringify(state);
+  return encodeText(snapshotHead(state, eventId, sha256Hex(json)), json);
+}
+
+/** The text `JSON.stringify` gives a snapshot with this head and a state of JSON `stateJson` (keys in order). */
+function encodeText(head: Omit<RunSnapshot, 'state'>, stateJson: string): Uint8Array {
+  const text = `${JSON.stringify(head).slice(0, -1)},"state":${stateJson}}`;
+  const json = new TextEncoder().encode(text);
   return json.length > COMPRESS_ABOVE_BYTES ? gzipSync(json, { level: constants.Z_BEST_SPEED }) : json;
 }
 

@@ -1,6 +1,6 @@
 import type { Logger } from '@dura/service-kit';
 import type { CachedRun } from './run-state-cache';
-import { encodeSnapshot, snapshotOf } from './snapshot-codec';
+import { encodeSnapshotOf } from './snapshot-codec';
 import type { SnapshotStore } from './snapshot-store';
 
 export interface SnapshotWriter {
@@ -24,9 +24,8 @@ export function createSnapshotWriter(deps: {
   async function write(runId: string, run: CachedRun, eventId: string): Promise<void> {
     // Yield first: encoding and hashing a long run's state must not hold up the decision that triggered it.
     await new Promise((resolve) => setImmediate(resolve));
-    const snapshot = snapshotOf(run.state, eventId);
-    await deps.snapshots.put(runId, encodeSnapshot(snapshot));
-    deps.log.debug('snapshot written', { runId, seq: snapshot.seq, events: run.state.eventCount });
+    await deps.snapshots.put(runId, encodeSnapshotOf(run.state, eventId));
+    deps.log.debug('snapshot written', { runId, seq: run.state.lastSeq, events: run.state.eventCount });
   }
 
   return {

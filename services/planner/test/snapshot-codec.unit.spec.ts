@@ -7,6 +7,7 @@ import {
   COMPRESS_ABOVE_BYTES,
   decodeSnapshot,
   encodeSnapshot,
+  encodeSnapshotOf,
   SNAPSHOT_VERSION,
   snapshotOf,
   stateHash,
@@ -60,6 +61,16 @@ describe('snapshotOf / encodeSnapshot / decodeSnapshot', () => {
     expect(snapshot).toMatchObject({ v: SNAPSHOT_VERSION, runId: 'run-snap', seq: state.lastSeq });
     expect(snapshot.eventId).toBe(log.events.at(-1)!.meta.id);
     expect(decodeSnapshot(encodeSnapshot(snapshot), 'run-snap')).toEqual({ ok: true, snapshot });
+  });
+
+  it('encodes a state serialized once to the same bytes as its snapshot, plain and gzipped', () => {
+    const { log, state, snapshot } = sampleRun();
+    const eventId = log.events.at(-1)!.meta.id;
+    expect(encodeSnapshotOf(state, eventId)).toEqual(encodeSnapshot(snapshot));
+    const big = { ...state, output: 'x'.repeat(COMPRESS_ABOVE_BYTES) };
+    const bytes = encodeSnapshotOf(big, eventId);
+    expect(bytes).toEqual(encodeSnapshot(snapshotOf(big, eventId)));
+    expect(decodeSnapshot(bytes, 'run-snap')).toEqual({ ok: true, snapshot: snapshotOf(big, eventId) });
   });
 
   it('resumes exactly the stored state, even a tool result with an own "__proto__" key', () => {
