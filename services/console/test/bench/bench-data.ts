@@ -56,20 +56,27 @@ const STATUSES = ['completed', 'completed', 'completed', 'running', 'waiting', '
  * tags (one in a thousand tagged `rare`) and metadata, each with a valid folded state.
  */
 export function seedRunsSql(count: number): SQL {
-  const template = {
+  // The state as the projector stores it: its request in a column of its own, its (empty) lists in no rows.
+  const {
+    request: _request,
+    calls: _calls,
+    turns: _turns,
+    signals: _signals,
+    ...template
+  } = {
     ...initialRunState(),
     status: 'completed',
-    request: { v: 1, runId: '', agent: { kind: 'scripted', steps: [] } },
     correlationId: '',
     lastSeq: 1,
     eventCount: 1,
   };
+  const request = { v: 1, runId: '', agent: { kind: 'scripted', steps: [] } };
   return sql`
-    insert into runs (run_id, tenant, status, state, last_seq, event_count, steps, pending_calls, last_error,
-                      input_tokens, output_tokens, tags, metadata, tools, created_at, updated_at)
+    insert into runs (run_id, tenant, status, state, request, last_seq, event_count, steps, pending_calls,
+                      last_error, input_tokens, output_tokens, tags, metadata, tools, created_at, updated_at)
     select id, 'default', status,
-           jsonb_set(jsonb_set(jsonb_set(${JSON.stringify(template)}::jsonb, '{runId}', to_jsonb(id)),
-                               '{request,runId}', to_jsonb(id)), '{status}', to_jsonb(status)),
+           jsonb_set(jsonb_set(${JSON.stringify(template)}::jsonb, '{runId}', to_jsonb(id)), '{status}', to_jsonb(status)),
+           jsonb_set(${JSON.stringify(request)}::jsonb, '{runId}', to_jsonb(id)),
            1, 1, i % 5, 0, null, i % 1000, i % 100,
            case when i % 1000 = 0 then array['bench', 'rare'] else array['bench'] end,
            jsonb_build_object('team', case when i % 3 = 0 then 'pay' else 'ops' end),
