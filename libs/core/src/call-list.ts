@@ -11,9 +11,10 @@ let owned: WeakSet<CallState[]> | undefined;
 /**
  * callId → index, per calls array. A call keeps its index in every array derived from one by `withCallAdded`
  * and `withCallReplaced`, so a derived array shares its source's map (and adds its new call to it) instead of
- * building its own: a lookup costs the same late in a long run as early. Two arrays derived from one source
- * may give different calls the same index (two folds of one state); a lookup therefore checks the entry
- * against the array and scans when they disagree.
+ * building its own: a lookup costs the same late in a long run as early. Arrays sharing a map may hold
+ * different calls (two folds of one state, each adding its own), but never one call at two indices: an array
+ * that would put a call elsewhere than its map says gets a map of its own. So a call is in an array exactly
+ * when it is at the index the map gives.
  */
 const callIndexes = new WeakMap<readonly CallState[], Map<string, number>>();
 
@@ -72,23 +73,21 @@ export function notableCalls(calls: readonly CallState[]): CallState[] {
 /** The index of the call `callId` in `calls`, or -1. */
 export function indexOfCall(calls: readonly CallState[], callId: string): number {
   const at = indexFor(calls).get(callId);
-  // No array sharing the map ever held the call; else the entry is checked (see `callIndexes`).
-  if (at === undefined) return -1;
-  if (calls[at]?.callId === callId) return at;
-  return calls.findIndex((call) => call.callId === callId);
+  return at !== undefined && calls[at]?.callId === callId ? at : -1;
 }
 
 /** `calls` with `call` appended: in place when the running fold owns the array, else in a copy. */
 export function withCallAdded(calls: CallState[], call: CallState): CallState[] {
-  const index = indexFor(calls);
+  const shared = indexFor(calls);
   const before = notableFor(calls);
   const notable = isNotable(call) ? [...before, calls.length] : before;
+  // Another array of the map holds this call at another index: this one takes a map of its own.
+  const elsewhere = shared.get(call.callId);
+  const index = elsewhere === undefined || elsewhere === calls.length ? shared : new Map(shared);
   index.set(call.callId, calls.length);
   const target = owned?.has(calls) ? calls : [...calls];
-  if (target !== calls) {
-    callIndexes.set(target, index);
-    owned?.add(target);
-  }
+  if (target !== calls) owned?.add(target);
+  callIndexes.set(target, index);
   target.push(call);
   notableIndexes.set(target, notable);
   return target;
