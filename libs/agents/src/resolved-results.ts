@@ -1,5 +1,5 @@
 import { DuraError, type JsonValue } from '@dura/contracts';
-import type { RunState } from '@dura/core';
+import { callsOfKind, type RunState } from '@dura/core';
 import type { PayloadAccess } from './payload-access';
 
 /**
@@ -10,7 +10,7 @@ export async function withResolvedResults(
   state: RunState,
   payloads: PayloadAccess | undefined,
 ): Promise<RunState> {
-  if (!state.calls.some((call) => call.resultRef)) return state;
+  if (callsOfKind('offloaded', state.calls).length === 0) return state;
   if (!payloads)
     throw new DuraError(
       'payloads_unavailable',

@@ -1,6 +1,13 @@
 import { appendFileSync } from 'node:fs';
 import { DuraError, type Decision, type JsonValue, type ScriptedStep } from '@dura/contracts';
-import { BadReference, nextCallId, resolveReferences, resolveStepArgs, type RunState } from '@dura/core';
+import {
+  BadReference,
+  callsOfKind,
+  nextCallId,
+  resolveReferences,
+  resolveStepArgs,
+  type RunState,
+} from '@dura/core';
 import type { PayloadAccess } from './payload-access';
 import { callsOf, type PlanEntry } from './agents/definition';
 import type { Model, ModelTurn } from './model';
@@ -54,7 +61,7 @@ export function scriptedTurn(
   output: JsonValue | undefined,
   input: JsonValue | undefined,
 ): ModelTurn {
-  const total = plan.reduce((n, entry) => n + callsOf(entry).length, 0);
+  const { total } = layoutOf(plan);
   const decision = scriptedDecision(state, plan, output, input);
   const content =
     decision.kind === 'tool_calls'
@@ -75,19 +82,61 @@ function stepsText(done: number, calls: number): string {
   return calls === 1 ? `step ${done + 1}` : `steps ${done + 1}-${done + calls}`;
 }
 
+/** Where each plan entry starts (steps before it; the first entry at a position wins), and the plan's steps. */
+interface PlanLayout {
+  starts: ReadonlyMap<number, number>;
+  total: number;
+}
+
+/** Layouts by plan: a run's plan is one object for as long as its state is, and is read at every decision. */
+const layouts = new WeakMap<readonly PlanEntry[], PlanLayout>();
+
+function layoutOf(plan: readonly PlanEntry[]): PlanLayout {
+  let layout = layouts.get(plan);
+  if (!layout) {
+    const starts = new Map<number, number>();
+    let position = 0;
+    plan.forEach((entry, i) => {
+      if (!starts.has(position)) starts.set(position, i);
+      position += callsOf(entry).length;
+    });
+    layout = { starts, total: position };
+    layouts.set(plan, layout);
+  }
+  return layout;
+}
+
 /** The calls the plan makes once `done` steps are recorded, or undefined after its last decision. */
 function nextCalls(plan: readonly PlanEntry[], done: number): readonly ScriptedStep[] | undefined {
+  const { starts, total } = layoutOf(plan);
+  const at = starts.get(done);
+  if (at !== undefined) return callsOf(plan[at] as PlanEntry);
+  if (done >= total) return undefined;
+  // Inside a parallel group: name its steps.
   let position = 0;
-  for (const calls of plan.map(callsOf)) {
-    if (position === done) return calls;
-    position += calls.length;
-    if (position > done)
+  for (const entry of plan) {
+    const end = position + callsOf(entry).length;
+    if (end > done)
       throw new DuraError(
         'plan_mismatch',
-        `the run recorded ${done} steps, which ends inside a parallel group of its plan (steps ${position - calls.length + 1}-${position})`,
+        `the run recorded ${done} steps, which ends inside a parallel group of its plan (steps ${position + 1}-${end})`,
       );
+    position = end;
   }
   return undefined;
+}
+
+/**
+ * Recorded results by step, as plan references read them: calls are recorded in step order (step N is the
+ * N-th call), so a step's result is read where it is, not from a map of every call built per decision.
+ */
+function resultsOf(calls: RunState['calls']): Pick<ReadonlyMap<number, JsonValue>, 'get'> {
+  return {
+    get: (step) => {
+      const call = calls[step - 1]?.step === step ? calls[step - 1] : calls.find((c) => c.step === step);
+      return call === undefined ? undefined : (call.result ?? null);
+    },
+  };
 }
 
 function scriptedDecision(
@@ -96,7 +145,7 @@ function scriptedDecision(
   output: JsonValue | undefined,
   input: JsonValue | undefined,
 ): Decision {
-  const failed = state.calls.find((call) => call.status === 'failed');
+  const [failed] = callsOfKind('failed', state.calls);
   if (failed) {
     return {
       kind: 'fail',
@@ -106,7 +155,7 @@ function scriptedDecision(
       },
     };
   }
-  const results = new Map(state.calls.map((call) => [call.step, call.result ?? null] as const));
+  const results = resultsOf(state.calls);
   const scope = { results, input };
   try {
     const next = nextCalls(plan, state.steps);

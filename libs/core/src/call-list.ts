@@ -1,3 +1,4 @@
+import { kindsAfter } from './call-kinds';
 import type { CallState } from './run-state';
 
 /*
@@ -17,21 +18,6 @@ let owned: WeakSet<CallState[]> | undefined;
  * when it is at the index the map gives.
  */
 const callIndexes = new WeakMap<readonly CallState[], Map<string, number>>();
-
-/**
- * Indices, ascending, of the calls a decider looks for (`isNotable`), per calls array: a run's resolved calls
- * are most of it and need no look, so a derived array gets its source's list with its one change.
- */
-const notableIndexes = new WeakMap<readonly CallState[], readonly number[]>();
-
-/** Still open (pending, or its outcome unknown), or failed under a policy that fails the run. */
-function isNotable(call: CallState): boolean {
-  return (
-    call.status === 'pending' ||
-    call.status === 'unknown' ||
-    (call.status === 'failed' && call.failRun === true)
-  );
-}
 
 /** Runs one fold: arrays created meanwhile are its own, and change in place. */
 export function foldingInPlace<T>(run: () => T): T {
@@ -53,23 +39,6 @@ function indexFor(calls: readonly CallState[]): Map<string, number> {
   return index;
 }
 
-function notableFor(calls: readonly CallState[]): readonly number[] {
-  let notable = notableIndexes.get(calls);
-  if (!notable) {
-    notable = calls.flatMap((call, i) => (isNotable(call) ? [i] : []));
-    notableIndexes.set(calls, notable);
-  }
-  return notable;
-}
-
-/**
- * The calls of `calls` that are pending or unknown, or failed under a policy that fails the run, in order:
- * every other call is resolved for good. Costs what those calls number, not what the run made.
- */
-export function notableCalls(calls: readonly CallState[]): CallState[] {
-  return notableFor(calls).map((i) => calls[i] as CallState);
-}
-
 /** The index of the call `callId` in `calls`, or -1. */
 export function indexOfCall(calls: readonly CallState[], callId: string): number {
   const at = indexFor(calls).get(callId);
@@ -79,8 +48,7 @@ export function indexOfCall(calls: readonly CallState[], callId: string): number
 /** `calls` with `call` appended: in place when the running fold owns the array, else in a copy. */
 export function withCallAdded(calls: CallState[], call: CallState): CallState[] {
   const shared = indexFor(calls);
-  const before = notableFor(calls);
-  const notable = isNotable(call) ? [...before, calls.length] : before;
+  const kinds = kindsAfter(calls, calls.length, call);
   // Another array of the map holds this call at another index: this one takes a map of its own.
   const elsewhere = shared.get(call.callId);
   const index = elsewhere === undefined || elsewhere === calls.length ? shared : new Map(shared);
@@ -89,21 +57,19 @@ export function withCallAdded(calls: CallState[], call: CallState): CallState[] 
   if (target !== calls) owned?.add(target);
   callIndexes.set(target, index);
   target.push(call);
-  notableIndexes.set(target, notable);
+  kinds(target);
   return target;
 }
 
 /** `calls` with the call at `index` replaced: in place when the running fold owns the array, else in a copy. */
 export function withCallReplaced(calls: CallState[], index: number, call: CallState): CallState[] {
-  const before = notableFor(calls);
-  const others = before.filter((i) => i !== index);
-  const notable = isNotable(call) ? [...others, index].sort((a, b) => a - b) : others;
+  const kinds = kindsAfter(calls, index, call);
   const target = owned?.has(calls) ? calls : calls.slice();
   if (target !== calls) {
     owned?.add(target);
     callIndexes.set(target, indexFor(calls));
   }
   target[index] = call;
-  notableIndexes.set(target, notable);
+  kinds(target);
   return target;
 }

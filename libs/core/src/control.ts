@@ -7,7 +7,7 @@ import {
   type AgentSpec,
   type RunRequest,
 } from '@dura/contracts';
-import { notableCalls } from './call-list';
+import { callsOfKind } from './call-kinds';
 import { argsHash } from './idempotency';
 import type { EventDraft } from './event-draft';
 import type { CallState, RunState } from './run-state';
@@ -48,7 +48,7 @@ function relative<K extends 'until' | 'timeoutAt'>(
 export function openWaits(state: RunState): EventDraft[] {
   const waiting = new Set(state.waits.map((wait) => wait.callId));
   const drafts: EventDraft[] = [];
-  for (const call of notableCalls(state.calls)) {
+  for (const call of callsOfKind('notable', state.calls)) {
     if (call.status !== 'pending' || waiting.has(call.callId)) continue;
     const denied = deniedBy(state, call);
     if (denied) drafts.push(failed(call, 'tool_not_allowed', denied));

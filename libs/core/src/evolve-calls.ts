@@ -1,5 +1,6 @@
 import type { EventData, RunEventOf } from '@dura/contracts';
-import { indexOfCall, notableCalls, withCallAdded, withCallReplaced } from './call-list';
+import { callsOfKind } from './call-kinds';
+import { indexOfCall, withCallAdded, withCallReplaced } from './call-list';
 import type { CallState, RunState } from './run-state';
 
 /* The fold's part for decisions and tool calls: a thought opens a decision, its intents are recorded one by
@@ -24,7 +25,9 @@ export function onThought(
 ): RunState {
   if (state.openDecision !== null)
     reject(`the decision at seq ${state.openDecision.seq} is not fully recorded yet`);
-  if (notableCalls(state.calls).some((call) => call.status === 'pending' || call.status === 'unknown')) {
+  if (
+    callsOfKind('notable', state.calls).some((call) => call.status === 'pending' || call.status === 'unknown')
+  ) {
     reject('tool calls are still unresolved');
   }
   const { decision } = event.data;

@@ -15,6 +15,7 @@ export {
   type WaitState,
 } from './run-state';
 export { evolve, fold } from './evolve';
+export { type CallKind, callsOfKind } from './call-kinds';
 export { OUTCOME_UNKNOWN } from './evolve-calls';
 export { causeChain } from './causes';
 export { ALLOWED_FROM, canApply, STATUS_AFTER } from './lifecycle';

@@ -1,5 +1,6 @@
 import type { Decision } from '@dura/contracts';
-import { indexOfCall, notableCalls } from './call-list';
+import { callsOfKind } from './call-kinds';
+import { indexOfCall } from './call-list';
 import { isDispatchable, openWaits } from './control';
 import type { EventDraft } from './event-draft';
 import { callId as callIdFor, idempotencyKey } from './idempotency';
@@ -34,7 +35,7 @@ export function nextAction(state: RunState): PlannerAction {
   const waits = openWaits(state);
   if (waits.length > 0) return { kind: 'record', events: waits };
   // Only the calls still open, or failed so as to fail the run, matter here (not every call the run made).
-  const notable = notableCalls(state.calls);
+  const notable = callsOfKind('notable', state.calls);
   const calls = notable.filter((call) => isDispatchable(state, call));
   const timers = state.waits.filter((wait) => wait.until !== undefined || wait.timeoutAt !== undefined);
   const children = state.children.filter(

@@ -10,7 +10,7 @@ const REFERENCE = /^\$(steps\.(\d+)|input)((?:\.[^.]+)*)$/;
 
 export interface ReferenceScope {
   /** Results by step number (1-based). */
-  results: ReadonlyMap<number, JsonValue>;
+  results: Pick<ReadonlyMap<number, JsonValue>, 'get'>;
   input: JsonValue | undefined;
 }
 

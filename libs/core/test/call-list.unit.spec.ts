@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { indexOfCall, notableCalls, withCallAdded, withCallReplaced } from '../src/call-list';
+import { callsOfKind, type CallKind } from '../src/call-kinds';
+import { indexOfCall, withCallAdded, withCallReplaced } from '../src/call-list';
 import { evolve, fold, initialRunState } from '../src/index';
 import type { CallState } from '../src/run-state';
 import { arbHistoryPlan, buildHistory } from '../src/testing';
@@ -46,13 +47,21 @@ describe('calls arrays derived from one another', () => {
   });
 });
 
-describe('the notable calls of a state', () => {
-  const notable = (call: CallState) =>
-    call.status === 'pending' ||
-    call.status === 'unknown' ||
-    (call.status === 'failed' && call.failRun === true);
+describe('the calls of a kind', () => {
+  const KINDS: Record<CallKind, (call: CallState) => boolean> = {
+    notable: (call) =>
+      call.status === 'pending' ||
+      call.status === 'unknown' ||
+      (call.status === 'failed' && call.failRun === true),
+    failed: (call) => call.status === 'failed',
+    offloaded: (call) => call.resultRef !== undefined,
+  };
+  const expectKinds = (calls: readonly CallState[]) => {
+    for (const [kind, test] of Object.entries(KINDS))
+      expect(callsOfKind(kind as CallKind, calls)).toEqual(calls.filter(test));
+  };
 
-  it('are the open calls and those failed so as to fail the run, in order, along any history', () => {
+  it('are the calls a filter finds, in order, along any history', () => {
     fc.assert(
       fc.property(arbHistoryPlan(), (plan) => {
         const events = buildHistory(plan);
@@ -60,10 +69,9 @@ describe('the notable calls of a state', () => {
         let state = initialRunState();
         for (const event of events) {
           state = evolve(state, event);
-          expect(notableCalls(state.calls)).toEqual(state.calls.filter(notable));
+          expectKinds(state.calls);
         }
-        const folded = fold(events);
-        expect(notableCalls(folded.calls)).toEqual(folded.calls.filter(notable));
+        expectKinds(fold(events).calls);
       }),
       { numRuns: 200 },
     );
@@ -73,12 +81,13 @@ describe('the notable calls of a state', () => {
     const calls = withCallAdded(withCallAdded([], call('a')), call('b'));
     const failed = withCallReplaced(calls, 0, { ...call('a'), status: 'failed', failRun: true });
     const done = withCallReplaced(failed, 1, { ...call('b'), status: 'completed' });
+    const ids = (list: CallState[]) => list.map((c) => c.callId);
 
-    expect(notableCalls(calls).map((c) => c.callId)).toEqual(['a', 'b']);
-    expect(notableCalls(failed).map((c) => [c.callId, c.status])).toEqual([
-      ['a', 'failed'],
-      ['b', 'pending'],
-    ]);
-    expect(notableCalls(done).map((c) => c.callId)).toEqual(['a']);
+    expect(ids(callsOfKind('notable', calls))).toEqual(['a', 'b']);
+    expect(ids(callsOfKind('notable', failed))).toEqual(['a', 'b']);
+    expect(ids(callsOfKind('failed', failed))).toEqual(['a']);
+    expect(ids(callsOfKind('notable', done))).toEqual(['a']);
+    expect(ids(callsOfKind('failed', calls))).toEqual([]);
+    expectKinds(done);
   });
 });
