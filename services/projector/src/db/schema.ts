@@ -112,7 +112,8 @@ export const apiSubmissions = pgTable('api_submissions', {
  * The lists of a run's state that grow with the run (`RUN_STATE_LISTS`: its calls, turns and signals), one row
  * per entry; `runs.state` holds the rest of the state. A batch writes the entries it added or changed and
  * leaves the others alone, so a step late in a long run writes what a step early in it writes, where a state
- * written whole grew by every call the run had made. `storedStates` / `storedStateText` put them back together.
+ * written whole grew by every call the run had made. `readStoredStates` and `storedStateText` (stored-state.ts)
+ * put them back together.
  */
 export const runItems = pgTable(
   'run_items',
