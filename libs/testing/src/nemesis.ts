@@ -168,7 +168,7 @@ export async function mountLimitedDisk(
         return Number(bavail) * Number(bsize) - leaveBytes;
       };
       let written = 0;
-      for (let want = await room(); want > 1 << 20; ) {
+      for (let want = await room(); want > 1 << 20;) {
         const { size } = await stat(ballast).catch(() => ({ size: 0 }));
         const ok = await run('fallocate', ['-o', String(size), '-l', String(want), ballast]).then(
           () => true,
