@@ -7,7 +7,7 @@
 //   node scripts/check.mjs               type check, then lint
 //   node scripts/check.mjs --typecheck   the type check alone (what `npm run typecheck` runs)
 import { execFileSync } from 'node:child_process';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import ts from 'typescript';
 import { TS_PROJECTS, root } from './ts-projects.mjs';
@@ -109,8 +109,7 @@ if (!values.typecheck) {
 }
 
 if (failed) {
-  console.error(
-    `${relative(process.cwd(), join(root, 'scripts', 'check.mjs')) || 'check'}: errors above; fix them (\`npm run lint -- --fix\` fixes what ESLint can)`,
-  );
+  const fix = values.typecheck ? '' : ' (`npm run lint -- --fix` fixes what ESLint can)';
+  console.error(`check: errors above; fix them${fix}`);
   process.exit(1);
 }
