@@ -112,12 +112,16 @@ describe('the projection', () => {
 });
 
 describe('the states a projector holds', () => {
-  it('given two writers taking turns on a run, one holding states: each batch folds onto the stored state', async () => {
-    const script = RunScript.complete('run-turns', 4);
+  /** The stream after `script` is appended, and its messages past the stored checkpoint. */
+  const appended = async (script: RunScript) => {
     await appendInterleaved(setup().store, [script]);
     const messages = await streamMessages(setup());
     const checkpoint = await readCheckpoint(setup().db);
-    const fresh = messages.filter((msg) => msg.seq > checkpoint);
+    return { messages, fresh: messages.filter((msg) => msg.seq > checkpoint) };
+  };
+
+  it('given two writers taking turns on a run, one holding states: each batch folds onto the stored state', async () => {
+    const { messages, fresh } = await appended(RunScript.complete('run-turns', 4));
     expect(fresh.length).toBeGreaterThanOrEqual(8);
     const held = heldStates();
     const turns = [0, 1, 2, 3].map((i) => fresh.slice((i * fresh.length) / 4, ((i + 1) * fresh.length) / 4));
@@ -132,11 +136,7 @@ describe('the states a projector holds', () => {
   });
 
   it('given a long run: a batch writes the list entries it added or changed, not the ones before, and runs.state holds neither lists nor request', async () => {
-    const script = RunScript.complete('run-long', 8);
-    await appendInterleaved(setup().store, [script]);
-    const messages = await streamMessages(setup());
-    const checkpoint = await readCheckpoint(setup().db);
-    const fresh = messages.filter((msg) => msg.seq > checkpoint);
+    const { messages, fresh } = await appended(RunScript.complete('run-long', 8));
     const half = Math.floor(fresh.length / 2);
     const held = heldStates();
     const versions = async () => {
