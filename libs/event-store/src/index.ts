@@ -106,4 +106,12 @@ export {
   serveGateAsks,
 } from './run-gate-door';
 export { bucketKeyLister, readKvMessages } from './bucket-keys';
-export { getKvMessage, type KvBucketOptions, openKvBucket, openOnce, readKvRecord } from './kv-bucket';
+export {
+  createKvEntry,
+  getKvEntry,
+  getKvMessage,
+  type KvBucketOptions,
+  openKvBucket,
+  openOnce,
+  readKvRecord,
+} from './kv-bucket';

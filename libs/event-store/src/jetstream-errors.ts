@@ -12,6 +12,8 @@ import { ConcurrencyConflict, EventTooLarge, StreamUnavailable } from './errors'
 /** JetStream API error codes Dura acts on. */
 export const JS_CODES = {
   wrongLastSequence: JetStreamApiCodes.StreamWrongLastSequence,
+  /** What newer servers answer in place of `wrongLastSequence` to a write expecting a key to be empty. */
+  wrongLastSequenceUnknown: JetStreamApiCodes.StreamWrongLastSequenceUnknown,
   /** `Nats-Expected-Last-Msg-Id` did not match the stream's last message. */
   wrongLastMsgId: 10070,
   streamNotFound: JetStreamApiCodes.StreamNotFound,
@@ -52,6 +54,13 @@ export function isJetStreamRefusal(err: unknown): boolean {
 
 export function isJsApiError(err: unknown, code: number): boolean {
   return err instanceof JetStreamApiError && err.code === code;
+}
+
+/** A write guarded by the subject's last sequence found another there (`wrongLastSequence`, or its newer code). */
+export function isWrongLastSequence(err: unknown): boolean {
+  return (
+    isJsApiError(err, JS_CODES.wrongLastSequence) || isJsApiError(err, JS_CODES.wrongLastSequenceUnknown)
+  );
 }
 
 /** Maps a failed publish to one typed error per failure the caller must treat differently. */

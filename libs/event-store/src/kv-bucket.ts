@@ -1,5 +1,7 @@
 import { StorageType, type JetStreamClient, type JetStreamManager, type StoredMsg } from '@nats-io/jetstream';
-import { Kvm, type KV } from '@nats-io/kv';
+import { Kvm, type KV, type KvEntry } from '@nats-io/kv';
+import { whileBucketSettles } from './bucket-settle';
+import { isTimeout, isWrongLastSequence } from './jetstream-errors';
 
 /** How a Dura KV bucket is made: one value per key (history 1), on disk. */
 export interface KvBucketOptions {
@@ -58,10 +60,43 @@ export async function readKvRecord<T>(
   key: string,
   schema: { safeParse(value: unknown): { success: true; data: T } | { success: false } },
 ): Promise<{ record: T; revision: number } | undefined> {
-  const entry = await kv.get(key);
+  const entry = await getKvEntry(kv, key);
   if (!entry || entry.operation !== 'PUT' || entry.length === 0) return undefined;
   const parsed = schema.safeParse(entry.json());
   return parsed.success ? { record: parsed.data, revision: entry.revision } : undefined;
+}
+
+/**
+ * The entry under `key` (a delete marker too), or null when the key was never written. A read was seen to
+ * go unanswered on nats-server 2.9 beside a bucket another connection was creating at that moment (its
+ * create is answered early; see `whileBucketSettles`): after the client's timeout the read, which changes
+ * nothing, is sent once more.
+ */
+export async function getKvEntry(kv: KV, key: string): Promise<KvEntry | null> {
+  try {
+    return await kv.get(key);
+  } catch (err) {
+    if (!isTimeout(err)) throw err;
+    return kv.get(key);
+  }
+}
+
+/**
+ * Writes `value` under `key` only if the key holds nothing (never written, or deleted): its revision.
+ * Throws JetStream's "wrong last sequence" when the key holds a value. nats.js's own `kv.create` reads the
+ * key after any failed write, a write nobody answered too: beside a bucket that is still being created
+ * (see `whileBucketSettles`) that read went unanswered as well, and the create failed with a timeout. Here
+ * a write nobody answered is sent again, and the key is read only once the bucket has answered.
+ */
+export async function createKvEntry(kv: KV, key: string, value: string): Promise<number> {
+  try {
+    return await whileBucketSettles(() => kv.put(key, value, { previousSeq: 0 }));
+  } catch (err) {
+    if (!isWrongLastSequence(err)) throw err;
+    const entry = await getKvEntry(kv, key);
+    if (entry?.operation !== 'DEL' && entry?.operation !== 'PURGE') throw err;
+    return whileBucketSettles(() => kv.put(key, value, { previousSeq: entry.revision }));
+  }
 }
 
 /**

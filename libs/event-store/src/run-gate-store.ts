@@ -4,8 +4,8 @@ import { BUCKETS, DuraError, GateRecordSchema, type GateOutcome, type GateRecord
 import { arrive, runInFlight, type Arrival, type RunPhase } from '@dura/core';
 import { bucketKeyLister } from './bucket-keys';
 import { whileBucketSettles } from './bucket-settle';
-import { isJsApiError, JS_CODES } from './jetstream-errors';
-import { kvBucketOpener, openOnce, readKvRecord } from './kv-bucket';
+import { isWrongLastSequence } from './jetstream-errors';
+import { createKvEntry, kvBucketOpener, openOnce, readKvRecord } from './kv-bucket';
 
 /** A gate record and the KV revision it was read at (the compare-and-set guard of its next write). */
 export interface GateEntry {
@@ -66,13 +66,11 @@ export function createRunGates(deps: RunGateDeps) {
   ): Promise<number | undefined> {
     const kv = await open();
     try {
-      return await whileBucketSettles(() =>
-        revision === 0
-          ? kv.create(name, JSON.stringify(record))
-          : kv.update(name, JSON.stringify(record), revision),
-      );
+      return revision === 0
+        ? await createKvEntry(kv, name, JSON.stringify(record))
+        : await whileBucketSettles(() => kv.update(name, JSON.stringify(record), revision));
     } catch (err) {
-      if (isJsApiError(err, JS_CODES.wrongLastSequence)) return undefined;
+      if (isWrongLastSequence(err)) return undefined;
       throw err;
     }
   }
@@ -100,7 +98,7 @@ export function createRunGates(deps: RunGateDeps) {
         await (await open()).delete(name, { previousSeq: revision });
         return true;
       } catch (err) {
-        if (isJsApiError(err, JS_CODES.wrongLastSequence)) return false;
+        if (isWrongLastSequence(err)) return false;
         throw err;
       }
     },

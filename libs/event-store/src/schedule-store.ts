@@ -13,7 +13,7 @@ import {
 import { canonicalJson, checkSchedule, withHistory } from '@dura/core';
 import { bucketKeyLister } from './bucket-keys';
 import { whileBucketSettles } from './bucket-settle';
-import { openKvBucket, openOnce, readKvRecord } from './kv-bucket';
+import { createKvEntry, openKvBucket, openOnce, readKvRecord } from './kv-bucket';
 
 /** A stored schedule and the KV revision it was read at (the compare-and-set guard of its next write). */
 export interface StoredSchedule {
@@ -137,7 +137,7 @@ export function createScheduleStore(deps: { js: JetStreamClient; replicas?: numb
       };
       try {
         const kv = await open();
-        await whileBucketSettles(() => kv.create(spec.id, JSON.stringify(record)));
+        await createKvEntry(kv, spec.id, JSON.stringify(record));
         return { record, created: true };
       } catch (err) {
         const existing = await read(spec.id);

@@ -11,8 +11,7 @@ import {
 } from '@dura/contracts';
 import { canonicalJson } from '@dura/core';
 import { bucketKeyLister } from './bucket-keys';
-import { whileBucketSettles } from './bucket-settle';
-import { getKvMessage, openKvBucket, openOnce, readKvRecord } from './kv-bucket';
+import { createKvEntry, getKvMessage, openKvBucket, openOnce, readKvRecord } from './kv-bucket';
 
 export class TriggerError extends DuraError {
   constructor(code: 'trigger_not_found' | 'trigger_exists' | 'invalid_trigger', message: string) {
@@ -80,7 +79,7 @@ export function createTriggerStore(deps: { js: JetStreamClient; replicas?: numbe
       const record = { spec: parsed.data, createdAt: now };
       try {
         const kv = await open();
-        await whileBucketSettles(() => kv.create(record.spec.id, JSON.stringify(record)));
+        await createKvEntry(kv, record.spec.id, JSON.stringify(record));
         return { record, created: true };
       } catch (err) {
         const existing = await read(record.spec.id);

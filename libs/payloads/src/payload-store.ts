@@ -3,6 +3,7 @@ import { JetStreamApiCodes, JetStreamApiError, type JetStreamClient } from '@nat
 import type { NatsConnection } from '@nats-io/nats-core';
 import { Objm, StorageType, type ObjectInfo, type ObjectStore, type ObjectStoreOptions } from '@nats-io/obj';
 import { BUCKETS, payloadUri, type JsonValue, type PayloadRef } from '@dura/contracts';
+import { whileBucketSettles } from '@dura/event-store';
 import { PayloadCorrupt, PayloadMissing, PayloadRefInvalid, PayloadUnavailable } from './errors';
 import { checkPayloadRef, encodeJsonPayload } from './payload-ref';
 import { digestHex, readObject } from './read-object';
@@ -71,8 +72,12 @@ export function createPayloadStore(options: PayloadStoreOptions): PayloadStore {
     if (intact(existing, sha256, ref.size)) return ref;
     try {
       // The expected revision makes a concurrent writer of the same bytes lose cleanly (its chunks are purged)
-      // instead of replacing, and purging the chunks of, an object another process may be reading.
-      await store.putBlob({ name: sha256 }, bytes, { previousRevision: existing?.revision ?? 0 });
+      // instead of replacing, and purging the chunks of, an object another process may be reading. A put
+      // nobody answered (a bucket another process is creating at that moment) purged what it sent: it is sent
+      // again.
+      await whileBucketSettles(() =>
+        store.putBlob({ name: sha256 }, bytes, { previousRevision: existing?.revision ?? 0 }),
+      );
       return ref;
     } catch (err) {
       const lostRace =

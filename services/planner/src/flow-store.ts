@@ -9,7 +9,7 @@ import {
   type LimitName,
   type LimitRecord,
 } from '@dura/core';
-import { openKvBucket, openOnce } from '@dura/event-store';
+import { createKvEntry, getKvEntry, openKvBucket, openOnce } from '@dura/event-store';
 import type { Logger } from '@dura/service-kit';
 
 /** Shared flow-control state of every planner replica: limit records, and tickets handed out ahead of time. */
@@ -96,7 +96,7 @@ export function createFlowStore(deps: {
     const kv = await open();
     const name = `l.${encoded(key)}`;
     for (let attempt = 1; attempt <= MAX_CAS_ATTEMPTS; attempt++) {
-      const entry = await kv.get(name);
+      const entry = await getKvEntry(kv, name);
       const live = entry?.operation === 'PUT' && entry.length > 0;
       const cached = live ? known.get(name) : undefined;
       let current: LimitRecord;
@@ -111,7 +111,7 @@ export function createFlowStore(deps: {
         if (record === current) return result;
         const text = encodeLimitRecord(record);
         const revision =
-          entry === null ? await kv.create(name, text) : await kv.update(name, text, entry.revision);
+          entry === null ? await createKvEntry(kv, name, text) : await kv.update(name, text, entry.revision);
         known.set(name, { revision, record }, text.length);
         return result;
       } catch (err) {

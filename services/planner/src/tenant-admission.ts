@@ -2,7 +2,7 @@ import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
 import { runSubject, STREAMS } from '@dura/contracts';
 import { isTerminal, type RunStatus } from '@dura/core';
-import { EVENT_TYPE_HEADER, openKvBucket, openOnce } from '@dura/event-store';
+import { createKvEntry, EVENT_TYPE_HEADER, getKvEntry, openKvBucket, openOnce } from '@dura/event-store';
 import type { Logger } from '@dura/service-kit';
 import { DuraError } from '@dura/contracts';
 
@@ -91,7 +91,7 @@ export function createTenantAdmission(deps: {
   ): Promise<boolean> {
     const value = JSON.stringify(members);
     try {
-      if (revision === undefined) await kv.create(tenant, value);
+      if (revision === undefined) await createKvEntry(kv, tenant, value);
       else await kv.update(tenant, value, revision);
       return true;
     } catch (err) {
@@ -104,7 +104,7 @@ export function createTenantAdmission(deps: {
     async admit(tenant, runId, limit) {
       const kv = await open();
       for (let attempt = 1; attempt <= MAX_CAS_ATTEMPTS; attempt++) {
-        const entry = await kv.get(tenant);
+        const entry = await getKvEntry(kv, tenant);
         const live = entry?.operation === 'PUT' && entry.length > 0;
         const members: Admitted = live ? entry.json<Admitted>() : {};
         const revision = entry ? entry.revision : undefined;
