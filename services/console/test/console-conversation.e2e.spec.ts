@@ -71,9 +71,13 @@ describe('the conversation view', () => {
       expect(answer).toBe('assistant: Oslo: -3 °C and clear.');
 
       // The call, folded: its name and arguments; unfolded, the arguments in full and a link to its result.
+      // Unfolded once the run has ended: the page takes the run's last events in meanwhile, and a read of
+      // the arguments right after the click was seen to read nothing on a loaded machine.
+      await page.locator('.run-head [data-status="completed"]').waitFor({ timeout: WAIT_MS });
       const call = chat.getByTestId('chat-tool-call');
       expect(await call.locator('summary').innerText()).toBe('echo({"city":"Oslo","unit":"celsius"})');
       await call.locator('summary').click();
+      await call.getByTestId('chat-tool-args').waitFor({ state: 'visible', timeout: WAIT_MS });
       expect(JSON.parse(await call.getByTestId('chat-tool-args').innerText())).toEqual({
         city: 'Oslo',
         unit: 'celsius',

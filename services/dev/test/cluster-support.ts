@@ -144,11 +144,13 @@ export async function followRun(
   runId: string,
   timeoutMs: number,
   pollMs = 250,
+  /** Time the test itself held the run back (answers it kept), added to `timeoutMs` as it becomes known. */
+  heldMs: () => number = () => 0,
 ): Promise<WatchedRun> {
   const began = performance.now();
   const store = createEventStore(sys);
   const events: RunEvent[] = [];
-  while (performance.now() - began < timeoutMs) {
+  while (performance.now() - began < timeoutMs + heldMs()) {
     try {
       events.push(...(await store.readTail(runId, { fromSeq: (events.at(-1)?.seq ?? 0) + 1 })));
     } catch {

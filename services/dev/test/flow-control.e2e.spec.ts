@@ -76,6 +76,14 @@ const crash = useCrashSystem(['tool-gateway', 'projector'], {
           // slot only while its planner renews the lease, every third of it: a planner loaded at its first
           // calls was seen to renew 4.6 s late, which a 3 s lease did not survive.
           DURA_MODEL_CALL_LEASE_MS: '15000',
+          // And it keeps its message only while its planner tells JetStream it is still working on it, every
+          // half of the ack wait. Planners on a loaded machine were seen to stop for 3 to 7 s at their first
+          // runs: past the harness's 3 s, the message of a call the provider held went to another planner,
+          // whose drive found the slots taken (by that very call among others) and recorded a wait, which
+          // superseded the held call: its planner aborted it, and the runs asked again for the slots. 20 s
+          // survives a stall of 10 s, as the lease does; the planner SIGKILLed below hands its messages
+          // back after it.
+          PLANNER_ACK_WAIT_MS: '20000',
         }
       : {}),
   }),
@@ -135,8 +143,26 @@ describe('flow control across three planners', () => {
     await Promise.all(heldRuns.map(submitModelRun));
     const slotReason = `capacity of ${MODEL} (concurrent calls)`;
     const waitingForSlot = () => waitingFor(heldRuns, slotReason);
+    /** What the provider holds, whose calls it was asked since the hold, and each held run as the API shows it. */
+    const heldState = async () => {
+      const states = await Promise.all(
+        heldRuns.map(async ({ runId }) => {
+          const { status, body } = await getJson(`${sys.system.apiUrl}/runs/${runId}`);
+          const state = body as { status?: string; waiting?: { reason?: string } };
+          if (status !== 200) return `${runId}: HTTP ${status}`;
+          return `${runId}: ${state.status ?? '?'}${state.waiting?.reason ? ` for ${state.waiting.reason}` : ''}`;
+        }),
+      );
+      const asked = provider.answered.map(({ text }) => text).join(', ');
+      return `the provider holds ${provider.held()} calls (asked by ${asked || 'none'}); ${states.join('; ')}`;
+    };
     await eventually(
-      async () => (provider.held() === CONCURRENT ? await waitingForSlot() : undefined),
+      async () => {
+        const runId = provider.held() === CONCURRENT ? await waitingForSlot() : undefined;
+        // Thrown, not returned: a wait that times out names the last state seen.
+        if (runId === undefined) throw new Error(await heldState());
+        return runId;
+      },
       `${CONCURRENT} calls held at the provider and a run waiting for a slot in GET /runs/:id`,
       60_000,
     );

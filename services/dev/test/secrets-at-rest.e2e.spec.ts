@@ -12,7 +12,7 @@ import { connectDuraClient } from '@dura/client';
 import { STREAMS, SUBJECTS, type DeadLetter } from '@dura/contracts';
 import { connectAs, securityOf } from './secured-nats';
 import { SECRET_AGENTS, useSecretsStack } from './secrets-stack';
-import { eventually } from './system';
+import { eventually, getJson } from './system';
 
 const KEY = `k1:${randomBytes(32).toString('base64')}`;
 // Random, so no fixture, default or earlier run can hold them by chance.
@@ -118,7 +118,17 @@ describe('registered agents, inline plans off (the production default)', () => {
     expect(await authorizationsOf('reg-card')).toEqual([[`Bearer ${REGISTERED.json}`]]);
     expect(await authorizationsOf('reg-code')).toEqual([[`Bearer ${REGISTERED.code}`]]);
     expect(await authorizationsOf('trg-cards-ev-1')).toEqual([[`Bearer ${REGISTERED.event}`]]);
-    // The read API (any token that may read the run) gets the sealed form.
+    // The read API (any token that may read the run) gets the sealed form, once it has projected the runs to
+    // their ends (the log can be ahead of it).
+    for (const runId of ['reg-card', 'reg-code'])
+      await eventually(
+        async () => {
+          const { status, body } = await getJson(`${s.apiUrl}/runs/${runId}`);
+          return status === 200 && (body as { status?: string }).status === 'completed' ? true : undefined;
+        },
+        `the projection of ${runId} to reach its end`,
+        30_000,
+      );
     for (const path of ['/runs/reg-card', '/runs/reg-card/events', '/runs/reg-code/events']) {
       const text = await (await fetch(`${s.apiUrl}${path}`)).text();
       expect(text, path).not.toMatch(/tok_(json|code)_/);
