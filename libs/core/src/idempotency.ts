@@ -3,9 +3,28 @@ import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 import type { JsonObject, JsonValue } from '@dura/contracts';
 import { canonicalJson } from './canonical-json';
 
+interface NativeHashes {
+  createHash(algorithm: 'sha256'): { update(text: string): { digest(encoding: 'hex'): string } };
+}
+
+/**
+ * Node's own SHA-256 where the code runs in Node (every service), ten times faster than the portable one
+ * the console's browser build falls back to; both hash the UTF-8 of the text, so they agree on every input.
+ */
+const native = (
+  globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }
+).process?.getBuiltinModule?.('node:crypto') as NativeHashes | undefined;
+
+/** Hex SHA-256 of the UTF-8 of `text`. */
+export function sha256Hex(text: string): string {
+  return native
+    ? native.createHash('sha256').update(text).digest('hex')
+    : bytesToHex(sha256(utf8ToBytes(text)));
+}
+
 /** Hex SHA-256 of the canonical JSON of `value`: key order and whitespace never change it. */
 export function jsonHash(value: JsonValue): string {
-  return bytesToHex(sha256(utf8ToBytes(canonicalJson(value))));
+  return sha256Hex(canonicalJson(value));
 }
 
 /** Hex SHA-256 of the canonical JSON of `args`. */

@@ -21,7 +21,7 @@ export { causeChain } from './causes';
 export { ALLOWED_FROM, canApply, STATUS_AFTER } from './lifecycle';
 export { InvalidTransition } from './errors';
 export { canonicalJson } from './canonical-json';
-export { argsHash, callId, decisionEventId, idempotencyKey, jsonHash } from './idempotency';
+export { argsHash, callId, decisionEventId, idempotencyKey, jsonHash, sha256Hex } from './idempotency';
 export {
   BadReference,
   planReferenceIssues,

@@ -1,8 +1,10 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
+import { sha256 } from '@noble/hashes/sha2.js';
+import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 import type { JsonObject } from '@dura/contracts';
-import { argsHash, callId, canonicalJson, decisionEventId, idempotencyKey } from '../src/index';
+import { argsHash, callId, canonicalJson, decisionEventId, idempotencyKey, sha256Hex } from '../src/index';
 import { arbArgs, arbJsonValue, arbRunId } from '../src/testing';
 import { reorderKeys } from './reorder-keys';
 
@@ -103,5 +105,23 @@ describe('ids of decisions and calls', () => {
   it('names calls by their step, so a replayed decision reuses them', () => {
     expect(callId(1)).toBe('call-1');
     expect(callId(12)).toBe('call-12');
+  });
+});
+
+describe('sha256Hex', () => {
+  // The console's browser build has no node:crypto and hashes with @noble/hashes: both must agree.
+  const portable = (text: string) => bytesToHex(sha256(utf8ToBytes(text)));
+  it("gives Node's hash and the portable one the same digest, for any text (lone surrogates included)", () => {
+    fc.assert(
+      fc.property(
+        fc.oneof(fc.string(), fc.string({ unit: 'binary' }), fc.string({ unit: 'grapheme' })),
+        (text) => {
+          expect(sha256Hex(text)).toBe(portable(text));
+          expect(sha256Hex(text)).toBe(createHash('sha256').update(text).digest('hex'));
+        },
+      ),
+    );
+    for (const text of ['\ud800', 'a\udc00b', '\u0000', 'é😀', canonicalJson({ b: [1, 'x'], a: null })])
+      expect(portable(text)).toBe(createHash('sha256').update(text).digest('hex'));
   });
 });

@@ -32,15 +32,19 @@ export const FAILPOINTS = [
 export type FailpointName = (typeof FAILPOINTS)[number];
 
 const hits = new Map<string, number>();
+/** DURA_FAILPOINT as the process started with it: read once, since points sit on every step's path. */
+let armed: { name: string; nth: number } | null | undefined;
 
 export function failpoint(name: FailpointName): void {
-  const spec = process.env.DURA_FAILPOINT;
-  if (!spec) return;
-  const [wanted, nth] = spec.split(':');
-  if (wanted !== name) return;
+  if (armed === undefined) {
+    const spec = process.env.DURA_FAILPOINT;
+    const [wanted, nth] = spec ? spec.split(':') : [];
+    armed = wanted ? { name: wanted, nth: Number(nth ?? 1) } : null;
+  }
+  if (armed?.name !== name) return;
   const count = (hits.get(name) ?? 0) + 1;
   hits.set(name, count);
-  if (count !== Number(nth ?? 1)) return;
+  if (count !== armed.nth) return;
   process.stderr.write(`failpoint ${name} reached (hit ${count}): SIGKILL\n`);
   process.kill(process.pid, 'SIGKILL');
 }

@@ -1,5 +1,12 @@
 import { newEvent, type NewEvent, type RunEvent } from '@dura/contracts';
-import { fold, InvalidTransition, nextAction, type EventDraft, type RunState } from '@dura/core';
+import {
+  decisionEventId,
+  fold,
+  InvalidTransition,
+  nextAction,
+  type EventDraft,
+  type RunState,
+} from '@dura/core';
 import { ConcurrencyConflict, type AppendResult, type EventStore } from '@dura/event-store';
 import type { Logger } from '@dura/service-kit';
 import { traceparentOf } from '@dura/telemetry';
@@ -87,7 +94,10 @@ export function createRunAppender(deps: {
   }
 
   function impliedBy(state: RunState, thought: readonly EventDraft[]): EventDraft[] {
-    const provisional = eventsOf({ state }, thought, { ts: deps.clock().toISOString(), turn: true }).map(
+    // Folded only to ask what follows, never appended: nothing that decides reads an event's id, so these
+    // carry their place alone, without the tag of what they say that `decisionIds` hashes for the append.
+    const ts = deps.clock().toISOString();
+    const provisional = eventsOf({ state }, thought, { ts, turn: true, placeOnly: true }).map(
       (event, index) => ({ ...event, seq: state.lastSeq + 1 + index }),
     ) as RunEvent[];
     try {
@@ -110,12 +120,14 @@ export function createRunAppender(deps: {
 function eventsOf(
   run: { state: RunState; lastEventId?: string | undefined },
   drafts: readonly EventDraft[],
-  options: { ts: string; turn: boolean; trace?: string },
+  options: { ts: string; turn: boolean; trace?: string; placeOnly?: boolean },
 ): NewEvent[] {
   const { state } = run;
   const runId = state.runId as string;
   const events: NewEvent[] = [];
-  const ids = decisionIds(runId, state.lastSeq, drafts);
+  const ids = options.placeOnly
+    ? drafts.map((_, index) => decisionEventId(runId, state.lastSeq, index))
+    : decisionIds(runId, state.lastSeq, drafts);
   for (const [index, draft] of drafts.entries()) {
     const causationId = options.turn && index > 0 ? (events[0] as NewEvent).meta.id : run.lastEventId;
     events.push(

@@ -1,8 +1,7 @@
-import { createHash } from 'node:crypto';
 import { constants, gunzipSync, gzipSync } from 'node:zlib';
 import * as z from 'zod';
 import { formatIssues, RunIdSchema } from '@dura/contracts';
-import type { RunState } from '@dura/core';
+import { sha256Hex, type RunState } from '@dura/core';
 import { SnapshotStateSchema } from './snapshot-state-schema';
 
 /**
@@ -41,10 +40,6 @@ export type DecodedSnapshot = { ok: true; snapshot: RunSnapshot } | { ok: false;
  */
 export function stateHash(state: unknown): string {
   return sha256Hex(JSON.stringify(state));
-}
-
-function sha256Hex(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
 }
 
 function snapshotHead(state: RunState, eventId: string, hash: string): Omit<RunSnapshot, 'state'> {
