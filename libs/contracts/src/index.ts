@@ -65,6 +65,7 @@ export {
   RunSummarySchema,
   StateAtResponseSchema,
   StreamEndSchema,
+  waitStateShape,
 } from './read-api';
 export { SIGNAL_VERSION, type SignalRequest, SignalRequestSchema } from './signal';
 export {

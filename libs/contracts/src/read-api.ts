@@ -138,7 +138,8 @@ const CallStateSchema = z.object({
   approval: ApprovalPolicySchema.extend({ decision: z.enum(['approved', 'rejected']).optional() }).optional(),
 });
 
-const WaitStateSchema = z.object({
+/** A run's wait as the read API returns it; the planner's snapshot schema checks the same fields. */
+export const waitStateShape = {
   waitId: z.string(),
   kind: z.enum(['signal', 'timer', 'child', 'operator', 'approval', 'budget']),
   signal: z.string().optional(),
@@ -150,7 +151,9 @@ const WaitStateSchema = z.object({
   reason: z.string().optional(),
   /** A signal wait for a person's verdict (`ctx.approve`): only the payload `{ approved: true }` approves. */
   approval: z.boolean().optional(),
-});
+};
+
+const WaitStateSchema = z.object(waitStateShape);
 
 const BudgetStateSchema = z.object({
   limits: BudgetLimitsSchema,

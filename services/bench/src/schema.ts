@@ -51,6 +51,18 @@ const IdleSchema = z.object({
   processes: z.array(ProcessIdleSchema),
 });
 
+/** An idle window over a whole deployment (`measureIdleWindow`): every process, and the database. */
+const idleWindowShape = {
+  windowSeconds: z.number().positive(),
+  processes: z.array(ProcessIdleSchema),
+  /** The Postgres backends serving this deployment's database, CPU over the window. */
+  postgres: z.object({
+    backends: z.number().int(),
+    cpuSeconds: z.number().nonnegative(),
+    cpuShare: z.number().nonnegative(),
+  }),
+};
+
 const WaitsSchema = z.object({
   mode: ModeSchema,
   note: z.string(),
@@ -61,14 +73,7 @@ const WaitsSchema = z.object({
   /** Runs the read model shows waiting, by wait kind, before and after the window. */
   waitingStart: z.object({ signal: z.number().int(), timer: z.number().int() }),
   waitingEnd: z.object({ signal: z.number().int(), timer: z.number().int() }),
-  windowSeconds: z.number().positive(),
-  processes: z.array(ProcessIdleSchema),
-  /** The Postgres backends serving this deployment's database, CPU over the window. */
-  postgres: z.object({
-    backends: z.number().int(),
-    cpuSeconds: z.number().nonnegative(),
-    cpuShare: z.number().nonnegative(),
-  }),
+  ...idleWindowShape,
   /** After the window: rows of the gateway's `timers` table, those not fired, and its `dura_timers_pending`. */
   timers: z.object({
     rows: z.number().int(),
@@ -105,13 +110,7 @@ const CapacitySchema = z.object({
   /** Runs the read model shows waiting for capacity, completed, or anything else, before and after the window. */
   waitingStart: CapacityCountsSchema,
   waitingEnd: CapacityCountsSchema,
-  windowSeconds: z.number().positive(),
-  processes: z.array(ProcessIdleSchema),
-  postgres: z.object({
-    backends: z.number().int(),
-    cpuSeconds: z.number().nonnegative(),
-    cpuShare: z.number().nonnegative(),
-  }),
+  ...idleWindowShape,
   /** Within the window: run events appended (rechecks of waiting runs), model calls the provider received. */
   during: z.object({ eventsAppended: z.number().int(), modelCalls: z.number().int() }),
   /** Size of the limit's shared KV record after the window (its line of waiting callers included). */

@@ -9,6 +9,7 @@ import {
   RunIdSchema,
   TenantSchema,
   UsageSchema,
+  waitStateShape,
   type JsonObject,
   type JsonValue,
   type RunRequest,
@@ -82,18 +83,11 @@ const callShape = {
     .optional(),
 } satisfies ShapeOf<CallState>;
 
+// The read API's wait, with a non-empty id and the delay of a relative wait (which the read API leaves out).
 const waitShape = {
+  ...waitStateShape,
   waitId: z.string().min(1),
-  kind: z.enum(['signal', 'timer', 'child', 'operator', 'approval', 'budget']),
-  signal: z.string().optional(),
-  until: z.string().optional(),
-  childRunId: z.string().optional(),
-  callId: z.string().optional(),
-  timeoutAt: z.string().optional(),
-  onTimeout: z.enum(['reject', 'approve', 'fail', 'continue']).optional(),
   delayMs: z.number().nonnegative().optional(),
-  reason: z.string().optional(),
-  approval: z.boolean().optional(),
 } satisfies ShapeOf<WaitState>;
 
 const budgetShape = {

@@ -1,10 +1,10 @@
 import type { MessageCreateParams } from '@anthropic-ai/sdk/resources/messages';
 import { AnthropicStream, anthropicRequestBody, parseAnthropicMessage } from './anthropic-wire';
 import { anthropicTransport } from './clients';
-import { AttemptFailure, type CallTarget } from './errors';
+import type { CallTarget } from './errors';
 import { callWithRetries } from './chat-call';
 import { resolveSettings } from './retry';
-import { readSse } from './sse';
+import { readSseAnswer } from './sse';
 import { ToolNames } from './tool-names';
 import type { ChatProvider, ChatRequest, ChatResponse, ProviderSettings } from './types';
 
@@ -46,18 +46,14 @@ export function createAnthropicProvider(settings: ProviderSettings = {}): ChatPr
       request,
       send: (signal) => client.messages.create(body, { signal }).asResponse(),
       problem,
-      readStreamed: (response, onText) => readStream(response, new AnthropicStream(names, onText)),
+      readStreamed: async (response, onText) => {
+        const stream = new AnthropicStream(names, onText);
+        await readSseAnswer(response, (event) => stream.push(event));
+        return stream.finish();
+      },
       readWhole: (json) => parseAnthropicMessage(json, names),
     });
   }
 
   return { provider: 'anthropic', chat };
-}
-
-async function readStream(response: Response, stream: AnthropicStream): Promise<ChatResponse> {
-  if (!response.body) throw new AttemptFailure('malformed', 'the streamed response has no body');
-  for await (const event of readSse(response.body)) {
-    if (stream.push(event)) break;
-  }
-  return stream.finish();
 }

@@ -1,10 +1,10 @@
 import type { ChatCompletionCreateParams } from 'openai/resources/chat/completions';
 import { callWithRetries } from './chat-call';
 import { openAITransport } from './clients';
-import { AttemptFailure, type CallTarget } from './errors';
+import type { CallTarget } from './errors';
 import { OpenAIStream, openAIRequestBody, parseOpenAICompletion } from './openai-wire';
 import { resolveSettings } from './retry';
-import { readSse } from './sse';
+import { readSseAnswer } from './sse';
 import { ToolNames } from './tool-names';
 import type { ChatProvider, ChatRequest, ChatResponse, ProviderSettings } from './types';
 
@@ -42,23 +42,14 @@ export function createOpenAIProvider(settings: ProviderSettings = {}): ChatProvi
       request,
       send: (signal) => client.chat.completions.create(body, { signal }).asResponse(),
       problem,
-      readStreamed: (response, onText) =>
-        readStream(response, new OpenAIStream(names, onText), request.model),
+      readStreamed: async (response, onText) => {
+        const stream = new OpenAIStream(names, onText);
+        await readSseAnswer(response, (event) => stream.push(event.data));
+        return stream.finish(request.model);
+      },
       readWhole: (json) => parseOpenAICompletion(json, names, request.model),
     });
   }
 
   return { provider: 'openai', chat };
-}
-
-async function readStream(
-  response: Response,
-  stream: OpenAIStream,
-  requestModel: string,
-): Promise<ChatResponse> {
-  if (!response.body) throw new AttemptFailure('malformed', 'the streamed response has no body');
-  for await (const event of readSse(response.body)) {
-    if (stream.push(event.data)) break;
-  }
-  return stream.finish(requestModel);
 }

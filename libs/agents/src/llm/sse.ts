@@ -62,3 +62,14 @@ export async function* readSse(body: ReadableStream<Uint8Array>): AsyncGenerator
     await reader.cancel().catch(() => undefined);
   }
 }
+
+/**
+ * Feeds the events of a streamed answer's body to `push` until it says the answer is whole or the body ends.
+ * An answer without a body is malformed.
+ */
+export async function readSseAnswer(response: Response, push: (event: SseEvent) => boolean): Promise<void> {
+  if (!response.body) throw new AttemptFailure('malformed', 'the streamed response has no body');
+  for await (const event of readSse(response.body)) {
+    if (push(event)) break;
+  }
+}

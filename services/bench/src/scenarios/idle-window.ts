@@ -32,30 +32,39 @@ function cpuOf(pids: readonly number[]): Map<number, number> {
   return out;
 }
 
-/** Sleeps `seconds` and says what each process spent meanwhile (nothing of the bench's own is counted). */
-export async function measureIdleWindow(deployment: Deployment, seconds: number): Promise<IdleWindow> {
+/** Sleeps `seconds` and says what each service process and the nats-server spent meanwhile. */
+export async function measureProcesses(
+  deployment: Deployment,
+  seconds: number,
+): Promise<IdleWindow['processes']> {
   const watched = [
     ...deployment.services.map((s) => ({ name: s.label, pid: s.proc.pid })),
     ...childPids('nats-server').map((pid) => ({ name: 'nats-server', pid })),
   ];
-  const backends = await databaseBackends(deployment);
-  const pgStart = cpuOf(backends);
   const start = watched.map((w) => sampleProcess(w.pid));
   await sleep(seconds * 1000);
   const end = watched.map((w) => sampleProcess(w.pid));
+  return watched.map((w, i) => {
+    const cpuSeconds = round(Math.max(0, (end[i]?.cpuSeconds ?? 0) - (start[i]?.cpuSeconds ?? 0)));
+    return {
+      ...w,
+      rssStartMiB: start[i]?.rssMiB ?? 0,
+      rssEndMiB: end[i]?.rssMiB ?? 0,
+      cpuSeconds,
+      cpuShare: round(cpuSeconds / seconds),
+    };
+  });
+}
+
+/** Sleeps `seconds` and says what each process spent meanwhile (nothing of the bench's own is counted). */
+export async function measureIdleWindow(deployment: Deployment, seconds: number): Promise<IdleWindow> {
+  const backends = await databaseBackends(deployment);
+  const pgStart = cpuOf(backends);
+  const processes = await measureProcesses(deployment, seconds);
   const pgEnd = cpuOf(backends);
   const pgCpu = [...pgStart].reduce((sum, [pid, cpu]) => sum + Math.max(0, (pgEnd.get(pid) ?? cpu) - cpu), 0);
   return {
-    processes: watched.map((w, i) => {
-      const cpuSeconds = round(Math.max(0, (end[i]?.cpuSeconds ?? 0) - (start[i]?.cpuSeconds ?? 0)));
-      return {
-        ...w,
-        rssStartMiB: start[i]?.rssMiB ?? 0,
-        rssEndMiB: end[i]?.rssMiB ?? 0,
-        cpuSeconds,
-        cpuShare: round(cpuSeconds / seconds),
-      };
-    }),
+    processes,
     postgres: { backends: pgStart.size, cpuSeconds: round(pgCpu), cpuShare: round(pgCpu / seconds) },
   };
 }
