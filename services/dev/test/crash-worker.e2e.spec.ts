@@ -3,8 +3,17 @@
 // and the run must finish with every charge made once and no recorded decision asked again.
 import { describe, expect, it } from 'vitest';
 import { STREAMS } from '@dura/contracts';
-import { expectRecovered, keyOf, logOf, paymentPlan, useCrashSystem } from './crash-harness';
-import { effectRow, killerOf } from './crash-points-support';
+import { fold } from '@dura/core';
+import {
+  expectRecovered,
+  keyOf,
+  logOf,
+  paymentPlan,
+  useCrashSystem,
+  watchToEnd,
+  type PlanRequest,
+} from './crash-harness';
+import { effectRow, killedAt, killerOf } from './crash-points-support';
 
 const crash = useCrashSystem(['projector']);
 
@@ -93,5 +102,44 @@ describe('a worker killed with SIGKILL', () => {
     const observations = log.filter((e) => e.type === 'tool_call_completed');
     expect(new Set(observations.map((e) => e.data.idempotencyKey)).size).toBe(observations.length);
     for (let step = 1; step <= 5; step += 1) expect(sys.witness.requests(keyOf(request, step))).toBe(1);
+  });
+});
+
+describe('a worker killed with SIGKILL during a read-only call', () => {
+  /** Three calls of the built-in read-only `echo`. */
+  const echoPlan = (runId: string): PlanRequest => ({
+    runId,
+    agent: { kind: 'scripted', steps: [1, 2, 3].map((n) => ({ tool: 'echo', args: { n } })) },
+  });
+
+  it('after the call ran, before its result is in the log: runs it again, logs one result, and only the re-run has a ledger row', async () => {
+    const sys = crash();
+    const request = await killedAt(
+      sys,
+      'worker',
+      'gateway.after-effect:2',
+      echoPlan('crash-worker-read-only'),
+    );
+    const key = (step: number) => keyOf(request, step);
+    const before = await logOf(sys, request.runId);
+    expect(before.at(-1)).toMatchObject({ type: 'tool_call_requested', data: { idempotencyKey: key(2) } });
+    expect(await effectRow(sys, key(1)), 'a result kept in the log alone').toBeUndefined();
+    expect(await effectRow(sys, key(2)), 'nothing recorded of the interrupted call').toBeUndefined();
+
+    await sys.restart('worker');
+    const watched = await watchToEnd(sys, request.runId);
+    expect(watched.at(-1)?.type).toBe('run_completed');
+    const log = await logOf(sys, request.runId);
+    expect(log).toEqual(watched);
+    expect(fold(log).status).toBe('completed');
+    const results = log.flatMap((e) => (e.type === 'tool_call_completed' ? [e.data] : []));
+    expect(
+      results.map((r) => r.idempotencyKey),
+      'one result per call',
+    ).toEqual([key(1), key(2), key(3)]);
+    expect(results.map((r) => r.result)).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }]);
+    // The resumed drive found the intent recorded before it began: the call ran again under a claim.
+    expect(await effectRow(sys, key(2))).toEqual({ status: 'succeeded', attempts: 1 });
+    expect(await effectRow(sys, key(3)), 'the next call ran fresh again').toBeUndefined();
   });
 });

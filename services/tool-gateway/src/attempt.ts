@@ -64,13 +64,24 @@ export function createAttempts(parts: AttemptParts) {
     failpoint('gateway.after-effect');
     const now = clock();
     if (outcome.ok) {
-      const finished = await ledger.finish(
-        task.idempotencyKey,
-        { status: 'succeeded', result: outcome.result },
-        await observations.completed(task, outcome.result, attempt, outcome.durationMs, now),
+      const observation = await observations.completed(
+        task,
+        outcome.result,
+        attempt,
         outcome.durationMs,
-        hold.unclaimed ?? attempt,
+        now,
       );
+      const record = () =>
+        ledger.finish(
+          task.idempotencyKey,
+          { status: 'succeeded', result: outcome.result },
+          observation,
+          outcome.durationMs,
+          hold.unclaimed ?? attempt,
+        );
+      // A read-only call run without a claim keeps its result in the log alone where its route allows.
+      if (hold.unclaimed && route.sendUnrecorded) return route.sendUnrecorded(observation, record);
+      const finished = await record();
       if (finished.conflict) return false;
       if (finished.fenced) return fencedOut(task.idempotencyKey, attempt);
       failpoint('gateway.after-commit');

@@ -1,3 +1,4 @@
+import type { NewEvent } from '@dura/contracts';
 import type { Finished } from './effect-ledger';
 import type { Relay } from './relay';
 
@@ -15,6 +16,14 @@ export interface CallRoute {
   readonly readCancellation: boolean;
   /** Hands on an observation just recorded (`Finished`): published at once when it may be, else by the relay. */
   deliver(finished: Finished): Promise<void>;
+  /**
+   * Present on a route that may publish the result of a read-only call run without a claim straight to its
+   * run's log, with no ledger row and no outbox row: the call changed nothing outside its result, and the
+   * log, not the ledger, is where that result is kept. `record` writes row and outbox row after all (when the
+   * publish fails), and hands back what `deliver` would have been given. False when that record found the
+   * key's row already there: the call then goes the claimed way, as a conflict does.
+   */
+  readonly sendUnrecorded?: (observation: NewEvent, record: () => Promise<Finished>) => Promise<boolean>;
 }
 
 /**

@@ -152,6 +152,7 @@ export function createToolGateway(deps: GatewayDeps) {
     relay,
     calls,
     js: deps.js,
+    log: deps.log,
   });
   const fromTasks = taskRoute(relay);
   const handleTask = async (msg: JsMsg): Promise<void> =>

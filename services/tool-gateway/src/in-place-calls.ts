@@ -1,10 +1,13 @@
 import type { JetStreamClient } from '@nats-io/jetstream';
-import type { NewEvent, RunEvent, ToolTask } from '@dura/contracts';
+import { runSubject, type NewEvent, type RunEvent, type ToolTask } from '@dura/contracts';
 import { decodeStored, type SentEvent } from '@dura/event-store';
-import { RetryLater } from '@dura/service-kit';
+import { duraMeter, RetryLater, type Logger } from '@dura/service-kit';
+import { declareCounter } from '@dura/telemetry';
 import type { ToolRegistry } from '@dura/tools';
 import { leftToRelay, type CallRoute } from './call-route';
-import type { Relay } from './relay';
+import type { Finished } from './effect-ledger';
+import { createObservationPublisher, type SentObservation } from './outbox-publish';
+import { OBSERVATIONS_PUBLISHED, type Relay } from './relay';
 import type { ToolCalls } from './tool-call';
 
 const UTF8 = new TextEncoder();
@@ -49,26 +52,60 @@ export function createInPlaceCalls(parts: {
   relay: Relay;
   calls: ToolCalls;
   js: JetStreamClient;
+  log: Logger;
 }) {
-  const { relay } = parts;
+  const { relay, log } = parts;
+  const publish = createObservationPublisher(parts.js);
+  const published = declareCounter(duraMeter(), OBSERVATIONS_PUBLISHED);
 
   /** The route of one call run in place: its observation is published for the drive, not the planner. */
   function inPlaceRoute(options: InPlaceCallOptions, outcome: LocalCallOutcome): CallRoute {
     const { after } = options;
+    const guard = after === undefined ? {} : { after };
+    /** Publishes the observation (`send`), or hands it back unacknowledged to a speculating drive. */
+    async function hand(payload: NewEvent, send: () => Promise<SentObservation | undefined>): Promise<void> {
+      if (options.speculate && after !== undefined) {
+        outcome.sent = sendSoon(payload, send);
+        return;
+      }
+      const sent = await send();
+      if (!sent) return;
+      outcome.seq = sent.seq;
+      if (sent.followed) outcome.event = decodeStored({ seq: sent.seq, data: sent.followed });
+    }
+
     return {
       readCancellation: false,
       async deliver(finished) {
         if (leftToRelay(finished, relay) || !finished.queued) return;
         const queued = finished.queued;
-        const send = () => relay.sendNow(queued, { nudge: false, ...(after === undefined ? {} : { after }) });
-        if (options.speculate && after !== undefined) {
-          outcome.sent = sendSoon(queued.payload, send);
-          return;
-        }
-        const sent = await send();
-        if (!sent) return;
-        outcome.seq = sent.seq;
-        if (sent.followed) outcome.event = decodeStored({ seq: sent.seq, data: sent.followed });
+        await hand(queued.payload, () => relay.sendNow(queued, { nudge: false, ...guard }));
+      },
+      // The drive recorded the intent a moment ago and runs the call itself: the observation goes straight to
+      // the log. Should that publish fail, the row and its outbox row are written after all, and the relay
+      // publishes what this process could not.
+      async sendUnrecorded(observation, record) {
+        let conflict = false;
+        const runId = observation.meta.runId;
+        const row = { runId, msgId: observation.meta.id, subject: runSubject(runId), payload: observation };
+        const send = async (): Promise<SentObservation | undefined> => {
+          try {
+            const sent = await publish(row, false, after);
+            published.add(1, { path: 'unrecorded' });
+            return sent;
+          } catch (err) {
+            log.warn('publishing the result of a read-only call failed; recording it for the relay', {
+              runId,
+              err,
+            });
+          }
+          const finished: Finished = await record();
+          conflict = finished.conflict === true;
+          if (leftToRelay(finished, relay) || !finished.queued) return undefined;
+          return relay.sendNow(finished.queued, { nudge: false, ...guard });
+        };
+        await hand(observation, send);
+        return !conflict;
       },
     };
   }
@@ -104,10 +141,7 @@ export function createInPlaceCalls(parts: {
  * the event loop when nobody did by then, so a slow model never holds it back. A drive that has its next
  * turn ready at once sends both in one socket write.
  */
-function sendSoon(
-  payload: NewEvent,
-  publish: () => Promise<{ seq: number; followed?: Uint8Array } | undefined>,
-): SentEvent {
+function sendSoon(payload: NewEvent, publish: () => Promise<SentObservation | undefined>): SentEvent {
   let landed: Promise<{ seq: number; followed: boolean } | undefined> | undefined;
   let bytes: Uint8Array | undefined;
   const send = () =>

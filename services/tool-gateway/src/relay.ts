@@ -32,7 +32,7 @@ export interface RelayOptions {
 export const OBSERVATIONS_PUBLISHED = {
   name: 'dura_observations_published',
   description:
-    'Outbox observations published to the run logs, by path: fast_path (by the writer right after its commit) or relay (by a relay pass)',
+    'Observations published to the run logs, by path: fast_path (an outbox row, by its writer right after its commit), relay (an outbox row, by a relay pass) or unrecorded (a read-only call run in place, whose result is kept in the log alone)',
   labels: ['path'],
 } satisfies MetricSpec<'path'>;
 

@@ -1,5 +1,6 @@
 // Read-only tools: a call nobody can have started yet (a drive's own new intent, a task's first delivery)
-// runs without a claim, and its row goes in with its result; a key that has a row keeps that row's verdict.
+// runs without a claim. Run in place, its result goes to the log alone (no ledger row, no outbox row), unless
+// that publish fails; from a task, its row goes in with its result. A key that has a row keeps its verdict.
 import { describe, expect, it, vi } from 'vitest';
 import * as z from 'zod';
 import { defineTool, ToolError } from '@dura/tools';
@@ -32,60 +33,91 @@ const writer = countingTool('test.write', { safety: 'idempotent' });
 const sys = useGateway(infra, [lookup, writer.tool]);
 
 describe('a read-only call', () => {
-  it('run fresh in place: runs before its key has a row, and its row goes in with its result as attempt 1', async () => {
+  it('run fresh in place: runs before its key has a row, and its result goes to the log alone', async () => {
     const task = toolTask('ro-fresh', 'test.lookup', { n: 1 });
     const outcome = await sys.gateway.local.run(task, { fresh: true });
 
     expect(seen.get(task.idempotencyKey)).toEqual([undefined]);
-    const row = await effectRow(sys.setup.db, task.idempotencyKey);
-    expect(row?.leaseUntil, 'no lease was ever held').toEqual(row?.startedAt);
-    expect(row).toMatchObject({
-      status: 'succeeded',
-      attempts: 1,
-      result: { n: 1, execution: 1, attempt: 1 },
-      runId: 'ro-fresh',
-      callId: 'call-1',
-      tool: 'test.lookup',
-      args: { n: 1 },
-    });
+    expect(await effectRow(sys.setup.db, task.idempotencyKey), 'no ledger row').toBeUndefined();
+    expect(await outboxRows(sys.setup.db, task.runId), 'no outbox row').toEqual([]);
     const log = await runLog(sys.setup.jsm, task.runId);
     expect(log.map((e) => e.event.type)).toEqual(['tool_call_completed']);
+    expect(log[0]?.msgId).toBe(`${task.idempotencyKey}:result`);
+    expect(log[0]?.event.data).toMatchObject({ result: { n: 1, execution: 1, attempt: 1 }, attempt: 1 });
     expect(outcome.seq).toBe(log[0]?.event.seq);
-    expect(await outboxRows(sys.setup.db, task.runId)).toHaveLength(1);
   });
 
-  it('run again fresh after its result was recorded: the first result stands, and its observation goes out once', async () => {
-    const task = toolTask('ro-conflict', 'test.lookup', { n: 2 });
-    await sys.gateway.local.run(task, { fresh: true });
+  it('run in place behind the run’s last sequence (none yet): the observation lands there and comes back as stored', async () => {
+    const task = toolTask('ro-fresh-after', 'test.lookup', { n: 11 });
+    const outcome = await sys.gateway.local.run(task, { fresh: true, after: 0 });
+
+    const log = await runLog(sys.setup.jsm, task.runId);
+    expect(log).toHaveLength(1);
+    const seq = log[0]?.event.seq;
+    expect(outcome).toMatchObject({ seq, event: { type: 'tool_call_completed', seq } });
+    expect(await effectRow(sys.setup.db, task.idempotencyKey)).toBeUndefined();
+  });
+
+  it('run again fresh after its result was logged: the first result stands, and it is logged once', async () => {
+    const task = toolTask('ro-again', 'test.lookup', { n: 2 });
+    const first = await sys.gateway.local.run(task, { fresh: true });
     const again = await sys.gateway.local.run(task, { fresh: true });
 
     expect(seen.get(task.idempotencyKey)).toHaveLength(2);
-    const row = await effectRow(sys.setup.db, task.idempotencyKey);
-    expect(row).toMatchObject({ status: 'succeeded', attempts: 1, result: { execution: 1 } });
-    expect(again.seq, 'the recorded observation goes the relay’s way').toBeUndefined();
-    await retryUntil(async () => {
-      const rows = await outboxRows(sys.setup.db, task.runId);
-      expect(rows.every((r) => r.sentAt !== null)).toBe(true);
-    });
+    expect(again.seq, 'the second publish is the first one’s duplicate').toBe(first.seq);
     const log = await runLog(sys.setup.jsm, task.runId);
     expect(log.map((e) => e.event.type)).toEqual(['tool_call_completed']);
     expect(log[0]?.event.data).toMatchObject({ result: { execution: 1 } });
+    expect(await effectRow(sys.setup.db, task.idempotencyKey)).toBeUndefined();
   });
 
-  it('run fresh twice at once: one result is recorded and one observation logged', async () => {
+  it('run fresh after another attempt recorded its result: that row’s verdict stands', async () => {
+    const task = toolTask('ro-conflict', 'test.lookup', { n: 12 });
+    await sys.gateway.local.run(task);
+    expect(await effectRow(sys.setup.db, task.idempotencyKey)).toMatchObject({ status: 'succeeded' });
+    const again = await sys.gateway.local.run(task, { fresh: true });
+
+    expect(seen.get(task.idempotencyKey)).toHaveLength(2);
+    const log = await runLog(sys.setup.jsm, task.runId);
+    expect(log.map((e) => e.event.type)).toEqual(['tool_call_completed']);
+    expect(log[0]?.event.data).toMatchObject({ result: { execution: 1 } });
+    expect(again.seq).toBe(log[0]?.event.seq);
+  });
+
+  it('run fresh twice at once: one observation logged', async () => {
     const task = toolTask('ro-race', 'test.lookup', { n: 3 });
-    await Promise.all([
+    const outcomes = await Promise.all([
       sys.gateway.local.run(task, { fresh: true }),
       sys.gateway.local.run(task, { fresh: true }),
     ]);
 
-    const row = await effectRow(sys.setup.db, task.idempotencyKey);
-    expect(row).toMatchObject({ status: 'succeeded', attempts: 1 });
-    await retryUntil(async () => {
-      const log = await runLog(sys.setup.jsm, task.runId);
-      expect(log.map((e) => e.event.type)).toEqual(['tool_call_completed']);
-      expect(log[0]?.event.data).toMatchObject({ result: row?.result });
+    const log = await runLog(sys.setup.jsm, task.runId);
+    expect(log.map((e) => e.event.type)).toEqual(['tool_call_completed']);
+    expect(outcomes.map((o) => o.seq)).toEqual([log[0]?.event.seq, log[0]?.event.seq]);
+  });
+
+  it('run fresh while NATS is down: the result is recorded with its outbox row, and the relay logs it once NATS is back', async () => {
+    const task = toolTask('ro-offline', 'test.lookup', { n: 13 });
+    await infra().nats.kill();
+    let outcome: Awaited<ReturnType<typeof sys.gateway.local.run>>;
+    try {
+      outcome = await sys.gateway.local.run(task, { fresh: true });
+    } finally {
+      await infra().nats.restart();
+    }
+    expect(outcome.seq, 'not published by the call').toBeUndefined();
+    expect(seen.get(task.idempotencyKey), 'ran once').toHaveLength(1);
+    expect(await effectRow(sys.setup.db, task.idempotencyKey)).toMatchObject({
+      status: 'succeeded',
+      attempts: 1,
+      result: { n: 13, execution: 1 },
     });
+    const log = await retryUntil(async () => {
+      const logged = await runLog(sys.setup.jsm, task.runId);
+      expect(logged.map((e) => e.event.type)).toEqual(['tool_call_completed']);
+      return logged;
+    }, 60_000);
+    expect(log[0]?.event.data).toMatchObject({ result: { n: 13, execution: 1 } });
   });
 
   it('a retryable failure leaves a retry row; the next attempt claims it as attempt 2', async () => {
