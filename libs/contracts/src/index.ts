@@ -139,6 +139,14 @@ export {
   type ToolTask,
   ToolTaskSchema,
 } from './tasks';
+export {
+  DIRECT_CALL_HEADERS,
+  DIRECT_CALL_QUEUE,
+  type DirectCallReply,
+  directCallReplyOf,
+  type DirectCallRequest,
+  directCallRequestOf,
+} from './direct-call';
 export { DEAD_LETTER_VERSION, type DeadLetter, DeadLetterSchema } from './dead-letter';
 export {
   MAX_REASON_LENGTH,
@@ -169,6 +177,7 @@ export {
 export {
   BUCKETS,
   deadLetterSubject,
+  directCallSubject,
   natsServers,
   runIdFromSubject,
   runSubject,

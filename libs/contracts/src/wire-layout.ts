@@ -27,6 +27,12 @@ export const SUBJECTS = {
   allTokens: 'dura.tokens.*',
   /** A debounced `POST /runs`, handed by the projector to a planner (request/reply, never stored). */
   runGateAsk: 'dura.gate.runs',
+  /**
+   * A tool call a planner hands straight to a gateway (request/reply on `dura.call.<tool>`, one gateway of
+   * the queue group, never stored): its durable fallback is the tool task.
+   */
+  directCallPrefix: 'dura.call',
+  allDirectCalls: 'dura.call.>',
 } as const;
 
 export const BUCKETS = {
@@ -75,6 +81,11 @@ export function runIdFromSubject(subject: string): string | undefined {
 
 export function toolTaskSubject(tool: string): string {
   return `${SUBJECTS.toolTaskPrefix}.${tool}`;
+}
+
+/** Where a planner asks a gateway to run a call of `tool` directly (see `SUBJECTS.directCallPrefix`). */
+export function directCallSubject(tool: string): string {
+  return `${SUBJECTS.directCallPrefix}.${tool}`;
 }
 
 export function deadLetterSubject(source: string): string {

@@ -9,8 +9,17 @@ import { parseModelLimits } from './model-limits';
 export const PlannerConfigSchema = z.object({
   ...configShapes.nats,
   PLANNER_CONCURRENCY: configFields.positiveInt
-    .default(16)
-    .describe('Run messages the planner handles at once.'),
+    .default(64)
+    .describe(
+      "Run messages the planner handles at once (a drive holds its run's message while a direct call runs).",
+    ),
+  PLANNER_DIRECT_CALLS: z
+    .enum(['true', 'false'])
+    .default('true')
+    .transform((value) => value === 'true')
+    .describe(
+      'Hand tool calls straight to a gateway (`dura.call.<tool>`) and go on with the run from its answer; a call no gateway takes, or of a tool with a cross-replica limit or a timeout over 60 s, goes out as a tool task. `false`: every call is a tool task.',
+    ),
   PLANNER_ACK_WAIT_MS: configFields.positiveInt
     .default(60_000)
     .describe(

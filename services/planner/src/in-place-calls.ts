@@ -24,18 +24,23 @@ export interface LocalTools {
    * (the run's last sequence), the observation is appended only right behind it if it can be, and `event`
    * is the observation as stored when it was. `fresh`: the drive recorded the call's intent itself a moment
    * ago, so no attempt of it can have begun (a read-only tool then needs no claim before it runs). With
-   * `speculate` (and `after`), the observation comes back as `sent`, before its ack.
+   * `speculate` (and `after`), the observation comes back as `sent`, before its ack. `handedOff`: the call
+   * was not run here but sent as a tool task (see `createDirectCalls`); its observation comes with a decide
+   * task, which drives the run on.
    */
   run(
     task: ToolTask,
     options?: { after?: number; fresh?: boolean; speculate?: boolean },
-  ): Promise<{ seq?: number; retryAfterMs?: number; event?: RunEvent; sent?: SentEvent }>;
+  ): Promise<{ seq?: number; retryAfterMs?: number; event?: RunEvent; sent?: SentEvent; handedOff?: boolean }>;
 }
 
 type LocalRunOutcome = Awaited<ReturnType<LocalTools['run']>>;
 
-/** Where the drive goes on from after calls ran in place: the run folded (`known`), or a read `through` a sequence. */
-export type Observed = { known: CachedRun; speculation?: Speculation } | { through: number };
+/**
+ * Where the drive goes on from after calls ran in place: the run folded (`known`), or a read `through` a
+ * sequence; or nowhere (`handedOff`): a call went out as a tool task, whose decide task drives the run on.
+ */
+export type Observed = { known: CachedRun; speculation?: Speculation } | { through: number } | { handedOff: true };
 
 /** A call to retry sooner than this waits inside the drive; a later retry goes back to the stream. */
 const LOCAL_RETRY_WAIT_MAX_MS = 30_000;
@@ -103,6 +108,7 @@ export function createInPlaceCalls(deps: {
     }
     const outcomes = await Promise.all(sentOutcomes.map(landedOutcome));
     const seqs = outcomes.map((outcome) => outcome.seq);
+    const handedOff = outcomes.some((outcome) => outcome.handedOff === true);
     const retries = outcomes.flatMap((outcome) =>
       outcome.retryAfterMs === undefined ? [] : [outcome.retryAfterMs],
     );
@@ -115,6 +121,7 @@ export function createInPlaceCalls(deps: {
     // An observation the relay publishes (queued behind another of its run, or a call another process had
     // finished) comes with a decide task, but that task may find the run as it was, or be dropped as a
     // duplicate of an earlier one: this drive ran the calls, so it goes on itself once the log holds them all.
+    if (handedOff) return { handedOff: true };
     if (seqs.some((seq) => seq === undefined)) return { known: await untilObserved(run, calls) };
     const followed = outcomes.length === 1 ? outcomes[0]?.event : undefined;
     if (!followed) return { through: Math.max(...(seqs as number[])) };

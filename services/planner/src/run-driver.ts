@@ -58,8 +58,8 @@ export interface RunDriverDeps {
   /** Seals the secret argument fields of a decision's tool calls before its `thought` is recorded. */
   sealDecision?: (decision: ModelTurn['decision'], scope: string) => ModelTurn['decision'];
   /**
-   * Tools this process runs itself (a worker: planner and gateway in one process): their calls run in place,
-   * inside the drive, instead of going out as tool tasks, and the drive goes on with their observations.
+   * Tools whose calls the drive runs itself instead of sending tool tasks, going on with their observations:
+   * in place (a worker: planner and gateway in one process), or handed straight to a gateway (direct calls).
    */
   localTools?: LocalTools;
   /** Model limits and concurrency keys: asked before each model call; told when a run ends. */
@@ -220,6 +220,7 @@ export function createRunDriver(deps: RunDriverDeps) {
             dispatched += action.calls.length;
             if (!local || runsHere.length === 0) return { state: run.state, modelCalls, dispatched };
             const observed = await inDecision(() => inPlace.run(local, run, runsHere, recordedAfter));
+            if ('handedOff' in observed) return { state: run.state, modelCalls, dispatched };
             // The observations are in the log (or on their way): folded already, or the next read reaches them.
             if ('known' in observed) {
               known = observed.known;

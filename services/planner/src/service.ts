@@ -1,4 +1,5 @@
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
+import { connectionOf } from '@dura/event-store';
 import { announcingWhileStarted, type Logger, type StartWaitOptions } from '@dura/service-kit';
 import type { SecretsBox, ToolRegistry } from '@dura/tools';
 import { loadAgents } from '@dura/agents';
@@ -9,6 +10,7 @@ import { createPlannerModel } from './planner-model';
 import { createPlanner, type Planner } from './planner';
 import { createFlowControl, wakeFor } from './flow-control';
 import { createFlowStore } from './flow-store';
+import { createDirectCalls } from './direct-calls';
 import type { LocalTools } from './run-driver';
 import { parseTenantLimits } from './tenant-limits';
 import {
@@ -24,7 +26,7 @@ export interface PlannerServiceParts {
   tools: ToolRegistry;
   secrets: SecretsBox | undefined;
   log: Logger;
-  /** A gateway in the same process (a worker): calls of its tools run in place. */
+  /** A gateway in the same process (a worker): calls of its tools run in place. Else direct calls, when on. */
   localTools?: LocalTools;
   /** Waits (not ready) while a JetStream cluster cannot place the streams yet. */
   startWait?: StartWaitOptions;
@@ -76,6 +78,7 @@ export async function buildPlanner(parts: PlannerServiceParts): Promise<Planner>
       .throttle(model, retryAfterMs ?? 1_000)
       .catch((err: unknown) => log.warn('could not lower the rate of a model after a 429', { model, err }));
   };
+  const localTools = parts.localTools ?? directCalls(parts);
   const planner = createPlanner({
     ...nats,
     model: createPlannerModel({
@@ -101,7 +104,7 @@ export async function buildPlanner(parts: PlannerServiceParts): Promise<Planner>
           tenantLimits: parseTenantLimits(config.PLANNER_TENANT_MAX_RUNS, config.PLANNER_TENANT_LIMIT_POLICY),
         }
       : {}),
-    ...(parts.localTools ? { localTools: parts.localTools } : {}),
+    ...(localTools ? { localTools } : {}),
     flow: { limits: config.DURA_MODEL_LIMITS, control: flow },
     ...(parts.startWait ? { startWait: parts.startWait } : {}),
     streams: {
@@ -117,4 +120,15 @@ export async function buildPlanner(parts: PlannerServiceParts): Promise<Planner>
     replicas: config.DURA_STREAM_REPLICAS,
     entries: () => agentCatalogue(loaded, authorization.tenantAgents, new Date()),
   });
+}
+
+/** The gateways' tools as direct calls, unless PLANNER_DIRECT_CALLS is off (or there is no connection to ask on). */
+function directCalls(parts: PlannerServiceParts): LocalTools | undefined {
+  if (!parts.config.PLANNER_DIRECT_CALLS) return undefined;
+  const nc = connectionOf(parts.nats.js);
+  if (!nc) {
+    parts.log.warn('direct calls off: no NATS connection to ask gateways on; every call goes as a tool task');
+    return undefined;
+  }
+  return createDirectCalls({ nc, js: parts.nats.js, tools: parts.tools, log: parts.log });
 }

@@ -32,6 +32,32 @@ export function toolTask(run: CachedRun, call: CallState): ToolTask {
   };
 }
 
+/** Publishes a tool task (deduped on its idempotency key) under a producer span. */
+export function publishToolTask(js: JetStreamClient, tracer: Tracer, task: ToolTask): Promise<unknown> {
+  const subject = toolTaskSubject(task.tool);
+  return withProducerSpan(
+    tracer,
+    {
+      destination: subject,
+      destinationTemplate: 'dura.task.tool.{tool}',
+      messageId: task.idempotencyKey,
+      attributes: {
+        [DURA_ATTRS.runId]: task.runId,
+        [DURA_ATTRS.toolName]: task.tool,
+        [DURA_ATTRS.toolCallId]: task.callId,
+        [DURA_ATTRS.idempotencyKey]: task.idempotencyKey,
+      },
+    },
+    (headers, span) => {
+      const trace = traceparentOf(span);
+      return js.publish(subject, JSON.stringify(trace ? { ...task, trace } : task), {
+        msgID: task.idempotencyKey,
+        headers,
+      });
+    },
+  );
+}
+
 /** Hands out what a run waits on to whoever acts on it: tool tasks, timer tasks, child run requests. */
 export interface TaskDispatch {
   /** Publishes a tool task per call (deduped on its idempotency key), each under a producer span. */
@@ -48,34 +74,7 @@ export function createTaskDispatch(deps: {
   timerDue: TimerDue;
 }): TaskDispatch {
   async function tools(run: CachedRun, calls: readonly CallState[]): Promise<void> {
-    const runId = run.state.runId as string;
-    await Promise.all(
-      calls.map((call) => {
-        const task = toolTask(run, call);
-        const subject = toolTaskSubject(call.tool);
-        return withProducerSpan(
-          deps.tracer,
-          {
-            destination: subject,
-            destinationTemplate: 'dura.task.tool.{tool}',
-            messageId: call.idempotencyKey,
-            attributes: {
-              [DURA_ATTRS.runId]: runId,
-              [DURA_ATTRS.toolName]: call.tool,
-              [DURA_ATTRS.toolCallId]: call.callId,
-              [DURA_ATTRS.idempotencyKey]: call.idempotencyKey,
-            },
-          },
-          (headers, span) => {
-            const trace = traceparentOf(span);
-            return deps.js.publish(subject, JSON.stringify(trace ? { ...task, trace } : task), {
-              msgID: call.idempotencyKey,
-              headers,
-            });
-          },
-        );
-      }),
-    );
+    await Promise.all(calls.map((call) => publishToolTask(deps.js, deps.tracer, toolTask(run, call))));
   }
 
   async function waits(

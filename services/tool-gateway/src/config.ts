@@ -6,7 +6,11 @@ import { httpRequestConfigShape } from '@dura/tools';
 export const GatewayConfigSchema = z.object({
   ...configShapes.nats,
   DATABASE_URL: configFields.databaseUrl.describe('The Postgres database the service keeps its tables in.'),
-  GATEWAY_CONCURRENCY: configFields.positiveInt.default(32).describe('Tool calls the gateway runs at once.'),
+  GATEWAY_CONCURRENCY: configFields.positiveInt
+    .default(32)
+    .describe(
+      "Tool tasks the gateway runs at once; it takes four times as many planners' direct calls before it declines one (which then goes out as a tool task).",
+    ),
   GATEWAY_MAX_ATTEMPTS: configFields.positiveInt
     .default(3)
     .describe('Attempts per tool call; a `retry.attempts` on the tool wins.'),

@@ -2,7 +2,7 @@ import type { JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstrea
 import { STREAMS, SUBJECTS, runIdInJson } from '@dura/contracts';
 import type { Db } from '@dura/db';
 import { createPayloadStore, DEFAULT_PAYLOAD_THRESHOLD_BYTES } from '@dura/payloads';
-import { DEFAULT_STREAM_OPTIONS, type StreamOptions } from '@dura/event-store';
+import { connectionOf, DEFAULT_STREAM_OPTIONS, type StreamOptions } from '@dura/event-store';
 import {
   ensureDurableConsumer,
   ensureStreamsOnStart,
@@ -17,6 +17,7 @@ import { taskRoute } from './call-route';
 import { createCancellations } from './cancellations';
 import { flushOutbox, releaseLeases } from './drain';
 import { createEffectLedger } from './effect-ledger';
+import { serveDirectCalls, type DirectCallDoor } from './direct-calls';
 import { createGatewayMetrics } from './gateway-metrics';
 import { createInPlaceCalls } from './in-place-calls';
 import { createRelay } from './relay';
@@ -64,6 +65,11 @@ export interface GatewayDeps {
    * server) lists its tools again, in case the planner saw the new tool first.
    */
   refreshTools?: (tool: string) => Promise<void>;
+  /**
+   * Answers planners' direct calls (`dura.call.<tool>`, see `serveDirectCalls`); on by default. A worker's
+   * gateway, whose planner runs its calls in place, takes none.
+   */
+  directCalls?: boolean;
 }
 
 export const GATEWAY_CONSUMER = {
@@ -159,7 +165,20 @@ export function createToolGateway(deps: GatewayDeps) {
     calls.run(parseTask(msg), fromTasks, msg.info.deliveryCount === 1);
 
   let loop: ConsumerLoop | undefined;
+  let door: DirectCallDoor | undefined;
   const consumer = { ...GATEWAY_CONSUMER, ackWaitMs: deps.ackWaitMs ?? GATEWAY_CONSUMER.ackWaitMs };
+
+  function openDirectCalls(): DirectCallDoor | undefined {
+    if (deps.directCalls === false) return undefined;
+    const nc = connectionOf(deps.js);
+    if (!nc) {
+      deps.log.warn('direct calls not taken here: no NATS connection to answer them on');
+      return undefined;
+    }
+    // Declined past this: the planner then sends a tool task, which waits in the stream for a free hand.
+    const maxInFlight = (deps.concurrency ?? 32) * 4;
+    return serveDirectCalls({ nc, local, log: deps.log, maxInFlight });
+  }
 
   return {
     relay,
@@ -180,7 +199,9 @@ export function createToolGateway(deps: GatewayDeps) {
         handle: handleTask,
         runIdOf: (msg) => runIdInJson(msg.data),
       });
-      deps.log.info('tool gateway started', { tools: deps.tools.names() });
+      door = openDirectCalls();
+      await door?.ready;
+      deps.log.info('tool gateway started', { tools: deps.tools.names(), directCalls: door !== undefined });
     },
     /**
      * Stops taking tool tasks. With `drain` (a stop signal): running calls get until `drain.deadline` to
@@ -188,6 +209,7 @@ export function createToolGateway(deps: GatewayDeps) {
      * `drain.flushBy`.
      */
     async stop(drain?: { deadline: number; flushBy?: number }): Promise<void> {
+      await door?.stop(drain);
       const report = await loop?.stop(drain);
       await timers.stop(drain);
       await cancellations.stop();

@@ -22,6 +22,8 @@ export interface LocalCallOutcome {
   seq?: number;
   /** The observation as stored, when it landed right behind the sequence the caller gave (`after`). */
   event?: RunEvent;
+  /** `event`'s bytes as the log stored them (what a direct call's reply carries). */
+  stored?: Uint8Array;
   /** The attempt failed and the call is to be retried after this many ms (its observation says so). */
   retryAfterMs?: number;
   /**
@@ -71,7 +73,10 @@ export function createInPlaceCalls(parts: {
       const sent = await send();
       if (!sent) return;
       outcome.seq = sent.seq;
-      if (sent.followed) outcome.event = decodeStored({ seq: sent.seq, data: sent.followed });
+      if (sent.followed) {
+        outcome.event = decodeStored({ seq: sent.seq, data: sent.followed });
+        outcome.stored = sent.followed;
+      }
     }
 
     return {

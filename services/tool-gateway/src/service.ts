@@ -19,6 +19,8 @@ export interface GatewayServiceParts {
   refreshTools?: (tool: string) => Promise<void>;
   /** Waits (not ready) while a JetStream cluster cannot place the streams yet. */
   startWait?: StartWaitOptions;
+  /** False: answers no planner's direct calls (a worker's gateway: its planner runs the calls in place). */
+  directCalls?: boolean;
 }
 
 /** The tool gateway as its configuration describes it. Not started. */
@@ -32,6 +34,7 @@ export function buildGateway(parts: GatewayServiceParts): ToolGateway {
     log,
     ...(parts.refreshTools ? { refreshTools: parts.refreshTools } : {}),
     ...(parts.startWait ? { startWait: parts.startWait } : {}),
+    ...(parts.directCalls === false ? { directCalls: false } : {}),
     ...(secrets ? { secrets } : {}),
     toolConcurrency,
     slotLeaseMs: config.GATEWAY_SLOT_LEASE_MS,

@@ -39,6 +39,8 @@ export async function buildWorker(parts: WorkerParts): Promise<Worker> {
     tools,
     secrets,
     log: log.child({ service: 'tool-gateway' }),
+    // Its planner runs the calls in place: no other planner's direct calls come here.
+    directCalls: false,
     ...(parts.refreshTools ? { refreshTools: parts.refreshTools } : {}),
     ...(parts.startWait ? { startWait: parts.startWait } : {}),
   });
