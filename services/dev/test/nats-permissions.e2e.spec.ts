@@ -1,7 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connectDuraClient } from '@dura/client';
-import { runSubject, STREAMS, SUBJECTS, tokensSubject, type DuraError } from '@dura/contracts';
+import {
+  DIRECT_CALL_QUEUE,
+  directCallSubject,
+  runSubject,
+  STREAMS,
+  SUBJECTS,
+  tokensSubject,
+  ToolTaskSchema,
+  type DuraError,
+} from '@dura/contracts';
 import { fold } from '@dura/core';
 import { createLiveTokens } from '@dura/event-store';
 import { connectNats } from '@dura/service-kit';
@@ -28,6 +37,27 @@ afterAll(async () => {
   await Promise.allSettled(processes.map((proc) => proc.kill('SIGTERM')));
 });
 
+/** The tool tasks in DURA_TASKS for `runId`, read as the admin. */
+async function toolTasksOf(runId: string): Promise<unknown[]> {
+  const jsm = await jetstreamManager(await as('admin'));
+  const tasks: unknown[] = [];
+  const { state } = await jsm.streams.info(STREAMS.tasks);
+  for (let seq = state.first_seq; seq <= state.last_seq && state.messages > 0; seq++) {
+    const msg = await jsm.streams.getMessage(STREAMS.tasks, { seq }).catch(() => null);
+    if (!msg?.subject.startsWith(SUBJECTS.toolTaskPrefix)) continue;
+    const task = ToolTaskSchema.parse(msg.json());
+    if (task.runId === runId) tasks.push(task);
+  }
+  return tasks;
+}
+
+/** The events of `runId`'s log, read as the admin. */
+async function runEventsOf(runId: string): Promise<unknown[]> {
+  const jsm = await jetstreamManager(await as('admin'));
+  const msg = await jsm.streams.getMessage(STREAMS.runs, { last_by_subj: runSubject(runId) }).catch(() => null);
+  return msg ? [msg.json()] : [];
+}
+
 describe('each service connects as its own least-privilege user', () => {
   it('runs a run end to end: a client user submits and watches, the projector serves it', async () => {
     const client = connectDuraClient({ natsUrl: nats.url, apiUrl, security: securityOf('client') });
@@ -38,6 +68,8 @@ describe('each service connects as its own least-privilege user', () => {
       for await (const event of client.watchRun(runId)) types.push(event.type);
       expect(types.at(-1)).toBe('run_completed');
       expect(types.filter((type) => type === 'tool_call_completed')).toHaveLength(3);
+      // The planner handed each call straight to the gateway (dura.call.echo): none went out as a tool task.
+      expect(await toolTasksOf(runId)).toEqual([]);
       const state = fold(await client.readEvents(runId));
       await eventually(
         async () => {
@@ -200,6 +232,38 @@ describe('debounced POST /runs under the shipped users (dura.gate.runs)', () => 
     // A planner answers on the reply subject it was asked on, and publishes into no other user's replies.
     const planner = await as('planner');
     await expectDenied(planner.request('_INBOX.projector.forged', '{}', { timeout: 5_000 }));
+  });
+});
+
+describe('direct calls (dura.call.>) under the shipped users', () => {
+  const task = {
+    v: 1,
+    runId: 'perm-forged-call',
+    callId: 'call-1',
+    step: 1,
+    tool: 'echo',
+    args: { n: 1 },
+    idempotencyKey: 'perm-forged-call:1:echo:0',
+    causationId: 'perm-forged-call@1',
+    correlationId: 'perm-forged-call',
+  };
+
+  it('only planners may ask a gateway to run a call, only gateways may take the calls, and nobody answers for one', async () => {
+    // Asking would run a tool with arguments no planner recorded.
+    for (const user of ['client', 'projector', 'gateway', 'worker'] as const)
+      await expectDenied(
+        (await as(user)).request(directCallSubject('echo'), JSON.stringify(task), { timeout: 5_000 }),
+      );
+    // Taking them would hand a user every call's arguments, and let it answer with a result of its own.
+    for (const user of ['client', 'projector', 'planner', 'worker'] as const) {
+      const sub = (await as(user)).subscribe(SUBJECTS.allDirectCalls, { queue: DIRECT_CALL_QUEUE });
+      expect(String(await sub.closed), user).toMatch(/Permissions Violation for Subscription to "dura\.call\.>"/);
+    }
+    // A gateway answers on the reply subject it was asked on, and publishes into no planner's replies unasked.
+    const gateway = await as('gateway');
+    await expectDenied(gateway.request('_INBOX.planner.forged', '{}', { timeout: 5_000 }));
+    // None of it ran: the log of the forged call's run is empty.
+    expect(await runEventsOf('perm-forged-call')).toEqual([]);
   });
 });
 

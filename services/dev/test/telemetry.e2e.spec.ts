@@ -36,6 +36,9 @@ beforeAll(async () => {
     OTEL_BSP_SCHEDULE_DELAY: '100',
     PLANNER_ACK_WAIT_MS: '2000',
     GATEWAY_ACK_WAIT_MS: '2000',
+    // Calls go as tool tasks, followed through the gateway and the decide task back to the planner (the
+    // durable way); 'a run whose calls go straight to a gateway' below follows direct calls.
+    PLANNER_DIRECT_CALLS: 'false',
   };
   for (const name of ['tool-gateway', 'projector', 'planner'] as const)
     processes.push(await startService(name, env));
@@ -282,6 +285,50 @@ describe('a forked run', () => {
     ]);
     const roots = spans.filter((s) => s.traceId === forkTrace && !s.parentSpanId);
     expect(roots.map((s) => s.name)).toEqual(['process dura.fork']);
+  });
+});
+
+describe('a run whose calls go straight to a gateway (direct calls)', () => {
+  it('is one trace: each call under the decision that recorded it, through the planner’s request and the gateway’s answer', async () => {
+    const runId = 'traced-direct-calls';
+    const index = processes.findIndex((proc) => proc.name === 'planner');
+    await processes.splice(index, 1)[0]?.kill('SIGTERM');
+    processes.push(await startService('planner', { ...env, PLANNER_DIRECT_CALLS: 'true' }));
+    await system.js.publish(SUBJECTS.submit, JSON.stringify(echoPlan(runId, 3)), { msgID: runId });
+    const events = await runToEnd(runId);
+    expect(events.at(-1)?.type).toBe('run_completed');
+    const runTrace = traceIdIn(events[0]);
+
+    let trace: ReceivedSpan[] = [];
+    await receiver
+      .waitForSpans((all) => {
+        trace = all.filter((s) => s.traceId === runTrace);
+        return (
+          trace.filter((s) => s.name === 'dura.project').length >= events.length &&
+          trace.filter((s) => s.name === 'dura.tool.call echo').length >= 3 &&
+          trace.some((s) => s.name === 'dura.decision' && s.attributes['dura.run.step'] === 3)
+        );
+      }, 30_000)
+      .catch((err: unknown) => {
+        throw new Error(`the run's trace is not whole: ${describeTrace(trace)}`, { cause: err });
+      });
+    const byId = new Map(trace.map((span) => [span.spanId, span]));
+    expect(trace.filter((s) => !s.parentSpanId).map((s) => s.name)).toEqual(['process dura.submit']);
+    for (const step of [1, 2, 3]) {
+      const call = trace.find((s) => s.name === 'dura.tool.call echo' && s.attributes['dura.run.step'] === step);
+      expect(call?.service, `tool call span of step ${step}`).toBe('tool-gateway');
+      const chain = ancestry(call as ReceivedSpan, byId);
+      expect(chain.find((s) => s.name === 'dura.decision')?.attributes['dura.run.step']).toBe(step - 1);
+      expect(chain.map((s) => [s.service, s.name])).toEqual(
+        expect.arrayContaining([
+          ['tool-gateway', 'process dura.call.{tool}'],
+          ['planner', 'call dura.call.{tool}'],
+        ]),
+      );
+    }
+    // Neither a tool task nor a decide task: the drive went on from each answer.
+    expect(trace.map((s) => s.name)).not.toContain('publish dura.task.tool.{tool}');
+    expect(trace.map((s) => s.name)).not.toContain('process dura.task.decide');
   });
 });
 
