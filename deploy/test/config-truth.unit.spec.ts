@@ -99,7 +99,7 @@ describe('the configuration reference in docs/configuration.md', () => {
     const row = (name: string) => table.split('\n').find((line) => line.startsWith(`| \`${name}\``)) ?? '';
     expect(row('DATABASE_URL')).toMatch(/\| tool-gateway, worker, projector +\| \*\*required\*\* /);
     expect(row('NATS_URL')).toMatch(/\| all +\| `nats:\/\/127\.0\.0\.1:4222` /);
-    expect(row('PLANNER_CONCURRENCY')).toMatch(/\| planner, worker +\| planner: 16; worker: 64 /);
+    expect(row('PLANNER_CONCURRENCY')).toMatch(/\| planner, worker +\| 64 +\| planner: .*direct call/);
     expect(row('METRICS_PORT')).toMatch(
       /\| planner, tool-gateway, worker +\| — +\| .*unset: no metrics server/,
     );

@@ -74,7 +74,8 @@ export function directCallRequestOf(
   get: HeaderReader,
 ): { ok: true; request: DirectCallRequest } | { ok: false; problem: string } {
   const parsed = RequestHeadersSchema.safeParse(headersOf(get, ['after', 'fresh']));
-  if (!parsed.success) return { ok: false, problem: `direct call headers: ${formatIssues(parsed.error)}` };
+  if (!parsed.success)
+    return { ok: false, problem: `direct call headers: ${formatIssues(parsed.error).join('; ')}` };
   const { after, fresh } = parsed.data;
   return { ok: true, request: { ...(after === undefined ? {} : { after }), fresh: fresh === 'true' } };
 }
@@ -85,7 +86,8 @@ export function directCallReplyOf(
   body: Uint8Array,
 ): { ok: true; reply: DirectCallReply } | { ok: false; problem: string } {
   const parsed = ReplyHeadersSchema.safeParse(headersOf(get, ['reply', 'seq', 'retryAfterMs']));
-  if (!parsed.success) return { ok: false, problem: `direct call reply headers: ${formatIssues(parsed.error)}` };
+  if (!parsed.success)
+    return { ok: false, problem: `direct call reply headers: ${formatIssues(parsed.error).join('; ')}` };
   const { reply, seq, retryAfterMs } = parsed.data;
   switch (reply) {
     case 'working':
@@ -104,6 +106,9 @@ export function directCallReplyOf(
       };
     case 'declined':
     case 'failed':
-      return { ok: true, reply: { kind: reply, reason: new TextDecoder().decode(body) || '(no reason given)' } };
+      return {
+        ok: true,
+        reply: { kind: reply, reason: new TextDecoder().decode(body) || '(no reason given)' },
+      };
   }
 }

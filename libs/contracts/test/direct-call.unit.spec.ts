@@ -13,12 +13,13 @@ describe('a direct call’s request headers', () => {
   });
 
   it('refuse a sequence that is not a whole number, or a freshness that is not true or false, naming it', () => {
-    for (const headers of [
+    const malformed: Record<string, string>[] = [
       { [DIRECT_CALL_HEADERS.after]: '-1' },
       { [DIRECT_CALL_HEADERS.after]: '4.5' },
       { [DIRECT_CALL_HEADERS.after]: 'soon' },
       { [DIRECT_CALL_HEADERS.fresh]: 'yes' },
-    ]) {
+    ];
+    for (const headers of malformed) {
       const read = directCallRequestOf(from(headers));
       expect(read.ok, JSON.stringify(headers)).toBe(false);
       if (!read.ok) expect(read.problem).toMatch(/after|fresh/);
@@ -30,7 +31,10 @@ describe('a direct call’s reply', () => {
   it('is working, done (with its sequence, retry and observation when given), declined or failed with a reason', () => {
     const reply = (headers: Record<string, string>, body = new Uint8Array()) =>
       directCallReplyOf(from(headers), body);
-    expect(reply({ [DIRECT_CALL_HEADERS.reply]: 'working' })).toEqual({ ok: true, reply: { kind: 'working' } });
+    expect(reply({ [DIRECT_CALL_HEADERS.reply]: 'working' })).toEqual({
+      ok: true,
+      reply: { kind: 'working' },
+    });
     expect(reply({ [DIRECT_CALL_HEADERS.reply]: 'done' })).toEqual({ ok: true, reply: { kind: 'done' } });
     expect(
       reply(
@@ -41,7 +45,10 @@ describe('a direct call’s reply', () => {
         },
         UTF8.encode('{}'),
       ),
-    ).toEqual({ ok: true, reply: { kind: 'done', seq: 7, retryAfterMs: 250, observation: UTF8.encode('{}') } });
+    ).toEqual({
+      ok: true,
+      reply: { kind: 'done', seq: 7, retryAfterMs: 250, observation: UTF8.encode('{}') },
+    });
     expect(reply({ [DIRECT_CALL_HEADERS.reply]: 'declined' }, UTF8.encode('too busy'))).toEqual({
       ok: true,
       reply: { kind: 'declined', reason: 'too busy' },

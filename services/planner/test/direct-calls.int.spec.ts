@@ -35,7 +35,7 @@ const echo = defineTool({
   description: 'returns its arguments',
   input: z.object({ n: z.number().int() }),
   safety: 'read_only',
-  execute: async (args) => args,
+  execute: (args) => Promise.resolve(args),
 });
 const limited = defineTool({
   name: 'limited',
@@ -43,7 +43,7 @@ const limited = defineTool({
   input: z.object({ n: z.number().int() }),
   safety: 'idempotent',
   concurrency: 1,
-  execute: async (args) => args,
+  execute: (args) => Promise.resolve(args),
 });
 
 beforeAll(() => {
@@ -63,7 +63,7 @@ beforeAll(() => {
   });
 });
 
-type Behaviour = (task: ToolTask, msg: Msg) => Promise<void>;
+type Behaviour = (task: ToolTask, msg: Msg) => void | Promise<void>;
 let responder: Subscription | undefined;
 const asked: ToolTask[] = [];
 
@@ -74,7 +74,7 @@ function gateway(behave: Behaviour): void {
     callback: (_err, msg) => {
       const task = ToolTaskSchema.parse(msg.json());
       asked.push(task);
-      void behave(task, msg);
+      void Promise.resolve(behave(task, msg));
     },
   });
 }
@@ -85,7 +85,12 @@ afterEach(() => {
   asked.length = 0;
 });
 
-function reply(msg: Msg, kind: string, set: Record<string, string> = {}, body: Uint8Array = new Uint8Array()) {
+function reply(
+  msg: Msg,
+  kind: string,
+  set: Record<string, string> = {},
+  body: Uint8Array = new Uint8Array(),
+) {
   const headers = natsHeaders();
   headers.set(DIRECT_CALL_HEADERS.reply, kind);
   for (const [name, value] of Object.entries(set)) headers.set(name, value);
@@ -151,7 +156,7 @@ describe('a drive with direct calls', () => {
   });
 
   it('sends a declined call as a tool task and ends the drive: the run waits for its observation', async () => {
-    gateway(async (_task, msg) => reply(msg, 'declined', {}, new TextEncoder().encode('too busy')));
+    gateway((_task, msg) => reply(msg, 'declined', {}, new TextEncoder().encode('too busy')));
     await start('direct-declined', [{ tool: 'echo', args: { n: 3 } }]);
     const outcome = await driver.drive('direct-declined');
 
@@ -166,7 +171,7 @@ describe('a drive with direct calls', () => {
   });
 
   it('sends a call as a tool task when its gateway goes silent past the silence limit', async () => {
-    gateway(async () => undefined);
+    gateway(() => undefined);
     await start('direct-silent', [{ tool: 'echo', args: { n: 4 } }]);
     const began = performance.now();
     const outcome = await driver.drive('direct-silent');
@@ -207,7 +212,7 @@ describe('a drive with direct calls', () => {
   });
 
   it('refuses a reply it cannot read, and sends the call as a tool task', async () => {
-    gateway(async (_task, msg) => reply(msg, 'done', { [DIRECT_CALL_HEADERS.seq]: 'x' }));
+    gateway((_task, msg) => reply(msg, 'done', { [DIRECT_CALL_HEADERS.seq]: 'x' }));
     await start('direct-garbled', [{ tool: 'echo', args: { n: 8 } }]);
     expect(await driver.drive('direct-garbled')).toMatchObject({ state: { status: 'running' } });
     expect(await toolTasksOf('direct-garbled')).toHaveLength(1);

@@ -2,7 +2,7 @@
 // as a worker runs a call in place and answers with where its observation landed. Asked here as a planner asks.
 import { describe, expect, it, vi } from 'vitest';
 import * as z from 'zod';
-import { headers as natsHeaders, type Msg } from '@nats-io/nats-core';
+import { headers as natsHeaders } from '@nats-io/nats-core';
 import {
   DIRECT_CALL_HEADERS,
   directCallReplyOf,
@@ -26,7 +26,7 @@ const lookup = defineTool({
   input: z.object({ n: z.number().int() }),
   safety: 'read_only',
   timeoutMs: 10_000,
-  execute: async ({ n }) => ({ n }),
+  execute: ({ n }) => Promise.resolve({ n }),
 });
 const slow = defineTool({
   name: 'test.slow',
@@ -60,7 +60,7 @@ async function ask(
     { strategy: 'stall', maxWait: 5_000, stall: 5_000, headers },
   );
   const seen: DirectCallReply[] = [];
-  for await (const msg of replies as AsyncIterable<Msg>) {
+  for await (const msg of replies) {
     const read = directCallReplyOf((name) => msg.headers?.get(name) || undefined, msg.data);
     if (!read.ok) throw new Error(read.problem);
     seen.push(read.reply);
@@ -80,7 +80,8 @@ describe('a direct call', () => {
     ]);
     const done = replies.at(-1);
     expect(done).toMatchObject({ kind: 'done', seq: log[0]?.event.seq });
-    if (done?.kind !== 'done' || !done.observation || done.seq === undefined) throw new Error('no observation');
+    if (done?.kind !== 'done' || !done.observation || done.seq === undefined)
+      throw new Error('no observation');
     expect(decodeStored({ seq: done.seq, data: done.observation })).toEqual(log[0]?.event);
     expect(await effectRow(sys.setup.db, task.idempotencyKey)).toBeUndefined();
     expect(await outboxRows(sys.setup.db, task.runId)).toEqual([]);

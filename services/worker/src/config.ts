@@ -4,8 +4,8 @@ import { PlannerConfigSchema, type PlannerConfig } from '@dura/planner';
 import { GatewayConfigSchema, type GatewayConfig } from '@dura/tool-gateway';
 
 /**
- * A worker's drive holds a run's slot while the run's calls run in place, so it takes more runs at once than
- * a planner does (16) unless PLANNER_CONCURRENCY says otherwise.
+ * A worker's drive holds a run's slot while the run's calls run in place, so it takes 64 runs at once (as a
+ * planner, whose drive holds it while a direct call runs) unless PLANNER_CONCURRENCY says otherwise.
  */
 export const WORKER_DEFAULT_CONCURRENCY = 64;
 
