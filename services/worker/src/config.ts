@@ -14,7 +14,8 @@ export const WORKER_DEFAULT_CONCURRENCY = 64;
  * with the worker's own default for PLANNER_CONCURRENCY.
  */
 export const WorkerConfigSchema = z.object({
-  ...PlannerConfigSchema.shape,
+  // A worker's calls run in place: it hands none to a gateway (PLANNER_DIRECT_CALLS is not read).
+  ...PlannerConfigSchema.omit({ PLANNER_DIRECT_CALLS: true }).shape,
   ...GatewayConfigSchema.shape,
   PLANNER_CONCURRENCY: configFields.positiveInt
     .default(WORKER_DEFAULT_CONCURRENCY)
@@ -37,7 +38,7 @@ export function loadWorkerConfig(env?: Record<string, string | undefined>): Work
   const config = loadConfig('worker', WorkerConfigSchema, env);
   return {
     ...config,
-    planner: pick(PlannerConfigSchema, config) as PlannerConfig,
+    planner: plannerView(config),
     gateway: pick(GatewayConfigSchema, config) as GatewayConfig,
   };
 }
@@ -53,9 +54,14 @@ export function loadEmbeddedWorkerConfig(
   const schema = WorkerConfigSchema.omit({ DATABASE_URL: true });
   const config = loadConfig(service, schema, env);
   return {
-    planner: pick(PlannerConfigSchema, config) as PlannerConfig,
+    planner: plannerView(config),
     gateway: pick(GatewayConfigSchema.omit({ DATABASE_URL: true }), config) as WorkerViews['gateway'],
   };
+}
+
+/** The planner's view: its variables as the worker read them; no direct calls, the calls run in place. */
+function plannerView(config: Record<string, unknown>): PlannerConfig {
+  return { ...pick(PlannerConfigSchema, config), PLANNER_DIRECT_CALLS: false } as PlannerConfig;
 }
 
 function pick(schema: z.ZodObject, config: Record<string, unknown>): Record<string, unknown> {
