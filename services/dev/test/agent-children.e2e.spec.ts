@@ -18,6 +18,7 @@ import {
   type PlanRequest,
 } from './crash-harness';
 import { count, killNow, plannerCaughtUp, typesOf, untilLogged, witnessedKeys } from './agent-support';
+import { eventually } from './system';
 
 const crash = useCrashSystem(['planner', 'tool-gateway']);
 
@@ -93,6 +94,9 @@ async function expectPaidThroughChild(sys: CrashSystem, runId: string): Promise<
 describe('a parent run with a child run', () => {
   it('with the planner killed while the child charges: the child completes, the parent resumes with its output', async () => {
     const sys = crash();
+    // The charge goes out as a tool task, so the planner holds nothing while it runs (the direct call's case is
+    // the next test).
+    await sys.restart('planner', undefined, { PLANNER_DIRECT_CALLS: 'false' });
     const request = parentOf('children-killed-mid-child', payingChild);
     const childRunId = childRunIdFor(request.runId, 1);
     await sys.submit(request);
@@ -111,6 +115,42 @@ describe('a parent run with a child run', () => {
       'child_run_requested',
       'wait_requested',
     ]);
+
+    await sys.restart('planner');
+    await expectPaidThroughChild(sys, request.runId);
+  });
+
+  it('with the planner killed while its drive of the child waits on the slow charge at a gateway (a direct call): the child completes, the parent resumes', async () => {
+    const sys = crash();
+    await sys.restart('planner');
+    const request = parentOf('children-killed-mid-direct-call', payingChild);
+    const childRunId = childRunIdFor(request.runId, 1);
+    await sys.submit(request);
+
+    const asked = await untilLogged(
+      sys,
+      childRunId,
+      (e) => e.type === 'tool_call_requested',
+      "the child's first charge",
+    );
+    const intent = asked.find((e) => e.type === 'tool_call_requested');
+    const key = intent?.type === 'tool_call_requested' ? intent.data.idempotencyKey : '';
+    // Killed once the charge is under way at the payment API, its result not back yet.
+    await eventually(
+      () => Promise.resolve(sys.witness.requests(key) === 1 || undefined),
+      'the slow charge to reach the payment API',
+    );
+    await killNow(sys, 'planner');
+    // The gateway runs the call to its end without the planner that asked: its result reaches the child's log,
+    // and nothing else drives the child until a planner takes its message again.
+    const child = await untilLogged(
+      sys,
+      childRunId,
+      (e) => e.type === 'tool_call_completed',
+      'the slow charge, finished without its planner',
+    );
+    expect(count(child, 'tool_call_completed')).toBe(1);
+    expect(count(child, 'tool_call_requested')).toBe(1);
 
     await sys.restart('planner');
     await expectPaidThroughChild(sys, request.runId);

@@ -159,11 +159,13 @@ describe('large payloads', () => {
     expect(now.byteLength).toBe(ref.size);
     expect(sha256Hex(now)).not.toBe(ref.sha256);
 
+    // The planner was killed while its drive of the run's request waited on the call at the gateway (a direct
+    // call): the request comes again, and the drive that reads the damaged result refuses it.
     const planner = await sys.restart('planner');
     const [letter] = await eventually(async () => {
-      const letters = await deadLettersOf(sys, 'decide', request.runId);
+      const letters = await deadLettersOf(sys, 'requests', request.runId);
       return letters.length > 0 ? letters : undefined;
-    }, 'the decide task to be refused');
+    }, 'the run request, driven again, to be refused');
     expect(letter?.error.code).toBe('payload_corrupt');
     expect(letter?.error.message).toContain(ref.uri);
     await planner.waitForOutput(/message dead-lettered.*payload_corrupt/, 10_000);

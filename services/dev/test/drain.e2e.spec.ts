@@ -1,7 +1,8 @@
 // Graceful drain: a tool gateway receives SIGTERM in the middle of a slow call while a second replica runs.
-// Either the call finishes before the drain deadline (and is acked), or it is handed back and the other
-// replica redoes it under the same idempotency key; either way the payment witness sees one charge, and
-// the process exits 0 within SHUTDOWN_GRACE_MS.
+// Either the call finishes before the drain deadline (and is acked, or answered), or it is handed back and the
+// other replica redoes it under the same idempotency key; either way the payment witness sees one charge, and
+// the process exits 0 within SHUTDOWN_GRACE_MS. Both ways a call reaches a gateway: a planner's direct call,
+// and a tool task (PLANNER_DIRECT_CALLS=false).
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { ManagedProcess, ProcessExit } from '@dura/testing';
@@ -100,11 +101,29 @@ async function expectCompletedWithOneEffectPerKey(sys: CrashSystem, request: Pla
   }
 }
 
-describe('a tool gateway stopped with SIGTERM in the middle of a slow call', () => {
+const WAYS = [
+  {
+    way: 'a tool task',
+    id: 'task',
+    planner: { PLANNER_DIRECT_CALLS: 'false' },
+    draining: 'draining: 1 in flight',
+    handedBack: 'handed back 1 running messages',
+  },
+  {
+    way: 'a direct call',
+    id: 'direct',
+    planner: { PLANNER_DIRECT_CALLS: 'true' },
+    draining: 'direct calls draining: 1 running',
+    handedBack: 'handed back 1 direct calls',
+  },
+];
+
+describe.each(WAYS)('a tool gateway stopped with SIGTERM in the middle of a slow call ($way)', (way) => {
   it('finishes the call within the grace period, acks it, and exits 0; the other replica runs the rest', async () => {
     const sys = crash();
+    await sys.restart('planner', undefined, way.planner);
     const graceMs = 10_000;
-    const request = slowPlan('drain-finishes-call', 3_000);
+    const request = slowPlan(`drain-finishes-call-${way.id}`, 3_000);
     const key = keyOf(request, 1);
     await withTwoGateways(sys, graceMs, async (gateways) => {
       await sys.submit(request);
@@ -117,7 +136,7 @@ describe('a tool gateway stopped with SIGTERM in the middle of a slow call', () 
       // It waited for the witness's answer rather than dropping the call.
       expect(exit.ms).toBeGreaterThan(1_500);
       const output = taker.output();
-      expect(output).toContain('draining: 1 in flight');
+      expect(output).toContain(way.draining);
       expect(output).toMatch(/tool-gateway: drained in \d+ ms/);
       expect(output).not.toContain('handed back');
       expect(await effectRow(sys, key)).toEqual({ status: 'succeeded', attempts: 1 });
@@ -129,10 +148,11 @@ describe('a tool gateway stopped with SIGTERM in the middle of a slow call', () 
 
   it('hands back a call that outlasts the grace period: exits 0 in time, and the other replica redoes it under the same key', async () => {
     const sys = crash();
+    await sys.restart('planner', undefined, way.planner);
     // The margin after the in-flight deadline (a quarter of the grace) flushes the outbox and telemetry; on a
     // busy 2-core machine 500 ms of it was not always enough, so the grace is 4 s here.
     const graceMs = 4_000;
-    const request = slowPlan('drain-hands-back-call', 6_000);
+    const request = slowPlan(`drain-hands-back-call-${way.id}`, 6_000);
     const key = keyOf(request, 1);
     await withTwoGateways(sys, graceMs, async (gateways) => {
       await sys.submit(request);
@@ -145,8 +165,8 @@ describe('a tool gateway stopped with SIGTERM in the middle of a slow call', () 
       expect(exit, taker.output().slice(-3000)).toMatchObject({ code: 0, signal: null });
       expect(exit.ms).toBeLessThan(graceMs + 1_000);
       const output = taker.output();
-      expect(output).toContain('draining: 1 in flight');
-      expect(output).toContain('handed back 1 running messages');
+      expect(output).toContain(way.draining);
+      expect(output).toContain(way.handedBack);
       expect(output).toContain('released the leases of handed-back idempotent calls');
 
       await expectCompletedWithOneEffectPerKey(sys, request);

@@ -9,12 +9,16 @@ import { echoPlan, eventually, openSystem, startService, type SystemHandles } fr
 const infra = useTestInfra();
 let system: SystemHandles;
 const processes = new Map<string, ManagedProcess>();
+let env: Record<string, string>;
 
 beforeAll(async () => {
   system = await openSystem(infra().nats.url, infra().db.url);
-  const env = { ...system.env, METRICS_PORT: '0', GATEWAY_ACK_WAIT_MS: '5000' };
+  env = { ...system.env, METRICS_PORT: '0', GATEWAY_ACK_WAIT_MS: '5000' };
+  // Calls as tool tasks first: the first test counts their deliveries, repeats and retries; the last one
+  // restarts the planner with direct calls.
+  const planner = { PLANNER_DIRECT_CALLS: 'false' };
   for (const name of ['tool-gateway', 'projector', 'planner'] as const)
-    processes.set(name, await startService(name, env));
+    processes.set(name, await startService(name, name === 'planner' ? { ...env, ...planner } : env));
 }, 120_000);
 
 afterAll(async () => {
@@ -152,5 +156,22 @@ describe('metrics of each service after real runs', () => {
       30_000,
     );
     expect(projector('dura_runs', { status: 'completed' })).toBe(1);
+  });
+});
+
+describe('metrics of direct calls', () => {
+  it('count each call a planner handed straight to a gateway, by outcome', async () => {
+    await processes.get('planner')?.kill('SIGTERM');
+    processes.set('planner', await startService('planner', env));
+    const before = (await scrape('planner'))('dura_direct_calls_total', { outcome: 'done' });
+    expect(before).toBe(0);
+    await system.js.publish(SUBJECTS.submit, JSON.stringify(echoPlan('metrics-direct', 2)), {
+      msgID: 'metrics-direct',
+    });
+    const events = await runToEnd('metrics-direct');
+    expect(events.at(-1)?.type).toBe('run_completed');
+    const planner = await scrape('planner');
+    expect(planner('dura_direct_calls_total', { outcome: 'done' })).toBe(2);
+    expect(planner('dura_direct_calls_total')).toBe(2);
   });
 });

@@ -24,8 +24,12 @@ const UTF8 = new TextEncoder();
 export interface DirectCallDoor {
   /** Settles once the server has the subscription: a planner's request then finds this gateway. */
   ready: Promise<void>;
-  /** Takes no more calls; with `drain`, waits for those running until its deadline. */
-  stop(drain?: { deadline: number }): Promise<void>;
+  /**
+   * Takes no more calls. With `drain`, waits for those running until its deadline, then answers each still
+   * running `failed` (its planner sends it as a tool task, to another replica) and returns their tasks, whose
+   * leases the caller may release as it does for handed-back tool tasks.
+   */
+  stop(drain?: { deadline: number }): Promise<ToolTask[]>;
 }
 
 /**
@@ -49,6 +53,8 @@ export function serveDirectCalls(deps: {
 }): DirectCallDoor {
   const tracer = duraTracer();
   const running = new Set<Promise<void>>();
+  /** The calls being run, with the message to answer: what a drain hands back at its deadline. */
+  const calls = new Map<Msg, ToolTask>();
   let stopping = false;
   const sub = deps.nc.subscribe(SUBJECTS.allDirectCalls, {
     queue: DIRECT_CALL_QUEUE,
@@ -71,7 +77,8 @@ export function serveDirectCalls(deps: {
   }
 
   async function answer(msg: Msg): Promise<void> {
-    if (!msg.reply) return deps.log.warn('a direct call without a reply subject: ignored', { subject: msg.subject });
+    if (!msg.reply)
+      return deps.log.warn('a direct call without a reply subject: ignored', { subject: msg.subject });
     const decline = (reason: string) => respond(msg, 'declined', {}, UTF8.encode(reason));
     if (stopping) return decline('the gateway is stopping');
     // The set takes this call once `answer` returns its promise: it holds the others alone here.
@@ -92,11 +99,14 @@ export function serveDirectCalls(deps: {
       return respond(msg, 'failed', {}, UTF8.encode((err as Error).message));
     }
     if (!deps.local.runs(task.tool))
-      return decline(`calls of ${task.tool} do not run directly at this gateway (unknown, or limited across replicas)`);
+      return decline(
+        `calls of ${task.tool} do not run directly at this gateway (unknown, or limited across replicas)`,
+      );
     const working = setInterval(
       () => respond(msg, 'working'),
       deps.workingEveryMs ?? DIRECT_CALL_WORKING_EVERY_MS,
     );
+    calls.set(msg, task);
     try {
       const outcome = await withConsumerSpan(
         tracer,
@@ -111,6 +121,8 @@ export function serveDirectCalls(deps: {
         () => deps.local.run(task, options),
       );
       clearInterval(working);
+      // Handed back at a drain's deadline: the planner has its answer already.
+      if (!calls.delete(msg)) return;
       respond(
         msg,
         'done',
@@ -124,6 +136,7 @@ export function serveDirectCalls(deps: {
       );
     } catch (err) {
       clearInterval(working);
+      if (!calls.delete(msg)) return;
       deps.log.warn('a direct call failed here; the planner sends it as a tool task', {
         runId: task.runId,
         tool: task.tool,
@@ -139,13 +152,28 @@ export function serveDirectCalls(deps: {
       stopping = true;
       sub.unsubscribe();
       await deps.nc.flush().catch(() => undefined);
-      if (!drain) return;
+      if (!drain) return [];
+      if (calls.size > 0) deps.log.info(`direct calls draining: ${calls.size} running`);
       const left = drain.deadline - Date.now();
       if (left > 0)
         await Promise.race([
           Promise.allSettled([...running]),
           new Promise((resolve) => setTimeout(resolve, left).unref()),
         ]);
+      const handedBack = [...calls];
+      calls.clear();
+      for (const [msg] of handedBack)
+        respond(msg, 'failed', {}, UTF8.encode('the gateway stopped before the call finished'));
+      if (handedBack.length > 0) {
+        await deps.nc.flush().catch(() => undefined);
+        deps.log.warn(
+          `handed back ${handedBack.length} direct calls: their planners send them as tool tasks`,
+          {
+            keys: handedBack.map(([, task]) => task.idempotencyKey),
+          },
+        );
+      }
+      return handedBack.map(([, task]) => task);
     },
   };
 }

@@ -1,11 +1,10 @@
-import type { JsMsg } from '@nats-io/jetstream';
+import type { ToolTask } from '@dura/contracts';
 import { and, eq, inArray } from 'drizzle-orm';
 import type { Db } from '@dura/db';
 import type { Logger } from '@dura/service-kit';
 import { mayRunAgain, type ToolRegistry } from '@dura/tools';
 import { effects } from './db/schema';
 import type { Relay } from './relay';
-import { parseTask } from './tool-task';
 
 /**
  * A call handed back at the drain deadline keeps its `started` row, and another replica would wait out
@@ -14,17 +13,12 @@ import { parseTask } from './tool-task';
  */
 export async function releaseLeases(
   parts: { db: Db; tools: ToolRegistry; clock: () => Date; log: Logger },
-  handedBack: readonly JsMsg[],
+  handedBack: readonly ToolTask[],
 ): Promise<void> {
   const { db, tools, clock, log } = parts;
-  const keys = handedBack.flatMap((msg) => {
-    try {
-      const task = parseTask(msg);
-      const tool = tools.get(task.tool);
-      return tool && mayRunAgain(tool.safety) ? [task.idempotencyKey] : [];
-    } catch {
-      return [];
-    }
+  const keys = handedBack.flatMap((task) => {
+    const tool = tools.get(task.tool);
+    return tool && mayRunAgain(tool.safety) ? [task.idempotencyKey] : [];
   });
   if (keys.length === 0) return;
   try {

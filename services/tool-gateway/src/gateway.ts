@@ -1,5 +1,5 @@
 import type { JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstream';
-import { STREAMS, SUBJECTS, runIdInJson } from '@dura/contracts';
+import { STREAMS, SUBJECTS, runIdInJson, type ToolTask } from '@dura/contracts';
 import type { Db } from '@dura/db';
 import { createPayloadStore, DEFAULT_PAYLOAD_THRESHOLD_BYTES } from '@dura/payloads';
 import { connectionOf, DEFAULT_STREAM_OPTIONS, type StreamOptions } from '@dura/event-store';
@@ -209,17 +209,27 @@ export function createToolGateway(deps: GatewayDeps) {
      * `drain.flushBy`.
      */
     async stop(drain?: { deadline: number; flushBy?: number }): Promise<void> {
-      await door?.stop(drain);
-      const report = await loop?.stop(drain);
+      // Both drain at once, each until the deadline: direct calls and tool tasks.
+      const [direct, report] = await Promise.all([door?.stop(drain), loop?.stop(drain)]);
       await timers.stop(drain);
       await cancellations.stop();
       await relay.stop();
       if (!drain) return;
-      if (report && report.handedBack.length > 0)
-        await releaseLeases({ db: deps.db, tools: deps.tools, clock, log: deps.log }, report.handedBack);
+      const handedBack = [...(direct ?? []), ...(report?.handedBack ?? []).flatMap(taskOf)];
+      if (handedBack.length > 0)
+        await releaseLeases({ db: deps.db, tools: deps.tools, clock, log: deps.log }, handedBack);
       await flushOutbox(relay, deps.log, drain.flushBy ?? drain.deadline);
     },
   };
 }
 
 export type ToolGateway = ReturnType<typeof createToolGateway>;
+
+/** The task a handed-back message carries, or none when it is not one (it is dead-lettered, not re-run). */
+function taskOf(msg: JsMsg): ToolTask[] {
+  try {
+    return [parseTask(msg)];
+  } catch {
+    return [];
+  }
+}
