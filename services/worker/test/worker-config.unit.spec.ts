@@ -6,10 +6,16 @@ import { loadWorkerConfig, WORKER_DEFAULT_CONCURRENCY, WorkerConfigSchema } from
 const env = { DATABASE_URL: 'postgres://dura@127.0.0.1/dura' };
 
 describe('the worker configuration', () => {
-  it('reads every variable of the planner and of the gateway', () => {
+  it('reads every variable of the planner and of the gateway but PLANNER_DIRECT_CALLS: its calls run in place', () => {
     const keys = Object.keys(WorkerConfigSchema.shape);
-    expect(keys).toEqual(expect.arrayContaining(Object.keys(PlannerConfigSchema.shape)));
+    const planner = Object.keys(PlannerConfigSchema.shape).filter((key) => key !== 'PLANNER_DIRECT_CALLS');
+    expect(keys).toEqual(expect.arrayContaining(planner));
+    expect(keys).not.toContain('PLANNER_DIRECT_CALLS');
     expect(keys).toEqual(expect.arrayContaining(Object.keys(GatewayConfigSchema.shape)));
+    expect(loadWorkerConfig(env).planner.PLANNER_DIRECT_CALLS).toBe(false);
+    expect(loadWorkerConfig({ ...env, PLANNER_DIRECT_CALLS: 'true' }).planner.PLANNER_DIRECT_CALLS).toBe(
+      false,
+    );
   });
 
   it('given no PLANNER_CONCURRENCY, takes 64 runs at once; given one, that many', () => {
