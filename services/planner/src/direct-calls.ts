@@ -10,10 +10,10 @@ import {
 } from '@dura/contracts';
 import { decodeStored } from '@dura/event-store';
 import { duraMeter, duraTracer, type Logger } from '@dura/service-kit';
-import { DURA_ATTRS, declareCounter, withProducerSpan, type MetricSpec } from '@dura/telemetry';
+import { declareCounter, withProducerSpan, type MetricSpec } from '@dura/telemetry';
 import type { ToolRegistry } from '@dura/tools';
 import type { LocalTools } from './in-place-calls';
-import { publishToolTask } from './task-dispatch';
+import { callAttributes, publishToolTask } from './task-dispatch';
 
 /** How long a direct call may go without a word from its gateway before it goes out as a tool task. */
 export const DIRECT_CALL_SILENCE_MS = 10_000;
@@ -69,12 +69,7 @@ export function createDirectCalls(deps: {
         destinationTemplate: `${SUBJECTS.directCallPrefix}.{tool}`,
         messageId: task.idempotencyKey,
         operationName: 'call',
-        attributes: {
-          [DURA_ATTRS.runId]: task.runId,
-          [DURA_ATTRS.toolName]: task.tool,
-          [DURA_ATTRS.toolCallId]: task.callId,
-          [DURA_ATTRS.idempotencyKey]: task.idempotencyKey,
-        },
+        attributes: callAttributes(task),
       },
       async (headers): Promise<Answer> => {
         if (options.after !== undefined) headers.set(DIRECT_CALL_HEADERS.after, String(options.after));

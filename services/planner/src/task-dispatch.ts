@@ -32,6 +32,16 @@ export function toolTask(run: CachedRun, call: CallState): ToolTask {
   };
 }
 
+/** The span attributes naming a call: its run, tool, call id and idempotency key (a tool task's or a direct call's). */
+export function callAttributes(task: ToolTask): Record<string, string> {
+  return {
+    [DURA_ATTRS.runId]: task.runId,
+    [DURA_ATTRS.toolName]: task.tool,
+    [DURA_ATTRS.toolCallId]: task.callId,
+    [DURA_ATTRS.idempotencyKey]: task.idempotencyKey,
+  };
+}
+
 /** Publishes a tool task (deduped on its idempotency key) under a producer span. */
 export function publishToolTask(js: JetStreamClient, tracer: Tracer, task: ToolTask): Promise<unknown> {
   const subject = toolTaskSubject(task.tool);
@@ -41,12 +51,7 @@ export function publishToolTask(js: JetStreamClient, tracer: Tracer, task: ToolT
       destination: subject,
       destinationTemplate: 'dura.task.tool.{tool}',
       messageId: task.idempotencyKey,
-      attributes: {
-        [DURA_ATTRS.runId]: task.runId,
-        [DURA_ATTRS.toolName]: task.tool,
-        [DURA_ATTRS.toolCallId]: task.callId,
-        [DURA_ATTRS.idempotencyKey]: task.idempotencyKey,
-      },
+      attributes: callAttributes(task),
     },
     (headers, span) => {
       const trace = traceparentOf(span);

@@ -1,19 +1,16 @@
 import { headers as natsHeaders, type Msg, type NatsConnection } from '@nats-io/nats-core';
 import {
   ContractViolation,
-  decodeOrThrow,
   DIRECT_CALL_HEADERS,
   DIRECT_CALL_QUEUE,
   directCallRequestOf,
-  directCallSubject,
   SUBJECTS,
-  TASK_DECODE,
-  ToolTaskSchema,
   type ToolTask,
 } from '@dura/contracts';
 import { duraTracer, type Logger } from '@dura/service-kit';
 import { DURA_ATTRS, withConsumerSpan } from '@dura/telemetry';
 import type { InPlaceCallOptions, LocalCallOutcome } from './in-place-calls';
+import { parseTask } from './tool-task';
 
 /** How often a gateway running a direct call tells the planner it still does. */
 export const DIRECT_CALL_WORKING_EVERY_MS = 1_000;
@@ -87,7 +84,7 @@ export function serveDirectCalls(deps: {
     let task: ToolTask;
     let options: InPlaceCallOptions;
     try {
-      task = parseDirectCall(msg);
+      task = parseTask(msg, 'direct');
       const request = directCallRequestOf((name) => msg.headers?.get(name) || undefined);
       if (!request.ok) throw new ContractViolation(request.problem, [request.problem]);
       options = {
@@ -176,16 +173,4 @@ export function serveDirectCalls(deps: {
       return handedBack.map(([, task]) => task);
     },
   };
-}
-
-/** Decodes a direct call's tool task, refusing one sent on another tool's subject (permissions are per subject). */
-function parseDirectCall(msg: Pick<Msg, 'data' | 'subject'>): ToolTask {
-  const task = decodeOrThrow(msg.data, ToolTaskSchema, 'direct call', TASK_DECODE);
-  const expected = directCallSubject(task.tool);
-  if (msg.subject !== expected)
-    throw new ContractViolation(
-      `a direct call of ${task.tool} was sent on ${msg.subject}; send it on ${expected}`,
-      [`tool: "${task.tool}" does not match the subject ${msg.subject}`],
-    );
-  return task;
 }
