@@ -14,6 +14,7 @@ export {
 } from './config';
 export { attachMcpServers, type McpToolSource } from './mcp-tool-source';
 export { storeBinaryBlocks } from './binary-blocks';
+export { prepareServiceTools, type ServiceToolsWithMcp } from './service-tools';
 export { MCP_TOOL_ERROR, type McpCallResult, type McpContent, observationOf } from './results';
 export { type McpToolHints, mcpToolSafety } from './safety';
 export {

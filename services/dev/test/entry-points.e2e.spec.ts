@@ -28,6 +28,21 @@ describe('service entry points', () => {
       /DURA_SECRETS_KEY must be .*got a value with 3 key bytes/,
     ],
     ['worker', { NATS_URL: 'nats://127.0.0.1:1', DATABASE_URL: undefined }, /DATABASE_URL: .*\(not set\)/],
+    // The planner and the worker read the key as the gateway does, before any connection.
+    [
+      'planner',
+      { NATS_URL: 'nats://127.0.0.1:1', DURA_SECRETS_KEY: 'k1:short' },
+      /DURA_SECRETS_KEY must be .*got a value with 3 key bytes/,
+    ],
+    [
+      'worker',
+      {
+        NATS_URL: 'nats://127.0.0.1:1',
+        DATABASE_URL: 'postgres://x@127.0.0.1:1/db',
+        DURA_SECRETS_KEY: 'k1:short',
+      },
+      /DURA_SECRETS_KEY must be .*got a value with 3 key bytes/,
+    ],
   ] as const)(
     '%s exits with code 2 and names the variable when its configuration is invalid (%j)',
     async (name, env, message) => {

@@ -1,6 +1,5 @@
 import { runService } from '@dura/service-kit';
-import { attachMcpServers, parseMcpServers } from '@dura/mcp';
-import { loadServiceTools } from '@dura/tools';
+import { prepareServiceTools } from '@dura/mcp';
 import { loadGatewayConfig } from './config';
 import { buildGateway } from './service';
 import { migrateGateway } from './migrations';
@@ -11,12 +10,8 @@ runService({
   needs: ['postgres', 'nats'],
   migrate: (database) => migrateGateway(database),
   async prepare({ config, log, defer }) {
-    // Tools and the secrets key before any connection: a bad key stops the process at once, with exit code 2.
-    const { tools, secrets } = await loadServiceTools('tool-gateway', config);
-    // The MCP servers' tools join the registry (and follow their servers' tools/list_changed).
-    const mcp = await attachMcpServers(parseMcpServers(config.DURA_MCP_SERVERS), tools, log);
-    defer(() => mcp.close());
-    return { tools, secrets, mcp };
+    // Tools and the secrets key before any connection (a bad key: exit code 2), the MCP servers' tools with them.
+    return prepareServiceTools('tool-gateway', config, log, defer);
   },
   async build({ config, log, nats, database, startWait, prepared: { tools, secrets, mcp } }) {
     const gateway = buildGateway({

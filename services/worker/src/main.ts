@@ -3,10 +3,9 @@
 // log, the effect ledger and the outbox stay what they are, so every guarantee of the separate services
 // holds. Configured by the planner's and the gateway's environment variables together (docs/workers.md).
 import { loadAgents } from '@dura/agents';
-import { attachMcpServers, parseMcpServers } from '@dura/mcp';
+import { prepareServiceTools } from '@dura/mcp';
 import { runService } from '@dura/service-kit';
 import { migrateGateway } from '@dura/tool-gateway';
-import { loadServiceTools } from '@dura/tools';
 import { loadWorkerConfig } from './config';
 import { buildWorker } from './service';
 
@@ -16,14 +15,10 @@ runService({
   needs: ['postgres', 'nats'],
   migrate: (database) => migrateGateway(database),
   async prepare({ config, log, defer }) {
-    // Tools and the secrets key before any connection: a bad key stops the process at once, with exit code 2.
-    const { tools, secrets } = await loadServiceTools('worker', config);
-    // So are agent definitions that do not load (exit code 2, before waiting for NATS or Postgres).
+    // Agent definitions that do not load stop the process at once, with exit code 2, before any connection.
     const agents = await loadAgents(config.DURA_AGENTS);
-    // The MCP servers' tools join the registry (and follow their servers' tools/list_changed).
-    const mcp = await attachMcpServers(parseMcpServers(config.DURA_MCP_SERVERS), tools, log);
-    defer(() => mcp.close());
-    return { tools, secrets, agents, mcp };
+    // So does a bad secrets key; the MCP servers' tools join the registry.
+    return { agents, ...(await prepareServiceTools('worker', config, log, defer)) };
   },
   async build({ config, log, nats, database, startWait, prepared: { tools, secrets, agents, mcp } }) {
     const worker = await buildWorker({
