@@ -19,6 +19,7 @@ import {
 } from './crash-harness';
 import { count, killNow, plannerCaughtUp, typesOf, untilLogged, witnessedKeys } from './agent-support';
 import { eventually } from './system';
+import { eventsOf } from './tool-scratch';
 
 const crash = useCrashSystem(['planner', 'tool-gateway']);
 
@@ -133,8 +134,7 @@ describe('a parent run with a child run', () => {
       (e) => e.type === 'tool_call_requested',
       "the child's first charge",
     );
-    const intent = asked.find((e) => e.type === 'tool_call_requested');
-    const key = intent?.type === 'tool_call_requested' ? intent.data.idempotencyKey : '';
+    const key = eventsOf(asked, 'tool_call_requested')[0]?.data.idempotencyKey ?? '';
     // Killed once the charge is under way at the payment API, its result not back yet.
     await eventually(
       () => Promise.resolve(sys.witness.requests(key) === 1 || undefined),

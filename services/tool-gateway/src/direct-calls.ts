@@ -50,8 +50,8 @@ export function serveDirectCalls(deps: {
 }): DirectCallDoor {
   const tracer = duraTracer();
   const running = new Set<Promise<void>>();
-  /** The calls being run, with the message to answer: what a drain hands back at its deadline. */
-  const calls = new Map<Msg, ToolTask>();
+  /** The calls being run, by the message to answer, with their `working` timer: what a drain hands back. */
+  const calls = new Map<Msg, { task: ToolTask; working: NodeJS.Timeout }>();
   let stopping = false;
   const sub = deps.nc.subscribe(SUBJECTS.allDirectCalls, {
     queue: DIRECT_CALL_QUEUE,
@@ -103,7 +103,7 @@ export function serveDirectCalls(deps: {
       () => respond(msg, 'working'),
       deps.workingEveryMs ?? DIRECT_CALL_WORKING_EVERY_MS,
     );
-    calls.set(msg, task);
+    calls.set(msg, { task, working });
     try {
       const outcome = await withConsumerSpan(
         tracer,
@@ -159,18 +159,21 @@ export function serveDirectCalls(deps: {
         ]);
       const handedBack = [...calls];
       calls.clear();
-      for (const [msg] of handedBack)
+      for (const [msg, { working }] of handedBack) {
+        // The planner hears no more of a call once it is told `failed`, though the call still runs here.
+        clearInterval(working);
         respond(msg, 'failed', {}, UTF8.encode('the gateway stopped before the call finished'));
+      }
       if (handedBack.length > 0) {
         await deps.nc.flush().catch(() => undefined);
         deps.log.warn(
           `handed back ${handedBack.length} direct calls: their planners send them as tool tasks`,
           {
-            keys: handedBack.map(([, task]) => task.idempotencyKey),
+            keys: handedBack.map(([, { task }]) => task.idempotencyKey),
           },
         );
       }
-      return handedBack.map(([, task]) => task);
+      return handedBack.map(([, { task }]) => task);
     },
   };
 }
